@@ -1,0 +1,30 @@
+//! irqlab-core: a deterministic discrete-event model of a server's receive path.
+//!
+//! Layout (one concept per module):
+//! - [`engine`]: the simulation kernel — integer-nanosecond time, an event queue
+//!   ordered by `(time, sequence)`, per-stream seeded RNGs. It knows nothing of
+//!   networking.
+//! - [`model`]: the modelled world around the kernel — cores, the NIC, the Linux
+//!   receive path (hard IRQ → NAPI → NET_RX softirq, busy polling, epoll), the
+//!   application and the clients.
+//! - [`dim`]: a port of Linux `lib/dim` (dynamic interrupt moderation).
+//! - [`workload`]: mutilate's ETC key/value sizes and inter-arrival generators.
+//! - [`scenario`]: the validated scenario (TOML), overrides and profiles.
+//! - [`stats`]: histograms and the run summary every tool reads.
+
+pub mod dim;
+pub mod engine;
+pub mod error;
+pub mod model;
+pub mod scenario;
+pub mod stats;
+pub mod workload;
+
+pub use error::Error;
+pub use scenario::Scenario;
+pub use stats::summary::Summary;
+
+/// Run one scenario to completion and return its summary.
+pub fn run(scenario: &Scenario) -> Result<Summary, Error> {
+    model::server::Server::build(scenario)?.run()
+}

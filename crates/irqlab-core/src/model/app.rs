@@ -1,0 +1,315 @@
+//! The memcached-like event-loop thread and `epoll_wait` as Linux runs it
+//! (`ep_poll`, thesis Figure 3.1): return ready events at once (and, with
+//! prefer_busy_poll, suspend IRQs for `irq_suspend_timeout`); otherwise busy
+//! poll the epoll instance's NAPI if busy polling is on; if that finds
+//! nothing, resume IRQs and sleep (blocking) or return 0 (non-blocking).
+//! Each ready connection is then read, its requests processed (user time)
+//! and answered (sendmsg).
+
+use super::cpu::{CpuClass, ThreadId};
+use super::nic::RxPacket;
+use super::sched::Seg;
+use super::server::{Ev, Server};
+use crate::engine::{Nanos, Scheduler};
+use crate::scenario::ServiceDist;
+use rand::Rng;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// About to enter `epoll_wait`.
+    Start,
+    /// In the syscall entry segment.
+    InEpollEntry,
+    /// `ep_poll`'s loop head: decide what to do.
+    EpCheck,
+    /// Copying `n` events to user space (`ep_send_events`).
+    InSendEvents(u32),
+    /// Next ready connection to serve.
+    NextConn,
+    /// Reading a connection.
+    InRecv(u32),
+    /// Next request read from the connection.
+    NextReq,
+    /// Processing a request in user space.
+    InService,
+    /// The reply is built: `sendmsg` next.
+    SendReady,
+    /// Sending its reply.
+    InSend,
+    /// Next busy-poll iteration (bottom halves were enabled in between).
+    BusyNext { owned: bool },
+    /// The busy loop ended while owning the NAPI: `busy_poll_stop` next.
+    BusyStopReady,
+    /// A busy-poll iteration (napi owned or not).
+    InBusyIter { owned: bool },
+    /// The final poll of `busy_poll_stop`.
+    InBusyStop { skip_schedule: bool },
+    /// Blocked in `epoll_wait`.
+    Sleeping,
+}
+
+pub struct AppThread {
+    pub id: ThreadId,
+    pub core: u32,
+    pub phase: Phase,
+    pub events: VecDeque<u32>,
+    pub reqs: VecDeque<RxPacket>,
+    pub cur: Option<RxPacket>,
+    /// Packets taken by the busy poll in progress.
+    pub polled: Vec<RxPacket>,
+    pub busy_start_ns: Nanos,
+    pub busy_napi: u32,
+}
+
+impl AppThread {
+    pub fn new(id: ThreadId, core: u32) -> Self {
+        AppThread {
+            id,
+            core,
+            phase: Phase::Start,
+            events: VecDeque::new(),
+            reqs: VecDeque::new(),
+            cur: None,
+            polled: Vec::with_capacity(64),
+            busy_start_ns: 0,
+            busy_napi: 0,
+        }
+    }
+    pub fn is_sleeping(&self) -> bool {
+        self.phase == Phase::Sleeping
+    }
+    /// Woken by `ep_poll_callback`: `ep_poll` re-checks its ready list.
+    pub fn wake(&mut self) {
+        self.phase = Phase::EpCheck;
+    }
+}
+
+fn sys(ns: Nanos) -> Seg {
+    Seg { class: CpuClass::System, ns, bh_disabled: false }
+}
+
+impl Server {
+    /// The thread's next segment, or None when it blocks.
+    pub(crate) fn thread_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        let k = self.cfg.costs.clone();
+        loop {
+            let th = &mut self.threads[t as usize];
+            match th.phase {
+                Phase::Start => {
+                    th.phase = Phase::InEpollEntry;
+                    return Some(sys(self.ns(k.epoll_wait_cycles)));
+                }
+                Phase::EpCheck => {
+                    if let Some(seg) = self.ep_poll_step(sched, t) {
+                        return Some(seg);
+                    }
+                    if self.threads[t as usize].phase == Phase::Sleeping {
+                        return None;
+                    }
+                }
+                Phase::NextConn => match th.events.pop_front() {
+                    None => th.phase = Phase::Start,
+                    Some(conn) => {
+                        th.phase = Phase::InRecv(conn);
+                        return Some(sys(self.ns(k.recv_cycles)));
+                    }
+                },
+                Phase::NextReq => match th.reqs.pop_front() {
+                    None => th.phase = Phase::NextConn,
+                    Some(p) => {
+                        th.cur = Some(p);
+                        th.phase = Phase::InService;
+                        let base = match self.cfg.app.service {
+                            ServiceDist::Fixed { cycles } => cycles,
+                            ServiceDist::Exponential { mean_cycles } => {
+                                let u: f64 = self.service_rng[t as usize].gen::<f64>();
+                                (-(1.0 - u).ln() * mean_cycles as f64).round() as u64
+                            }
+                            ServiceDist::Uniform { min_cycles, max_cycles } => {
+                                self.service_rng[t as usize].gen_range(min_cycles..=max_cycles)
+                            }
+                        };
+                        let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
+                        return Some(Seg { class: CpuClass::User, ns: self.ns(cycles), bh_disabled: false });
+                    }
+                },
+                Phase::SendReady => {
+                    let p = th.cur.expect("request in service");
+                    th.phase = Phase::InSend;
+                    let cycles = k.send_cycles + k.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
+                    return Some(sys(self.ns(cycles)));
+                }
+                Phase::BusyNext { owned } => {
+                    let napi = th.busy_napi;
+                    let prefer = self.epolls[t as usize].prefer_busy_poll;
+                    let owned = owned || self.napis[napi as usize].busy_poll_acquire(prefer);
+                    return Some(self.busy_iteration(t, owned));
+                }
+                Phase::BusyStopReady => return Some(self.busy_poll_stop(sched, t)),
+                Phase::Sleeping => return None,
+                // In-segment phases never ask for a next segment.
+                _ => unreachable!("thread_next in phase {:?}", th.phase),
+            }
+        }
+    }
+
+    /// One pass of `ep_poll`'s loop; returns a segment to run, or None after
+    /// setting the phase (Sleeping, or Start for a non-blocking return).
+    fn ep_poll_step(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        let k = &self.cfg.costs;
+        let ep = &self.epolls[t as usize];
+        if !ep.ready.is_empty() {
+            let n = (ep.ready.len() as u32).min(ep.maxevents);
+            self.threads[t as usize].phase = Phase::InSendEvents(n);
+            return Some(sys(self.ns(k.epoll_event_cycles * n as u64)));
+        }
+        if let (Some(napi), true) = (ep.napi_id, ep.busy_loop_on()) {
+            // ep_busy_loop → napi_busy_loop: first iteration.
+            let th = &mut self.threads[t as usize];
+            th.busy_start_ns = sched.now();
+            th.busy_napi = napi;
+            let prefer = ep.prefer_busy_poll;
+            let owned = self.napis[napi as usize].busy_poll_acquire(prefer);
+            return Some(self.busy_iteration(t, owned));
+        }
+        // Nothing to poll: sleep, or return 0 at once when non-blocking.
+        let th = &mut self.threads[t as usize];
+        if ep.blocking {
+            th.phase = Phase::Sleeping;
+        } else {
+            th.phase = Phase::Start;
+        }
+        None
+    }
+
+    /// A busy-poll iteration: the driver poll with the epoll budget if the
+    /// thread owns the NAPI, else only the loop's own cost. Runs with bottom
+    /// halves disabled.
+    fn busy_iteration(&mut self, t: ThreadId, owned: bool) -> Seg {
+        let napi = self.threads[t as usize].busy_napi;
+        let budget = self.epolls[t as usize].busy_poll_budget;
+        let mut cycles = self.cfg.costs.busy_poll_iteration_cycles;
+        if owned {
+            let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+            let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
+            self.threads[t as usize].polled = buf;
+            cycles += c;
+        }
+        self.threads[t as usize].phase = Phase::InBusyIter { owned };
+        Seg { class: CpuClass::System, ns: self.ns(cycles).max(1), bh_disabled: true }
+    }
+
+    /// Effects of the thread's completed step.
+    pub(crate) fn thread_step_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let now = sched.now();
+        let phase = self.threads[t as usize].phase;
+        match phase {
+            Phase::InEpollEntry => self.threads[t as usize].phase = Phase::EpCheck,
+            Phase::InSendEvents(n) => {
+                let ep = &mut self.epolls[t as usize];
+                let th = &mut self.threads[t as usize];
+                for _ in 0..n {
+                    match ep.ready.pop_front() {
+                        Some(c) => th.events.push_back(c),
+                        None => break,
+                    }
+                }
+                th.phase = Phase::NextConn;
+                // napi_suspend_irqs (thesis Fig. 3.1 line 6).
+                if ep.prefer_busy_poll && !th.events.is_empty() {
+                    if let Some(napi) = ep.napi_id {
+                        if let Some(d) = self.napis[napi as usize].suspend_irqs() {
+                            let core = self.threads[t as usize].core;
+                            self.napi_timer_start(sched, napi, core, d);
+                        }
+                    }
+                }
+            }
+            Phase::InRecv(conn) => {
+                let c = &mut self.conns[conn as usize];
+                c.on_ready = false;
+                let th = &mut self.threads[t as usize];
+                th.reqs.extend(c.rx.drain(..));
+                th.phase = Phase::NextReq;
+            }
+            Phase::InService => self.threads[t as usize].phase = Phase::SendReady,
+            Phase::InSend => {
+                let p = self.threads[t as usize].cur.take().expect("request being sent");
+                self.threads[t as usize].phase = Phase::NextReq;
+                let at = now + self.cfg.nic.wire_latency_ns;
+                sched.at(at, Ev::ReplyArrive { conn: p.conn, sent_ns: p.sent_ns });
+            }
+            Phase::InBusyIter { owned } => {
+                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+                self.deliver(sched, &mut buf, true);
+                self.threads[t as usize].polled = buf;
+                let ep = &self.epolls[t as usize];
+                let elapsed = now - self.threads[t as usize].busy_start_ns;
+                let loop_end = !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
+                if !loop_end {
+                    self.threads[t as usize].phase = Phase::BusyNext { owned };
+                    return;
+                }
+                if owned {
+                    self.threads[t as usize].phase = Phase::BusyStopReady;
+                    return;
+                }
+                self.busy_loop_finished(sched, t);
+            }
+            Phase::InBusyStop { skip_schedule } => {
+                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+                let rc = buf.len() as u32;
+                self.deliver(sched, &mut buf, true);
+                self.threads[t as usize].polled = buf;
+                let napi = self.threads[t as usize].busy_napi;
+                let core = self.threads[t as usize].core;
+                let budget = self.epolls[t as usize].busy_poll_budget;
+                if rc < budget {
+                    self.driver_complete(sched, core, napi, rc);
+                } else if self.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
+                    self.napi_enqueue(core, napi);
+                }
+                self.busy_loop_finished(sched, t);
+            }
+            other => unreachable!("step done in phase {other:?}"),
+        }
+    }
+
+    /// `busy_poll_stop`: leave busy-poll mode, with prefer_busy_poll reload
+    /// the deferral count and arm the watchdog, then poll once more.
+    fn busy_poll_stop(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Seg {
+        let napi = self.threads[t as usize].busy_napi;
+        let prefer = self.epolls[t as usize].prefer_busy_poll;
+        let (skip, timer) = self.napis[napi as usize].busy_poll_stop(prefer);
+        let core = self.threads[t as usize].core;
+        if let Some(d) = timer {
+            self.napi_timer_start(sched, napi, core, d);
+        }
+        let budget = self.epolls[t as usize].busy_poll_budget;
+        let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+        let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
+        self.threads[t as usize].polled = buf;
+        self.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
+        Seg { class: CpuClass::System, ns: self.ns(c).max(1), bh_disabled: true }
+    }
+
+    /// Back in `ep_busy_loop` after the busy loop: events → send them;
+    /// nothing → `napi_resume_irqs` (prefer_busy_poll), forget the NAPI id,
+    /// then sleep or return 0.
+    fn busy_loop_finished(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let _ = sched;
+        if !self.epolls[t as usize].ready.is_empty() {
+            self.threads[t as usize].phase = Phase::EpCheck;
+            return;
+        }
+        let napi = self.threads[t as usize].busy_napi;
+        if self.epolls[t as usize].prefer_busy_poll && self.napis[napi as usize].resume_irqs() {
+            let core = self.threads[t as usize].core;
+            self.napi_enqueue(core, napi);
+        }
+        let ep = &mut self.epolls[t as usize];
+        ep.napi_id = None;
+        self.threads[t as usize].phase = if ep.blocking { Phase::Sleeping } else { Phase::Start };
+    }
+}

@@ -1,0 +1,134 @@
+//! Clients: closed loop (each connection keeps `depth` requests outstanding,
+//! sending the next after a reply and an optional think time) for maximum
+//! throughput, and open loop (send times drawn in advance from the
+//! inter-arrival distribution, whatever the replies) for latency at a rate.
+//! Latency runs from the client's send to the reply's arrival at the
+//! client, wire and NIC time included. Request and reply sizes follow
+//! mutilate's ETC generators (`fb_key`, `fb_value`).
+
+use super::nic::RxPacket;
+use super::server::{Ev, Server};
+use crate::engine::rng::kind;
+use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
+use crate::error::Error;
+use crate::scenario::{Config, SizeCfg};
+use crate::workload::{InterArrival, SizeDist, SizeField};
+use rand::Rng;
+
+/// memcached text protocol overheads: `get <key>\r\n` and
+/// `VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n`, plus TCP/IP/Ethernet
+/// headers (66 bytes).
+const GET_OVERHEAD_BYTES: u32 = 6 + 66;
+const VALUE_OVERHEAD_BYTES: u32 = 6 + 3 + 8 + 4 + 2 + 5 + 66;
+
+pub struct Clients {
+    closed: bool,
+    /// Open loop: the arrival process and the stream picking connections.
+    arrivals: Option<(InterArrival, StreamRng)>,
+    sizes: StreamRng,
+    key: SizeDist,
+    value: SizeDist,
+    nconn: u32,
+    depth: u32,
+    think_ns: Nanos,
+    /// Client → NIC ring: wire plus DMA.
+    to_ring_ns: Nanos,
+}
+
+fn size_dist(c: SizeCfg) -> SizeDist {
+    match c {
+        SizeCfg::Etc => SizeDist::Etc,
+        SizeCfg::Fixed { bytes } => SizeDist::Fixed(bytes),
+    }
+}
+
+impl Clients {
+    pub fn new(cfg: &Config, streams: &RngStreams) -> Result<Self, Error> {
+        let arrivals = match cfg.load.qps {
+            None => None,
+            Some(qps) => Some((
+                InterArrival::new(cfg.load.interarrival, qps).map_err(|e| Error::field("load.qps", e))?,
+                streams.stream(kind::CLIENT_ARRIVALS, 0),
+            )),
+        };
+        Ok(Clients {
+            closed: cfg.load.qps.is_none(),
+            arrivals,
+            sizes: streams.stream(kind::CLIENT_REQUESTS, 0),
+            key: size_dist(cfg.load.key_size),
+            value: size_dist(cfg.load.value_size),
+            nconn: cfg.load.connections(),
+            depth: cfg.load.depth,
+            think_ns: cfg.load.think_time_ns,
+            to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
+        })
+    }
+
+    fn request(&mut self, conn: u32, sent_ns: Nanos) -> RxPacket {
+        let key = self.key.sample(SizeField::Key, &mut self.sizes);
+        let value = self.value.sample(SizeField::Value, &mut self.sizes);
+        RxPacket {
+            conn,
+            sent_ns,
+            arrived_ns: 0,
+            bytes: key + GET_OVERHEAD_BYTES,
+            reply_bytes: key + value + VALUE_OVERHEAD_BYTES,
+        }
+    }
+}
+
+impl Server {
+    pub(crate) fn clients_start(&mut self, sched: &mut Scheduler<Ev>) {
+        if self.clients.closed {
+            // Stagger the first requests over 10 µs so they do not all land
+            // in the same nanosecond.
+            let n = self.clients.nconn;
+            for conn in 0..n {
+                for _ in 0..self.clients.depth {
+                    let at = (conn as u64 * 10_000) / n as u64;
+                    sched.at(at, Ev::ClientSend { conn });
+                }
+            }
+        } else {
+            sched.at(0, Ev::OpenArrival);
+        }
+    }
+
+    /// A client sends a request on `conn` now.
+    pub(crate) fn client_send(&mut self, sched: &mut Scheduler<Ev>, conn: u32) {
+        let now = sched.now();
+        if now >= self.end_ns {
+            return;
+        }
+        let pkt = self.clients.request(conn, now);
+        let queue = self.conns[conn as usize].queue;
+        sched.at(now + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
+    }
+
+    pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        let (gap, conn) = {
+            let (ia, rng) = self.clients.arrivals.as_mut().expect("open loop");
+            let gap = ia.sample_ns(rng);
+            let conn = rng.gen_range(0..self.clients.nconn);
+            (gap, conn)
+        };
+        self.client_send(sched, conn);
+        let next = now.saturating_add(gap);
+        if next < self.end_ns {
+            sched.at(next, Ev::OpenArrival);
+        }
+    }
+
+    pub(crate) fn client_reply(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
+        let now = sched.now();
+        self.record_reply(now, sent_ns);
+        if self.clients.closed {
+            if self.clients.think_ns == 0 {
+                self.client_send(sched, conn);
+            } else {
+                sched.after(self.clients.think_ns, Ev::ClientSend { conn });
+            }
+        }
+    }
+}

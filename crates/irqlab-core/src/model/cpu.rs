@@ -1,0 +1,242 @@
+//! Cores: one context at a time with priorities hard IRQ > softirq > threads,
+//! preemption, and per-context time accounting (user / system / softirq /
+//! irq / idle, as `/proc/stat` splits it).
+//!
+//! A core executes *segments*: a stretch of work of one accounting class
+//! owned by a hard IRQ, the NET_RX softirq or a thread. Effects of a segment
+//! (a packet reaching a socket, a reply leaving) happen when it completes.
+//! A hard IRQ preempts whatever runs: the remainder of the preempted segment
+//! is pushed on the core's stack and resumed after the IRQ (and the softirq
+//! raised on its exit); a preempted thread then pays an explicit interruption
+//! penalty (thesis §5.3: L1i disturbance).
+
+use crate::engine::Nanos;
+
+/// Accounting class of a stretch of core time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuClass {
+    User = 0,
+    System = 1,
+    Softirq = 2,
+    Irq = 3,
+    Idle = 4,
+}
+
+pub type ThreadId = u32;
+pub type CoreId = u32;
+
+/// Sources of hard interrupts on a core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqSrc {
+    /// The MSI-X vector of RX queue `q` (the NIC's completion event).
+    Queue(u32),
+    /// The NAPI watchdog hrtimer of NAPI `n` expired.
+    NapiTimer(u32),
+}
+
+/// What a thread segment is, so completion knows whether the thread's
+/// program advances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadSeg {
+    /// A step of the thread's program; completing it applies its effects.
+    Step,
+    /// Overhead with no effect on the program (context switch, interruption
+    /// penalty).
+    Overhead,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    HardIrq(IrqSrc),
+    Softirq,
+    Thread(ThreadId, ThreadSeg),
+    /// C-state exit after an idle period.
+    Waking,
+}
+
+/// The segment a core is executing.
+#[derive(Clone, Copy, Debug)]
+pub struct Running {
+    pub owner: Owner,
+    pub class: CpuClass,
+    pub end_ns: Nanos,
+    /// Bottom halves disabled (busy polling runs under `local_bh_disable`):
+    /// a softirq raised meanwhile runs only when the segment ends.
+    pub bh_disabled: bool,
+}
+
+/// A preempted segment, resumed later with what remained of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub owner: Owner,
+    pub class: CpuClass,
+    pub remaining_ns: Nanos,
+    pub bh_disabled: bool,
+    /// Preempted by a hard IRQ (a thread then pays the interruption penalty).
+    pub interrupted: bool,
+}
+
+pub struct Core {
+    pub id: CoreId,
+    pub running: Option<Running>,
+    pub stack: Vec<Frame>,
+    pub irq_pending: std::collections::VecDeque<IrqSrc>,
+    /// NET_RX_SOFTIRQ raised.
+    pub softirq_pending: bool,
+    /// A `net_rx_action` round is in progress (its next poll is due).
+    pub softirq_in_round: bool,
+    /// NAPIs scheduled on this core (`softnet_data.poll_list`).
+    pub poll_list: std::collections::VecDeque<u32>,
+    /// Softirq work has been handed to ksoftirqd (`wakeup_softirqd`).
+    pub ksoftirqd_mode: bool,
+    /// Runnable threads waiting for this core.
+    pub runqueue: std::collections::VecDeque<ThreadId>,
+    /// Thread whose context is on the core (running or preempted).
+    pub current_thread: Option<ThreadId>,
+    /// Last thread that ran here (a switch to another costs cycles).
+    pub last_thread: Option<ThreadId>,
+    /// Segment-completion events carry this; a preemption bumps it so the
+    /// stale completion is ignored.
+    pub gen: u32,
+    /// The core paid its C-state exit since it last went idle.
+    pub waking_done: bool,
+    /// The last thread was switched out for the idle task.
+    pub switched_out: bool,
+    acct_ns: [Nanos; 5],
+    acct_class: CpuClass,
+    acct_since: Nanos,
+    pub context_switches: u64,
+    pub interruptions: u64,
+    pub wakeups_from_idle: u64,
+}
+
+impl Core {
+    pub fn new(id: CoreId) -> Self {
+        Core {
+            id,
+            running: None,
+            stack: Vec::new(),
+            irq_pending: Default::default(),
+            softirq_pending: false,
+            softirq_in_round: false,
+            poll_list: Default::default(),
+            ksoftirqd_mode: false,
+            runqueue: Default::default(),
+            current_thread: None,
+            last_thread: None,
+            gen: 0,
+            waking_done: false,
+            switched_out: false,
+            acct_ns: [0; 5],
+            acct_class: CpuClass::Idle,
+            acct_since: 0,
+            context_switches: 0,
+            interruptions: 0,
+            wakeups_from_idle: 0,
+        }
+    }
+
+    /// Charge the time since the last change to the class in effect, then
+    /// switch the class.
+    #[inline]
+    pub fn set_class(&mut self, now: Nanos, class: CpuClass) {
+        self.acct_ns[self.acct_class as usize] += now - self.acct_since;
+        self.acct_since = now;
+        self.acct_class = class;
+    }
+
+    /// Time per class so far (charging up to `now`).
+    pub fn accounted(&mut self, now: Nanos) -> [Nanos; 5] {
+        let c = self.acct_class;
+        self.set_class(now, c);
+        self.acct_ns
+    }
+
+    /// Forget accounting and counters (end of warm-up).
+    pub fn reset_stats(&mut self, now: Nanos) {
+        let c = self.acct_class;
+        self.set_class(now, c);
+        self.acct_ns = [0; 5];
+        self.context_switches = 0;
+        self.interruptions = 0;
+        self.wakeups_from_idle = 0;
+    }
+
+    /// Nothing runs, nothing is preempted: the core sleeps.
+    pub fn is_idle(&self) -> bool {
+        self.running.is_none() && self.stack.is_empty()
+    }
+
+    /// Stop the running segment now and keep its remainder on the stack.
+    pub fn preempt(&mut self, now: Nanos, interrupted: bool) {
+        if let Some(r) = self.running.take() {
+            self.gen = self.gen.wrapping_add(1);
+            self.stack.push(Frame {
+                owner: r.owner,
+                class: r.class,
+                remaining_ns: r.end_ns.saturating_sub(now),
+                bh_disabled: r.bh_disabled,
+                interrupted,
+            });
+        }
+    }
+
+    /// A softirq may run now: none is in progress and no bottom-half-disabled
+    /// segment is preempted.
+    pub fn softirq_can_run(&self) -> bool {
+        (self.softirq_pending || self.softirq_in_round)
+            && !self.ksoftirqd_mode
+            && !self.stack.iter().any(|f| f.owner == Owner::Softirq || f.bh_disabled)
+            && !matches!(self.running, Some(Running { owner: Owner::Softirq, .. }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounting_charges_each_stretch_to_its_class() {
+        let mut c = Core::new(0);
+        c.set_class(10, CpuClass::User);
+        c.set_class(25, CpuClass::Irq);
+        c.set_class(30, CpuClass::User);
+        let a = c.accounted(40);
+        assert_eq!(a, [25, 0, 0, 5, 10]);
+        c.reset_stats(40);
+        assert_eq!(c.accounted(50), [10, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn preemption_keeps_the_remainder_and_invalidates_completion() {
+        let mut c = Core::new(0);
+        c.running = Some(Running {
+            owner: Owner::Thread(3, ThreadSeg::Step),
+            class: CpuClass::User,
+            end_ns: 100,
+            bh_disabled: false,
+        });
+        let g = c.gen;
+        c.preempt(40, true);
+        assert!(c.running.is_none());
+        assert_ne!(c.gen, g);
+        let f = c.stack.last().unwrap();
+        assert_eq!(f.remaining_ns, 60);
+        assert!(f.interrupted);
+    }
+
+    #[test]
+    fn softirq_waits_for_bh_enable() {
+        let mut c = Core::new(0);
+        c.softirq_pending = true;
+        assert!(c.softirq_can_run());
+        c.stack.push(Frame {
+            owner: Owner::Thread(0, ThreadSeg::Step),
+            class: CpuClass::System,
+            remaining_ns: 5,
+            bh_disabled: true,
+            interrupted: true,
+        });
+        assert!(!c.softirq_can_run());
+    }
+}

@@ -1,0 +1,76 @@
+//! An epoll instance (`fs/eventpoll.c`): the ready list, the busy-poll
+//! parameters set by `EPIOCSPARAMS`, and the NAPI id learned from sockets.
+//! Delivery to sockets (`ep_poll_callback`) lives here too.
+
+use super::nic::RxPacket;
+use super::server::{Ev, Server};
+use crate::engine::Scheduler;
+use crate::scenario::EpollCfg;
+use std::collections::VecDeque;
+
+/// `BUSY_POLL_BUDGET`: packets per busy-poll round when the budget is 0.
+pub const BUSY_POLL_BUDGET: u32 = 8;
+
+pub struct Epoll {
+    /// Connections with unread requests, in readiness order (`rdllist`).
+    pub ready: VecDeque<u32>,
+    /// NAPI to busy poll (`ep->napi_id`); forgotten after a fruitless poll.
+    pub napi_id: Option<u32>,
+    pub busy_poll_usecs: u32,
+    pub busy_poll_budget: u32,
+    pub prefer_busy_poll: bool,
+    pub blocking: bool,
+    pub maxevents: u32,
+}
+
+impl Epoll {
+    pub fn new(c: &EpollCfg) -> Self {
+        Epoll {
+            ready: VecDeque::new(),
+            napi_id: None,
+            busy_poll_usecs: c.busy_poll_usecs,
+            busy_poll_budget: if c.busy_poll_budget == 0 { BUSY_POLL_BUDGET } else { c.busy_poll_budget },
+            prefer_busy_poll: c.prefer_busy_poll,
+            blocking: c.blocking,
+            maxevents: c.maxevents,
+        }
+    }
+
+    /// `ep_busy_loop_on`: busy polling applies (the global sysctl is 0).
+    pub fn busy_loop_on(&self) -> bool {
+        self.busy_poll_usecs > 0 || self.prefer_busy_poll
+    }
+}
+
+impl Server {
+    /// Deliver polled packets to their sockets (TCP receive, then
+    /// `ep_poll_callback`: queue the socket on the ready list, learn the
+    /// NAPI id, wake the waiter).
+    pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>, busy_polled: bool) {
+        let now = sched.now();
+        for p in buf.drain(..) {
+            if self.measuring {
+                self.counters.packets_polled += 1;
+                if busy_polled {
+                    self.counters.packets_busy_polled += 1;
+                }
+                self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+            }
+            let conn = &mut self.conns[p.conn as usize];
+            conn.rx.push_back(p);
+            let (t, q) = (conn.thread, conn.queue);
+            if !conn.on_ready {
+                conn.on_ready = true;
+                let ep = &mut self.epolls[t as usize];
+                ep.ready.push_back(p.conn);
+                if ep.busy_loop_on() {
+                    ep.napi_id = Some(q);
+                }
+                if self.threads[t as usize].is_sleeping() {
+                    self.threads[t as usize].wake();
+                    self.thread_make_runnable(sched, t);
+                }
+            }
+        }
+    }
+}

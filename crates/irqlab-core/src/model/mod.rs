@@ -1,0 +1,21 @@
+//! The modelled world around the engine: a bare-metal server's receive path.
+//!
+//! - [`cpu`]: cores, contexts, preemption and time accounting;
+//! - [`nic`]: RX rings and interrupt moderation (static and DIM);
+//! - [`napi`]: the NAPI state machine of Linux ≥ 6.13;
+//! - [`server`]: assembly, the event loop glue and the summary;
+//! - [`sched`]: what a core runs next (hard IRQ > softirq > threads);
+//! - [`softirq`]: `net_rx_action`;
+//! - [`epoll`] and [`app`]: `ep_poll` with busy polling and IRQ suspension,
+//!   and the memcached-like event-loop thread;
+//! - [`client`]: closed- and open-loop clients.
+
+pub mod app;
+pub mod client;
+pub mod cpu;
+pub mod epoll;
+pub mod napi;
+pub mod nic;
+pub mod sched;
+pub mod server;
+pub mod softirq;

@@ -1,0 +1,245 @@
+//! What a core runs next. Priorities: hard IRQ > softirq > threads. A hard
+//! IRQ preempts anything but another hard IRQ; the softirq raised by it runs
+//! at IRQ exit unless bottom halves are disabled in the preempted context
+//! (busy polling), in which case it runs at `local_bh_enable`; a thread runs
+//! when neither is pending. An idle core pays the C-state exit latency before
+//! it runs anything.
+
+use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
+use super::server::{Ev, Server};
+use crate::engine::{Nanos, Scheduler};
+
+/// A segment a context asks the core to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub class: CpuClass,
+    pub ns: Nanos,
+    pub bh_disabled: bool,
+}
+
+impl Server {
+    /// Start `owner`'s segment on `core` now.
+    pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
+        let now = sched.now();
+        let c = &mut self.cores[core as usize];
+        debug_assert!(c.running.is_none());
+        c.set_class(now, seg.class);
+        c.waking_done = true;
+        c.gen = c.gen.wrapping_add(1);
+        c.running = Some(Running { owner, class: seg.class, end_ns: now + seg.ns, bh_disabled: seg.bh_disabled });
+        sched.at(now + seg.ns, Ev::CoreDone { core, gen: c.gen });
+    }
+
+    /// A hard interrupt is raised on `core`.
+    pub(crate) fn raise_irq(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+        let now = sched.now();
+        let c = &mut self.cores[core as usize];
+        c.irq_pending.push_back(src);
+        match c.running {
+            Some(Running { owner: Owner::HardIrq(_), .. }) | Some(Running { owner: Owner::Waking, .. }) => {}
+            Some(Running { owner, .. }) => {
+                // Preempt; a thread interrupted here pays the penalty later.
+                let is_thread = matches!(owner, Owner::Thread(..));
+                c.preempt(now, true);
+                if is_thread {
+                    c.interruptions += 1;
+                }
+                self.kick(sched, core);
+            }
+            None => self.kick(sched, core),
+        }
+    }
+
+    /// Decide what `core` runs now that nothing is running on it.
+    pub(crate) fn kick(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+        let now = sched.now();
+        if self.cores[core as usize].running.is_some() {
+            return;
+        }
+        loop {
+            let c = &mut self.cores[core as usize];
+            if c.running.is_some() {
+                return;
+            }
+            // 1. Hard IRQs, after waking from idle if the core slept.
+            if let Some(&src) = c.irq_pending.front() {
+                if self.cfg.cpu.wakeup_latency_ns > 0 && !c.waking_done {
+                    c.wakeups_from_idle += 1;
+                    c.waking_done = true;
+                    let seg = Seg { class: CpuClass::Idle, ns: self.cfg.cpu.wakeup_latency_ns, bh_disabled: false };
+                    self.start_segment(sched, core, Owner::Waking, seg);
+                    return;
+                }
+                c.irq_pending.pop_front();
+                let cycles = match src {
+                    IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
+                    IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
+                };
+                let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
+                self.start_segment(sched, core, Owner::HardIrq(src), seg);
+                return;
+            }
+            // 2. The NET_RX softirq at IRQ exit / bottom-half enable.
+            if c.softirq_can_run() {
+                if let Some(seg) = self.softirq_next(sched, core) {
+                    self.start_segment(sched, core, Owner::Softirq, seg);
+                    return;
+                }
+                continue;
+            }
+            let c = &mut self.cores[core as usize];
+            // 3. Resume what was preempted.
+            if let Some(f) = c.stack.pop() {
+                self.resume_frame(sched, core, f);
+                if self.cores[core as usize].running.is_some() {
+                    return;
+                }
+                continue;
+            }
+            // Work left to ksoftirqd runs before the next thread step.
+            if c.ksoftirqd_mode {
+                c.ksoftirqd_mode = false;
+                c.context_switches += 2;
+                continue;
+            }
+            // 4. The current thread's next step, or another runnable thread.
+            if let Some(t) = c.current_thread {
+                match self.thread_next(sched, t) {
+                    Some(seg) => {
+                        self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Step), seg);
+                        return;
+                    }
+                    None => {
+                        // Blocked: the core looks for other work.
+                        self.cores[core as usize].current_thread = None;
+                        continue;
+                    }
+                }
+            }
+            let c = &mut self.cores[core as usize];
+            if let Some(t) = c.runqueue.pop_front() {
+                c.current_thread = Some(t);
+                if c.last_thread != Some(t) || c.switched_out {
+                    c.context_switches += 1;
+                }
+                let switched = c.last_thread != Some(t) || c.switched_out;
+                c.last_thread = Some(t);
+                c.switched_out = false;
+                if switched && self.cfg.costs.context_switch_cycles > 0 {
+                    let seg = Seg { class: CpuClass::System, ns: self.ns(self.cfg.costs.context_switch_cycles), bh_disabled: false };
+                    self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
+                    return;
+                }
+                continue;
+            }
+            // 5. Nothing to do: sleep.
+            c.set_class(now, CpuClass::Idle);
+            c.waking_done = false;
+            if c.last_thread.is_some() && !c.switched_out {
+                // Switch to the idle task.
+                c.context_switches += 1;
+                c.switched_out = true;
+            }
+            return;
+        }
+    }
+
+    fn resume_frame(&mut self, sched: &mut Scheduler<Ev>, core: u32, f: Frame) {
+        let penalty = match f.owner {
+            // Cache and pipeline disturbance after an interruption.
+            Owner::Thread(..) if f.interrupted => self.ns(self.cfg.costs.interrupt_penalty_cycles),
+            _ => 0,
+        };
+        if f.remaining_ns > 0 {
+            let seg = Seg { class: f.class, ns: f.remaining_ns + penalty, bh_disabled: f.bh_disabled };
+            self.start_segment(sched, core, f.owner, seg);
+            return;
+        }
+        // Preempted at the very instant it ended: complete it, then pay
+        // the penalty as overhead before the thread's next step.
+        self.apply_effects(sched, core, f.owner);
+        if let (Owner::Thread(t, _), true) = (f.owner, penalty > 0) {
+            if self.cores[core as usize].running.is_none() {
+                let seg = Seg { class: CpuClass::User, ns: penalty, bh_disabled: false };
+                self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
+            }
+        }
+    }
+
+    /// The running segment of `core` completed.
+    pub(crate) fn core_segment_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+        let r = self.cores[core as usize].running.take().expect("a segment was running");
+        self.segment_effects(sched, core, r.owner);
+    }
+
+    fn segment_effects(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+        self.apply_effects(sched, core, owner);
+        self.kick(sched, core);
+    }
+
+    fn apply_effects(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+        match owner {
+            Owner::Waking => {}
+            Owner::HardIrq(src) => self.hardirq_done(sched, core, src),
+            Owner::Softirq => self.softirq_step_done(sched, core),
+            Owner::Thread(t, ThreadSeg::Step) => self.thread_step_done(sched, t),
+            Owner::Thread(_, ThreadSeg::Overhead) => {}
+        }
+    }
+
+    /// End of a hard IRQ handler: the driver schedules NAPI (mlx5e
+    /// completion handler → `napi_schedule`), or the hrtimer runs
+    /// `napi_watchdog`.
+    fn hardirq_done(&mut self, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+        match src {
+            IrqSrc::Queue(q) => {
+                if self.napis[q as usize].schedule_prep() {
+                    self.napi_enqueue(core, q);
+                }
+            }
+            IrqSrc::NapiTimer(n) => {
+                if self.measuring {
+                    self.counters.watchdog_fires += 1;
+                }
+                if self.napis[n as usize].watchdog() {
+                    self.napi_enqueue(core, n);
+                }
+            }
+        }
+    }
+
+    /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX.
+    pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
+        let c = &mut self.cores[core as usize];
+        c.poll_list.push_back(napi);
+        c.softirq_pending = true;
+    }
+
+    /// A thread becomes runnable on its core (`try_to_wake_up`).
+    pub(crate) fn thread_make_runnable(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let core = self.threads[t as usize].core;
+        let c = &mut self.cores[core as usize];
+        if c.current_thread == Some(t) || c.runqueue.contains(&t) {
+            return;
+        }
+        c.runqueue.push_back(t);
+        if !c.waking_done {
+            // A wake-up of a sleeping core: IPI, then C-state exit.
+            self.kick_after_wakeup(sched, core);
+        }
+    }
+
+    /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
+    fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+        let c = &mut self.cores[core as usize];
+        let lat = self.cfg.cpu.wakeup_latency_ns;
+        if lat > 0 && sched.now() > 0 {
+            c.wakeups_from_idle += 1;
+            c.waking_done = true;
+            let seg = Seg { class: CpuClass::Idle, ns: lat, bh_disabled: false };
+            self.start_segment(sched, core, Owner::Waking, seg);
+            return;
+        }
+        self.kick(sched, core);
+    }
+}

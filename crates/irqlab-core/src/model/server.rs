@@ -1,0 +1,347 @@
+//! Assembly of the modelled server and the glue between the engine's events
+//! and the model parts. Models are plain structs; `Server` owns them all and
+//! each concern adds its own `impl Server` block in its own file.
+
+use super::app::AppThread;
+use super::client::Clients;
+use super::cpu::{Core, CpuClass, IrqSrc};
+use super::epoll::Epoll;
+use super::napi::{Napi, NapiConfig};
+use super::nic::{ModerationAction, RxPacket, RxQueue};
+use crate::engine::time::{cycles_to_ns, secs_to_ns};
+use crate::engine::{run_until, Nanos, RngStreams, Scheduler, World};
+use crate::error::Error;
+use crate::scenario::{Config, IrqRouting, Scenario};
+use crate::stats::cycles::CycleTable;
+use crate::stats::latency::LatencyHistogram;
+use crate::stats::summary::{CpuPct, Summary};
+use std::collections::VecDeque;
+
+/// Every event of the model.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// The running segment of `core` completes (ignored if `gen` is stale).
+    CoreDone { core: u32, gen: u32 },
+    /// A request's DMA into RX queue `queue` completes.
+    PacketArrive { queue: u32, pkt: RxPacket },
+    /// The interrupt-moderation timer of a queue expires.
+    ModerationTimer { queue: u32, gen: u32 },
+    /// The NAPI watchdog hrtimer expires.
+    NapiTimer { napi: u32, gen: u32 },
+    /// A reply reaches its client.
+    ReplyArrive { conn: u32, sent_ns: Nanos },
+    /// Open loop: the next request is due.
+    OpenArrival,
+    /// Closed loop: a connection sends its next request.
+    ClientSend { conn: u32 },
+    /// Warm-up ends: statistics restart.
+    WarmupEnd,
+}
+
+/// A socket of one client connection on the server.
+pub struct Conn {
+    pub queue: u32,
+    pub thread: u32,
+    /// Requests received and not yet read by the application.
+    pub rx: VecDeque<RxPacket>,
+    /// On its epoll instance's ready list.
+    pub on_ready: bool,
+}
+
+/// Counters over the measurement window.
+#[derive(Default, Clone, Debug)]
+pub struct Counters {
+    pub hard_irqs: u64,
+    pub packets_polled: u64,
+    pub packets_busy_polled: u64,
+    pub softirq_rounds: u64,
+    pub watchdog_fires: u64,
+    pub ring_wait_ns: u128,
+    pub completed: u64,
+    pub drops_at_start: u64,
+}
+
+pub struct Server {
+    pub cfg: Config,
+    pub freq_ghz: f64,
+    pub cores: Vec<Core>,
+    pub queues: Vec<RxQueue>,
+    pub napis: Vec<Napi>,
+    /// Per NAPI: the hrtimer's generation, core and whether it is armed.
+    pub napi_timer: Vec<(u32, u32, bool)>,
+    pub threads: Vec<AppThread>,
+    pub epolls: Vec<Epoll>,
+    pub conns: Vec<Conn>,
+    pub clients: Clients,
+    pub counters: Counters,
+    pub latency: LatencyHistogram,
+    pub measuring: bool,
+    pub warmup_end_ns: Nanos,
+    pub end_ns: Nanos,
+    pub softirq: Vec<super::softirq::SoftirqState>,
+    pub softirq_buf: Vec<Vec<RxPacket>>,
+    pub streams: RngStreams,
+    pub service_rng: Vec<crate::engine::StreamRng>,
+    profile: Option<String>,
+    name: String,
+}
+
+impl Server {
+    pub fn build(s: &Scenario) -> Result<Self, Error> {
+        let cfg = s.config().clone();
+        let streams = RngStreams::new(cfg.run.seed);
+        let app_cores = cfg.cpu.app_cores;
+        let nq = cfg.queues();
+        let cores: Vec<Core> = (0..cfg.total_cores()).map(Core::new).collect();
+        let irq_core = |q: u32| match cfg.nic.irq_routing {
+            IrqRouting::Aligned => q % app_cores,
+            IrqRouting::Packed => app_cores + q % cfg.nic.irq_cores,
+        };
+        let c = &cfg.coalesce;
+        let queues: Vec<RxQueue> = (0..nq)
+            .map(|q| {
+                RxQueue::new(q, cfg.nic.rx_ring_size as usize, irq_core(q), c.rx_usecs, c.rx_frames, c.cqe_mode_rx, c.adaptive_rx)
+            })
+            .collect();
+        let ncfg = NapiConfig {
+            defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
+            gro_flush_timeout: cfg.napi.gro_flush_timeout,
+            irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
+        };
+        let napis: Vec<Napi> = (0..nq).map(|q| Napi::new(q, ncfg)).collect();
+        let threads: Vec<AppThread> = (0..app_cores).map(|t| AppThread::new(t, t)).collect();
+        let epolls: Vec<Epoll> = (0..app_cores).map(|_| Epoll::new(&cfg.epoll)).collect();
+        // RSS spreads connections over the queues evenly (an ideal indirection
+        // table); each connection is served by the thread of its queue's core
+        // when routing is aligned (thesis §3.1.2 with SO_INCOMING_NAPI_ID),
+        // and round-robin over the application threads when packed.
+        let nconn = cfg.load.connections();
+        let conns: Vec<Conn> = (0..nconn)
+            .map(|i| {
+                let queue = i % nq;
+                let thread = match cfg.nic.irq_routing {
+                    IrqRouting::Aligned => queue,
+                    IrqRouting::Packed => i % app_cores,
+                };
+                Conn { queue, thread, rx: VecDeque::new(), on_ready: false }
+            })
+            .collect();
+        let clients = Clients::new(&cfg, &streams)?;
+        let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
+        let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
+        let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
+        Ok(Server {
+            freq_ghz: cfg.cpu.freq_ghz,
+            cores,
+            queues,
+            napi_timer: vec![(0, 0, false); nq as usize],
+            napis,
+            threads,
+            epolls,
+            conns,
+            clients,
+            counters: Counters::default(),
+            latency: LatencyHistogram::new(),
+            measuring: warmup_end_ns == 0,
+            warmup_end_ns,
+            end_ns,
+            softirq: vec![Default::default(); cfg.total_cores() as usize],
+            softirq_buf: vec![Vec::with_capacity(64); cfg.total_cores() as usize],
+            streams,
+            service_rng,
+            profile: s.profile().map(|p| p.name().to_string()),
+            name: cfg.name.clone(),
+            cfg,
+        })
+    }
+
+    #[inline]
+    pub fn ns(&self, cycles: u64) -> Nanos {
+        cycles_to_ns(cycles, self.freq_ghz)
+    }
+
+    /// Run to the end and summarise.
+    pub fn run(mut self) -> Result<Summary, Error> {
+        let wall = std::time::Instant::now();
+        let mut sched = Scheduler::new();
+        for t in 0..self.threads.len() as u32 {
+            self.thread_make_runnable(&mut sched, t);
+        }
+        self.clients_start(&mut sched);
+        if self.warmup_end_ns > 0 {
+            sched.at(self.warmup_end_ns, Ev::WarmupEnd);
+        }
+        let end = self.end_ns;
+        run_until(&mut self, &mut sched, end);
+        let wall_s = wall.elapsed().as_secs_f64();
+        if std::env::var_os("IRQLAB_DEBUG").is_some() {
+            for c in &self.cores {
+                eprintln!("core {} running {:?} stack {:?} irqp {:?} softirq {} poll {:?} rq {:?} cur {:?} ksoft {}", c.id, c.running, c.stack, c.irq_pending, c.softirq_pending, c.poll_list, c.runqueue, c.current_thread, c.ksoftirqd_mode);
+            }
+            for t in &self.threads {
+                eprintln!("thread {} phase {:?} events {} reqs {}", t.id, t.phase, t.events.len(), t.reqs.len());
+            }
+            for (q, n) in self.queues.iter().zip(&self.napis) {
+                eprintln!("queue {} ring {} armed {} usecs {} frames {} napi {:?}", q.id, q.ring.len(), q.armed, q.usecs, q.frames, n);
+            }
+            for e in &self.epolls {
+                eprintln!("epoll ready {} napi {:?}", e.ready.len(), e.napi_id);
+            }
+        }
+        Ok(self.summary(&mut sched, wall_s))
+    }
+
+    /// A packet reaches the ring: post it and apply moderation.
+    fn packet_arrive(&mut self, sched: &mut Scheduler<Ev>, queue: u32, mut pkt: RxPacket) {
+        let now = sched.now();
+        pkt.arrived_ns = now;
+        let q = &mut self.queues[queue as usize];
+        if !q.post(pkt) {
+            return;
+        }
+        let action = q.on_completions(now, 1);
+        self.moderation(sched, queue, action);
+    }
+
+    pub fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, action: ModerationAction) {
+        match action {
+            ModerationAction::Nothing => {}
+            ModerationAction::FireNow => self.raise_queue_irq(sched, queue),
+            ModerationAction::StartTimer(at) => {
+                let gen = self.queues[queue as usize].timer_gen;
+                sched.at(at, Ev::ModerationTimer { queue, gen });
+            }
+        }
+    }
+
+    fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        let q = &mut self.queues[queue as usize];
+        q.fire();
+        if self.measuring {
+            self.counters.hard_irqs += 1;
+        }
+        let core = q.irq_core;
+        self.raise_irq(sched, core, IrqSrc::Queue(queue));
+    }
+
+    /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
+    /// (`hrtimer_start` replaces any earlier expiry).
+    pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos) {
+        let t = &mut self.napi_timer[napi as usize];
+        t.0 = t.0.wrapping_add(1);
+        t.1 = core;
+        t.2 = true;
+        sched.after(delay_ns, Ev::NapiTimer { napi, gen: t.0 });
+    }
+
+    fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        self.measuring = true;
+        for c in &mut self.cores {
+            c.reset_stats(now);
+        }
+        self.counters = Counters { drops_at_start: self.queues.iter().map(|q| q.drops).sum(), ..Default::default() };
+        self.latency.reset();
+    }
+
+    pub fn record_reply(&mut self, now: Nanos, sent_ns: Nanos) {
+        if self.measuring {
+            self.counters.completed += 1;
+            self.latency.record(now - sent_ns);
+        }
+    }
+
+    fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
+        let now = sched.now();
+        let dur_s = self.cfg.run.duration_s;
+        let app = self.cfg.cpu.app_cores as usize;
+        let mut app_tab = CycleTable::default();
+        let mut irq_tab = CycleTable::default();
+        let mut ctx_switches = 0u64;
+        for (i, c) in self.cores.iter_mut().enumerate() {
+            let a = c.accounted(now);
+            if i < app {
+                app_tab.add(&a);
+                ctx_switches += c.context_switches;
+            } else {
+                irq_tab.add(&a);
+            }
+        }
+        let completed = self.counters.completed;
+        let polled = self.counters.packets_polled;
+        let irqs = self.counters.hard_irqs;
+        let drops = self.queues.iter().map(|q| q.drops).sum::<u64>() - self.counters.drops_at_start;
+        let busy_cycles = app_tab.busy_ns() as f64 * self.freq_ghz;
+        let per = |x: u64| x as f64 / dur_s;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        Summary {
+            scenario: self.name.clone(),
+            profile: self.profile.clone(),
+            seed: self.cfg.run.seed,
+            mode: if self.cfg.load.qps.is_some() { "open" } else { "closed" }.to_string(),
+            offered_qps: self.cfg.load.qps,
+            throughput_qps: per(completed),
+            latency_us: self.latency.summary_us(),
+            cpu_pct: app_tab.pct(),
+            irq_cores_cpu_pct: (self.cores.len() > app).then(|| irq_tab.pct()),
+            irqs_per_s: per(irqs),
+            packets_per_irq: ratio(polled as f64, irqs as f64),
+            context_switches_per_s: per(ctx_switches),
+            context_switches_per_query: ratio(ctx_switches as f64, completed as f64),
+            cycles_per_query: ratio(busy_cycles, completed as f64),
+            drops,
+            busy_poll_pct: 100.0 * ratio(self.counters.packets_busy_polled as f64, polled as f64),
+            softirqs_per_s: per(self.counters.softirq_rounds),
+            watchdog_fires_per_s: per(self.counters.watchdog_fires),
+            rx_ring_wait_us: ratio(self.counters.ring_wait_ns as f64, polled as f64) / 1e3,
+            requests_completed: completed,
+            sim_time_s: now as f64 / 1e9,
+            sim_events: sched.processed(),
+            wall_s,
+        }
+    }
+}
+
+impl World for Server {
+    type Event = Ev;
+
+    fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {
+        match ev {
+            Ev::CoreDone { core, gen } => {
+                if self.cores[core as usize].gen == gen {
+                    self.core_segment_done(sched, core);
+                }
+            }
+            Ev::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
+            Ev::ModerationTimer { queue, gen } => {
+                if self.queues[queue as usize].on_timer(gen) {
+                    self.raise_queue_irq(sched, queue);
+                }
+            }
+            Ev::NapiTimer { napi, gen } => {
+                let t = self.napi_timer[napi as usize];
+                if t.0 == gen && t.2 {
+                    self.napi_timer[napi as usize].2 = false;
+                    self.raise_irq(sched, t.1, IrqSrc::NapiTimer(napi));
+                }
+            }
+            Ev::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
+            Ev::OpenArrival => self.open_arrival(sched),
+            Ev::ClientSend { conn } => self.client_send(sched, conn),
+            Ev::WarmupEnd => self.warmup_end(sched),
+        }
+    }
+}
+
+/// Accounting helper for the summary (kept here: it only reshapes numbers).
+pub fn pct_of(a: &[Nanos; 5]) -> CpuPct {
+    let total: Nanos = a.iter().sum();
+    let p = |i: usize| if total > 0 { 100.0 * a[i] as f64 / total as f64 } else { 0.0 };
+    CpuPct {
+        user: p(CpuClass::User as usize),
+        system: p(CpuClass::System as usize),
+        softirq: p(CpuClass::Softirq as usize),
+        irq: p(CpuClass::Irq as usize),
+        idle: p(CpuClass::Idle as usize),
+    }
+}

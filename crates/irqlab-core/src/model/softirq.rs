@@ -1,0 +1,153 @@
+//! The NET_RX softirq: `net_rx_action` polling the core's poll list, and the
+//! driver's poll (`mlx5e_napi_poll`) with its completion handling.
+//!
+//! A round polls each NAPI on the list once with its weight (64); a NAPI
+//! that used its whole weight goes to the tail for the next round (it is not
+//! repolled in the same `net_rx_action` call), unless a busy poller asked
+//! for it (PREFER_BUSY_POLL), in which case it is completed instead
+//! (`__napi_poll`). A round stops at `netdev_budget` packets or
+//! `netdev_budget_usecs`; `handle_softirqs` restarts while work is pending
+//! up to `MAX_SOFTIRQ_RESTART` times within 2 ms, then hands the rest to
+//! ksoftirqd, which here runs the same rounds at thread priority.
+
+use super::cpu::CpuClass;
+use super::nic::RxPacket;
+use super::sched::Seg;
+use super::server::{Ev, Server};
+use crate::engine::{Nanos, Scheduler};
+
+/// Per-core progress of the softirq in execution.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SoftirqState {
+    /// A round is in progress.
+    pub active: bool,
+    /// NAPIs still to poll in this round.
+    pub to_poll: u32,
+    pub budget_left: i64,
+    pub round_start_ns: Nanos,
+    pub restarts: u32,
+    pub first_start_ns: Nanos,
+    /// The NAPI being polled and how many packets the poll took.
+    pub polling: Option<(u32, u32)>,
+    /// The entry cost of the round was paid.
+    pub entered: bool,
+}
+
+impl Server {
+    /// Next softirq segment of `core`, or None when the softirq is done
+    /// (pending flag cleared, or handed to ksoftirqd).
+    pub(crate) fn softirq_next(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+        let now = sched.now();
+        let weight = self.cfg.napi.weight;
+        let st = &mut self.softirq[core as usize];
+        if !st.active {
+            // handle_softirqs: start (or restart) a round.
+            let c = &mut self.cores[core as usize];
+            c.softirq_pending = false;
+            if c.poll_list.is_empty() {
+                st.restarts = 0;
+                return None;
+            }
+            if st.restarts == 0 {
+                st.first_start_ns = now;
+            }
+            st.active = true;
+            c.softirq_in_round = true;
+            st.entered = false;
+            st.to_poll = c.poll_list.len() as u32;
+            st.budget_left = self.cfg.napi.netdev_budget as i64;
+            st.round_start_ns = now;
+            if self.measuring {
+                self.counters.softirq_rounds += 1;
+            }
+        }
+        let st = &mut self.softirq[core as usize];
+        let c = &mut self.cores[core as usize];
+        let budget_us = self.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
+        if st.to_poll == 0 || c.poll_list.is_empty() || st.budget_left <= 0 || now - st.round_start_ns >= budget_us {
+            // End of the round: anything left re-raises NET_RX.
+            st.active = false;
+            c.softirq_in_round = false;
+            if !c.poll_list.is_empty() {
+                st.restarts += 1;
+                if st.restarts >= self.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
+                    // wakeup_softirqd: the rest runs at thread priority.
+                    st.restarts = 0;
+                    c.ksoftirqd_mode = true;
+                    c.softirq_pending = true;
+                    return None;
+                }
+                c.softirq_pending = true;
+                return self.softirq_next(sched, core);
+            }
+            st.restarts = 0;
+            return None;
+        }
+        let napi = c.poll_list.pop_front().expect("non-empty poll list");
+        st.to_poll -= 1;
+        let entry = if st.entered { 0 } else { self.cfg.costs.softirq_entry_cycles };
+        st.entered = true;
+        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+        let (n, cycles) = self.driver_poll_take(napi, weight, &mut buf);
+        self.softirq_buf[core as usize] = buf;
+        self.softirq[core as usize].polling = Some((napi, n));
+        Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
+    }
+
+    /// The poll segment completed: deliver what it took, then complete or requeue.
+    pub(crate) fn softirq_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+        let Some((napi, n)) = self.softirq[core as usize].polling.take() else { return };
+        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+        self.deliver(sched, &mut buf, false);
+        self.softirq_buf[core as usize] = buf;
+        self.softirq[core as usize].budget_left -= n as i64;
+        let weight = self.cfg.napi.weight;
+        if n < weight || self.napis[napi as usize].prefer_busy_poll {
+            self.driver_complete(sched, core, napi, n);
+        } else {
+            // Whole weight used: stay scheduled, poll again next round.
+            self.cores[core as usize].poll_list.push_back(napi);
+        }
+    }
+
+    /// The driver's poll: take up to `budget` packets from the ring into
+    /// `buf` (delivered when the poll's segment ends); returns (packets,
+    /// cycles of the poll including the wake-ups its deliveries cause).
+    pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
+        buf.clear();
+        self.queues[napi as usize].take(budget, buf);
+        let n = buf.len() as u32;
+        let k = &self.cfg.costs;
+        let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles;
+        // ep_poll_callback wakes a sleeping waiter once per poll.
+        let mut woken: u64 = 0;
+        for p in buf.iter() {
+            let t = self.conns[p.conn as usize].thread;
+            if self.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
+                woken |= 1u64 << (t % 64);
+                cycles += k.wakeup_cycles;
+            }
+        }
+        (n, cycles)
+    }
+
+    /// The driver's completion after a poll that used less than its budget:
+    /// `napi_complete_done`, then re-arm the IRQ (with a DIM sample) if it
+    /// returned true, arm the watchdog, or reschedule on MISSED.
+    pub(crate) fn driver_complete(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
+        let c = self.napis[napi as usize].complete_done(work);
+        if let Some(t) = c.start_timer_ns {
+            self.napi_timer_start(sched, napi, core, t);
+        }
+        if c.reschedule {
+            self.napi_enqueue(core, napi);
+        }
+        if c.rearm_irq {
+            let now = sched.now();
+            let q = &mut self.queues[napi as usize];
+            q.dim_sample(now);
+            let action = q.arm(now);
+            self.moderation(sched, napi, action);
+        }
+    }
+}

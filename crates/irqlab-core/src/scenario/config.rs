@@ -1,0 +1,339 @@
+//! The typed scenario. Every section rejects unknown keys; every field has a
+//! default so a scenario states only what differs. Knob names are the kernel's
+//! and ethtool's (`rx-usecs`, `gro_flush_timeout`, `busy_poll_usecs`, …) and
+//! keep the kernel's units (nanoseconds for `gro_flush_timeout` and
+//! `irq_suspend_timeout`, microseconds for `rx-usecs` and `busy_poll_usecs`).
+//! Cost constants are CPU cycles at the core frequency; each says where its
+//! default comes from. Fitting them to the thesis is documented in
+//! `docs/calibration.md`; until then they are first estimates.
+
+use crate::workload::InterArrivalKind;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub name: String,
+    pub description: String,
+    pub run: RunCfg,
+    pub cpu: CpuCfg,
+    pub costs: Costs,
+    pub nic: NicCfg,
+    pub coalesce: CoalesceCfg,
+    pub napi: NapiCfg,
+    pub epoll: EpollCfg,
+    pub app: AppCfg,
+    pub load: LoadCfg,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunCfg {
+    /// Seed of every random stream of the run.
+    pub seed: u64,
+    /// Simulated time measured, after the warm-up, in seconds.
+    pub duration_s: f64,
+    /// Simulated time run before measuring, in seconds.
+    pub warmup_s: f64,
+    /// Profile applied when none is given on the command line.
+    pub profile: Option<String>,
+}
+impl Default for RunCfg {
+    fn default() -> Self {
+        RunCfg { seed: 1, duration_s: 1.0, warmup_s: 0.05, profile: None }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuCfg {
+    /// Cores running the application (one event-loop thread each).
+    pub app_cores: u32,
+    /// Core frequency; the thesis testbed runs at a constant 3 GHz turbo (thesis §4.1.1).
+    pub freq_ghz: f64,
+    /// Time for an idle core to start executing after an interrupt (C-state
+    /// exit). Default 2 µs: C1E exit latency on Xeon, `drivers/idle/intel_idle.c`
+    /// (C1 1–2 µs, C1E 2–10 µs); servers tuned for latency rarely reach C6.
+    pub wakeup_latency_ns: u64,
+}
+impl Default for CpuCfg {
+    fn default() -> Self {
+        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000 }
+    }
+}
+
+/// CPU costs in cycles. Defaults are first estimates from published costs
+/// (SYSTEM.md "Published costs"); `docs/calibration.md` records the fit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// Hard IRQ entry, driver ISR (ack, `napi_schedule`) and exit. Larsen et
+    /// al. 2009 measure > 3 µs of interrupt handling per frame on a 2.13 GHz
+    /// Xeon, of which this is the top-half part.
+    pub hardirq_cycles: u64,
+    /// One `net_rx_action` invocation (softirq entry/exit, poll-list handling).
+    pub softirq_entry_cycles: u64,
+    /// Fixed cost of one `napi->poll` call, also paid when it finds nothing.
+    pub napi_poll_cycles: u64,
+    /// Per received packet: driver RX, GRO, IP, TCP up to the socket queue
+    /// (Cai et al. 2021: tcp/ip 37 %, netdev 16 %, skb 7 %, … of RX time).
+    pub rx_packet_cycles: u64,
+    /// Waking a thread sleeping in `epoll_wait` (`ep_poll_callback`,
+    /// `try_to_wake_up`), paid by the context that delivers the packet.
+    pub wakeup_cycles: u64,
+    /// One `epoll_wait` system call (entry, `ep_poll`, exit), excluding polling.
+    pub epoll_wait_cycles: u64,
+    /// Per ready event copied to user space by `ep_send_events`.
+    pub epoll_event_cycles: u64,
+    /// One `read` of a request (syscall, `tcp_recvmsg`, copy).
+    pub recv_cycles: u64,
+    /// One `sendmsg` of a reply including the TX stack and driver transmit.
+    pub send_cycles: u64,
+    /// Additional TX cost per 64 bytes of reply value (copy and checksum).
+    pub send_cycles_per_64b: u64,
+    /// Thread switch (`__schedule`, `context_switch`), paid on the core.
+    pub context_switch_cycles: u64,
+    /// Extra user cycles an application pays after each interruption (cache
+    /// and pipeline disturbance; the thesis attributes much of the IPC gap to
+    /// L1i misses, §5.3). Explicit so that it can be fitted and switched off.
+    pub interrupt_penalty_cycles: u64,
+    /// An hrtimer expiry (the NAPI watchdog) in hard-IRQ context.
+    pub timer_irq_cycles: u64,
+    /// One iteration of the busy-poll loop around `napi->poll` (loop
+    /// overhead besides the poll itself).
+    pub busy_poll_iteration_cycles: u64,
+}
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            hardirq_cycles: 1_500,
+            softirq_entry_cycles: 600,
+            napi_poll_cycles: 400,
+            rx_packet_cycles: 3_600,
+            wakeup_cycles: 1_500,
+            epoll_wait_cycles: 1_200,
+            epoll_event_cycles: 100,
+            recv_cycles: 2_400,
+            send_cycles: 7_000,
+            send_cycles_per_64b: 20,
+            context_switch_cycles: 2_500,
+            interrupt_penalty_cycles: 1_500,
+            timer_irq_cycles: 800,
+            busy_poll_iteration_cycles: 200,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqRouting {
+    /// Queue i's MSI-X vector goes to application core i (thesis §3.1.2 one-to-one).
+    Aligned,
+    /// All vectors go to `nic.irq_cores` dedicated cores (IRQ packing).
+    Packed,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicCfg {
+    /// RX/TX queue pairs; 0 means one per application core.
+    pub queues: u32,
+    /// Descriptors per RX ring; a packet arriving at a full ring is dropped.
+    #[serde(rename = "rx-ring-size")]
+    pub rx_ring_size: u32,
+    #[serde(rename = "tx-ring-size")]
+    pub tx_ring_size: u32,
+    pub irq_routing: IrqRouting,
+    /// Dedicated IRQ cores when `irq_routing = "packed"`.
+    pub irq_cores: u32,
+    /// One-way latency between a client and the server's NIC (wire, switch,
+    /// client stack), nanoseconds.
+    pub wire_latency_ns: u64,
+    /// Time the NIC takes to DMA a packet into the ring and post its
+    /// completion; Larsen et al. 2009 put the hardware part at ≈ 0.6 µs.
+    pub dma_latency_ns: u64,
+}
+impl Default for NicCfg {
+    fn default() -> Self {
+        NicCfg {
+            queues: 0,
+            rx_ring_size: 1024,
+            tx_ring_size: 1024,
+            irq_routing: IrqRouting::Aligned,
+            irq_cores: 1,
+            wire_latency_ns: 10_000,
+            dma_latency_ns: 600,
+        }
+    }
+}
+
+/// ethtool coalescing (`ethtool -C`), one setting for every RX queue.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoalesceCfg {
+    /// Net DIM (`lib/dim`) chooses `rx-usecs`/`rx-frames` per queue.
+    #[serde(rename = "adaptive-rx")]
+    pub adaptive_rx: bool,
+    /// Interrupt at most this long after the moderation timer starts, µs.
+    #[serde(rename = "rx-usecs")]
+    pub rx_usecs: u32,
+    /// Interrupt once this many packets are pending (0 = no frame bound).
+    #[serde(rename = "rx-frames")]
+    pub rx_frames: u32,
+    /// Moderation timer restarts at every completion (CQE mode) rather than
+    /// starting at the first event (EQE mode); selects DIM's CQE profiles.
+    #[serde(rename = "cqe-mode-rx")]
+    pub cqe_mode_rx: bool,
+}
+impl Default for CoalesceCfg {
+    fn default() -> Self {
+        CoalesceCfg { adaptive_rx: false, rx_usecs: 1, rx_frames: 128, cqe_mode_rx: false }
+    }
+}
+
+/// Per-NAPI configuration (Linux ≥ 6.13, `napi-set`) and the softirq limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NapiCfg {
+    /// Empty polls tolerated before hard IRQs are re-enabled.
+    pub napi_defer_hard_irqs: u32,
+    /// NAPI watchdog (hrtimer) delay, nanoseconds; 0 disables deferral.
+    pub gro_flush_timeout: u64,
+    /// Safety timeout while the application suspends IRQs, nanoseconds.
+    pub irq_suspend_timeout: u64,
+    /// Packets per `napi->poll` (`NAPI_POLL_WEIGHT` 64).
+    pub weight: u32,
+    /// Packets per `net_rx_action` round (`net.core.netdev_budget` 300).
+    pub netdev_budget: u32,
+    /// Time per `net_rx_action` round, µs (`net.core.netdev_budget_usecs` 2000).
+    pub netdev_budget_usecs: u32,
+    /// Softirq restarts before deferring to ksoftirqd (`MAX_SOFTIRQ_RESTART` 10).
+    pub max_softirq_restart: u32,
+}
+impl Default for NapiCfg {
+    fn default() -> Self {
+        NapiCfg {
+            napi_defer_hard_irqs: 0,
+            gro_flush_timeout: 0,
+            irq_suspend_timeout: 0,
+            weight: 64,
+            netdev_budget: 300,
+            netdev_budget_usecs: 2_000,
+            max_softirq_restart: 10,
+        }
+    }
+}
+
+/// Per-epoll-instance busy polling (`EPIOCSPARAMS`) and how the application waits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EpollCfg {
+    pub busy_poll_usecs: u32,
+    /// Packets per busy-poll `napi->poll`; 0 means `BUSY_POLL_BUDGET` (8).
+    pub busy_poll_budget: u32,
+    pub prefer_busy_poll: bool,
+    /// `epoll_wait` sleeps when nothing is ready (timeout -1); when false the
+    /// application never sleeps and calls `epoll_wait` again at once.
+    pub blocking: bool,
+    /// `maxevents` of each `epoll_wait` call.
+    pub maxevents: u32,
+}
+impl Default for EpollCfg {
+    fn default() -> Self {
+        EpollCfg { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true, maxevents: 64 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
+pub enum ServiceDist {
+    Fixed { cycles: u64 },
+    Exponential { mean_cycles: u64 },
+    /// Uniform between `min_cycles` and `max_cycles`.
+    Uniform { min_cycles: u64, max_cycles: u64 },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AppCfg {
+    /// User-space cycles to process one request (memcached's parse, hash
+    /// lookup and reply build).
+    pub service: ServiceDist,
+    /// Extra user cycles per 64 bytes of value returned.
+    pub service_cycles_per_64b: u64,
+}
+impl Default for AppCfg {
+    fn default() -> Self {
+        AppCfg { service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
+    }
+}
+
+/// Key or value sizes: mutilate's ETC generators or a fixed size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
+pub enum SizeCfg {
+    Etc,
+    Fixed { bytes: u32 },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadCfg {
+    /// Client machines × threads per client × connections per thread.
+    pub clients: u32,
+    pub threads_per_client: u32,
+    pub connections_per_thread: u32,
+    /// Closed loop: requests outstanding per connection.
+    pub depth: u32,
+    /// Closed loop: pause between a reply and the next request, ns.
+    pub think_time_ns: u64,
+    /// Open loop at this many queries per second (over all connections);
+    /// absent means closed loop.
+    pub qps: Option<f64>,
+    pub interarrival: InterArrivalKind,
+    pub key_size: SizeCfg,
+    pub value_size: SizeCfg,
+    /// Fraction of requests that are gets (the rest are sets); mutilate's
+    /// default `--update 0.0` makes every request a get.
+    pub get_fraction: f64,
+}
+impl Default for LoadCfg {
+    fn default() -> Self {
+        LoadCfg {
+            clients: 1,
+            threads_per_client: 1,
+            connections_per_thread: 1,
+            depth: 1,
+            think_time_ns: 0,
+            qps: None,
+            interarrival: InterArrivalKind::Exponential,
+            key_size: SizeCfg::Etc,
+            value_size: SizeCfg::Etc,
+            get_fraction: 1.0,
+        }
+    }
+}
+
+impl LoadCfg {
+    pub fn connections(&self) -> u32 {
+        self.clients * self.threads_per_client * self.connections_per_thread
+    }
+}
+
+impl Config {
+    /// RX/TX queue pairs in effect.
+    pub fn queues(&self) -> u32 {
+        if self.nic.queues == 0 {
+            self.cpu.app_cores
+        } else {
+            self.nic.queues
+        }
+    }
+    /// Total cores modelled: application cores plus dedicated IRQ cores.
+    pub fn total_cores(&self) -> u32 {
+        match self.nic.irq_routing {
+            IrqRouting::Aligned => self.cpu.app_cores,
+            IrqRouting::Packed => self.cpu.app_cores + self.nic.irq_cores,
+        }
+    }
+}

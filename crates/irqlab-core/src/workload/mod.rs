@@ -1,0 +1,10 @@
+//! Workload generators as mutilate builds them: ETC key and value sizes and
+//! the inter-arrival distributions (exponential, `fb_ia`).
+
+pub mod distributions;
+pub mod etc;
+pub mod interarrival;
+
+pub use distributions::{GeneralizedPareto, Gev};
+pub use etc::{EtcKeySize, EtcValueSize, SizeDist, SizeField};
+pub use interarrival::{InterArrival, InterArrivalKind};
