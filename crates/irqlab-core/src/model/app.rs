@@ -37,6 +37,10 @@ pub enum Phase {
     SendReady,
     /// Sending its reply.
     InSend,
+    /// The busy loop goes on: `cpu_relax` spin before the next poll.
+    BusySpin { owned: bool },
+    /// In the spin.
+    InBusySpin { owned: bool },
     /// Next busy-poll iteration (bottom halves were enabled in between).
     BusyNext { owned: bool },
     /// The busy loop ended while owning the NAPI: `busy_poll_stop` next.
@@ -140,6 +144,10 @@ impl Server {
                     let cycles = k.send_cycles + k.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
                     return Some(sys(self.ns(cycles)));
                 }
+                Phase::BusySpin { owned } => {
+                    th.phase = Phase::InBusySpin { owned };
+                    return Some(sys(self.ns(k.busy_poll_iteration_cycles)));
+                }
                 Phase::BusyNext { owned } => {
                     let napi = th.busy_napi;
                     let prefer = self.epolls[t as usize].prefer_busy_poll;
@@ -183,13 +191,14 @@ impl Server {
         None
     }
 
-    /// A busy-poll iteration: the driver poll with the epoll budget if the
-    /// thread owns the NAPI, else only the loop's own cost. Runs with bottom
-    /// halves disabled.
+    /// A busy-poll iteration of `__napi_busy_loop`: the driver poll with the
+    /// epoll budget if the thread owns the NAPI (nothing if it does not).
+    /// Runs with bottom halves disabled; the loop's own cost is the spin
+    /// that follows when the loop goes on.
     fn busy_iteration(&mut self, t: ThreadId, owned: bool) -> Seg {
         let napi = self.threads[t as usize].busy_napi;
         let budget = self.epolls[t as usize].busy_poll_budget;
-        let mut cycles = self.cfg.costs.busy_poll_iteration_cycles;
+        let mut cycles = 0;
         if owned {
             let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
             let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
@@ -197,7 +206,7 @@ impl Server {
             cycles += c;
         }
         self.threads[t as usize].phase = Phase::InBusyIter { owned };
-        Seg { class: CpuClass::System, ns: self.ns(cycles).max(1), bh_disabled: true }
+        Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: true }
     }
 
     /// Effects of the thread's completed step.
@@ -248,7 +257,7 @@ impl Server {
                 let elapsed = now - self.threads[t as usize].busy_start_ns;
                 let loop_end = !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
                 if !loop_end {
-                    self.threads[t as usize].phase = Phase::BusyNext { owned };
+                    self.threads[t as usize].phase = Phase::BusySpin { owned };
                     return;
                 }
                 if owned {
@@ -257,6 +266,7 @@ impl Server {
                 }
                 self.busy_loop_finished(sched, t);
             }
+            Phase::InBusySpin { owned } => self.threads[t as usize].phase = Phase::BusyNext { owned },
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
                 let rc = buf.len() as u32;
@@ -291,7 +301,7 @@ impl Server {
         let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
         self.threads[t as usize].polled = buf;
         self.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
-        Seg { class: CpuClass::System, ns: self.ns(c).max(1), bh_disabled: true }
+        Seg { class: CpuClass::System, ns: self.ns(c), bh_disabled: true }
     }
 
     /// Back in `ep_busy_loop` after the busy loop: events → send them;

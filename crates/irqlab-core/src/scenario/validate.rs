@@ -48,15 +48,15 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     ] {
         int_range(name, v, 0, MAX_CYCLES)?;
     }
-    // An empty busy-poll iteration must take time, or a spinning thread
-    // would never let simulated time advance.
-    if k.busy_poll_iteration_cycles + k.napi_poll_cycles == 0 && c.epoll.busy_poll_usecs > 0 {
+    // A spinning busy-poll loop must take time, or simulated time would
+    // never advance.
+    if k.busy_poll_iteration_cycles == 0 && c.epoll.busy_poll_usecs > 0 {
         return Err(Error::field(
             "costs.busy_poll_iteration_cycles",
-            "must be at least 1 when busy polling is enabled (busy_poll_iteration_cycles + napi_poll_cycles > 0)",
+            "must be at least 1 when epoll.busy_poll_usecs is above 0",
         ));
     }
-    if k.epoll_wait_cycles + k.busy_poll_iteration_cycles + k.napi_poll_cycles == 0 && !c.epoll.blocking {
+    if k.epoll_wait_cycles == 0 && !c.epoll.blocking {
         return Err(Error::field(
             "costs.epoll_wait_cycles",
             "must be at least 1 when epoll.blocking is false, or a non-blocking loop would spin in zero time",
