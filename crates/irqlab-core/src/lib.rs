@@ -22,9 +22,16 @@ pub mod workload;
 
 pub use error::Error;
 pub use scenario::Scenario;
+pub use model::trace::{TimerReason, TraceEvent};
 pub use stats::summary::Summary;
 
 /// Run one scenario to completion and return its summary.
 pub fn run(scenario: &Scenario) -> Result<Summary, Error> {
     model::server::Server::build(scenario)?.run()
+}
+
+/// Run one scenario and also return up to `limit` kernel-level events
+/// (interrupts, NAPI timers, busy polls, IRQ suspension, sleeps, wake-ups).
+pub fn run_traced(scenario: &Scenario, limit: usize) -> Result<(Summary, Vec<(engine::Nanos, TraceEvent)>), Error> {
+    model::server::Server::build(scenario)?.with_trace(limit).run_traced()
 }

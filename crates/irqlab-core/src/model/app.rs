@@ -10,6 +10,7 @@ use super::cpu::{CpuClass, ThreadId};
 use super::nic::RxPacket;
 use super::sched::Seg;
 use super::server::{Ev, Server};
+use super::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 use crate::scenario::ServiceDist;
 use rand::Rng;
@@ -185,6 +186,7 @@ impl Server {
         let th = &mut self.threads[t as usize];
         if ep.blocking {
             th.phase = Phase::Sleeping;
+            self.tr(sched.now(), TraceEvent::Sleep { thread: t });
         } else {
             th.phase = Phase::Start;
         }
@@ -228,9 +230,10 @@ impl Server {
                 // napi_suspend_irqs (thesis Fig. 3.1 line 6).
                 if ep.prefer_busy_poll && !th.events.is_empty() {
                     if let Some(napi) = ep.napi_id {
+                        self.tr(now, TraceEvent::SuspendIrqs { napi });
                         if let Some(d) = self.napis[napi as usize].suspend_irqs() {
                             let core = self.threads[t as usize].core;
-                            self.napi_timer_start(sched, napi, core, d);
+                            self.napi_timer_start(sched, napi, core, d, TimerReason::Suspend);
                         }
                     }
                 }
@@ -251,6 +254,10 @@ impl Server {
             }
             Phase::InBusyIter { owned } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+                let napi = self.threads[t as usize].busy_napi;
+                if owned {
+                    self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
+                }
                 self.deliver(sched, &mut buf, true);
                 self.threads[t as usize].polled = buf;
                 let ep = &self.epolls[t as usize];
@@ -270,6 +277,8 @@ impl Server {
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
                 let rc = buf.len() as u32;
+                let napi = self.threads[t as usize].busy_napi;
+                self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
                 self.deliver(sched, &mut buf, true);
                 self.threads[t as usize].polled = buf;
                 let napi = self.threads[t as usize].busy_napi;
@@ -294,7 +303,7 @@ impl Server {
         let (skip, timer) = self.napis[napi as usize].busy_poll_stop(prefer);
         let core = self.threads[t as usize].core;
         if let Some(d) = timer {
-            self.napi_timer_start(sched, napi, core, d);
+            self.napi_timer_start(sched, napi, core, d, TimerReason::BusyPollStop);
         }
         let budget = self.epolls[t as usize].busy_poll_budget;
         let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
@@ -314,12 +323,21 @@ impl Server {
             return;
         }
         let napi = self.threads[t as usize].busy_napi;
-        if self.epolls[t as usize].prefer_busy_poll && self.napis[napi as usize].resume_irqs() {
-            let core = self.threads[t as usize].core;
-            self.napi_enqueue(core, napi);
+        if self.epolls[t as usize].prefer_busy_poll {
+            let scheduled = self.napis[napi as usize].resume_irqs();
+            self.tr(sched.now(), TraceEvent::ResumeIrqs { napi, scheduled });
+            if scheduled {
+                let core = self.threads[t as usize].core;
+                self.napi_enqueue(core, napi);
+            }
         }
         let ep = &mut self.epolls[t as usize];
         ep.napi_id = None;
-        self.threads[t as usize].phase = if ep.blocking { Phase::Sleeping } else { Phase::Start };
+        if ep.blocking {
+            self.threads[t as usize].phase = Phase::Sleeping;
+            self.tr(sched.now(), TraceEvent::Sleep { thread: t });
+        } else {
+            self.threads[t as usize].phase = Phase::Start;
+        }
     }
 }

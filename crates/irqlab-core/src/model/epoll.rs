@@ -4,6 +4,7 @@
 
 use super::nic::RxPacket;
 use super::server::{Ev, Server};
+use super::trace::TraceEvent;
 use crate::engine::Scheduler;
 use crate::scenario::EpollCfg;
 use std::collections::VecDeque;
@@ -67,6 +68,7 @@ impl Server {
                     ep.napi_id = Some(q);
                 }
                 if self.threads[t as usize].is_sleeping() {
+                    self.tr(now, TraceEvent::Wake { thread: t });
                     self.threads[t as usize].wake();
                     self.thread_make_runnable(sched, t);
                 }

@@ -19,3 +19,4 @@ pub mod nic;
 pub mod sched;
 pub mod server;
 pub mod softirq;
+pub mod trace;

@@ -7,6 +7,7 @@
 
 use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use super::server::{Ev, Server};
+use super::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
 
 /// A segment a context asks the core to run.
@@ -201,7 +202,9 @@ impl Server {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;
                 }
-                if self.napis[n as usize].watchdog() {
+                let scheduled = self.napis[n as usize].watchdog();
+                self.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
+                if scheduled {
                     self.napi_enqueue(core, n);
                 }
             }

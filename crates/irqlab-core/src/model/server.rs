@@ -10,6 +10,7 @@ use super::napi::{Napi, NapiConfig};
 use super::nic::{ModerationAction, RxPacket, RxQueue};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, World};
+use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
 use crate::scenario::{Config, IrqRouting, Scenario};
 use crate::stats::cycles::CycleTable;
@@ -84,6 +85,7 @@ pub struct Server {
     pub service_rng: Vec<crate::engine::StreamRng>,
     profile: Option<String>,
     name: String,
+    pub trace: Option<super::trace::Trace>,
 }
 
 impl Server {
@@ -151,6 +153,7 @@ impl Server {
             service_rng,
             profile: s.profile().map(|p| p.name().to_string()),
             name: cfg.name.clone(),
+            trace: None,
             cfg,
         })
     }
@@ -160,8 +163,27 @@ impl Server {
         cycles_to_ns(cycles, self.freq_ghz)
     }
 
+    /// Record up to `limit` kernel-level events (see [`super::trace`]).
+    pub fn with_trace(mut self, limit: usize) -> Self {
+        self.trace = Some(super::trace::Trace::new(limit));
+        self
+    }
+
+    #[inline]
+    pub(crate) fn tr(&mut self, now: Nanos, e: super::trace::TraceEvent) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(now, e);
+        }
+    }
+
     /// Run to the end and summarise.
-    pub fn run(mut self) -> Result<Summary, Error> {
+    pub fn run(self) -> Result<Summary, Error> {
+        self.run_traced().map(|(s, _)| s)
+    }
+
+    /// Run to the end; return the summary and the trace (empty unless
+    /// [`Server::with_trace`] was called).
+    pub fn run_traced(mut self) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
         for t in 0..self.threads.len() as u32 {
@@ -188,7 +210,8 @@ impl Server {
                 eprintln!("epoll ready {} napi {:?}", e.ready.len(), e.napi_id);
             }
         }
-        Ok(self.summary(&mut sched, wall_s))
+        let summary = self.summary(&mut sched, wall_s);
+        Ok((summary, self.trace.take().map(|t| t.events).unwrap_or_default()))
     }
 
     /// A packet reaches the ring: post it and apply moderation.
@@ -215,6 +238,7 @@ impl Server {
     }
 
     fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        self.tr(sched.now(), TraceEvent::IrqFired { queue });
         let q = &mut self.queues[queue as usize];
         q.fire();
         if self.measuring {
@@ -226,7 +250,8 @@ impl Server {
 
     /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
     /// (`hrtimer_start` replaces any earlier expiry).
-    pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos) {
+    pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
+        self.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
         let t = &mut self.napi_timer[napi as usize];
         t.0 = t.0.wrapping_add(1);
         t.1 = core;

@@ -14,6 +14,7 @@ use super::cpu::CpuClass;
 use super::nic::RxPacket;
 use super::sched::Seg;
 use super::server::{Ev, Server};
+use super::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 
 /// Per-core progress of the softirq in execution.
@@ -101,6 +102,7 @@ impl Server {
         self.deliver(sched, &mut buf, false);
         self.softirq_buf[core as usize] = buf;
         self.softirq[core as usize].budget_left -= n as i64;
+        self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
         let weight = self.cfg.napi.weight;
         if n < weight || self.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);
@@ -137,13 +139,14 @@ impl Server {
     pub(crate) fn driver_complete(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
         let c = self.napis[napi as usize].complete_done(work);
         if let Some(t) = c.start_timer_ns {
-            self.napi_timer_start(sched, napi, core, t);
+            self.napi_timer_start(sched, napi, core, t, TimerReason::Complete);
         }
         if c.reschedule {
             self.napi_enqueue(core, napi);
         }
         if c.rearm_irq {
             let now = sched.now();
+            self.tr(now, TraceEvent::IrqRearmed { queue: napi });
             let q = &mut self.queues[napi as usize];
             q.dim_sample(now);
             let action = q.arm(now);
