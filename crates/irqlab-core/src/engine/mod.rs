@@ -7,6 +7,7 @@
 pub mod queue;
 pub mod rng;
 pub mod time;
+pub mod timer;
 
 pub use queue::EventQueue;
 pub use rng::{RngStreams, StreamRng};

@@ -12,6 +12,7 @@
 
 use crate::dim::dim::DimSample;
 use crate::dim::net_dim::{DimCqPeriodMode, NetDim};
+use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
 use crate::engine::Nanos;
 use std::collections::VecDeque;
 
@@ -35,8 +36,8 @@ pub enum ModerationAction {
     Nothing,
     /// Raise the queue's interrupt now.
     FireNow,
-    /// (Re)start the moderation timer to expire at this time.
-    StartTimer(Nanos),
+    /// Post a moderation-timer event at this time with this generation.
+    PostTimer(Nanos, u32),
 }
 
 pub struct RxQueue {
@@ -49,10 +50,8 @@ pub struct RxQueue {
     pub armed: bool,
     /// Completions since the moderation period started.
     pending: u32,
-    /// The moderation period runs (a timer is pending).
-    timer_running: bool,
-    /// Timer events carry this; re-arming bumps it.
-    pub timer_gen: u32,
+    /// The moderation period's timer.
+    timer: LazyTimer,
     pub usecs: u32,
     pub frames: u32,
     cqe_mode: bool,
@@ -85,8 +84,7 @@ impl RxQueue {
             irq_core,
             armed: true,
             pending: 0,
-            timer_running: false,
-            timer_gen: 0,
+            timer: LazyTimer::default(),
             usecs,
             frames,
             cqe_mode,
@@ -121,25 +119,29 @@ impl RxQueue {
         if self.usecs == 0 {
             return ModerationAction::Nothing; // frame bound only
         }
-        if self.cqe_mode || !self.timer_running {
-            self.timer_running = true;
-            self.timer_gen = self.timer_gen.wrapping_add(1);
-            return ModerationAction::StartTimer(now + self.usecs as Nanos * 1_000);
+        if self.cqe_mode || !self.timer.is_armed() {
+            if let TimerPost::At(at, gen) = self.timer.start(now + self.usecs as Nanos * 1_000) {
+                return ModerationAction::PostTimer(at, gen);
+            }
         }
         ModerationAction::Nothing
     }
 
-    /// The moderation timer with generation `gen` expired.
-    pub fn on_timer(&mut self, gen: u32) -> bool {
-        gen == self.timer_gen && self.timer_running && self.armed && self.pending > 0
+    /// A moderation-timer event arrived: fire, re-post, or ignore.
+    pub fn on_timer(&mut self, now: Nanos, gen: u32) -> ModerationAction {
+        match self.timer.on_event(now, gen) {
+            TimerFire::Ignore => ModerationAction::Nothing,
+            TimerFire::Repost(at, gen) => ModerationAction::PostTimer(at, gen),
+            TimerFire::Expire if self.armed && self.pending > 0 => ModerationAction::FireNow,
+            TimerFire::Expire => ModerationAction::Nothing,
+        }
     }
 
     /// The interrupt fires: disarm until NAPI re-arms.
     pub fn fire(&mut self) {
         self.armed = false;
         self.pending = 0;
-        self.timer_running = false;
-        self.timer_gen = self.timer_gen.wrapping_add(1);
+        self.timer.cancel();
         self.irqs += 1;
         self.dim_events = self.dim_events.wrapping_add(1);
     }
@@ -152,7 +154,7 @@ impl RxQueue {
         }
         self.armed = true;
         self.pending = 0;
-        self.timer_running = false;
+        self.timer.cancel();
         let n = self.ring.len() as u32;
         self.on_completions(now, n)
     }
@@ -200,13 +202,15 @@ mod tests {
     #[test]
     fn eqe_timer_runs_from_the_first_completion_cqe_restarts() {
         let mut q = RxQueue::new(0, 16, 0, 8, 0, false, false);
-        assert_eq!(q.on_completions(100, 1), ModerationAction::StartTimer(8_100));
+        assert_eq!(q.on_completions(100, 1), ModerationAction::PostTimer(8_100, 1));
         assert_eq!(q.on_completions(200, 1), ModerationAction::Nothing);
+        assert_eq!(q.on_timer(8_100, 1), ModerationAction::FireNow);
         let mut c = RxQueue::new(0, 16, 0, 8, 0, true, false);
-        assert_eq!(c.on_completions(100, 1), ModerationAction::StartTimer(8_100));
-        assert_eq!(c.on_completions(200, 1), ModerationAction::StartTimer(8_200));
-        assert!(!c.on_timer(c.timer_gen.wrapping_sub(1)), "a restarted timer's old expiry is stale");
-        assert!(c.on_timer(c.timer_gen));
+        assert_eq!(c.on_completions(100, 1), ModerationAction::PostTimer(8_100, 1));
+        // CQE mode: the period restarts; the posted event is re-posted.
+        assert_eq!(c.on_completions(200, 1), ModerationAction::Nothing);
+        assert_eq!(c.on_timer(8_100, 1), ModerationAction::PostTimer(8_200, 1));
+        assert_eq!(c.on_timer(8_200, 1), ModerationAction::FireNow);
     }
 
     #[test]

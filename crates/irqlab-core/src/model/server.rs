@@ -9,6 +9,7 @@ use super::epoll::Epoll;
 use super::napi::{Napi, NapiConfig};
 use super::nic::{ModerationAction, RxPacket, RxQueue};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
+use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, World};
 use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
@@ -37,6 +38,14 @@ pub enum Ev {
     ClientSend { conn: u32 },
     /// Warm-up ends: statistics restart.
     WarmupEnd,
+}
+
+/// The NAPI watchdog (`napi->timer`, HRTIMER_MODE_REL_PINNED): it fires on
+/// the core that armed it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NapiTimer {
+    pub timer: LazyTimer,
+    pub core: u32,
 }
 
 /// A socket of one client connection on the server.
@@ -68,8 +77,8 @@ pub struct Server {
     pub cores: Vec<Core>,
     pub queues: Vec<RxQueue>,
     pub napis: Vec<Napi>,
-    /// Per NAPI: the hrtimer's generation, core and whether it is armed.
-    pub napi_timer: Vec<(u32, u32, bool)>,
+    /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
+    pub napi_timer: Vec<NapiTimer>,
     pub threads: Vec<AppThread>,
     pub epolls: Vec<Epoll>,
     pub conns: Vec<Conn>,
@@ -136,7 +145,7 @@ impl Server {
             freq_ghz: cfg.cpu.freq_ghz,
             cores,
             queues,
-            napi_timer: vec![(0, 0, false); nq as usize],
+            napi_timer: vec![NapiTimer::default(); nq as usize],
             napis,
             threads,
             epolls,
@@ -197,6 +206,7 @@ impl Server {
         run_until(&mut self, &mut sched, end);
         let wall_s = wall.elapsed().as_secs_f64();
         if std::env::var_os("IRQLAB_DEBUG").is_some() {
+            eprintln!("pending events at end: {}", sched.pending());
             for c in &self.cores {
                 eprintln!("core {} running {:?} stack {:?} irqp {:?} softirq {} poll {:?} rq {:?} cur {:?} ksoft {}", c.id, c.running, c.stack, c.irq_pending, c.softirq_pending, c.poll_list, c.runqueue, c.current_thread, c.ksoftirqd_mode);
             }
@@ -230,10 +240,7 @@ impl Server {
         match action {
             ModerationAction::Nothing => {}
             ModerationAction::FireNow => self.raise_queue_irq(sched, queue),
-            ModerationAction::StartTimer(at) => {
-                let gen = self.queues[queue as usize].timer_gen;
-                sched.at(at, Ev::ModerationTimer { queue, gen });
-            }
+            ModerationAction::PostTimer(at, gen) => sched.at(at, Ev::ModerationTimer { queue, gen }),
         }
     }
 
@@ -253,10 +260,14 @@ impl Server {
     pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
         self.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
         let t = &mut self.napi_timer[napi as usize];
-        t.0 = t.0.wrapping_add(1);
-        t.1 = core;
-        t.2 = true;
-        sched.after(delay_ns, Ev::NapiTimer { napi, gen: t.0 });
+        if t.core != core && t.timer.is_armed() {
+            // Re-armed from another CPU: the old expiry must not fire there.
+            t.timer.cancel();
+        }
+        t.core = core;
+        if let TimerPost::At(at, gen) = t.timer.start(sched.now() + delay_ns) {
+            sched.at(at, Ev::NapiTimer { napi, gen });
+        }
     }
 
     fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
@@ -339,15 +350,18 @@ impl World for Server {
             }
             Ev::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
             Ev::ModerationTimer { queue, gen } => {
-                if self.queues[queue as usize].on_timer(gen) {
-                    self.raise_queue_irq(sched, queue);
-                }
+                let a = self.queues[queue as usize].on_timer(sched.now(), gen);
+                self.moderation(sched, queue, a);
             }
             Ev::NapiTimer { napi, gen } => {
-                let t = self.napi_timer[napi as usize];
-                if t.0 == gen && t.2 {
-                    self.napi_timer[napi as usize].2 = false;
-                    self.raise_irq(sched, t.1, IrqSrc::NapiTimer(napi));
+                let t = &mut self.napi_timer[napi as usize];
+                match t.timer.on_event(sched.now(), gen) {
+                    TimerFire::Ignore => {}
+                    TimerFire::Repost(at, gen) => sched.at(at, Ev::NapiTimer { napi, gen }),
+                    TimerFire::Expire => {
+                        let core = t.core;
+                        self.raise_irq(sched, core, IrqSrc::NapiTimer(napi));
+                    }
                 }
             }
             Ev::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
