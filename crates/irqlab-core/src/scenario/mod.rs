@@ -70,10 +70,29 @@ impl Scenario {
 
     /// Apply an override written `key=value`.
     pub fn set_pair(&mut self, pair: &str) -> Result<(), Error> {
-        let (k, v) = pair.split_once('=').ok_or_else(|| {
-            Error::Override(format!("override `{pair}` must have the form key=value, e.g. load.qps=300000"))
-        })?;
-        self.set(k.trim(), v.trim())
+        self.set_pairs(&[pair])
+    }
+
+    /// Apply several `key=value` overrides at once: they are validated
+    /// together, so a combination valid only as a whole is accepted. On error
+    /// none is applied.
+    pub fn set_pairs<S: AsRef<str>>(&mut self, pairs: &[S]) -> Result<(), Error> {
+        let n = self.overrides.len();
+        for pair in pairs {
+            let pair = pair.as_ref();
+            let Some((k, v)) = pair.split_once('=') else {
+                self.overrides.truncate(n);
+                return Err(Error::Override(format!(
+                    "override `{pair}` must have the form key=value, e.g. load.qps=300000"
+                )));
+            };
+            self.overrides.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        if let Err(e) = self.resolve() {
+            self.overrides.truncate(n);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// The resolved configuration.
@@ -101,9 +120,15 @@ impl Scenario {
         for (k, v) in &self.overrides {
             set_path(&mut table, k, parse_value(v))?;
         }
-        let cfg: Config = toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::Scenario(format!("scenario {}", e.message())))?;
+        let cfg: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let msg = e.inner().message().to_string();
+            if path == "." || path.is_empty() {
+                Error::Scenario(format!("scenario: {msg}"))
+            } else {
+                Error::Scenario(format!("scenario field `{path}`: {msg}"))
+            }
+        })?;
         validate::validate(&cfg)?;
         self.cfg = cfg;
         Ok(())

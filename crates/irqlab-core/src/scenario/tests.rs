@@ -23,6 +23,7 @@ fn minimal_scenario_resolves_with_defaults() {
 fn unknown_keys_are_errors_naming_the_field() {
     let e = Scenario::from_toml_str("[cpu]\napp_corez = 3\n").unwrap_err().to_string();
     assert!(e.contains("app_corez"), "{e}");
+    assert!(e.contains("`cpu.app_corez`"), "{e}");
     let e = Scenario::from_toml_str("[bogus]\nx = 1\n").unwrap_err().to_string();
     assert!(e.contains("bogus"), "{e}");
 }
@@ -44,7 +45,7 @@ fn out_of_range_values_name_field_and_range() {
 fn type_errors_are_reported() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
     let e = s.set("cpu.app_cores", "many").unwrap_err().to_string();
-    assert!(e.contains("app_cores") || e.contains("invalid type"), "{e}");
+    assert!(e.starts_with("scenario field `cpu.app_cores`: invalid type"), "{e}");
     assert!(s.set_pair("novalue").is_err());
     assert!(s.set("a..b", "1").is_err());
 }
@@ -84,6 +85,17 @@ fn profiles_match_the_thesis_appendix() {
         assert_eq!(c.epoll.prefer_busy_poll, prefer, "{name}");
         assert_eq!(c.epoll.blocking, blocking, "{name}");
     }
+}
+
+#[test]
+fn overrides_valid_only_together_are_accepted_as_a_batch() {
+    let text = format!("{MIN}[nic]\nqueues = 2\n");
+    let mut s = Scenario::from_toml_str(&text).unwrap();
+    assert!(s.set_pair("cpu.app_cores=4").is_err());
+    s.set_pairs(&["cpu.app_cores=4", "nic.queues=4"]).unwrap();
+    assert_eq!(s.config().queues(), 4);
+    assert!(s.set_pairs(&["cpu.app_cores=8", "nic.queues=x"]).is_err());
+    assert_eq!(s.config().cpu.app_cores, 4, "a failed batch changes nothing");
 }
 
 #[test]

@@ -1,0 +1,69 @@
+# irqlab: one command per job.
+#
+#   make demo    set up, then run the thesis bare-metal scenario under every profile
+#   make test    set up, then run every test (cargo test, then pytest)
+#   make bench   set up, then measure the simulator (irqlab bench, cargo bench)
+#   make setup   build the Python package into the repo-local virtualenv .venv/
+#   make clean   remove .venv/, target/ and caches
+#
+# Only cargo and python3 are taken from the machine; everything else is
+# installed here, pinned (requirements-dev.txt, pyproject.toml, Cargo.lock).
+# Every target is idempotent, and `make setup` does nothing when nothing changed.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_SCENARIO ?= scenarios/thesis/bare-metal.toml
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+
+# What the native module is built from (tests and benches of the crates are not).
+RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(wildcard crates/*/Cargo.toml crates/*/build.rs) \
+	$(shell find crates -path '*/src/*' -type f -name '*.rs' 2>/dev/null)
+
+.PHONY: help setup demo test bench clean
+
+help:
+	@sed -n '3,8s/^# \{0,1\}//p' Makefile
+
+setup: $(VENV)/.irqlab-installed
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.dev-deps: requirements-dev.txt | $(BIN)/python
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+# `maturin develop` builds the native module in release mode, puts it beside
+# the Python sources and installs the package in editable form (Python edits
+# need no rebuild) with its `irqlab` command.
+$(VENV)/.irqlab-installed: $(VENV)/.dev-deps pyproject.toml $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	test -x $(BIN)/irqlab
+	touch $@
+
+demo: setup
+	@for profile in $$($(BIN)/python -c 'import irqlab; print(*irqlab.PROFILES)'); do \
+		echo "== irqlab run $(DEMO_SCENARIO) --profile $$profile"; \
+		$(BIN)/irqlab run $(DEMO_SCENARIO) --profile $$profile; \
+		echo; \
+	done
+
+# Both suites run even if the first fails; the target fails if either did.
+test: setup
+	@status=0; \
+	cargo test --workspace --release || status=1; \
+	$(BIN)/pytest -q tests/python || status=1; \
+	exit $$status
+
+bench: setup
+	$(BIN)/irqlab bench
+	cargo bench -p irqlab-core
+
+clean:
+	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so
+	find python tests -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,98 @@
+//! `irqlab._core`: the Python face of irqlab-core. This crate only converts
+//! (Python values in, JSON text out, core errors to Python exceptions); every
+//! decision about scenarios and runs is the core's, every decision about the
+//! user experience is the Python package's (SYSTEM.md "Tiers").
+
+mod error;
+
+use irqlab_core::scenario::Profile;
+use irqlab_core::Scenario;
+use pyo3::prelude::*;
+
+use error::{guard, guard_without_gil, Failure, ScenarioError};
+
+/// Build a scenario from its text, a profile and `key=value` overrides, in
+/// the core's layering order (file, profile, overrides).
+fn build(toml_text: &str, profile: Option<&str>, overrides: &[String]) -> Result<Scenario, Failure> {
+    let mut scenario = Scenario::from_toml_str(toml_text)?;
+    if let Some(name) = profile {
+        scenario.set_profile(name)?;
+    }
+    // Overrides are validated together: a combination valid only as a whole
+    // (cpu.app_cores with nic.queues) is accepted.
+    scenario.set_pairs(overrides)?;
+    Ok(scenario)
+}
+
+/// A float as a TOML value (`repr`-like; TOML spells non-finite values in lower case).
+fn toml_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Run a scenario and return its summary as JSON text.
+///
+/// `seed` and `duration_s` are the overrides `run.seed` and `run.duration_s`,
+/// applied after `overrides`. The GIL is released while the simulation runs.
+#[pyfunction]
+#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new(), seed=None, duration_s=None))]
+fn run(
+    py: Python<'_>,
+    toml_text: String,
+    profile: Option<String>,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+    duration_s: Option<f64>,
+) -> PyResult<String> {
+    guard_without_gil(py, "running the simulation", move || {
+        let mut scenario = build(&toml_text, profile.as_deref(), &overrides)?;
+        if let Some(seed) = seed {
+            scenario.set("run.seed", &seed.to_string())?;
+        }
+        if let Some(duration_s) = duration_s {
+            scenario.set("run.duration_s", &toml_float(duration_s))?;
+        }
+        let summary = irqlab_core::run(&scenario)?;
+        Ok(serde_json::to_string(&summary)?)
+    })
+}
+
+/// Validate a scenario with its profile and overrides and return the
+/// resolved configuration as JSON text.
+#[pyfunction]
+#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new()))]
+fn resolve(toml_text: &str, profile: Option<&str>, overrides: Vec<String>) -> PyResult<String> {
+    guard("resolving the scenario", || {
+        let scenario = build(toml_text, profile, &overrides)?;
+        Ok(serde_json::to_string(scenario.config())?)
+    })
+}
+
+/// The profile names, in the core's order.
+#[pyfunction]
+fn profiles() -> Vec<&'static str> {
+    Profile::ALL.iter().map(|p| p.name()).collect()
+}
+
+/// Panic inside the guard. Exists only so that tests can check that a panic
+/// in Rust reaches Python as a `RuntimeError`.
+#[pyfunction]
+fn _selftest_panic(message: String) -> PyResult<()> {
+    guard("running the panic self-test", || -> Result<(), Failure> { panic!("{message}") })
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(_selftest_panic, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,234 @@
+"""Scenarios: a TOML text, a profile and ``key=value`` overrides.
+
+A :class:`Scenario` is immutable: :meth:`Scenario.with_profile` and
+:meth:`Scenario.with_overrides` return new objects. Every object is validated
+by the core when it is made (``_core.resolve``), so a bad file, an unknown
+profile or an out-of-range override raises :class:`irqlab.ScenarioError` at
+once, never later in a run. The layering is the core's: the file, then the
+profile, then the overrides in the order given (a later one wins).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
+
+from irqlab import _core
+from irqlab._core import ScenarioError
+
+#: What :meth:`Scenario.with_overrides` accepts as a positional argument.
+Overrides = Union[str, Mapping[str, Any], Iterable[str]]
+
+
+class Scenario:
+    """A validated scenario: the file's text plus a profile and overrides."""
+
+    __slots__ = ("_text", "_profile", "_overrides", "_source", "_resolved_json")
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        profile: Optional[str] = None,
+        overrides: Iterable[str] = (),
+        source: Optional[str] = None,
+    ) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"scenario text must be a str, not {type(text).__name__}")
+        overrides = tuple(overrides)
+        for pair in overrides:
+            if not isinstance(pair, str):
+                raise TypeError(f"overrides must be 'key=value' strings, not {type(pair).__name__}")
+        self._text = text
+        self._profile = profile
+        self._overrides = overrides
+        self._source = source
+        # Validation happens here, in the core, so that no invalid object exists.
+        try:
+            self._resolved_json = _core.resolve(text, profile, list(overrides))
+        except ScenarioError as e:
+            raise _blame_override(text, profile, overrides, e) from None
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike[str]]) -> Scenario:
+        """Read and validate a scenario file."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            reason = e.strerror or str(e)
+            raise ScenarioError(f"cannot read scenario file {path}: {reason}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
+        try:
+            return cls(text, source=path)
+        except ScenarioError as e:
+            raise ScenarioError(f"{path}: {e}") from None
+
+    @classmethod
+    def from_str(cls, text: str, *, source: Optional[str] = None) -> Scenario:
+        """Validate a scenario given as TOML text."""
+        return cls(text, source=source)
+
+    def with_profile(self, name: Optional[str]) -> Scenario:
+        """The same scenario under profile ``name`` (``None``: the file's own, if any)."""
+        return Scenario(self._text, profile=name, overrides=self._overrides, source=self._source)
+
+    def with_overrides(self, *args: Overrides, **kwargs: Any) -> Scenario:
+        """The same scenario with more overrides, applied after the existing ones.
+
+        Each positional argument is a ``"key=value"`` string (the value is read
+        as TOML, a bare word as a string, exactly like ``--set``), an iterable
+        of such strings, or a mapping ``{"load.qps": 300000}``. A mapping under
+        a section name sets fields of that section (``{"load": {"qps":
+        300000}}``); under a field it is an inline table that replaces the
+        field (``{"app.service": {"dist": "fixed", "cycles": 4000}}``). Keyword
+        arguments are a mapping whose ``__`` stands for ``.``:
+        ``with_overrides(load__qps=300000)``. Python values are written as
+        TOML (bool, int, float, list, dict); a top-level ``str`` value is read
+        like ``--set`` (TOML, or a string if it is a bare word).
+        """
+        pairs: list[str] = []
+        for arg in args:
+            if isinstance(arg, str):
+                pairs.append(arg)
+            elif isinstance(arg, Mapping):
+                pairs.extend(_pairs_from_mapping(arg))
+            elif isinstance(arg, Iterable):
+                for pair in arg:
+                    if not isinstance(pair, str):
+                        raise TypeError(
+                            f"overrides must be 'key=value' strings or mappings, not {type(pair).__name__}"
+                        )
+                    pairs.append(pair)
+            else:
+                raise TypeError(f"overrides must be 'key=value' strings or mappings, not {type(arg).__name__}")
+        if kwargs:
+            pairs.extend(_pairs_from_mapping({k.replace("__", "."): v for k, v in kwargs.items()}))
+        return Scenario(
+            self._text, profile=self._profile, overrides=self._overrides + tuple(pairs), source=self._source
+        )
+
+    # -- reading ------------------------------------------------------------
+
+    def resolved(self) -> dict[str, Any]:
+        """The resolved configuration (file + profile + overrides) as a fresh dict."""
+        resolved: dict[str, Any] = json.loads(self._resolved_json)
+        return resolved
+
+    @property
+    def text(self) -> str:
+        """The scenario file's TOML text, as given."""
+        return self._text
+
+    @property
+    def profile(self) -> Optional[str]:
+        """The profile chosen here; ``None`` means the file's ``run.profile``, if any."""
+        return self._profile
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The overrides, as ``"key=value"`` strings in the order applied."""
+        return self._overrides
+
+    @property
+    def source(self) -> Optional[str]:
+        """The file the scenario was loaded from, if any."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        """The scenario's ``name`` field."""
+        return str(self.resolved().get("name", ""))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return (self._text, self._profile, self._overrides) == (other._text, other._profile, other._overrides)
+
+    def __hash__(self) -> int:
+        return hash((self._text, self._profile, self._overrides))
+
+    def __repr__(self) -> str:
+        where = self._source if self._source is not None else f"name={self.name!r}"
+        parts = [where]
+        if self._profile is not None:
+            parts.append(f"profile={self._profile!r}")
+        if self._overrides:
+            parts.append(f"overrides={list(self._overrides)!r}")
+        return f"Scenario({', '.join(parts)})"
+
+
+def _blame_override(
+    text: str, profile: Optional[str], overrides: tuple[str, ...], error: ScenarioError
+) -> ScenarioError:
+    """Name the override at fault when the core's message does not.
+
+    The core applies overrides one by one, so the first prefix of them that
+    fails ends with the culprit. File and profile errors are returned as is.
+    """
+    for i, pair in enumerate(overrides):
+        try:
+            _core.resolve(text, profile, list(overrides[: i + 1]))
+        except ScenarioError as e:
+            message = str(e)
+            key = pair.split("=", 1)[0].strip()
+            if key and f"`{key}`" in message:
+                return ScenarioError(message)
+            return ScenarioError(f"override `{pair}` was rejected: {message}")
+    return error
+
+
+def _pairs_from_mapping(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
+    pairs = []
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise TypeError(f"override keys must be str, not {type(key).__name__}")
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and "." not in path:
+            # A mapping under a section name sets fields of that section; one
+            # deeper (`app.service`) is an inline table that replaces the value.
+            pairs.extend(_pairs_from_mapping(value, prefix=f"{path}."))
+        else:
+            pairs.append(f"{path}={_toml_value(value, key=path, top=True)}")
+    return pairs
+
+
+def _toml_value(value: Any, *, key: str, top: bool) -> str:
+    """A Python value as TOML text. A top-level ``str`` is passed as written
+    (read like ``--set``); inside a list it is quoted."""
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalar -> Python scalar
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return value if top else json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v, key=key, top=False) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = (f"{_toml_key(k)} = {_toml_value(v, key=f'{key}.{k}', top=False)}" for k, v in value.items())
+        return "{ " + ", ".join(items) + " }"
+    if value is None:
+        raise TypeError(f"override `{key}` is None; TOML has no null, so leave the key out of the scenario instead")
+    raise TypeError(f"override `{key}` has a value of type {type(value).__name__}, which TOML cannot express")
+
+
+def _toml_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"override keys must be str, not {type(key).__name__}")
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else json.dumps(key)

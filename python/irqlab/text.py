@@ -1,0 +1,143 @@
+"""Plain-text rendering of summaries, profiles and benchmarks for the terminal.
+
+ASCII only (``us`` for microseconds) so that output survives any locale and pipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from irqlab.bench import BenchResult
+from irqlab.summary import Summary
+
+_NA = "n/a"
+
+
+def summary_table(s: Summary) -> str:
+    """A summary as aligned ``label  value`` lines."""
+    rows: list[tuple[str, str]] = [
+        ("scenario", str(s.get("scenario") or _NA)),
+        ("profile", str(s.get("profile") or "(none)")),
+        ("seed", str(s.get("seed", _NA))),
+        ("load", _load(s)),
+        ("simulated", _unit(s.get("sim_time_s"), 3, "s")),
+        ("throughput", _unit(s.get("throughput_qps"), 0, "queries/s")),
+        ("latency (us)", _parts(s.get("latency_us"), [("mean", "mean"), ("p50", "p50"), ("p95", "p95"),
+                                                      ("p99", "p99"), ("p99.9", "p999")], 1)),
+        ("cpu (%)", _cpu(s.get("cpu_pct"))),
+    ]
+    if s.get("irq_cores_cpu_pct") is not None:
+        rows.append(("irq cores cpu (%)", _cpu(s.get("irq_cores_cpu_pct"))))
+    rows += [
+        ("irqs/s", _num(s.get("irqs_per_s"), 0)),
+        ("packets/irq", _num(s.get("packets_per_irq"), 2)),
+        ("softirqs/s", _num(s.get("softirqs_per_s"), 0)),
+        ("watchdog fires/s", _num(s.get("watchdog_fires_per_s"), 0)),
+        ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
+                             f"{_num(s.get('context_switches_per_query'), 3)} /query"),
+        ("cycles/query", _num(s.get("cycles_per_query"), 0)),
+        ("drops", _num(s.get("drops"), 0)),
+        ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
+        ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
+        ("requests completed", _num(s.get("requests_completed"), 0)),
+        ("sim events", _num(s.get("sim_events"), 0)),
+        ("wall time", _unit(s.get("wall_s"), 3, "s")),
+        ("events/wall s", _events_rate(s.get("sim_events"), s.get("wall_s"))),
+    ]
+    return _aligned(rows)
+
+
+def profiles_table(knobs: Mapping[str, Mapping[str, Any]]) -> str:
+    """Knobs as rows, profiles as columns."""
+    names = list(knobs)
+    keys = list(next(iter(knobs.values()), {}))
+    header = ["knob", *names]
+    body = [[key, *(_toml(knobs[name].get(key)) for name in names)] for key in keys]
+    return _columns([header, *body])
+
+
+def bench_table(result: BenchResult) -> str:
+    head = _aligned([
+        ("scenario", result.scenario),
+        ("profile", result.profile or "(none)"),
+        ("simulated", _unit(result.duration_s, 3, "s per run, after warm-up")),
+    ])
+    runs = [["run", "sim events", "wall s", "events/wall s"]]
+    for i, (s, rate) in enumerate(zip(result.runs, result.events_per_wall_s), start=1):
+        runs.append([str(i), _num(s.sim_events, 0), _num(s.wall_s, 3), _si(rate)])
+    tail = _aligned([
+        ("best", f"{_si(result.best)} events/s"),
+        ("median", f"{_si(result.median)} events/s"),
+    ])
+    return "\n".join([head, "", _columns(runs, right=(1, 2, 3)), "", tail])
+
+
+# -- helpers ----------------------------------------------------------------
+
+
+def _aligned(rows: Sequence[tuple[str, str]]) -> str:
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {value}".rstrip() for label, value in rows)
+
+
+def _columns(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _num(x: Any, digits: int) -> str:
+    if x is None:
+        return _NA
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return f"{x:,.{digits}f}"
+
+
+def _unit(x: Any, digits: int, unit: str) -> str:
+    return _NA if x is None else f"{_num(x, digits)} {unit}"
+
+
+def _parts(record: Any, names: Sequence[tuple[str, str]], digits: int) -> str:
+    if not isinstance(record, Mapping):
+        return _NA
+    return "   ".join(f"{label} {_num(record.get(key), digits):>7}" for label, key in names)
+
+
+def _cpu(record: Any) -> str:
+    names = [("user", "user"), ("system", "system"), ("softirq", "softirq"), ("irq", "irq"), ("idle", "idle")]
+    return _parts(record, names, 1)
+
+
+def _load(s: Summary) -> str:
+    mode = s.get("mode")
+    offered = s.get("offered_qps")
+    if mode == "open" and offered is not None:
+        return f"open loop, {_num(offered, 0)} queries/s offered"
+    return f"{mode} loop" if mode else _NA
+
+
+def _events_rate(events: Any, wall: Any) -> str:
+    if not isinstance(events, (int, float)) or not isinstance(wall, (int, float)) or wall <= 0:
+        return _NA
+    return f"{_si(events / wall)} events/s"
+
+
+def _si(x: float) -> str:
+    """``15.2 M`` style, for a unit to follow after a space."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= factor:
+            return f"{x / factor:.2f} {prefix}"
+    return f"{x:.0f}"
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "-"
+    return str(v)

@@ -1,0 +1,107 @@
+"""`irqlab run` end to end. Every test here simulates (needs_run)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SHORT, SMALL, irqlab
+
+pytestmark = pytest.mark.needs_run
+
+S = str(SMALL)
+NUMBER = (int, float)
+REQUIRED = {
+    "scenario": str,
+    "profile": (str, type(None)),
+    "seed": int,
+    "mode": str,
+    "offered_qps": (int, float, type(None)),
+    "throughput_qps": NUMBER,
+    "latency_us": dict,
+    "cpu_pct": dict,
+    "irq_cores_cpu_pct": (dict, type(None)),
+    "irqs_per_s": NUMBER,
+    "packets_per_irq": NUMBER,
+    "context_switches_per_s": NUMBER,
+    "context_switches_per_query": NUMBER,
+    "cycles_per_query": NUMBER,
+    "drops": int,
+    "busy_poll_pct": NUMBER,
+    "softirqs_per_s": NUMBER,
+    "watchdog_fires_per_s": NUMBER,
+    "rx_ring_wait_us": NUMBER,
+    "requests_completed": int,
+    "sim_time_s": NUMBER,
+    "sim_events": int,
+    "wall_s": NUMBER,
+}
+
+
+def run_json(*args: str) -> dict:
+    result = irqlab("run", S, "--duration", SHORT, "--json", *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1, "--json prints exactly one line"
+    summary = json.loads(result.stdout)
+    assert isinstance(summary, dict)
+    return summary
+
+
+def test_json_has_every_field_with_sane_values():
+    s = run_json("--profile", "irq-suspend", "--seed", "11")
+    for field, kind in REQUIRED.items():
+        assert field in s, field
+        assert isinstance(s[field], kind) and not isinstance(s[field], bool), (field, s[field])
+    assert s["scenario"] == "small"
+    assert s["profile"] == "irq-suspend"
+    assert s["seed"] == 11
+    assert s["mode"] == "closed" and s["offered_qps"] is None
+    assert s["throughput_qps"] > 0 and s["requests_completed"] > 0 and s["sim_events"] > 0
+    assert s["wall_s"] > 0 and s["sim_time_s"] > 0 and s["drops"] >= 0
+    lat = s["latency_us"]
+    assert set(lat) == {"mean", "p50", "p95", "p99", "p999"}
+    assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["p999"]
+    cpu = s["cpu_pct"]
+    assert set(cpu) == {"user", "system", "softirq", "irq", "idle"}
+    assert all(0 <= v <= 100 for v in cpu.values())
+    assert sum(cpu.values()) == pytest.approx(100, abs=1)
+    assert 0 <= s["busy_poll_pct"] <= 100
+
+
+def test_table_shows_the_headline_fields():
+    result = irqlab("run", S, "--duration", SHORT, "--profile", "adaptive-coalescing")
+    assert result.returncode == 0, result.stderr
+    for label in ("throughput", "latency (us)", "p50", "p99", "p99.9", "cpu (%)", "user", "softirq",
+                  "irqs/s", "packets/irq", "context switches", "cycles/query", "drops", "busy-poll share",
+                  "sim events", "wall time", "events/wall s"):
+        assert label in result.stdout, label
+    assert "adaptive-coalescing" in result.stdout
+
+
+def test_set_qps_makes_an_open_loop():
+    s = run_json("--set", "load.qps=20000")
+    assert s["mode"] == "open"
+    assert s["offered_qps"] == pytest.approx(20000)
+
+
+@pytest.mark.parametrize("profile", ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"])
+def test_same_seed_gives_the_same_summary(profile):
+    a = run_json("--profile", profile, "--seed", "3")
+    b = run_json("--profile", profile, "--seed", "3")
+    a.pop("wall_s")
+    b.pop("wall_s")
+    assert a == b
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "irqlab"
+    assert script.exists(), "make setup installs .venv/bin/irqlab"
+    import subprocess
+
+    result = subprocess.run([str(script), "run", S, "--duration", SHORT, "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["scenario"] == "small"
