@@ -24,7 +24,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(wildcard crates/*/Cargo.toml crates/*/build.rs) \
 	$(shell find crates -path '*/src/*' -type f -name '*.rs' 2>/dev/null)
 
-.PHONY: help setup demo test bench clean
+.PHONY: help setup native demo test bench clean
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -42,9 +42,19 @@ $(VENV)/.dev-deps: requirements-dev.txt | $(BIN)/python
 # the Python sources and installs the package in editable form (Python edits
 # need no rebuild) with its `irqlab` command.
 $(VENV)/.irqlab-installed: $(VENV)/.dev-deps pyproject.toml $(RUST_SOURCES)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	flock $(VENV)/.build.lock env VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
 	test -x $(BIN)/irqlab
+	$(MAKE) --no-print-directory native
 	touch $@
+
+# Native programs the Python package runs (the preload shim, the load
+# generator), copied into the package so that it finds them wherever it runs.
+NATIVE := python/irqlab/_native
+native:
+	cargo build --release -p irqlab-preload -p irqlab-loadgen
+	mkdir -p $(NATIVE)
+	cp -f target/release/libirqlab_preload.so $(NATIVE)/
+	if [ -x target/release/irqlab-loadgen ]; then cp -f target/release/irqlab-loadgen $(NATIVE)/; fi
 
 demo: setup
 	@for profile in $$($(BIN)/python -c 'import irqlab; print(*irqlab.PROFILES)'); do \
@@ -65,5 +75,5 @@ bench: setup
 	cargo bench -p irqlab-core
 
 clean:
-	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so
+	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so $(NATIVE)
 	find python tests -type d -name __pycache__ -prune -exec rm -rf {} +

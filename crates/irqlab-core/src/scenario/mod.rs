@@ -9,7 +9,7 @@ pub mod profile;
 mod validate;
 
 pub use config::*;
-pub use profile::Profile;
+pub use profile::{Coalesce, EpollParams, PerNapi, Profile, ProfileKnobs};
 
 use crate::error::Error;
 

@@ -39,65 +39,84 @@ impl Profile {
         })
     }
 
-    /// The knobs this profile sets, as scenario overrides (thesis appendix A;
-    /// SYSTEM.md "The profiles").
+    /// The knobs this profile sets (thesis appendix A; SYSTEM.md "The
+    /// profiles"), shared by the simulator and the real-kernel tools.
+    pub fn knobs(self) -> ProfileKnobs {
+        let adaptive = Coalesce { adaptive_rx: true, rx_usecs: 8, rx_frames: 128, cqe_mode_rx: true };
+        let off = PerNapi { defer_hard_irqs: 0, gro_flush_timeout_ns: 0, irq_suspend_timeout_ns: 0 };
+        let interrupts = EpollParams { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true };
+        let (coalesce, napi, epoll) = match self {
+            Profile::NoCoalescing => {
+                (Coalesce { adaptive_rx: false, rx_usecs: 1, rx_frames: 128, cqe_mode_rx: false }, off, interrupts)
+            }
+            Profile::AdaptiveCoalescing => (adaptive, off, interrupts),
+            Profile::BusyWait => (
+                adaptive,
+                PerNapi { defer_hard_irqs: 100, gro_flush_timeout_ns: 5_000_000, irq_suspend_timeout_ns: 0 },
+                EpollParams { busy_poll_usecs: 1000, busy_poll_budget: 64, prefer_busy_poll: true, blocking: false },
+            ),
+            Profile::IrqSuspend => (
+                adaptive,
+                PerNapi { defer_hard_irqs: 100, gro_flush_timeout_ns: 20_000, irq_suspend_timeout_ns: 20_000_000 },
+                EpollParams { busy_poll_usecs: 0, busy_poll_budget: 64, prefer_busy_poll: true, blocking: true },
+            ),
+        };
+        ProfileKnobs { coalesce, napi, epoll }
+    }
+
+    /// The knobs as scenario overrides.
     pub fn overrides(self) -> Vec<(&'static str, toml::Value)> {
         use toml::Value::{Boolean as B, Integer as I};
-        let nic_adaptive = [
-            ("coalesce.adaptive-rx", B(true)),
-            ("coalesce.rx-usecs", I(8)),
-            ("coalesce.rx-frames", I(128)),
-            ("coalesce.cqe-mode-rx", B(true)),
-        ];
-        let mut v: Vec<(&'static str, toml::Value)> = Vec::new();
-        match self {
-            Profile::NoCoalescing => {
-                v.extend([
-                    ("coalesce.adaptive-rx", B(false)),
-                    ("coalesce.rx-usecs", I(1)),
-                    ("coalesce.rx-frames", I(128)),
-                    ("coalesce.cqe-mode-rx", B(false)),
-                ]);
-                v.extend(napi(0, 0, 0));
-                v.extend(epoll(0, 0, false, true));
-            }
-            Profile::AdaptiveCoalescing => {
-                v.extend(nic_adaptive);
-                v.extend(napi(0, 0, 0));
-                v.extend(epoll(0, 0, false, true));
-            }
-            Profile::BusyWait => {
-                v.extend(nic_adaptive);
-                v.extend(napi(100, 5_000_000, 0));
-                v.extend(epoll(1000, 64, true, false));
-            }
-            Profile::IrqSuspend => {
-                v.extend(nic_adaptive);
-                v.extend(napi(100, 20_000, 20_000_000));
-                v.extend(epoll(0, 64, true, true));
-            }
-        }
-        v
+        let k = self.knobs();
+        vec![
+            ("coalesce.adaptive-rx", B(k.coalesce.adaptive_rx)),
+            ("coalesce.rx-usecs", I(k.coalesce.rx_usecs as i64)),
+            ("coalesce.rx-frames", I(k.coalesce.rx_frames as i64)),
+            ("coalesce.cqe-mode-rx", B(k.coalesce.cqe_mode_rx)),
+            ("napi.napi_defer_hard_irqs", I(k.napi.defer_hard_irqs as i64)),
+            ("napi.gro_flush_timeout", I(k.napi.gro_flush_timeout_ns as i64)),
+            ("napi.irq_suspend_timeout", I(k.napi.irq_suspend_timeout_ns as i64)),
+            ("epoll.busy_poll_usecs", I(k.epoll.busy_poll_usecs as i64)),
+            ("epoll.busy_poll_budget", I(k.epoll.busy_poll_budget as i64)),
+            ("epoll.prefer_busy_poll", B(k.epoll.prefer_busy_poll)),
+            ("epoll.blocking", B(k.epoll.blocking)),
+        ]
     }
 }
 
-fn napi(defer: i64, gro_flush_timeout_ns: i64, irq_suspend_timeout_ns: i64) -> [(&'static str, toml::Value); 3] {
-    use toml::Value::Integer as I;
-    [
-        ("napi.napi_defer_hard_irqs", I(defer)),
-        ("napi.gro_flush_timeout", I(gro_flush_timeout_ns)),
-        ("napi.irq_suspend_timeout", I(irq_suspend_timeout_ns)),
-    ]
+/// NIC coalescing of a profile (ethtool `-C` names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coalesce {
+    pub adaptive_rx: bool,
+    pub rx_usecs: u32,
+    pub rx_frames: u32,
+    pub cqe_mode_rx: bool,
 }
 
-fn epoll(usecs: i64, budget: i64, prefer: bool, blocking: bool) -> [(&'static str, toml::Value); 4] {
-    use toml::Value::{Boolean as B, Integer as I};
-    [
-        ("epoll.busy_poll_usecs", I(usecs)),
-        ("epoll.busy_poll_budget", I(budget)),
-        ("epoll.prefer_busy_poll", B(prefer)),
-        ("epoll.blocking", B(blocking)),
-    ]
+/// Per-NAPI configuration of a profile (`napi-set`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerNapi {
+    pub defer_hard_irqs: u32,
+    pub gro_flush_timeout_ns: u64,
+    pub irq_suspend_timeout_ns: u64,
+}
+
+/// Epoll parameters of a profile (`EPIOCSPARAMS`) and how the application
+/// waits: `blocking` false means `epoll_wait` must not sleep (busy-wait).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpollParams {
+    pub busy_poll_usecs: u32,
+    pub busy_poll_budget: u16,
+    pub prefer_busy_poll: bool,
+    pub blocking: bool,
+}
+
+/// Everything a profile sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProfileKnobs {
+    pub coalesce: Coalesce,
+    pub napi: PerNapi,
+    pub epoll: EpollParams,
 }
 
 impl fmt::Display for Profile {

@@ -1,0 +1,1 @@
+//! Real-kernel access (see the crate description).

@@ -1,0 +1,1 @@
+//! memcached load generator (see the crate description).

@@ -1,0 +1,1 @@
+//! LD_PRELOAD shim (see the crate description).
