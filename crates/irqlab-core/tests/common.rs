@@ -28,12 +28,15 @@ send_cycles = 0
 send_cycles_per_64b = 0
 context_switch_cycles = 0
 interrupt_penalty_cycles = 0
+irq_cold_cycles = 0
+tx_clean_cycles = 0
 timer_irq_cycles = 0
 busy_poll_iteration_cycles = 0
 [nic]
 rx-ring-size = 65536
 wire_latency_ns = 0
 dma_latency_ns = 0
+tx_completion_irqs = false
 [coalesce]
 adaptive-rx = false
 rx-usecs = 0

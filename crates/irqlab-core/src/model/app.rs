@@ -251,6 +251,9 @@ impl Server {
                 self.threads[t as usize].phase = Phase::NextReq;
                 let at = now + self.cfg.nic.wire_latency_ns;
                 sched.at(at, Ev::ReplyArrive { conn: p.conn, sent_ns: p.sent_ns });
+                // The TX descriptor completes once the NIC has DMAed the reply.
+                let queue = self.conns[p.conn as usize].queue;
+                sched.at(now + self.cfg.nic.dma_latency_ns, Ev::TxDone { queue, bytes: p.reply_bytes });
             }
             Phase::InBusyIter { owned } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);

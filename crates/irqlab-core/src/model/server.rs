@@ -7,7 +7,7 @@ use super::client::Clients;
 use super::cpu::{Core, CpuClass, IrqSrc};
 use super::epoll::Epoll;
 use super::napi::{Napi, NapiConfig};
-use super::nic::{ModerationAction, RxPacket, RxQueue};
+use super::nic::{Cq, CqSettings, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, World};
@@ -26,8 +26,10 @@ pub enum Ev {
     CoreDone { core: u32, gen: u32 },
     /// A request's DMA into RX queue `queue` completes.
     PacketArrive { queue: u32, pkt: RxPacket },
-    /// The interrupt-moderation timer of a queue expires.
-    ModerationTimer { queue: u32, gen: u32 },
+    /// The interrupt-moderation timer of a queue's CQ expires.
+    ModerationTimer { queue: u32, cq: Cq, gen: u32 },
+    /// A transmitted reply's descriptor completes on queue `queue`.
+    TxDone { queue: u32, bytes: u32 },
     /// The NAPI watchdog hrtimer expires.
     NapiTimer { napi: u32, gen: u32 },
     /// A reply reaches its client.
@@ -75,7 +77,7 @@ pub struct Server {
     pub cfg: Config,
     pub freq_ghz: f64,
     pub cores: Vec<Core>,
-    pub queues: Vec<RxQueue>,
+    pub queues: Vec<QueuePair>,
     pub napis: Vec<Napi>,
     /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
     pub napi_timer: Vec<NapiTimer>,
@@ -109,11 +111,16 @@ impl Server {
             IrqRouting::Packed => app_cores + q % cfg.nic.irq_cores,
         };
         let c = &cfg.coalesce;
-        let queues: Vec<RxQueue> = (0..nq)
-            .map(|q| {
-                RxQueue::new(q, cfg.nic.rx_ring_size as usize, irq_core(q), c.rx_usecs, c.rx_frames, c.cqe_mode_rx, c.adaptive_rx)
-            })
-            .collect();
+        let rx = CqSettings { usecs: c.rx_usecs, frames: c.rx_frames, cqe_mode: c.cqe_mode_rx, adaptive: c.adaptive_rx, irqs: true };
+        let tx = CqSettings {
+            usecs: c.tx_usecs,
+            frames: c.tx_frames,
+            cqe_mode: c.cqe_mode_tx,
+            adaptive: c.adaptive_tx,
+            irqs: cfg.nic.tx_completion_irqs,
+        };
+        let queues: Vec<QueuePair> =
+            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, irq_core(q), rx, tx)).collect();
         let ncfg = NapiConfig {
             defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
             gro_flush_timeout: cfg.napi.gro_flush_timeout,
@@ -205,21 +212,6 @@ impl Server {
         let end = self.end_ns;
         run_until(&mut self, &mut sched, end);
         let wall_s = wall.elapsed().as_secs_f64();
-        if std::env::var_os("IRQLAB_DEBUG").is_some() {
-            eprintln!("pending events at end: {}", sched.pending());
-            for c in &self.cores {
-                eprintln!("core {} running {:?} stack {:?} irqp {:?} softirq {} poll {:?} rq {:?} cur {:?} ksoft {}", c.id, c.running, c.stack, c.irq_pending, c.softirq_pending, c.poll_list, c.runqueue, c.current_thread, c.ksoftirqd_mode);
-            }
-            for t in &self.threads {
-                eprintln!("thread {} phase {:?} events {} reqs {}", t.id, t.phase, t.events.len(), t.reqs.len());
-            }
-            for (q, n) in self.queues.iter().zip(&self.napis) {
-                eprintln!("queue {} ring {} armed {} usecs {} frames {} napi {:?}", q.id, q.ring.len(), q.armed, q.usecs, q.frames, n);
-            }
-            for e in &self.epolls {
-                eprintln!("epoll ready {} napi {:?}", e.ready.len(), e.napi_id);
-            }
-        }
         let summary = self.summary(&mut sched, wall_s);
         Ok((summary, self.trace.take().map(|t| t.events).unwrap_or_default()))
     }
@@ -232,22 +224,22 @@ impl Server {
         if !q.post(pkt) {
             return;
         }
-        let action = q.on_completions(now, 1);
-        self.moderation(sched, queue, action);
+        let signal = q.completion(now, Cq::Rx);
+        self.moderation(sched, queue, Cq::Rx, signal);
     }
 
-    pub fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, action: ModerationAction) {
-        match action {
-            ModerationAction::Nothing => {}
-            ModerationAction::FireNow => self.raise_queue_irq(sched, queue),
-            ModerationAction::PostTimer(at, gen) => sched.at(at, Ev::ModerationTimer { queue, gen }),
+    pub fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
+        match signal {
+            Signal::Nothing => {}
+            Signal::FireNow => self.raise_queue_irq(sched, queue, cq),
+            Signal::PostTimer(at, gen) => sched.at(at, Ev::ModerationTimer { queue, cq, gen }),
         }
     }
 
-    fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+    fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
         let q = &mut self.queues[queue as usize];
-        q.fire();
+        q.fire(cq);
         if self.measuring {
             self.counters.hard_irqs += 1;
         }
@@ -349,9 +341,13 @@ impl World for Server {
                 }
             }
             Ev::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
-            Ev::ModerationTimer { queue, gen } => {
-                let a = self.queues[queue as usize].on_timer(sched.now(), gen);
-                self.moderation(sched, queue, a);
+            Ev::ModerationTimer { queue, cq, gen } => {
+                let a = self.queues[queue as usize].on_timer(sched.now(), cq, gen);
+                self.moderation(sched, queue, cq, a);
+            }
+            Ev::TxDone { queue, bytes } => {
+                let a = self.queues[queue as usize].tx_done(sched.now(), bytes);
+                self.moderation(sched, queue, Cq::Tx, a);
             }
             Ev::NapiTimer { napi, gen } => {
                 let t = &mut self.napi_timer[napi as usize];

@@ -86,7 +86,16 @@ impl Server {
         }
         let napi = c.poll_list.pop_front().expect("non-empty poll list");
         st.to_poll -= 1;
-        let entry = if st.entered { 0 } else { self.cfg.costs.softirq_entry_cycles };
+        let entry = if st.entered {
+            0
+        } else {
+            // Cold start when the round interrupted a running thread.
+            let interrupted_thread = matches!(
+                c.stack.last(),
+                Some(super::cpu::Frame { owner: super::cpu::Owner::Thread(..), interrupted: true, .. })
+            );
+            self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
+        };
         st.entered = true;
         let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
         let (n, cycles) = self.driver_poll_take(napi, weight, &mut buf);
@@ -117,10 +126,13 @@ impl Server {
     /// cycles of the poll including the wake-ups its deliveries cause).
     pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
-        self.queues[napi as usize].take(budget, buf);
+        let q = &mut self.queues[napi as usize];
+        // mlx5e_napi_poll reaps TX completions first (not counted as work).
+        let tx = q.reap_tx(budget);
+        q.take(budget, buf);
         let n = buf.len() as u32;
         let k = &self.cfg.costs;
-        let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles;
+        let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
         // ep_poll_callback wakes a sleeping waiter once per poll.
         let mut woken: u64 = 0;
         for p in buf.iter() {
@@ -149,8 +161,9 @@ impl Server {
             self.tr(now, TraceEvent::IrqRearmed { queue: napi });
             let q = &mut self.queues[napi as usize];
             q.dim_sample(now);
-            let action = q.arm(now);
-            self.moderation(sched, napi, action);
+            for (cq, signal) in q.arm(now) {
+                self.moderation(sched, napi, cq, signal);
+            }
         }
     }
 }

@@ -97,6 +97,15 @@ pub struct Costs {
     /// and pipeline disturbance; the thesis attributes much of the IPC gap to
     /// L1i misses, §5.3). Explicit so that it can be fitted and switched off.
     pub interrupt_penalty_cycles: u64,
+    /// Extra cycles of a softirq round that interrupted a running thread:
+    /// the receive path starts with caches the application evicted. The
+    /// other half of the interruption cost; `interrupt_penalty_cycles` is
+    /// the application's half (thesis §5.3, Table 5.1: 1627 vs 1025 L1i
+    /// misses per query interrupt-driven vs polling).
+    pub irq_cold_cycles: u64,
+    /// Reaping one TX completion in the driver's poll (`mlx5e_poll_tx_cq`:
+    /// unmap, free the skb).
+    pub tx_clean_cycles: u64,
     /// An hrtimer expiry (the NAPI watchdog) in hard-IRQ context.
     pub timer_irq_cycles: u64,
     /// One iteration of the busy-poll loop around `napi->poll` (loop
@@ -118,6 +127,8 @@ impl Default for Costs {
             send_cycles_per_64b: 20,
             context_switch_cycles: 2_500,
             interrupt_penalty_cycles: 1_500,
+            irq_cold_cycles: 0,
+            tx_clean_cycles: 300,
             timer_irq_cycles: 800,
             busy_poll_iteration_cycles: 200,
         }
@@ -150,8 +161,12 @@ pub struct NicCfg {
     /// client stack), nanoseconds.
     pub wire_latency_ns: u64,
     /// Time the NIC takes to DMA a packet into the ring and post its
-    /// completion; Larsen et al. 2009 put the hardware part at ≈ 0.6 µs.
+    /// completion (also a transmitted packet's completion); Larsen et al.
+    /// 2009 put the hardware part at ≈ 0.6 µs.
     pub dma_latency_ns: u64,
+    /// TX completions signal the pair's interrupt (mlx5: RX and TX CQs of a
+    /// channel share its vector). Off: completions are only reaped by polls.
+    pub tx_completion_irqs: bool,
 }
 impl Default for NicCfg {
     fn default() -> Self {
@@ -163,6 +178,7 @@ impl Default for NicCfg {
             irq_cores: 1,
             wire_latency_ns: 10_000,
             dma_latency_ns: 600,
+            tx_completion_irqs: true,
         }
     }
 }
@@ -184,10 +200,29 @@ pub struct CoalesceCfg {
     /// starting at the first event (EQE mode); selects DIM's CQE profiles.
     #[serde(rename = "cqe-mode-rx")]
     pub cqe_mode_rx: bool,
+    /// The same for TX completions (the thesis keeps adaptive-tx on, tx-usecs
+    /// 8, tx-frames 128, cqe-mode-tx off in every profile: appendix A).
+    #[serde(rename = "adaptive-tx")]
+    pub adaptive_tx: bool,
+    #[serde(rename = "tx-usecs")]
+    pub tx_usecs: u32,
+    #[serde(rename = "tx-frames")]
+    pub tx_frames: u32,
+    #[serde(rename = "cqe-mode-tx")]
+    pub cqe_mode_tx: bool,
 }
 impl Default for CoalesceCfg {
     fn default() -> Self {
-        CoalesceCfg { adaptive_rx: false, rx_usecs: 1, rx_frames: 128, cqe_mode_rx: false }
+        CoalesceCfg {
+            adaptive_rx: false,
+            rx_usecs: 1,
+            rx_frames: 128,
+            cqe_mode_rx: false,
+            adaptive_tx: true,
+            tx_usecs: 8,
+            tx_frames: 128,
+            cqe_mode_tx: false,
+        }
     }
 }
 

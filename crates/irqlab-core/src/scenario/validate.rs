@@ -43,7 +43,9 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         ("costs.send_cycles_per_64b", k.send_cycles_per_64b),
         ("costs.context_switch_cycles", k.context_switch_cycles),
         ("costs.interrupt_penalty_cycles", k.interrupt_penalty_cycles),
+        ("costs.irq_cold_cycles", k.irq_cold_cycles),
         ("costs.timer_irq_cycles", k.timer_irq_cycles),
+        ("costs.tx_clean_cycles", k.tx_clean_cycles),
         ("costs.busy_poll_iteration_cycles", k.busy_poll_iteration_cycles),
     ] {
         int_range(name, v, 0, MAX_CYCLES)?;
@@ -85,6 +87,8 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     // rx-frames to 65535.
     int_range("coalesce.rx-usecs", c.coalesce.rx_usecs as u64, 0, 4095)?;
     int_range("coalesce.rx-frames", c.coalesce.rx_frames as u64, 0, 65_535)?;
+    int_range("coalesce.tx-usecs", c.coalesce.tx_usecs as u64, 0, 4095)?;
+    int_range("coalesce.tx-frames", c.coalesce.tx_frames as u64, 0, 65_535)?;
 
     int_range("napi.napi_defer_hard_irqs", c.napi.napi_defer_hard_irqs as u64, 0, i32::MAX as u64)?;
     int_range("napi.gro_flush_timeout", c.napi.gro_flush_timeout, 0, u32::MAX as u64 * 1000)?;
