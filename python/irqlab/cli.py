@@ -22,6 +22,8 @@ from typing import Callable, NoReturn, Optional
 
 from irqlab._core import ScenarioError, __version__
 from irqlab.bench import DEFAULT_SCENARIO, bench
+from irqlab.loadgen import add_loadgen_parser
+from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
 from irqlab.scenario import Scenario
@@ -47,7 +49,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = build_parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
-    except (UsageError, ScenarioError) as e:
+    except (UsageError, ScenarioError, ReproduceUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -115,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", metavar="N", default="3", help="number of runs (default 3)")
     _add_json(p, "print the result as one JSON object")
     p.set_defaults(handler=_cmd_bench)
+    add_loadgen_parser(commands)
+    add_reproduce_parser(commands)
     return parser
 
 

@@ -1,1 +1,37 @@
-//! Real-kernel access (see the crate description).
+//! Real-kernel access for irqlab (SYSTEM.md "The real side"): read and set
+//! per-NAPI settings (netdev generic netlink: `napi-get`, `napi-set`,
+//! `queue-get`) and NIC coalescing (ethtool netlink: `coalesce-get`,
+//! `coalesce-set`) of one device; set epoll busy-poll parameters
+//! (`EPIOCSPARAMS`); read a socket's `SO_INCOMING_NAPI_ID`.
+//!
+//! Layers, bottom up:
+//! - [`netlink`]: message definitions, no I/O (golden-byte tested);
+//! - [`socket`]: the `NETLINK_GENERIC` transport (request/ack, dumps, errors);
+//! - [`ops`]: one function per kernel operation;
+//! - [`device`], [`apply`], [`restore`], [`state`]: what `irqlab linux
+//!   show|apply|restore` do, as a Rust API;
+//! - [`epoll_params`], [`napi_id`]: the two socket-side interfaces, free of
+//!   any other dependency (the LD_PRELOAD shim may use them).
+//!
+//! Everything here that changes the system needs CAP_NET_ADMIN and touches
+//! only the device it is given.
+
+pub mod apply;
+pub mod change;
+pub mod device;
+pub mod epoll_params;
+pub mod error;
+pub mod napi_id;
+pub mod netlink;
+pub mod ops;
+pub mod privilege;
+pub mod restore;
+pub mod socket;
+pub mod state;
+
+pub use apply::{apply, apply_in, dry_run, plan, plan_from, ApplyReport, Plan};
+pub use change::{Change, Part, Skip, Value};
+pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Snapshot};
+pub use error::Error;
+pub use restore::{restore, restore_in, RestoreReport};
+pub use state::{SavedState, StateStore};

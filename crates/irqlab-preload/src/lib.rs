@@ -1,1 +1,341 @@
-//! LD_PRELOAD shim (see the crate description).
+//! LD_PRELOAD shim that puts an unmodified epoll program under one of
+//! irqlab's profiles (SYSTEM.md, "The real side"; thesis appendix A).
+//!
+//! `irqlab linux exec --profile P -- CMD` preloads this library and passes
+//! the profile's epoll knobs in the environment (see [`config`]). The shim
+//!
+//! * wraps `epoll_create` and `epoll_create1`: every epoll instance the
+//!   program creates gets the profile's `busy_poll_usecs`, `busy_poll_budget`
+//!   and `prefer_busy_poll` through the `EPIOCSPARAMS` ioctl (Linux 6.9+,
+//!   `ep_eventpoll_bp_ioctl` in fs/eventpoll.c);
+//! * wraps `epoll_wait`, `epoll_pwait` and `epoll_pwait2`: under busy-wait
+//!   (`IRQLAB_NONBLOCKING=1`) a wait with a non-zero timeout spins in the
+//!   kernel's busy poll instead of sleeping ([`busy_wait`]); otherwise, and
+//!   always for a 0 timeout, they call libc's function unchanged.
+//!
+//! The program must compute exactly what it computes without the shim:
+//! return values and errno are the real calls' (errno is put back after
+//! the shim's own ioctl), and signals interrupt waits as they would. If the
+//! kernel refuses the parameters (ENOTTY before 6.9, EPERM for a budget
+//! above 64 without CAP_NET_ADMIN, EINVAL, EOPNOTSUPP), the shim prints one
+//! warning line for the whole process and leaves the program alone from
+//! then on: no more ioctls, no busy-wait. An invalid environment gives the
+//! same single warning and an inactive shim. A profile without busy polling
+//! (`no-coalescing`, `adaptive-coalescing`: all knobs 0, blocking) makes no
+//! ioctl at all, since a new epoll instance already has those values.
+//!
+//! With `IRQLAB_PRELOAD_DEBUG=1` every configured instance is reported as
+//! `irqlab-preload: epfd N: busy_poll_usecs=.. budget=.. prefer=.. nonblocking=..`.
+//!
+//! The environment is read once, lazily, by the first epoll function the
+//! process calls (so that processes that never use epoll, such as a shell
+//! between the launcher and the server, stay silent), behind a `Once`;
+//! afterwards the wrappers read only atomics. The library is inherited by
+//! child processes through `LD_PRELOAD`, each of which is configured on its
+//! own. Supported: glibc on 64-bit Linux (on 32-bit time64 builds glibc
+//! routes `epoll_pwait2` to `__epoll_pwait2_time64`, which is not wrapped).
+
+mod busy_wait;
+mod config;
+mod real;
+mod report;
+
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering};
+use std::sync::Once;
+
+use libc::{c_int, epoll_event, sigset_t, timespec};
+
+use busy_wait::{errno, set_errno, Deadline};
+use config::{Config, Parsed};
+use report::Line;
+
+// -- state, written once by `init` and then only by refusals -----------------
+
+static INIT: Once = Once::new();
+/// New epoll instances get EPIOCSPARAMS.
+static CONFIGURE: AtomicBool = AtomicBool::new(false);
+/// `epoll_wait` and friends spin (busy-wait); set once the kernel accepted
+/// the parameters on some instance, cleared for good by a refusal.
+static SPIN: AtomicBool = AtomicBool::new(false);
+/// The process has printed its one warning.
+static WARNED: AtomicBool = AtomicBool::new(false);
+static DEBUG: AtomicBool = AtomicBool::new(false);
+static NONBLOCKING: AtomicBool = AtomicBool::new(false);
+static USECS: AtomicU32 = AtomicU32::new(0);
+static BUDGET: AtomicU16 = AtomicU16::new(0);
+static PREFER: AtomicU8 = AtomicU8::new(0);
+
+/// Look the real functions up as soon as the library is loaded, so that no
+/// wrapper needs `dlsym` later (see `real`).
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = constructor;
+
+extern "C" fn constructor() {
+    real::resolve_all();
+}
+
+/// Read the environment, once.
+fn init() {
+    INIT.call_once(|| {
+        let saved = errno();
+        let get = |name: &'static str| getenv(name);
+        DEBUG.store(config::debug_enabled(get(config::DEBUG)), Ordering::Relaxed);
+        match config::parse(get) {
+            Parsed::Unset => {}
+            Parsed::Valid(config) if config.is_noop() => {}
+            Parsed::Valid(config) => {
+                USECS.store(config.busy_poll_usecs, Ordering::Relaxed);
+                BUDGET.store(config.busy_poll_budget, Ordering::Relaxed);
+                PREFER.store(config.prefer_busy_poll, Ordering::Relaxed);
+                NONBLOCKING.store(config.nonblocking, Ordering::Relaxed);
+                CONFIGURE.store(true, Ordering::Release);
+            }
+            Parsed::Invalid { var, value, max } => {
+                if !WARNED.swap(true, Ordering::AcqRel) {
+                    let mut line = Line::new();
+                    let _ = write!(line, "warning: {var}=\"");
+                    line.push_printable(value);
+                    let _ = write!(
+                        line,
+                        "\" is not a whole number from 0 to {max}; the shim is inactive and the program runs unchanged"
+                    );
+                    line.emit();
+                }
+            }
+        }
+        set_errno(saved);
+    });
+}
+
+/// The bytes of environment variable `name`, without allocating. The
+/// pointer `getenv` returns stays valid while nobody modifies the
+/// environment, and is used only inside `init`.
+fn getenv(name: &'static str) -> Option<&'static [u8]> {
+    let mut buf = [0u8; 64];
+    let bytes = name.as_bytes();
+    buf.get_mut(..bytes.len())?.copy_from_slice(bytes);
+    // SAFETY: `buf` is NUL-terminated (names are shorter than 64 bytes).
+    let value = unsafe { libc::getenv(buf.as_ptr().cast()) };
+    if value.is_null() {
+        return None;
+    }
+    // SAFETY: `getenv` returned a NUL-terminated string.
+    Some(unsafe { core::ffi::CStr::from_ptr(value) }.to_bytes())
+}
+
+fn current() -> Config {
+    Config {
+        busy_poll_usecs: USECS.load(Ordering::Relaxed),
+        busy_poll_budget: BUDGET.load(Ordering::Relaxed),
+        prefer_busy_poll: PREFER.load(Ordering::Relaxed),
+        nonblocking: NONBLOCKING.load(Ordering::Relaxed),
+    }
+}
+
+/// Give a new epoll instance the profile's parameters. Keeps errno.
+fn configure(epfd: c_int) {
+    init();
+    if !CONFIGURE.load(Ordering::Acquire) {
+        return;
+    }
+    let saved = errno();
+    let c = current();
+    let params = libc::epoll_params {
+        busy_poll_usecs: c.busy_poll_usecs,
+        busy_poll_budget: c.busy_poll_budget,
+        prefer_busy_poll: c.prefer_busy_poll,
+        __pad: 0,
+    };
+    // SAFETY: `params` is a valid `struct epoll_params` for the kernel to read.
+    let rc = unsafe {
+        libc::ioctl(
+            epfd,
+            libc::EPIOCSPARAMS,
+            &params as *const libc::epoll_params,
+        )
+    };
+    if rc == 0 {
+        if c.nonblocking {
+            SPIN.store(true, Ordering::Release);
+        }
+        if DEBUG.load(Ordering::Relaxed) {
+            let mut line = Line::new();
+            let _ = write!(
+                line,
+                "epfd {epfd}: busy_poll_usecs={} budget={} prefer={} nonblocking={}",
+                c.busy_poll_usecs,
+                c.busy_poll_budget,
+                c.prefer_busy_poll,
+                u8::from(c.nonblocking)
+            );
+            line.emit();
+        }
+    } else {
+        let err = errno();
+        // The program runs unchanged from now on.
+        CONFIGURE.store(false, Ordering::Release);
+        SPIN.store(false, Ordering::Release);
+        if !WARNED.swap(true, Ordering::AcqRel) {
+            let (name, why) = report::errno_text(err);
+            let mut line = Line::new();
+            let _ = write!(
+                line,
+                "warning: the kernel refused EPIOCSPARAMS (busy_poll_usecs={} busy_poll_budget={} prefer_busy_poll={}) \
+                 on epoll fd {epfd}: {name} ({err}: {why}); the program runs without the profile's epoll settings",
+                c.busy_poll_usecs, c.busy_poll_budget, c.prefer_busy_poll
+            );
+            line.emit();
+        }
+    }
+    set_errno(saved);
+}
+
+fn spinning() -> bool {
+    SPIN.load(Ordering::Acquire)
+}
+
+fn enosys() -> c_int {
+    set_errno(libc::ENOSYS);
+    -1
+}
+
+// -- the wrapped functions (sys/epoll.h prototypes) --------------------------
+
+/// `epoll_create(size)`, then the profile's parameters on the new instance.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_create(size: c_int) -> c_int {
+    let Some(real) = real::epoll_create() else {
+        return enosys();
+    };
+    let fd = real(size);
+    if fd >= 0 {
+        configure(fd);
+    }
+    fd
+}
+
+/// `epoll_create1(flags)`, then the profile's parameters on the new instance.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_create1(flags: c_int) -> c_int {
+    let Some(real) = real::epoll_create1() else {
+        return enosys();
+    };
+    let fd = real(flags);
+    if fd >= 0 {
+        configure(fd);
+    }
+    fd
+}
+
+/// `epoll_wait`; spins instead of sleeping under busy-wait.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_wait(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: c_int,
+) -> c_int {
+    if timeout != 0 && spinning() {
+        return busy_wait::wait(
+            epfd,
+            events,
+            maxevents,
+            Deadline::after_ms(timeout),
+            core::ptr::null(),
+        );
+    }
+    match real::epoll_wait() {
+        Some(real) => real(epfd, events, maxevents, timeout),
+        None => enosys(),
+    }
+}
+
+/// `epoll_pwait`; spins instead of sleeping under busy-wait, with the
+/// caller's `sigmask` in force during every kernel call.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_pwait(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: c_int,
+    sigmask: *const sigset_t,
+) -> c_int {
+    if timeout != 0 && spinning() {
+        return busy_wait::wait(
+            epfd,
+            events,
+            maxevents,
+            Deadline::after_ms(timeout),
+            sigmask,
+        );
+    }
+    match real::epoll_pwait() {
+        Some(real) => real(epfd, events, maxevents, timeout, sigmask),
+        None => enosys(),
+    }
+}
+
+/// `epoll_pwait2`; spins instead of sleeping under busy-wait. A zero or
+/// invalid timeout goes to libc unchanged (an invalid one fails there with
+/// EINVAL, as without the shim); NULL waits forever.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_pwait2(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: *const timespec,
+    sigmask: *const sigset_t,
+) -> c_int {
+    if spinning() {
+        let deadline = match timeout.as_ref() {
+            None => Some(Deadline::Never),
+            Some(t) if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) => None,
+            Some(t) if t.tv_sec == 0 && t.tv_nsec == 0 => None,
+            Some(t) => Some(Deadline::after(t)),
+        };
+        if let Some(deadline) = deadline {
+            return busy_wait::wait(epfd, events, maxevents, deadline, sigmask);
+        }
+    }
+    match real::epoll_pwait2() {
+        Some(real) => real(epfd, events, maxevents, timeout, sigmask),
+        None => libc::syscall(
+            libc::SYS_epoll_pwait2,
+            epfd,
+            events,
+            maxevents,
+            timeout,
+            sigmask,
+            core::mem::size_of::<u64>(),
+        ) as c_int,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ioctl_numbers_match_the_uapi_header() {
+        // _IOW(0x8A, 0x01, struct epoll_params) and _IOR(0x8A, 0x02, ...),
+        // include/uapi/linux/eventpoll.h, with an 8-byte struct.
+        assert_eq!(core::mem::size_of::<libc::epoll_params>(), 8);
+        assert_eq!(libc::EPIOCSPARAMS, 0x4008_8A01);
+        assert_eq!(libc::EPIOCGPARAMS, 0x8008_8A02);
+    }
+}

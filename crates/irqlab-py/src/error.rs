@@ -1,6 +1,7 @@
 //! Every error that crosses into Python is made here, and nothing else
-//! crosses: core errors become `ScenarioError`, a panic inside the core
-//! becomes `RuntimeError` instead of unwinding into the interpreter.
+//! crosses: core errors become `ScenarioError`, real-kernel errors
+//! (irqlab-linux) become `LinuxError`, a panic inside the core becomes
+//! `RuntimeError` instead of unwinding into the interpreter.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -16,11 +17,21 @@ create_exception!(
     "A scenario, profile or override was rejected. The message is one sentence naming the offending field."
 );
 
+create_exception!(
+    irqlab._core,
+    LinuxError,
+    PyRuntimeError,
+    "A real-kernel operation (irqlab linux show/apply/restore) was refused: not root, unknown device, \
+     device without NAPI, kernel without the feature, or the kernel said no. The message is one sentence."
+);
+
 /// What can go wrong behind the boundary, before it is turned into a `PyErr`.
 /// Kept free of Python objects so it can leave a `py.allow_threads` closure.
 pub enum Failure {
     /// The core refused the scenario, a profile or an override.
     Core(irqlab_core::Error),
+    /// A real-kernel operation failed.
+    Linux(irqlab_linux::Error),
     /// A result could not be encoded as JSON (a bug: the core's types are plain data).
     Json(serde_json::Error),
 }
@@ -28,6 +39,12 @@ pub enum Failure {
 impl From<irqlab_core::Error> for Failure {
     fn from(e: irqlab_core::Error) -> Self {
         Failure::Core(e)
+    }
+}
+
+impl From<irqlab_linux::Error> for Failure {
+    fn from(e: irqlab_linux::Error) -> Self {
+        Failure::Linux(e)
     }
 }
 
@@ -41,6 +58,7 @@ impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
         match f {
             Failure::Core(e) => ScenarioError::new_err(e.to_string()),
+            Failure::Linux(e) => LinuxError::new_err(e.to_string()),
             Failure::Json(e) => PyRuntimeError::new_err(format!(
                 "irqlab internal error: the result could not be encoded as JSON: {e}"
             )),

@@ -4,12 +4,13 @@
 //! user experience is the Python package's (SYSTEM.md "Tiers").
 
 mod error;
+mod linux;
 
 use irqlab_core::scenario::Profile;
 use irqlab_core::Scenario;
 use pyo3::prelude::*;
 
-use error::{guard, guard_without_gil, Failure, ScenarioError};
+use error::{guard, guard_without_gil, Failure, LinuxError, ScenarioError};
 
 /// Build a scenario from its text, a profile and `key=value` overrides, in
 /// the core's layering order (file, profile, overrides).
@@ -90,6 +91,8 @@ fn _selftest_panic(message: String) -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("LinuxError", m.py().get_type::<LinuxError>())?;
+    linux::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

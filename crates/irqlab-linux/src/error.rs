@@ -1,0 +1,41 @@
+//! The errors of the real-kernel operations. Each message is one sentence
+//! that says what was refused and why, naming the device, NAPI or file.
+
+use std::path::PathBuf;
+
+use crate::socket::NetlinkError;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Changing settings needs CAP_NET_ADMIN (root).
+    #[error("{action} needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; run it as root")]
+    NotPermitted { action: String },
+    #[error("there is no network device named `{name}` in this network namespace")]
+    NoSuchDevice { name: String },
+    #[error("`{name}` is not a network device name ({reason})")]
+    BadDeviceName { name: String, reason: &'static str },
+    #[error(
+        "device `{device}` has no NAPI instance, so it has no per-NAPI settings \
+         (a veth has one only while GRO is on)"
+    )]
+    NoNapi { device: String },
+    #[error("NAPI {id} is not one of device `{device}`'s NAPIs ({ids})")]
+    UnknownNapi { device: String, id: u32, ids: String },
+    /// The kernel lacks a feature irqlab needs.
+    #[error("this kernel {what}, so irqlab cannot {purpose} (Linux 6.13 or later is needed)")]
+    KernelTooOld { what: String, purpose: &'static str },
+    #[error("profile `{name}` is unknown; accepted: {accepted}")]
+    UnknownProfile { name: String, accepted: String },
+    #[error(transparent)]
+    Netlink(#[from] NetlinkError),
+    #[error("there is no saved state for device `{device}` in {dir} (nothing was applied to it, or it was restored already)")]
+    NoSavedState { device: String, dir: PathBuf },
+    #[error("the saved state file {path} {problem}")]
+    State { path: PathBuf, problem: String },
+    /// A failure after the state was saved: say how to get the old settings back.
+    #[error("{source}; the settings from before are saved in {state}, so `irqlab linux restore {device}` puts them back")]
+    Partial { source: Box<Error>, state: PathBuf, device: String },
+    #[error("device `{device}` changed while irqlab was reading it ({what}); run the command again")]
+    Changed { device: String, what: String },
+}

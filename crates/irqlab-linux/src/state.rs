@@ -1,0 +1,236 @@
+//! The saved state of a device: what its per-NAPI settings and coalescing
+//! were before the first `irqlab linux apply`, so that `restore` can put
+//! them back exactly.
+//!
+//! One JSON file per device in the state directory (`/run/irqlab/`, or
+//! `$IRQLAB_STATE_DIR`), named after the device's name, ifindex and network
+//! namespace — a veth in one namespace is not the same device as a veth of
+//! the same name and index in another. A saved state is never overwritten:
+//! a second `apply` keeps the first one's, so `restore` returns to what was
+//! there before irqlab touched the device at all.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{CoalesceSettings, Snapshot};
+use crate::error::Error;
+
+/// The default state directory (a tmpfs: state does not outlive a reboot,
+/// and neither do the kernel settings it records).
+pub const DEFAULT_STATE_DIR: &str = "/run/irqlab";
+/// The environment variable that overrides [`DEFAULT_STATE_DIR`] (tests).
+pub const STATE_DIR_ENV: &str = "IRQLAB_STATE_DIR";
+/// The version of the file layout below.
+pub const STATE_FORMAT: u32 = 1;
+
+/// What a device's settings were.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedState {
+    pub format: u32,
+    pub device: String,
+    pub ifindex: u32,
+    /// Inode of the network namespace (`/proc/self/ns/net`).
+    pub netns: u64,
+    /// The profile whose apply saved this state.
+    pub profile: String,
+    /// Seconds since the Unix epoch.
+    pub saved_at: u64,
+    pub napis: Vec<SavedNapi>,
+    /// `None`: the device has no coalescing.
+    pub coalesce: Option<CoalesceSettings>,
+}
+
+/// One NAPI's settings; `None` where the kernel did not report the knob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedNapi {
+    pub id: u32,
+    pub defer_hard_irqs: Option<u32>,
+    /// Nanoseconds.
+    pub gro_flush_timeout: Option<u64>,
+    /// Nanoseconds.
+    pub irq_suspend_timeout: Option<u64>,
+    /// `enum netdev_napi_threaded` value.
+    pub threaded: Option<u32>,
+}
+
+impl SavedState {
+    pub fn from_snapshot(snapshot: &Snapshot, profile: &str) -> Result<Self, Error> {
+        let saved_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Ok(SavedState {
+            format: STATE_FORMAT,
+            device: snapshot.device.clone(),
+            ifindex: snapshot.ifindex,
+            netns: current_netns()?,
+            profile: profile.to_string(),
+            saved_at,
+            napis: snapshot
+                .napis
+                .iter()
+                .map(|n| SavedNapi {
+                    id: n.id,
+                    defer_hard_irqs: n.defer_hard_irqs,
+                    gro_flush_timeout: n.gro_flush_timeout,
+                    irq_suspend_timeout: n.irq_suspend_timeout,
+                    threaded: n.threaded.map(|t| t.to_raw()),
+                })
+                .collect(),
+            coalesce: snapshot.coalesce.as_ref().map(CoalesceSettings::from),
+        })
+    }
+}
+
+/// Where saved states live.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateStore {
+    dir: PathBuf,
+}
+
+impl StateStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        StateStore { dir: dir.into() }
+    }
+
+    /// `$IRQLAB_STATE_DIR` if set and not empty, else `/run/irqlab`.
+    pub fn from_env() -> Self {
+        match std::env::var_os(STATE_DIR_ENV) {
+            Some(dir) if !dir.is_empty() => StateStore::new(dir),
+            _ => StateStore::new(DEFAULT_STATE_DIR),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of device `device` (index `ifindex`) in network namespace `netns`.
+    pub fn path(&self, device: &str, ifindex: u32, netns: u64) -> PathBuf {
+        self.dir.join(format!("{device}.{ifindex}.netns-{netns}.json"))
+    }
+
+    /// Save `state` unless a state is saved for the device already. Returns
+    /// the file and whether this call wrote it (false: an earlier state was kept).
+    pub fn save_if_absent(&self, state: &SavedState) -> Result<(PathBuf, bool), Error> {
+        let path = self.path(&state.device, state.ifindex, state.netns);
+        let problem = |what: &str, e: io::Error| Error::State { path: path.clone(), problem: format!("could not be {what}: {e}") };
+        if path.exists() {
+            return Ok((path, false));
+        }
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(|e| problem("created (its directory)", e))?;
+        // Written whole to a temporary file, then linked into place: a reader
+        // never sees half a state, and linking fails if another apply got
+        // there first, whose state then is the one kept.
+        let tmp = self.dir.join(format!(".{}.{}.tmp", state.device, std::process::id()));
+        let text = serde_json::to_string_pretty(state).expect("a saved state is plain data");
+        let write = || -> io::Result<()> {
+            let mut file = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+            file.write_all(text.as_bytes())?;
+            file.write_all(b"\n")?;
+            file.sync_all()
+        };
+        let result = write().and_then(|()| fs::hard_link(&tmp, &path));
+        let _ = fs::remove_file(&tmp);
+        match result {
+            Ok(()) => Ok((path, true)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok((path, false)),
+            Err(e) => Err(problem("written", e)),
+        }
+    }
+
+    /// The state saved for the device, if any.
+    pub fn load(&self, device: &str, ifindex: u32, netns: u64) -> Result<Option<(PathBuf, SavedState)>, Error> {
+        let path = self.path(device, ifindex, netns);
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::State { path, problem: format!("could not be read: {e}") }),
+        };
+        let state: SavedState = serde_json::from_str(&text)
+            .map_err(|e| Error::State { path: path.clone(), problem: format!("is not a saved state irqlab can read: {e}") })?;
+        if state.format != STATE_FORMAT || state.device != device || state.ifindex != ifindex {
+            return Err(Error::State {
+                path,
+                problem: format!(
+                    "is for device `{}` (ifindex {}, format {}), not for `{device}` (ifindex {ifindex})",
+                    state.device, state.ifindex, state.format
+                ),
+            });
+        }
+        Ok(Some((path, state)))
+    }
+
+    pub fn remove(&self, path: &Path) -> Result<(), Error> {
+        fs::remove_file(path).map_err(|e| Error::State { path: path.to_path_buf(), problem: format!("could not be removed: {e}") })
+    }
+}
+
+/// The inode of this process's network namespace.
+pub fn current_netns() -> Result<u64, Error> {
+    let path = Path::new("/proc/self/ns/net");
+    fs::metadata(path).map(|m| m.ino()).map_err(|e| Error::State {
+        path: path.to_path_buf(),
+        problem: format!("(this process's network namespace) could not be read: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(profile: &str) -> SavedState {
+        SavedState {
+            format: STATE_FORMAT,
+            device: "veth0".into(),
+            ifindex: 3,
+            netns: 4026531840,
+            profile: profile.into(),
+            saved_at: 1,
+            napis: vec![SavedNapi {
+                id: 8193,
+                defer_hard_irqs: Some(0),
+                gro_flush_timeout: Some(0),
+                irq_suspend_timeout: Some(0),
+                threaded: Some(0),
+            }],
+            coalesce: None,
+        }
+    }
+
+    fn scratch(name: &str) -> StateStore {
+        let dir = std::env::temp_dir().join(format!("irqlab-state-test-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        StateStore::new(dir.join("nested"))
+    }
+
+    #[test]
+    fn the_first_saved_state_is_kept_and_read_back() {
+        let store = scratch("keep");
+        let (path, wrote) = store.save_if_absent(&state("busy-wait")).unwrap();
+        assert!(wrote);
+        let (again, wrote_again) = store.save_if_absent(&state("irq-suspend")).unwrap();
+        assert_eq!((again.clone(), wrote_again), (path.clone(), false));
+        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        assert_eq!(loaded, state("busy-wait"));
+        assert!(store.load("veth0", 4, 4026531840).unwrap().is_none());
+        store.remove(&path).unwrap();
+        assert!(store.load("veth0", 3, 4026531840).unwrap().is_none());
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+
+    #[test]
+    fn a_corrupt_state_file_is_an_error_naming_the_file() {
+        let store = scratch("corrupt");
+        fs::create_dir_all(store.dir()).unwrap();
+        let path = store.path("veth0", 3, 1);
+        fs::write(&path, "{not json").unwrap();
+        let err = store.load("veth0", 3, 1).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()) && err.contains("not a saved state"), "{err}");
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+}

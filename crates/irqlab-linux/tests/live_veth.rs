@@ -1,0 +1,173 @@
+//! The real kernel, through a veth pair in a network namespace this test
+//! makes and always removes: show, apply every profile and read it back,
+//! restore the exact previous values, and see a socket learn the veth's NAPI
+//! id. Needs root (it skips itself, saying so, otherwise) and `ip` and
+//! `ethtool`; CI runs as root, so there it runs.
+
+use std::fs::File;
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::Command;
+
+use irqlab_core::scenario::Profile;
+use irqlab_linux::netlink::netdev::NapiSet;
+use irqlab_linux::ops::Kernel;
+use irqlab_linux::{apply_in, device, napi_id, plan, restore_in, show, Error, StateStore, Value};
+
+/// The testbed of SYSTEM.md in small: a server namespace with veth0
+/// (198.18.0.1/30, GRO on) and a client namespace with its peer veth1
+/// (198.18.0.2/30, GRO off), both deleted on drop, whatever happened.
+struct Testbed {
+    server: String,
+    client: String,
+}
+
+impl Testbed {
+    fn create() -> Result<Testbed, String> {
+        let pid = std::process::id();
+        let bed = Testbed { server: format!("irqlab-t-{pid}-rs"), client: format!("irqlab-t-{pid}-rc") };
+        run(&["ip", "netns", "add", &bed.server])?;
+        run(&["ip", "netns", "add", &bed.client])?;
+        let (s, c) = (bed.server.as_str(), bed.client.as_str());
+        run(&["ip", "-n", s, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", c])?;
+        run(&["ip", "-n", s, "addr", "add", "198.18.0.1/30", "dev", "veth0"])?;
+        run(&["ip", "-n", c, "addr", "add", "198.18.0.2/30", "dev", "veth1"])?;
+        for (ns, dev) in [(s, "lo"), (s, "veth0"), (c, "lo"), (c, "veth1")] {
+            run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
+        }
+        // GRO is what gives a veth its NAPI. veth_xmit hands a packet to
+        // the peer's NAPI only if it "is eligible for GRO": the sending veth
+        // must not do TSO (or the receiver must forward UDP GRO), else the
+        // packet takes netif_rx and the backlog, and carries no NAPI id.
+        run(&["ip", "netns", "exec", s, "ethtool", "-K", "veth0", "gro", "on"])?;
+        run(&["ip", "netns", "exec", c, "ethtool", "-K", "veth1", "tso", "off"])?;
+        Ok(bed)
+    }
+
+    /// Run `f` on a thread that has entered namespace `ns` (a network
+    /// namespace is per thread; sockets made there belong to it).
+    fn enter<T: Send>(&self, ns: &str, f: impl FnOnce() -> T + Send) -> T {
+        let path = format!("/run/netns/{ns}");
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let file = File::open(&path).expect("the namespace file");
+                // SAFETY: plain syscall on a valid descriptor; affects only this thread.
+                let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+                assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+                f()
+            })
+            .join()
+            .expect("the test thread")
+        })
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        let _ = run(&["ip", "netns", "del", &self.server]);
+        let _ = run(&["ip", "netns", "del", &self.client]);
+    }
+}
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let out = Command::new(args[0]).args(&args[1..]).output().map_err(|e| format!("{}: {e}", args[0]))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Why this test cannot run here, if it cannot.
+fn skip_reason() -> Option<String> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    for tool in ["ip", "ethtool"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            return Some(format!("`{tool}` is not installed"));
+        }
+    }
+    None
+}
+
+fn scratch_store() -> StateStore {
+    let dir: PathBuf = std::env::temp_dir().join(format!("irqlab-live-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    StateStore::new(dir)
+}
+
+#[test]
+fn show_apply_every_profile_and_restore_on_a_veth() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("skipped: the live veth test needs root, ip and ethtool ({reason})");
+        return;
+    }
+    let bed = Testbed::create().expect("the test namespaces and veth pair");
+    let store = scratch_store();
+    let receiver = bed.enter(&bed.server, || {
+        let report = show("veth0").expect("show veth0");
+        assert_eq!(report.napis.len(), 1, "a veth with GRO on has one NAPI: {report:?}");
+        let support = report.kernel.expect("kernel support");
+        if !support.per_napi_config || !support.irq_suspend_timeout {
+            eprintln!("skipped: this kernel has no per-NAPI configuration or IRQ suspension (Linux 6.13+)");
+            return None;
+        }
+        assert_eq!(report.coalesce, None, "veth has no coalescing");
+        let id = report.napis[0].id;
+
+        // Distinctive previous values, so that restore is seen to bring back these exactly.
+        let mut kernel = Kernel::open().unwrap();
+        let original = NapiSet { id, defer_hard_irqs: Some(7), gro_flush_timeout: Some(12_345), irq_suspend_timeout: Some(0), threaded: None };
+        kernel.napi_set(original, "veth0").unwrap();
+
+        for profile in Profile::ALL {
+            let plan = plan("veth0", profile.name(), None).unwrap();
+            assert!(plan.skipped.iter().all(|s| s.reason == "not supported by this device"), "{:?}", plan.skipped);
+            let applied = apply_in(&plan, &store).unwrap();
+            assert!(applied.warnings.is_empty(), "{:?}", applied.warnings);
+            let knobs = profile.knobs().napi;
+            let napi = &show("veth0").unwrap().napis[0];
+            assert_eq!(
+                (napi.defer_hard_irqs, napi.gro_flush_timeout, napi.irq_suspend_timeout),
+                (Some(knobs.defer_hard_irqs), Some(knobs.gro_flush_timeout_ns), Some(knobs.irq_suspend_timeout_ns)),
+                "after applying {profile}"
+            );
+        }
+        // Every apply after the first kept the first one's saved state.
+        let restored = restore_in("veth0", &store).unwrap();
+        assert_eq!(restored.profile, Profile::ALL[0].name());
+        assert!(!restored.state_file.exists());
+        let napi = &show("veth0").unwrap().napis[0];
+        assert_eq!((napi.defer_hard_irqs, napi.gro_flush_timeout, napi.irq_suspend_timeout), (Some(7), Some(12_345), Some(0)));
+        assert!(matches!(restore_in("veth0", &store), Err(Error::NoSavedState { .. })));
+
+        // One NAPI by id; an unknown id and a device without NAPI are refused.
+        let one = plan("veth0", "busy-wait", Some(id)).unwrap();
+        assert!(one.changes.iter().all(|c| c.napi_id == Some(id)));
+        assert!(matches!(plan("veth0", "busy-wait", Some(id + 1000)), Err(Error::UnknownNapi { .. })));
+        assert!(matches!(plan("lo", "busy-wait", None), Err(Error::NoNapi { .. })));
+        assert!(matches!(device::resolve("irqlab-none"), Err(Error::NoSuchDevice { .. })));
+        assert!(one.changes.iter().any(|c| c.to == Value::Int(5_000_000)));
+
+        let receiver = UdpSocket::bind("198.18.0.1:0").unwrap();
+        receiver.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        Some((receiver, id))
+    });
+    let _ = std::fs::remove_dir_all(store.dir());
+    let Some((receiver, id)) = receiver else { return };
+
+    // The client side: its veth has GRO off, hence no NAPI.
+    bed.enter(&bed.client, || {
+        assert!(matches!(plan("veth1", "busy-wait", None), Err(Error::NoNapi { .. })), "veth1 has GRO off");
+        let sender = UdpSocket::bind("198.18.0.2:0").unwrap();
+        sender.send_to(b"ping", receiver.local_addr().unwrap()).unwrap();
+    });
+    // A datagram that came in through veth0's NAPI carries its id.
+    let mut buf = [0u8; 16];
+    receiver.recv_from(&mut buf).unwrap();
+    let incoming = napi_id::incoming_napi_id(receiver.as_raw_fd()).unwrap();
+    assert_eq!(incoming, id, "SO_INCOMING_NAPI_ID names veth0's NAPI");
+}

@@ -1,0 +1,178 @@
+//! A run's settings and their limits. [`Config::validate`] checks every
+//! field (the command line checks each flag as it parses it too; the library
+//! checks again so that no caller can start an unbounded or unsafe run).
+//! Every message is one sentence naming the flag and the accepted range.
+
+use std::net::SocketAddr;
+
+use irqlab_core::workload::{InterArrivalKind, SizeDist};
+
+use crate::keyspace::{min_key_len, MAX_KEY_LEN, MAX_RECORDS, MAX_VALUE_LEN};
+use crate::target;
+
+pub const MAX_CONNECTIONS: u32 = 1000;
+pub const MAX_DEPTH: u32 = 1024;
+pub const MAX_THREADS: u32 = 64;
+pub const MAX_QPS: f64 = 10_000_000.0;
+/// Longest warm-up or measured duration, seconds.
+pub const MAX_SECONDS: f64 = 3600.0;
+pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
+/// After the measured window, outstanding requests get this long to be
+/// answered; those still unanswered count as timeouts.
+pub const DRAIN_TIMEOUT_S: f64 = 2.0;
+/// All connections must be open within this long.
+pub const CONNECT_ALL_TIMEOUT_S: f64 = 5.0;
+/// The preload must finish within this long, or the run fails.
+pub const PRELOAD_TIMEOUT_S: f64 = 60.0;
+/// Pipeline depth of the preload (at least; `--depth` if larger).
+pub const PRELOAD_DEPTH: u32 = 16;
+
+/// Closed loop (each connection keeps `depth` requests outstanding) or open
+/// loop (requests sent at fixed times at `qps`, at most `depth` outstanding
+/// per connection, as mutilate's `--depth` bounds both modes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    Closed,
+    Open { qps: f64, interarrival: InterArrivalKind },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub server: SocketAddr,
+    pub connections: u32,
+    pub depth: u32,
+    pub threads: u32,
+    pub mode: Mode,
+    pub warmup_s: f64,
+    pub duration_s: f64,
+    /// Stop once this many measured replies are in (`None`: duration only).
+    pub requests: Option<u64>,
+    pub records: u64,
+    pub key_size: SizeDist,
+    pub value_size: SizeDist,
+    pub get_fraction: f64,
+    pub seed: u64,
+    /// Set every key before the timed phase, so that gets hit.
+    pub preload: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            server: "127.0.0.1:11211".parse().expect("literal"),
+            connections: 4,
+            depth: 1,
+            threads: 1,
+            mode: Mode::Closed,
+            warmup_s: 0.0,
+            duration_s: 5.0,
+            requests: None,
+            records: 10_000,
+            key_size: SizeDist::Etc,
+            value_size: SizeDist::Etc,
+            get_fraction: 1.0,
+            seed: 1,
+            preload: true,
+        }
+    }
+}
+
+/// `value` as a flag error if it is outside `lo..=hi`.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    flag: &str,
+    value: T,
+    lo: T,
+    hi: T,
+    what: &str,
+) -> Result<(), String> {
+    if value >= lo && value <= hi {
+        Ok(())
+    } else {
+        Err(format!("{flag} must be {what} from {lo} to {hi} (got {value})"))
+    }
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<(), String> {
+        if !target::is_allowed(self.server.ip()) {
+            return Err(format!(
+                "--server {} is outside loopback (127.0.0.0/8, ::1) and the benchmarking range 198.18.0.0/15; irqlab-loadgen sends load only there",
+                self.server
+            ));
+        }
+        check_range("--connections", self.connections, 1, MAX_CONNECTIONS, "an integer")?;
+        check_range("--depth", self.depth, 1, MAX_DEPTH, "an integer")?;
+        check_range("--threads", self.threads, 1, MAX_THREADS.min(self.connections), "an integer (at most --connections)")?;
+        if let Mode::Open { qps, .. } = self.mode {
+            if !(qps > 0.0 && qps <= MAX_QPS) {
+                return Err(format!("--qps must be a number of requests per second greater than 0 and at most {MAX_QPS} (got {qps})"));
+            }
+        }
+        if !(self.warmup_s >= 0.0 && self.warmup_s <= MAX_SECONDS) {
+            return Err(format!("--warmup must be a number of seconds from 0 to {MAX_SECONDS} (got {})", self.warmup_s));
+        }
+        if !(self.duration_s > 0.0 && self.duration_s <= MAX_SECONDS) {
+            return Err(format!("--duration must be a number of seconds greater than 0 and at most {MAX_SECONDS} (got {})", self.duration_s));
+        }
+        if let Some(n) = self.requests {
+            check_range("--requests", n, 1, MAX_REQUESTS, "an integer")?;
+        }
+        check_range("--records", self.records, 1, MAX_RECORDS, "an integer")?;
+        if let SizeDist::Fixed(k) = self.key_size {
+            let lo = min_key_len(self.records);
+            check_range("--key-size", k, lo, MAX_KEY_LEN, &format!("\"etc\" or a number of bytes (for --records {})", self.records))?;
+        }
+        if let SizeDist::Fixed(v) = self.value_size {
+            check_range("--value-size", v, 0, MAX_VALUE_LEN, "\"etc\" or a number of bytes")?;
+        }
+        if !(0.0..=1.0).contains(&self.get_fraction) {
+            return Err(format!("--get-fraction must be a number from 0 to 1 (got {})", self.get_fraction));
+        }
+        Ok(())
+    }
+
+    /// Pipeline depth used by the preload.
+    pub fn preload_depth(&self) -> u32 {
+        self.depth.max(PRELOAD_DEPTH)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        Config::default().validate().unwrap();
+    }
+
+    #[test]
+    fn each_bad_field_names_its_flag() {
+        let base = Config::default();
+        let cases: Vec<(Config, &str)> = vec![
+            (Config { server: "10.0.0.1:11211".parse().unwrap(), ..base.clone() }, "--server"),
+            (Config { connections: 0, ..base.clone() }, "--connections"),
+            (Config { connections: 1001, ..base.clone() }, "--connections"),
+            (Config { depth: 0, ..base.clone() }, "--depth"),
+            (Config { threads: 5, ..base.clone() }, "--threads"),
+            (Config { threads: 0, ..base.clone() }, "--threads"),
+            (Config { mode: Mode::Open { qps: 0.0, interarrival: InterArrivalKind::Exponential }, ..base.clone() }, "--qps"),
+            (Config { mode: Mode::Open { qps: f64::NAN, interarrival: InterArrivalKind::Exponential }, ..base.clone() }, "--qps"),
+            (Config { warmup_s: -1.0, ..base.clone() }, "--warmup"),
+            (Config { duration_s: 0.0, ..base.clone() }, "--duration"),
+            (Config { duration_s: f64::INFINITY, ..base.clone() }, "--duration"),
+            (Config { requests: Some(0), ..base.clone() }, "--requests"),
+            (Config { records: 0, ..base.clone() }, "--records"),
+            (Config { key_size: SizeDist::Fixed(3), ..base.clone() }, "--key-size"),
+            (Config { key_size: SizeDist::Fixed(251), ..base.clone() }, "--key-size"),
+            (Config { value_size: SizeDist::Fixed(1_000_001), ..base.clone() }, "--value-size"),
+            (Config { get_fraction: 1.5, ..base.clone() }, "--get-fraction"),
+        ];
+        for (c, flag) in cases {
+            let e = c.validate().unwrap_err();
+            assert!(e.starts_with(flag), "{flag}: {e}");
+            assert!(!e.contains('\n'));
+        }
+        Config { key_size: SizeDist::Fixed(4), ..base }.validate().unwrap();
+    }
+}

@@ -1,0 +1,205 @@
+//! The `irqlab-loadgen` command.
+//!
+//! Exit status: 0 on success (errors in replies are reported, not fatal);
+//! 2 for a usage error (a bad flag, or a server outside loopback and
+//! 198.18.0.0/15), reported as one line `irqlab-loadgen: error: <sentence>`;
+//! 1 when the run could not be carried out (cannot connect, preload timed
+//! out, every connection failed).
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+use irqlab_core::workload::{InterArrivalKind, SizeDist};
+use irqlab_loadgen::config::{MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS, MAX_THREADS};
+use irqlab_loadgen::keyspace::{MAX_KEY_LEN, MAX_RECORDS, MAX_VALUE_LEN};
+use irqlab_loadgen::{run, target, Config, Mode, RunError};
+
+const ABOUT: &str = "memcached load generator: closed loop (--connections x --depth) or open loop (--qps), \
+checked replies, HDR latency percentiles.";
+
+const AFTER: &str = "Closed loop unless --qps is given: each connection keeps --depth requests outstanding. \
+Open loop: each connection sends at send times fixed in advance (rate --qps / --connections, gaps from \
+--interarrival), at most --depth outstanding; latency counts from the scheduled time, so a request sent late \
+is charged for the wait. Every key is set first (the preload) so that gets hit and each reply is checked \
+against the value the key holds. Runs last at most --warmup + --duration + 2 s (drain) after the preload. \
+Load goes only to loopback (127.0.0.0/8, ::1) or 198.18.0.0/15.";
+
+#[derive(Parser, Debug)]
+#[command(name = "irqlab-loadgen", version, about = ABOUT, after_help = AFTER)]
+struct Cli {
+    /// memcached server, HOST:PORT (loopback or 198.18.0.0/15 only)
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:11211")]
+    server: String,
+    /// TCP connections
+    #[arg(long, value_name = "C", default_value = "4", allow_negative_numbers = true, value_parser = uint("--connections", 1, MAX_CONNECTIONS as u64))]
+    connections: u64,
+    /// requests outstanding per connection (closed loop: always; open loop: at most)
+    #[arg(long, value_name = "D", default_value = "1", allow_negative_numbers = true, value_parser = uint("--depth", 1, MAX_DEPTH as u64))]
+    depth: u64,
+    /// worker threads, each with its own connections (at most --connections)
+    #[arg(long, value_name = "T", default_value = "1", allow_negative_numbers = true, value_parser = uint("--threads", 1, MAX_THREADS as u64))]
+    threads: u64,
+    /// open loop at this many requests per second (default: closed loop)
+    #[arg(long, value_name = "Q", allow_negative_numbers = true, value_parser = number("--qps", 0.0, false, MAX_QPS))]
+    qps: Option<f64>,
+    /// open-loop gaps: exponential (Poisson) or fb_ia (mutilate's Facebook distribution)
+    #[arg(long, value_name = "DIST", value_parser = interarrival)]
+    interarrival: Option<InterArrivalKind>,
+    /// seconds of warm-up before the measured window (samples discarded)
+    #[arg(long, value_name = "S", default_value = "0", allow_negative_numbers = true, value_parser = number("--warmup", 0.0, true, MAX_SECONDS))]
+    warmup: f64,
+    /// seconds of the measured window
+    #[arg(long, value_name = "S", default_value = "5", allow_negative_numbers = true, value_parser = number("--duration", 0.0, false, MAX_SECONDS))]
+    duration: f64,
+    /// stop after this many measured replies (or at the end of --duration)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = uint("--requests", 1, MAX_REQUESTS))]
+    requests: Option<u64>,
+    /// keys in the key space
+    #[arg(long, value_name = "N", default_value = "10000", allow_negative_numbers = true, value_parser = uint("--records", 1, MAX_RECORDS))]
+    records: u64,
+    /// key size in bytes, or "etc" (mutilate's fb_key)
+    #[arg(long, value_name = "N|etc", default_value = "etc", allow_negative_numbers = true, value_parser = size("--key-size", MAX_KEY_LEN))]
+    key_size: SizeDist,
+    /// value size in bytes, or "etc" (mutilate's fb_value)
+    #[arg(long, value_name = "N|etc", default_value = "etc", allow_negative_numbers = true, value_parser = size("--value-size", MAX_VALUE_LEN))]
+    value_size: SizeDist,
+    /// fraction of requests that are gets (the rest are sets)
+    #[arg(long, value_name = "F", default_value = "1", allow_negative_numbers = true, value_parser = number("--get-fraction", 0.0, true, 1.0))]
+    get_fraction: f64,
+    /// random seed (request keys and mix, open-loop send times)
+    #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = uint("--seed", 0, u64::MAX))]
+    seed: u64,
+    /// do not set every key before the run (gets may miss)
+    #[arg(long)]
+    no_preload: bool,
+    /// print one JSON object
+    #[arg(long)]
+    json: bool,
+}
+
+/// An integer flag in `lo..=hi`.
+fn uint(flag: &'static str, lo: u64, hi: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|v| (lo..=hi).contains(v))
+            .ok_or_else(|| format!("{flag} must be an integer from {lo} to {hi} (got {s:?})"))
+    }
+}
+
+/// A number flag in `(lo, hi]`, or `[lo, hi]` if `lo_ok`.
+fn number(
+    flag: &'static str,
+    lo: f64,
+    lo_ok: bool,
+    hi: f64,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| (*v > lo || (lo_ok && *v == lo)) && *v <= hi)
+            .ok_or_else(|| {
+                let low = if lo_ok { format!("from {lo}") } else { format!("greater than {lo} and") };
+                let high = if lo_ok { format!("to {hi}") } else { format!("at most {hi}") };
+                format!("{flag} must be a number {low} {high} (got {s:?})")
+            })
+    }
+}
+
+/// A size flag: bytes in `0..=hi`, or `etc`.
+fn size(flag: &'static str, hi: u32) -> impl Fn(&str) -> Result<SizeDist, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        if s.trim() == "etc" {
+            return Ok(SizeDist::Etc);
+        }
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v <= hi)
+            .map(SizeDist::Fixed)
+            .ok_or_else(|| format!("{flag} must be \"etc\" or a number of bytes from 0 to {hi} (got {s:?})"))
+    }
+}
+
+fn interarrival(s: &str) -> Result<InterArrivalKind, String> {
+    match s.trim() {
+        "exponential" => Ok(InterArrivalKind::Exponential),
+        "fb_ia" => Ok(InterArrivalKind::FbIa),
+        _ => Err(format!("--interarrival must be exponential or fb_ia (got {s:?})")),
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("irqlab-loadgen: error: {}", msg.split_whitespace().collect::<Vec<_>>().join(" "));
+    ExitCode::from(2)
+}
+
+/// One sentence for a clap error (clap's own text spans several lines).
+fn clap_sentence(e: &clap::Error) -> String {
+    if e.kind() == ErrorKind::ValueValidation {
+        if let Some(src) = std::error::Error::source(e) {
+            return src.to_string();
+        }
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    format!("{first}; see --help")
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                _ => usage_error(&clap_sentence(&e)),
+            };
+        }
+    };
+    let server = match target::resolve(&cli.server) {
+        Ok(a) => a,
+        Err(msg) => return usage_error(&msg),
+    };
+    let mode = match (cli.qps, cli.interarrival) {
+        (Some(qps), ia) => Mode::Open { qps, interarrival: ia.unwrap_or(InterArrivalKind::Exponential) },
+        (None, Some(_)) => return usage_error("--interarrival applies only to the open loop; give --qps too"),
+        (None, None) => Mode::Closed,
+    };
+    let cfg = Config {
+        server,
+        connections: cli.connections as u32,
+        depth: cli.depth as u32,
+        threads: cli.threads as u32,
+        mode,
+        warmup_s: cli.warmup,
+        duration_s: cli.duration,
+        requests: cli.requests,
+        records: cli.records,
+        key_size: cli.key_size,
+        value_size: cli.value_size,
+        get_fraction: cli.get_fraction,
+        seed: cli.seed,
+        preload: !cli.no_preload,
+    };
+    if let Err(msg) = cfg.validate() {
+        return usage_error(&msg);
+    }
+    match run(&cfg) {
+        Ok(report) => {
+            println!("{}", if cli.json { report.to_json() } else { report.to_text() });
+            ExitCode::SUCCESS
+        }
+        Err(RunError::Invalid(msg)) => usage_error(&msg),
+        Err(e) => {
+            eprintln!("irqlab-loadgen: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! One worker thread: an edge-triggered epoll loop over its own
+//! connections (no locks; the only shared state is the `--requests`
+//! counter and the stop flag).
+//!
+//! Each turn of the loop: (1) issue requests on the connections that
+//! changed (closed loop: refill to `depth`; open loop: send what is due,
+//! at most `depth` outstanding) and on those whose send time came (a
+//! min-heap of send times, woken by a timerfd), writing each connection's
+//! output once; (2) wait; (3) read what arrived, parse and check every
+//! reply against the oldest outstanding request, and count it.
+//!
+//! Every loop is bounded: the outer one by the phase deadline (checked at
+//! least every 100 ms), a connection's read loop by its outstanding
+//! replies, the parse loop by its buffer, issuing by `depth`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::config::{Config, Mode};
+use crate::conn::{Conn, Pending, ReadResult, UNSENT};
+use crate::keyspace::{KeyBuf, KeySpace};
+use crate::protocol::{parse_reply, Expect, Op, Outcome, Parsed};
+use crate::stats::Stats;
+use crate::sys::{now_ns, Epoll, Event, TimerFd};
+
+const TIMER_TOKEN: u64 = u64::MAX;
+/// Longest epoll wait, so that the stop flag and deadlines are seen.
+const MAX_WAIT_MS: u64 = 100;
+/// Most scheduled-but-unsent requests counted one by one as timeouts per
+/// connection at the end (a bound on the final loop; the count is a lower
+/// bound past it, which needs a server stalled for millions of requests).
+const MAX_UNSENT_COUNT: u64 = 10_000_000;
+
+/// The times of one phase, absolute monotonic ns.
+#[derive(Clone, Copy, Debug)]
+pub struct Phase {
+    /// The phase starts (warm-up begins; open-loop schedules count from here).
+    pub start: u64,
+    /// Requests sent (or scheduled) in `[measure_start, measure_end)` are
+    /// measured; none are issued from `measure_end` on.
+    pub measure_start: u64,
+    pub measure_end: u64,
+    /// Hard end: the drain timeout after `measure_end`.
+    pub deadline: u64,
+}
+
+/// State shared by the workers of one phase.
+#[derive(Default)]
+pub struct Shared {
+    /// Set once the `--requests` bound is reached.
+    pub stop: AtomicBool,
+    /// Measured replies claimed so far (only with `--requests`).
+    pub measured: AtomicU64,
+    /// When the bound was reached (monotonic ns).
+    pub stop_at: AtomicU64,
+}
+
+/// What a worker does in the phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Set every key of the key space once (connection `id` sets keys
+    /// `id, id + C, id + 2C, …`).
+    Preload,
+    /// The timed phase, closed or open loop as the config says.
+    Load,
+}
+
+pub struct Outcomes {
+    pub conns: Vec<Conn>,
+    pub stats: Stats,
+    /// The phase's work finished before its deadline (all keys set, or
+    /// every measured request answered, or every connection failed).
+    pub finished: bool,
+}
+
+pub struct Worker<'a> {
+    cfg: &'a Config,
+    ks: &'a KeySpace,
+    shared: &'a Shared,
+    phase: Phase,
+    task: Task,
+    depth: usize,
+    limit: Option<u64>,
+    conns: Vec<Conn>,
+    epoll: Epoll,
+    timer: Option<TimerFd>,
+    /// Open loop: (send time, connection) of connections waiting for time.
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    touched: Vec<u32>,
+    events: Vec<Event>,
+    /// This turn's measured samples (latency ns, miss), committed at the
+    /// end of the turn against the `--requests` bound.
+    batch: Vec<(u64, bool)>,
+    stats: Stats,
+    kb: KeyBuf,
+    /// Requests outstanding over all connections.
+    outstanding: usize,
+    /// Preload: keys still to be sent by this worker's connections.
+    keys_left: u64,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        cfg: &'a Config,
+        ks: &'a KeySpace,
+        shared: &'a Shared,
+        phase: Phase,
+        task: Task,
+        mut conns: Vec<Conn>,
+    ) -> io::Result<Self> {
+        let epoll = Epoll::new(conns.len() + 1)?;
+        for (i, c) in conns.iter().enumerate() {
+            epoll.add(c.fd(), i as u64, true)?;
+        }
+        let open = task == Task::Load && matches!(cfg.mode, Mode::Open { .. });
+        let timer = if open {
+            let t = TimerFd::new()?;
+            epoll.add(t.raw(), TIMER_TOKEN, false)?;
+            Some(t)
+        } else {
+            None
+        };
+        let (depth, limit) = match task {
+            Task::Preload => (cfg.preload_depth() as usize, None),
+            Task::Load => (cfg.depth as usize, cfg.requests),
+        };
+        let stride = u64::from(cfg.connections);
+        let mut keys_left = 0;
+        for c in conns.iter_mut() {
+            c.preload_next = u64::from(c.id);
+            keys_left += keys_from(c.preload_next, ks.records(), stride);
+        }
+        let n = conns.len();
+        Ok(Worker {
+            cfg,
+            ks,
+            shared,
+            phase,
+            task,
+            depth,
+            limit,
+            conns,
+            epoll,
+            timer,
+            heap: BinaryHeap::with_capacity(n),
+            touched: (0..n as u32).collect(),
+            events: Vec::with_capacity(n + 1),
+            batch: Vec::new(),
+            stats: Stats::default(),
+            kb: KeyBuf::new(),
+            outstanding: 0,
+            keys_left: if task == Task::Preload { keys_left } else { 0 },
+        })
+    }
+
+    pub fn run(mut self) -> io::Result<Outcomes> {
+        let mut finished = false;
+        loop {
+            let now = now_ns();
+            if self.shared.stop.load(Ordering::Relaxed) || now >= self.phase.deadline {
+                break;
+            }
+            let mut touched = std::mem::take(&mut self.touched);
+            for &i in &touched {
+                self.service(i as usize, now);
+            }
+            touched.clear();
+            self.touched = touched;
+            while let Some(&Reverse((t, i))) = self.heap.peek() {
+                if t > now {
+                    break;
+                }
+                self.heap.pop();
+                self.conns[i as usize].in_heap = false;
+                self.service(i as usize, now);
+            }
+            if self.is_done(now) {
+                finished = true;
+                break;
+            }
+            if self.conns.iter().all(|c| !c.alive) {
+                // Nothing left that could still be done.
+                finished = true;
+                break;
+            }
+            if let (Some(timer), Some(&Reverse((t, _)))) = (self.timer.as_mut(), self.heap.peek()) {
+                timer.arm_at(t)?;
+            }
+            let until = if now < self.phase.measure_end { self.phase.measure_end } else { self.phase.deadline };
+            let timeout_ms = (until.saturating_sub(now)).div_ceil(1_000_000).clamp(1, MAX_WAIT_MS) as i32;
+            let mut events = std::mem::take(&mut self.events);
+            self.epoll.wait(&mut events, timeout_ms)?;
+            for ev in &events {
+                if ev.token == TIMER_TOKEN {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.fired();
+                    }
+                    continue;
+                }
+                let i = ev.token as usize;
+                if !self.conns[i].alive {
+                    continue;
+                }
+                if ev.readable || ev.closed {
+                    self.on_readable(i);
+                }
+                if ev.writable || ev.readable {
+                    self.touched.push(i as u32);
+                }
+            }
+            self.events = events;
+            self.commit();
+        }
+        self.commit();
+        if self.task == Task::Load && !self.shared.stop.load(Ordering::Relaxed) {
+            self.count_timeouts();
+        }
+        Ok(Outcomes { conns: self.conns, stats: self.stats, finished })
+    }
+
+    fn is_open(&self) -> bool {
+        self.task == Task::Load && matches!(self.cfg.mode, Mode::Open { .. })
+    }
+
+    fn is_done(&self, now: u64) -> bool {
+        match self.task {
+            Task::Preload => self.keys_left == 0 && self.outstanding == 0,
+            Task::Load => now >= self.phase.measure_end && self.outstanding == 0 && self.heap.is_empty(),
+        }
+    }
+
+    /// Issue what connection `i` may send now, then write its output.
+    fn service(&mut self, i: usize, now: u64) {
+        let open = self.is_open();
+        let (ks, phase, depth) = (self.ks, self.phase, self.depth);
+        let c = &mut self.conns[i];
+        if !c.alive {
+            return;
+        }
+        let before = c.outstanding();
+        match self.task {
+            Task::Preload => {
+                let stride = u64::from(self.cfg.connections);
+                while c.outstanding() < depth && c.preload_next < ks.records() {
+                    c.push(ks, &mut self.kb, Op::Set, c.preload_next, UNSENT);
+                    c.preload_next += stride;
+                    self.keys_left -= 1;
+                }
+            }
+            Task::Load if !open => {
+                if now < phase.measure_end {
+                    while c.outstanding() < depth {
+                        let (op, key) = c.requests.next_request();
+                        c.push(ks, &mut self.kb, op, key, UNSENT);
+                    }
+                }
+            }
+            Task::Load => {
+                let mut sched = c.schedule.take().expect("open loop has a schedule");
+                // Everything due is sent now, up to `depth` outstanding;
+                // a late request keeps its scheduled time.
+                let mut sent_at = None;
+                while c.outstanding() < depth {
+                    let t = phase.start.saturating_add(sched.peek());
+                    if t > now || t >= phase.measure_end {
+                        break;
+                    }
+                    sched.advance();
+                    let (op, key) = c.requests.next_request();
+                    c.push(ks, &mut self.kb, op, key, t);
+                    if t >= phase.measure_start {
+                        let at = *sent_at.get_or_insert_with(now_ns);
+                        self.stats.record_send_lag(at.saturating_sub(t));
+                    }
+                }
+                let next = phase.start.saturating_add(sched.peek());
+                c.schedule = Some(sched);
+                // At `depth`, the connection waits for a reply instead.
+                if !c.in_heap && c.outstanding() < depth && next < phase.measure_end {
+                    c.in_heap = true;
+                    self.heap.push(Reverse((next, i as u32)));
+                }
+            }
+        }
+        self.outstanding += c.outstanding() - before;
+        if c.has_output() {
+            if let Err(e) = c.flush(now_ns) {
+                self.fail(i, format!("connection {}: write failed: {e}", self.conns[i].id));
+            }
+        }
+    }
+
+    /// Read everything connection `i` has (edge-triggered: until a short
+    /// read), parsing after each read.
+    fn on_readable(&mut self, i: usize) {
+        loop {
+            match self.conns[i].read_some() {
+                Ok(ReadResult::Data { more }) => {
+                    let t = now_ns();
+                    self.parse(i, t);
+                    if !self.conns[i].alive || !more {
+                        return;
+                    }
+                }
+                Ok(ReadResult::WouldBlock) => return,
+                Ok(ReadResult::Eof) => {
+                    let id = self.conns[i].id;
+                    self.fail(i, format!("connection {id}: the server closed the connection"));
+                    return;
+                }
+                Err(e) => {
+                    let id = self.conns[i].id;
+                    self.fail(i, format!("connection {id}: read failed: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Match the replies in connection `i`'s buffer to its outstanding
+    /// requests, oldest first; `t_recv` is when they were read.
+    fn parse(&mut self, i: usize, t_recv: u64) {
+        let ks = self.ks;
+        loop {
+            let c = &mut self.conns[i];
+            let Some(&p) = c.pending.front() else {
+                if !c.input().is_empty() {
+                    let id = c.id;
+                    self.fail(i, format!("connection {id}: bytes received with no request outstanding"));
+                }
+                return;
+            };
+            if p.t == UNSENT {
+                let id = c.id;
+                self.fail(i, format!("connection {id}: bytes received before the request was sent"));
+                return;
+            }
+            let key = ks.key(p.key, &mut self.kb);
+            let expect = Expect {
+                op: p.op,
+                key,
+                value: (p.op == Op::Get).then(|| ks.value(p.key)),
+            };
+            match parse_reply(c.input(), &expect) {
+                Ok(Parsed::Incomplete) => return,
+                Ok(Parsed::Complete { consumed, outcome }) => {
+                    c.consume(consumed);
+                    c.pending.pop_front();
+                    self.outstanding -= 1;
+                    let id = c.id;
+                    self.account(id, p, outcome, t_recv);
+                }
+                Err(e) => {
+                    let id = c.id;
+                    let what = describe(ks, &mut self.kb, &p);
+                    self.fail(i, format!("connection {id}: {e} (reply to {what})"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn account(&mut self, id: u32, p: Pending, outcome: Outcome, t_recv: u64) {
+        self.stats.replies += 1;
+        let failure = match outcome {
+            Outcome::Failed(f) => Some(f.describe()),
+            Outcome::Hit | Outcome::Miss if self.task == Task::Preload => Some("get reply during preload"),
+            Outcome::Hit | Outcome::Miss | Outcome::Stored => None,
+        };
+        if let Some(why) = failure {
+            let (ks, kb) = (self.ks, &mut self.kb);
+            self.stats.error(|| format!("connection {id}: {why} (reply to {})", describe(ks, kb, &p)));
+            return;
+        }
+        if self.task == Task::Load && p.t >= self.phase.measure_start && p.t < self.phase.measure_end {
+            self.batch.push((t_recv.saturating_sub(p.t), outcome == Outcome::Miss));
+        }
+    }
+
+    /// Record this turn's samples, claiming them against `--requests`.
+    fn commit(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let take = match self.limit {
+            None => self.batch.len(),
+            Some(limit) => {
+                let n = self.batch.len() as u64;
+                let prev = self.shared.measured.fetch_add(n, Ordering::Relaxed);
+                if prev + n >= limit && !self.shared.stop.swap(true, Ordering::Relaxed) {
+                    self.shared.stop_at.store(now_ns(), Ordering::Relaxed);
+                }
+                limit.saturating_sub(prev).min(n) as usize
+            }
+        };
+        for &(lat, miss) in &self.batch[..take] {
+            self.stats.record(lat, miss);
+        }
+        self.batch.clear();
+    }
+
+    /// Drop connection `i`: every request it had outstanding is an error.
+    fn fail(&mut self, i: usize, why: String) {
+        let c = &mut self.conns[i];
+        if !c.alive {
+            return;
+        }
+        self.epoll.remove(c.fd());
+        c.close();
+        let lost = c.pending.len();
+        c.pending.clear();
+        self.outstanding -= lost;
+        if self.task == Task::Preload {
+            self.keys_left -= keys_from(c.preload_next, self.ks.records(), u64::from(self.cfg.connections));
+            c.preload_next = u64::MAX;
+        }
+        self.stats.connections_failed += 1;
+        self.stats.error(|| why);
+        self.stats.errors += lost.saturating_sub(1) as u64;
+    }
+
+    /// At the drain deadline: measured requests still unanswered, or
+    /// scheduled and never sent, are timeouts.
+    fn count_timeouts(&mut self) {
+        let (start, ms, me) = (self.phase.start, self.phase.measure_start, self.phase.measure_end);
+        let measured = |t: u64| t >= ms && t < me;
+        for c in self.conns.iter_mut().filter(|c| c.alive) {
+            self.stats.timeouts += c.pending.iter().filter(|p| measured(p.t)).count() as u64;
+            if let Some(s) = c.schedule.as_mut() {
+                for _ in 0..MAX_UNSENT_COUNT {
+                    let t = start.saturating_add(s.peek());
+                    if t >= me {
+                        break;
+                    }
+                    s.advance();
+                    self.stats.timeouts += u64::from(measured(t));
+                }
+            }
+        }
+    }
+}
+
+/// How many of `next, next + stride, …` are below `records`.
+fn keys_from(next: u64, records: u64, stride: u64) -> u64 {
+    if next >= records {
+        0
+    } else {
+        (records - next).div_ceil(stride)
+    }
+}
+
+fn describe(ks: &KeySpace, kb: &mut KeyBuf, p: &Pending) -> String {
+    let op = match p.op {
+        Op::Get => "get",
+        Op::Set => "set",
+    };
+    format!("{op} {}", String::from_utf8_lossy(ks.key(p.key, kb)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keys_from;
+
+    #[test]
+    fn preload_key_counts() {
+        assert_eq!(keys_from(0, 10, 3), 4); // 0 3 6 9
+        assert_eq!(keys_from(2, 10, 3), 3); // 2 5 8
+        assert_eq!(keys_from(10, 10, 3), 0);
+        assert_eq!(keys_from(u64::MAX, 10, 3), 0);
+        let total: u64 = (0..7).map(|id| keys_from(id, 100, 7)).sum();
+        assert_eq!(total, 100);
+    }
+}

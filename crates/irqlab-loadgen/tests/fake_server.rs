@@ -1,0 +1,157 @@
+//! The whole generator (connections, epoll loop, parser, accounting) against
+//! an in-process fake memcached that can dribble its replies out a few bytes
+//! per write, so replies reach the parser split at arbitrary points and
+//! several pipelined replies share one read. No memcached needed.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use irqlab_core::workload::{InterArrivalKind, SizeDist};
+use irqlab_loadgen::{run, Config, Mode};
+
+#[derive(Clone, Copy)]
+struct Fake {
+    /// Write replies this many bytes at a time (0: whole).
+    chunk: usize,
+}
+
+fn start(fake: Fake) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let store: Arc<Mutex<HashMap<Vec<u8>, Vec<u8>>>> = Arc::default();
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let store = Arc::clone(&store);
+            thread::spawn(move || serve(conn, fake, &store));
+        }
+    });
+    addr
+}
+
+fn serve(conn: TcpStream, fake: Fake, store: &Mutex<HashMap<Vec<u8>, Vec<u8>>>) {
+    conn.set_nodelay(true).unwrap();
+    let mut out = conn.try_clone().unwrap();
+    let mut r = BufReader::new(conn);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_string();
+        let parts: Vec<&str> = text.split(' ').collect();
+        let reply = match parts[0] {
+            "set" => {
+                let n: usize = parts[4].parse().unwrap();
+                let mut data = vec![0; n + 2];
+                if r.read_exact(&mut data).is_err() {
+                    return;
+                }
+                data.truncate(n);
+                store.lock().unwrap().insert(parts[1].as_bytes().to_vec(), data);
+                b"STORED\r\n".to_vec()
+            }
+            "get" => match store.lock().unwrap().get(parts[1].as_bytes()) {
+                Some(v) => {
+                    let mut m = format!("VALUE {} 0 {}\r\n", parts[1], v.len()).into_bytes();
+                    m.extend_from_slice(v);
+                    m.extend_from_slice(b"\r\nEND\r\n");
+                    m
+                }
+                None => b"END\r\n".to_vec(),
+            },
+            _ => b"ERROR\r\n".to_vec(),
+        };
+        let ok = if fake.chunk == 0 {
+            out.write_all(&reply).is_ok()
+        } else {
+            reply.chunks(fake.chunk).all(|c| {
+                let ok = out.write_all(c).is_ok();
+                thread::sleep(Duration::from_micros(20));
+                ok
+            })
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+fn config(addr: SocketAddr) -> Config {
+    Config {
+        server: addr,
+        connections: 2,
+        depth: 4,
+        duration_s: 0.3,
+        records: 300,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn closed_loop_replies_split_into_tiny_writes() {
+    for chunk in [1, 3, 7] {
+        let addr = start(Fake { chunk });
+        let r = run(&Config { get_fraction: 0.8, ..config(addr) }).unwrap();
+        assert_eq!(r.errors, 0, "chunk {chunk}: {:?}", r.first_error);
+        assert_eq!(r.timeouts, 0);
+        assert_eq!(r.misses, 0);
+        assert!(r.requests > 20, "chunk {chunk}: {} requests", r.requests);
+        assert_eq!(r.preload.as_ref().unwrap().errors, 0);
+    }
+}
+
+#[test]
+fn large_values_grow_the_read_buffer() {
+    let addr = start(Fake { chunk: 0 });
+    let cfg = Config {
+        value_size: SizeDist::Fixed(300_000),
+        records: 20,
+        get_fraction: 0.7,
+        ..config(addr)
+    };
+    let r = run(&cfg).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.first_error);
+    assert!(r.requests > 5);
+}
+
+#[test]
+fn open_loop_sends_on_schedule() {
+    let addr = start(Fake { chunk: 0 });
+    let cfg = Config {
+        mode: Mode::Open { qps: 2000.0, interarrival: InterArrivalKind::Exponential },
+        duration_s: 0.5,
+        connections: 4,
+        ..config(addr)
+    };
+    let r = run(&cfg).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.first_error);
+    assert_eq!(r.timeouts, 0);
+    // About 1000 sends in 0.5 s (Poisson: sd about 32).
+    assert!((850..=1150).contains(&r.requests), "{} requests", r.requests);
+    assert_eq!(r.offered_qps, Some(2000.0));
+    assert!(r.send_lag_us.is_some());
+}
+
+#[test]
+fn request_bound_stops_at_exactly_n() {
+    let addr = start(Fake { chunk: 0 });
+    let cfg = Config { requests: Some(500), duration_s: 10.0, threads: 2, connections: 4, ..config(addr) };
+    let r = run(&cfg).unwrap();
+    assert_eq!(r.requests, 500);
+    assert_eq!(r.stopped_by, "requests");
+    assert!(r.duration_s < 5.0);
+}
+
+#[test]
+fn refused_target_never_connects() {
+    let cfg = Config { server: "198.20.0.1:11211".parse().unwrap(), ..Config::default() };
+    let e = run(&cfg).unwrap_err().to_string();
+    assert!(e.starts_with("--server") && e.contains("198.18.0.0/15"), "{e}");
+}

@@ -1,0 +1,237 @@
+//! The shim's configuration: the environment variables `irqlab linux exec`
+//! sets, parsed once and validated.
+//!
+//! | variable                  | meaning                                   | accepted        |
+//! |---------------------------|-------------------------------------------|-----------------|
+//! | `IRQLAB_BUSY_POLL_USECS`  | `epoll_params.busy_poll_usecs` (µs)       | 0 ..= 4294967295 |
+//! | `IRQLAB_BUSY_POLL_BUDGET` | `epoll_params.busy_poll_budget` (packets) | 0 ..= 65535     |
+//! | `IRQLAB_PREFER_BUSY_POLL` | `epoll_params.prefer_busy_poll`           | 0 or 1          |
+//! | `IRQLAB_NONBLOCKING`      | spin `epoll_wait` instead of sleeping     | 0 or 1          |
+//! | `IRQLAB_PRELOAD_DEBUG`    | one stderr line per epoll instance set    | `1` = on        |
+//!
+//! The ranges are those of the fields of `struct epoll_params`
+//! (`include/uapi/linux/eventpoll.h`). Values that fit the fields but that
+//! the kernel refuses (`busy_poll_usecs` above `S32_MAX`, a budget above
+//! `NAPI_POLL_WEIGHT` without `CAP_NET_ADMIN`) are left for the kernel to
+//! refuse, so that the warning names the kernel's own answer.
+//!
+//! An unset variable counts as 0; when none of the four is set the shim has
+//! nothing to do (it was preloaded by hand, not by the launcher). A set
+//! variable must be a plain decimal number in range: anything else makes the
+//! whole configuration invalid, and the shim then leaves the program alone.
+//!
+//! Parsing is a pure function of a lookup closure so that it can be tested
+//! without touching the process environment, and it neither allocates nor
+//! panics.
+
+/// `IRQLAB_BUSY_POLL_USECS`.
+pub const USECS: &str = "IRQLAB_BUSY_POLL_USECS";
+/// `IRQLAB_BUSY_POLL_BUDGET`.
+pub const BUDGET: &str = "IRQLAB_BUSY_POLL_BUDGET";
+/// `IRQLAB_PREFER_BUSY_POLL`.
+pub const PREFER: &str = "IRQLAB_PREFER_BUSY_POLL";
+/// `IRQLAB_NONBLOCKING`.
+pub const NONBLOCKING: &str = "IRQLAB_NONBLOCKING";
+/// `IRQLAB_PRELOAD_DEBUG`.
+pub const DEBUG: &str = "IRQLAB_PRELOAD_DEBUG";
+
+/// What the shim does to every epoll instance and every `epoll_wait`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `epoll_params.busy_poll_usecs`, in µs.
+    pub busy_poll_usecs: u32,
+    /// `epoll_params.busy_poll_budget`, in packets (0 = the kernel's 8).
+    pub busy_poll_budget: u16,
+    /// `epoll_params.prefer_busy_poll`, 0 or 1.
+    pub prefer_busy_poll: u8,
+    /// Busy-wait: `epoll_wait` with a non-zero timeout spins instead of sleeping.
+    pub nonblocking: bool,
+}
+
+impl Config {
+    /// True when the configuration asks for nothing: every parameter is
+    /// the value a fresh epoll instance already has (`ep_alloc` zeroes them)
+    /// and `epoll_wait` stays blocking. The profiles without busy polling
+    /// (`no-coalescing`, `adaptive-coalescing`) are such configurations; the
+    /// shim then makes no ioctl at all, so it cannot fail either.
+    pub fn is_noop(&self) -> bool {
+        self.busy_poll_usecs == 0
+            && self.busy_poll_budget == 0
+            && self.prefer_busy_poll == 0
+            && !self.nonblocking
+    }
+}
+
+/// The outcome of reading the environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parsed<'a> {
+    /// None of the variables is set.
+    Unset,
+    /// A valid configuration.
+    Valid(Config),
+    /// `var` is set to `value`, which is not a decimal number from 0 to `max`.
+    Invalid {
+        var: &'static str,
+        value: &'a [u8],
+        max: u64,
+    },
+}
+
+/// Read the configuration through `get(name)`, which returns the raw bytes
+/// of an environment variable or `None` when it is unset.
+pub fn parse<'a>(get: impl Fn(&'static str) -> Option<&'a [u8]>) -> Parsed<'a> {
+    let vars = [USECS, BUDGET, PREFER, NONBLOCKING];
+    if vars.iter().all(|var| get(var).is_none()) {
+        return Parsed::Unset;
+    }
+    let field = |var: &'static str, max: u64| -> Result<u64, Parsed<'a>> {
+        match get(var) {
+            None => Ok(0),
+            Some(value) => decimal(value, max).ok_or(Parsed::Invalid { var, value, max }),
+        }
+    };
+    let result = (|| {
+        Ok(Config {
+            busy_poll_usecs: field(USECS, u64::from(u32::MAX))? as u32,
+            busy_poll_budget: field(BUDGET, u64::from(u16::MAX))? as u16,
+            prefer_busy_poll: field(PREFER, 1)? as u8,
+            nonblocking: field(NONBLOCKING, 1)? == 1,
+        })
+    })();
+    match result {
+        Ok(config) => Parsed::Valid(config),
+        Err(invalid) => invalid,
+    }
+}
+
+/// `IRQLAB_PRELOAD_DEBUG=1` turns the per-instance lines on; anything else is off.
+pub fn debug_enabled(value: Option<&[u8]>) -> bool {
+    value == Some(b"1".as_slice())
+}
+
+/// A plain decimal number (ASCII digits only, no sign, no spaces) from 0 to `max`.
+fn decimal(text: &[u8], max: u64) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &byte in text {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(byte - b'0'))?;
+        if value > max {
+            return None;
+        }
+    }
+    Some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'static str, &'a str)]) -> impl Fn(&'static str) -> Option<&'a [u8]> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.as_bytes())
+        }
+    }
+
+    #[test]
+    fn nothing_set_is_unset() {
+        assert_eq!(parse(env(&[("PATH", "/bin")])), Parsed::Unset);
+    }
+
+    #[test]
+    fn busy_wait_profile_values() {
+        let pairs = [
+            (USECS, "1000"),
+            (BUDGET, "64"),
+            (PREFER, "1"),
+            (NONBLOCKING, "1"),
+        ];
+        let want = Config {
+            busy_poll_usecs: 1000,
+            busy_poll_budget: 64,
+            prefer_busy_poll: 1,
+            nonblocking: true,
+        };
+        assert_eq!(parse(env(&pairs)), Parsed::Valid(want));
+        assert!(!want.is_noop());
+    }
+
+    #[test]
+    fn unset_fields_are_zero_and_all_zero_is_a_noop() {
+        let Parsed::Valid(config) = parse(env(&[(PREFER, "0")])) else {
+            panic!("should be valid")
+        };
+        assert_eq!(
+            config,
+            Config {
+                busy_poll_usecs: 0,
+                busy_poll_budget: 0,
+                prefer_busy_poll: 0,
+                nonblocking: false
+            }
+        );
+        assert!(config.is_noop());
+    }
+
+    #[test]
+    fn field_ranges_are_the_struct_field_types() {
+        let ok = [(USECS, "4294967295"), (BUDGET, "65535"), (PREFER, "1")];
+        let Parsed::Valid(config) = parse(env(&ok)) else {
+            panic!("should be valid")
+        };
+        assert_eq!(
+            (config.busy_poll_usecs, config.busy_poll_budget),
+            (u32::MAX, u16::MAX)
+        );
+        for (var, value, max) in [
+            (USECS, "4294967296", u64::from(u32::MAX)),
+            (BUDGET, "65536", 65535),
+            (PREFER, "2", 1),
+            (NONBLOCKING, "2", 1),
+            (USECS, "99999999999999999999999", u64::from(u32::MAX)),
+        ] {
+            let pairs = [(var, value)];
+            assert_eq!(
+                parse(env(&pairs)),
+                Parsed::Invalid {
+                    var,
+                    value: value.as_bytes(),
+                    max
+                },
+                "{var}={value}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_numbers_are_invalid() {
+        for value in ["", " 1", "1 ", "+1", "-1", "0x10", "1e3", "abc", "1.0"] {
+            let pairs = [(BUDGET, value)];
+            assert!(
+                matches!(parse(env(&pairs)), Parsed::Invalid { var: BUDGET, .. }),
+                "{value:?}"
+            );
+        }
+        assert_eq!(decimal(b"007", 10), Some(7));
+    }
+
+    #[test]
+    fn debug_is_on_only_for_1() {
+        assert!(debug_enabled(Some(b"1")));
+        for value in [
+            None,
+            Some(b"0".as_slice()),
+            Some(b"yes".as_slice()),
+            Some(b"".as_slice()),
+        ] {
+            assert!(!debug_enabled(value));
+        }
+    }
+}

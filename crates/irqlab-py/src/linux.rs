@@ -1,0 +1,50 @@
+//! `irqlab linux show|apply|restore` (crate irqlab-linux) for Python:
+//! device and profile names in, JSON text out, errors as `LinuxError`. The
+//! GIL is released while the kernel is asked.
+
+use pyo3::prelude::*;
+
+use crate::error::{guard_without_gil, Failure};
+
+/// Every NAPI of device `dev` and its coalescing, as JSON text.
+#[pyfunction]
+fn linux_show(py: Python<'_>, dev: String) -> PyResult<String> {
+    guard_without_gil(py, "reading a device", move || Ok(serde_json::to_string(&irqlab_linux::show(&dev)?)?))
+}
+
+/// What applying `profile` to `dev` (all NAPIs, or `napi_id`) would change, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (dev, profile, napi_id=None))]
+fn linux_plan(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32>) -> PyResult<String> {
+    guard_without_gil(py, "planning a profile", move || {
+        Ok(serde_json::to_string(&irqlab_linux::plan(&dev, &profile, napi_id)?)?)
+    })
+}
+
+/// Apply `profile` to `dev` (or, with `dry_run`, only say what would
+/// change); the report of changes made and skipped as JSON text.
+#[pyfunction]
+#[pyo3(signature = (dev, profile, napi_id=None, dry_run=false))]
+fn linux_apply(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32>, dry_run: bool) -> PyResult<String> {
+    guard_without_gil(py, "applying a profile", move || {
+        let plan = irqlab_linux::plan(&dev, &profile, napi_id)?;
+        let report = if dry_run { irqlab_linux::dry_run(&plan) } else { irqlab_linux::apply(&plan)? };
+        Ok(serde_json::to_string(&report)?)
+    })
+}
+
+/// Put back the settings `dev` had before the first apply; the report as JSON text.
+#[pyfunction]
+fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
+    guard_without_gil(py, "restoring a device", move || -> Result<String, Failure> {
+        Ok(serde_json::to_string(&irqlab_linux::restore(&dev)?)?)
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(linux_show, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_restore, m)?)?;
+    Ok(())
+}

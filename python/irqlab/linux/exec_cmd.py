@@ -1,0 +1,349 @@
+"""``irqlab linux exec``: run an unmodified epoll program under a profile.
+
+    irqlab linux exec --profile P [--napi-dev DEV] [--set epoll.KEY=VALUE]... [--debug] -- CMD [ARG]...
+
+The program runs with the preload shim (``crates/irqlab-preload``) in
+``LD_PRELOAD``. The shim gives every epoll instance the program creates the
+profile's ``busy_poll_usecs``, ``busy_poll_budget`` and ``prefer_busy_poll``
+(``EPIOCSPARAMS``, Linux 6.9+) and, for a non-blocking profile (busy-wait),
+makes ``epoll_wait`` spin in the kernel's busy poll instead of sleeping. The
+knobs come from the core (the profile resolved on a minimal scenario), never
+from a table here, and reach the shim as environment variables:
+
+=========================== ====================================================
+``IRQLAB_BUSY_POLL_USECS``  ``epoll.busy_poll_usecs`` (µs)
+``IRQLAB_BUSY_POLL_BUDGET`` ``epoll.busy_poll_budget`` (packets)
+``IRQLAB_PREFER_BUSY_POLL`` ``epoll.prefer_busy_poll`` (0 or 1)
+``IRQLAB_NONBLOCKING``      1 when ``epoll.blocking`` is false (busy-wait)
+``IRQLAB_PRELOAD_DEBUG``    1 with ``--debug``: one stderr line per epoll instance
+=========================== ====================================================
+
+The profiles without busy polling (``no-coalescing``, ``adaptive-coalescing``)
+resolve to 0 / 0 / 0 and blocking: the shim is still loaded but makes no
+ioctl, since a new epoll instance already has exactly those values; so those
+profiles run the program exactly as it is, on any kernel.
+
+If the kernel refuses the parameters, the program runs unchanged and the shim
+prints one warning line (``irqlab-preload: warning: ...``).
+
+With ``--napi-dev DEV`` the per-NAPI and coalescing part of the profile is
+applied to DEV first (``irqlab.linux.knobs.apply``) and restored when the
+program ends, whatever ends it (``irqlab.linux.knobs.restore``).
+
+The command exits with the program's status (128 + N if signal N killed it;
+127 if it cannot be found, 126 if it cannot be run). SIGINT, SIGTERM, SIGHUP
+and SIGQUIT sent to irqlab are passed on to the program, except those a
+terminal sends to its whole foreground process group (Ctrl-C, Ctrl-\\), which
+the program has already received; meanwhile irqlab keeps running, so that it
+can restore the device and report the program's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from irqlab import _core
+
+#: The shim's file name, as cargo builds it.
+SHIM_NAME = "libirqlab_preload.so"
+
+# Where the shim is looked for: copied into the package by `make setup`
+# (Makefile target `native`), else the cargo build in the repository.
+_PACKAGE = Path(__file__).resolve().parents[1]
+_SHIM_PATHS = (
+    _PACKAGE / "_native" / SHIM_NAME,
+    _PACKAGE.parents[1] / "target" / "release" / SHIM_NAME,
+)
+
+# The scenario resolved to read a profile's epoll knobs: every field at its
+# default, then the profile, then the --set overrides.
+_MINIMAL_SCENARIO = 'name = "exec"\n'
+
+ENV_USECS = "IRQLAB_BUSY_POLL_USECS"
+ENV_BUDGET = "IRQLAB_BUSY_POLL_BUDGET"
+ENV_PREFER = "IRQLAB_PREFER_BUSY_POLL"
+ENV_NONBLOCKING = "IRQLAB_NONBLOCKING"
+ENV_DEBUG = "IRQLAB_PRELOAD_DEBUG"
+
+#: Signals passed on to the program.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+# si_code of a signal the kernel itself sent (include/uapi/asm-generic/siginfo.h);
+# a terminal's Ctrl-C / Ctrl-\ reaches the foreground process group this way.
+_SI_KERNEL = 0x80
+
+# How often the wait loop looks at the program even without a SIGCHLD (s).
+_POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class EpollKnobs:
+    """A profile's epoll knobs, in the kernel's units (``struct epoll_params``)."""
+
+    busy_poll_usecs: int
+    busy_poll_budget: int
+    prefer_busy_poll: bool
+    blocking: bool
+
+    def env(self) -> dict[str, str]:
+        """The shim's environment variables for these knobs."""
+        return {
+            ENV_USECS: str(self.busy_poll_usecs),
+            ENV_BUDGET: str(self.busy_poll_budget),
+            ENV_PREFER: str(int(self.prefer_busy_poll)),
+            ENV_NONBLOCKING: str(int(not self.blocking)),
+        }
+
+
+def epoll_knobs(profile: str, overrides: Sequence[str] = ()) -> EpollKnobs:
+    """The epoll knobs of ``profile`` (plus ``epoll.*`` overrides), from the core.
+
+    Raises :class:`irqlab.ScenarioError` for an unknown profile or a bad override.
+    """
+    epoll = json.loads(_core.resolve(_MINIMAL_SCENARIO, profile, list(overrides)))["epoll"]
+    return EpollKnobs(
+        busy_poll_usecs=int(epoll["busy_poll_usecs"]),
+        busy_poll_budget=int(epoll["busy_poll_budget"]),
+        prefer_busy_poll=bool(epoll["prefer_busy_poll"]),
+        blocking=bool(epoll["blocking"]),
+    )
+
+
+def find_shim() -> Optional[Path]:
+    """The preload shim to use, or None when it has not been built."""
+    for path in _SHIM_PATHS:
+        if path.is_file():
+            return path
+    return None
+
+
+def program_env(base: Mapping[str, str], knobs: EpollKnobs, shim: Path, debug: bool = False) -> dict[str, str]:
+    """``base`` plus the shim in front of ``LD_PRELOAD`` and the knobs' variables."""
+    env = dict(base)
+    preload = env.get("LD_PRELOAD", "").strip()
+    env["LD_PRELOAD"] = f"{shim}:{preload}" if preload else str(shim)
+    env.update(knobs.env())
+    if debug:
+        env[ENV_DEBUG] = "1"
+    else:
+        env.pop(ENV_DEBUG, None)
+    return env
+
+
+def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``exec`` under ``irqlab linux``; return its parser.
+
+    ``linux_subparsers`` is what ``add_subparsers()`` returned for the
+    ``linux`` command; the handler is set as ``handler`` (``args -> int``).
+    """
+    from irqlab.profiles import PROFILES
+
+    p = linux_subparsers.add_parser(
+        "exec",
+        help="run an unmodified epoll program under a profile (preload shim)",
+        description=(
+            "Run CMD with the irqlab preload shim, which gives each epoll instance CMD creates the "
+            "profile's busy-poll parameters (EPIOCSPARAMS) and, under busy-wait, keeps epoll_wait "
+            "from sleeping. Exits with CMD's status."
+        ),
+        allow_abbrev=False,
+    )
+    p.add_argument("--profile", metavar="P", required=True, help=f"profile: {', '.join(PROFILES)}")
+    p.add_argument(
+        "--napi-dev",
+        metavar="DEV",
+        help="also apply the profile's per-NAPI and coalescing knobs to network device DEV, "
+        "restored when CMD ends (needs root)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override an epoll knob of the profile, e.g. --set epoll.busy_poll_budget=16 (repeatable)",
+    )
+    p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARG]...", help="the program to run")
+    p.set_defaults(handler=cmd_exec)
+    return p
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    """The ``irqlab linux exec`` handler."""
+    from irqlab.cli import UsageError
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("a command to run is required after --, e.g. irqlab linux exec --profile P -- memcached")
+    for override in args.overrides:
+        if not override.startswith("epoll."):
+            raise UsageError(f"--set only takes epoll.* knobs here (got {override!r})")
+    knobs = epoll_knobs(args.profile, args.overrides)
+    shim = find_shim()
+    if shim is None:
+        raise UsageError(
+            f"the preload shim {SHIM_NAME} is not built (looked in {', '.join(map(str, _SHIM_PATHS))}); run make setup"
+        )
+    if any(c in str(shim) for c in ": "):
+        raise UsageError(f"the preload shim's path cannot go in LD_PRELOAD (it holds a space or colon): {shim}")
+    env = program_env(os.environ, knobs, shim, debug=args.debug)
+
+    if args.napi_dev is None:
+        return run_program(command, env)
+
+    knobs_module = _napi_knobs()
+    with _signals_held():
+        knobs_module.apply(args.napi_dev, args.profile)
+        try:
+            return run_program(command, env)
+        finally:
+            knobs_module.restore(args.napi_dev)
+
+
+def _napi_knobs() -> Any:
+    """``irqlab.linux.knobs`` with its ``apply``/``restore``, or a clear error."""
+    from irqlab.cli import UsageError
+
+    try:
+        from irqlab.linux import knobs
+    except ImportError as e:
+        raise UsageError(f"--napi-dev is not available: irqlab.linux.knobs cannot be imported ({e})") from None
+    if not (callable(getattr(knobs, "apply", None)) and callable(getattr(knobs, "restore", None))):
+        raise UsageError("--napi-dev is not available: irqlab.linux.knobs has no apply/restore yet")
+    return knobs
+
+
+# The signal mask irqlab had before the outermost _signals_held (the mask
+# the program is started with), or None outside one.
+_caller_mask: Optional[set[signal.Signals]] = None
+
+
+@contextmanager
+def _signals_held() -> Iterator[set[signal.Signals]]:
+    """Hold the forwarded signals (and SIGCHLD) blocked, so that
+    :func:`run_program` collects them with ``sigtimedwait``; yield the mask
+    irqlab had before the outermost hold.
+
+    While a device is being changed and the program runs, a Ctrl-C must not
+    kill irqlab before it restores the device: the signal stays pending until
+    :func:`run_program` picks it up or, if it came before the program
+    started, keeps the program from starting.
+    """
+    global _caller_mask
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, (*FORWARDED, signal.SIGCHLD))
+    outermost = _caller_mask is None
+    if outermost:
+        _caller_mask = old
+    try:
+        yield _caller_mask if _caller_mask is not None else old
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if outermost:
+            _caller_mask = None
+
+
+def run_program(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Run ``argv`` with ``env``; pass signals on; return its exit status
+    (128 + N if signal N killed it, 127 / 126 if it cannot be found / run)."""
+    with _signals_held() as caller_mask:
+        early = _pending_forwarded()
+        if early is not None:
+            # A signal came while the device was being set up: do not start.
+            return 128 + early
+        try:
+            pid = os.posix_spawnp(
+                argv[0],
+                list(argv),
+                dict(env),
+                setsigmask=caller_mask,  # the program gets the mask irqlab was started with
+                setsigdef=_python_ignored(),
+            )
+        except OSError as e:
+            _error(f"cannot run {argv[0]!r}: {e.strerror or e}")
+            return 127 if isinstance(e, FileNotFoundError) else 126
+        try:
+            return _wait(pid)
+        except BaseException:
+            # A bug here must not leave the program running unattended.
+            _kill_and_reap(pid)
+            raise
+
+
+def _wait(pid: int) -> int:
+    watched = (*FORWARDED, signal.SIGCHLD)
+    while True:
+        info = signal.sigtimedwait(watched, _POLL_S)
+        if info is not None and info.si_signo != signal.SIGCHLD:
+            # A terminal's signal went to the whole foreground group, the
+            # program included: sending it again would deliver it twice.
+            if info.si_code != _SI_KERNEL:
+                _send(pid, info.si_signo)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            code = os.waitstatus_to_exitcode(status)
+            return 128 - code if code < 0 else code
+
+
+def _pending_forwarded() -> Optional[int]:
+    pending = signal.sigpending() & set(FORWARDED)
+    if not pending:
+        return None
+    info = signal.sigtimedwait(pending, 0)
+    return None if info is None else info.si_signo
+
+
+def _python_ignored() -> tuple[signal.Signals, ...]:
+    # Python ignores SIGPIPE and SIGXFSZ for itself; the program gets the
+    # default back, as subprocess's restore_signals does.
+    return tuple(s for s in (signal.SIGPIPE, signal.SIGXFSZ) if signal.getsignal(s) == signal.SIG_IGN)
+
+
+def _send(pid: int, signo: int) -> None:
+    try:
+        os.kill(pid, signo)
+    except ProcessLookupError:
+        pass
+
+
+def _kill_and_reap(pid: int) -> None:
+    _send(pid, signal.SIGKILL)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _error(message: str) -> None:
+    print(f"irqlab: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m irqlab.linux.exec_cmd ARGS`` = ``irqlab linux exec ARGS``,
+    for use before the command is registered under ``irqlab linux``."""
+    from irqlab.cli import EXIT_USAGE, UsageError, _Parser
+
+    parser = _Parser(prog="irqlab linux", allow_abbrev=False)
+    add_exec_parser(parser.add_subparsers(dest="command_name", required=True))
+    try:
+        args = parser.parse_args(["exec", *(sys.argv[1:] if argv is None else argv)])
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except (UsageError, _core.ScenarioError) as e:
+        _error(str(e))
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

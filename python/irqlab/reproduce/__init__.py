@@ -1,0 +1,1 @@
+"""Reproductions of the papers' experiments from the simulator (``irqlab reproduce``)."""

@@ -1,0 +1,98 @@
+"""``irqlab reproduce thesis``: the thesis's bare-metal results from the simulator."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from irqlab.reproduce import plots, report
+from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, progress_bar, run_thesis, shape_checks
+
+
+class ReproduceUsageError(ValueError):
+    """A bad flag of ``irqlab reproduce``; the message is one sentence."""
+
+
+def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = commands.add_parser(
+        "reproduce",
+        help="reproduce a paper's results from the simulator",
+        description="Reproduce a paper's experiments from the simulator, with the paper's numbers beside them.",
+        allow_abbrev=False,
+    )
+    papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
+    t = papers.add_parser(
+        "thesis",
+        help="IRQ Suspend thesis, bare metal: Table 4.1 and Figure 4.1",
+        description=(
+            "Run Table 4.1 (closed loop, four profiles) and Figure 4.1 (open loop, 100k-500k QPS in steps "
+            "of 50k) of the IRQ Suspend thesis; print them beside the paper and write CSV, JSON, a Markdown "
+            "report and PNG plots."
+        ),
+        allow_abbrev=False,
+    )
+    t.add_argument("--out", metavar="DIR", default="irqlab-out", help="output directory (default irqlab-out/)")
+    t.add_argument("--scenario", metavar="FILE", help="scenario file (default scenarios/thesis/bare-metal.toml)")
+    t.add_argument("--closed-duration", metavar="S", default="1.0", help="simulated seconds per closed-loop run (default 1.0)")
+    t.add_argument("--open-duration", metavar="S", default="0.5", help="simulated seconds per open-loop point (default 0.5)")
+    t.add_argument("--seed", metavar="N", default="1", help="random seed (default 1)")
+    t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    t.add_argument("--quiet", action="store_true", help="no progress indication")
+    t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")
+    t.set_defaults(handler=_cmd_thesis)
+
+
+def _seconds(text: str, flag: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and 0 < v <= 3600):
+        raise ReproduceUsageError(f"{flag} must be a number of seconds between 0 (exclusive) and 3600 (got {text!r})")
+    return v
+
+
+def _cmd_thesis(args: argparse.Namespace) -> int:
+    closed = _seconds(args.closed_duration, "--closed-duration")
+    open_ = _seconds(args.open_duration, "--open-duration")
+    try:
+        seed = int(args.seed)
+        if seed < 0:
+            raise ValueError
+    except ValueError:
+        raise ReproduceUsageError(f"--seed must be a non-negative integer (got {args.seed!r})") from None
+    out = Path(args.out)
+    result = run_thesis(
+        Path(args.scenario) if args.scenario else None,
+        closed_duration_s=closed,
+        open_duration_s=open_,
+        loads=FIGURE_4_1_LOADS,
+        seed=seed,
+        progress=None if args.quiet or args.json else progress_bar,
+    )
+    checks = shape_checks(result)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
+    files = report.write_files(result, checks, out, figures)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
+                    "files": [str(f) for f in files + figures],
+                }
+            )
+        )
+        return 0
+    print(report.table_4_1_text(result))
+    print()
+    print(report.explanation_text(result))
+    print()
+    print(report.figure_4_1_text(result))
+    print()
+    print(report.checks_text(checks))
+    print()
+    print(f"wrote {len(files) + len(figures)} files to {out}/ (report.md, CSV, JSON" + ("" if args.no_plots else ", PNG plots") + ")")
+    return 0

@@ -1,0 +1,89 @@
+"""Figures in the thesis's layout (Figure 4.1 a–c: p95, p99 and CPU
+utilisation against throughput, one line per profile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from irqlab.reproduce.thesis import PROFILES, ThesisResult  # noqa: E402
+
+LABELS = {
+    "no-coalescing": "No Coalescing",
+    "adaptive-coalescing": "Adaptive Coalescing",
+    "irq-suspend": "IRQ Suspend",
+    "busy-wait": "Busy Wait",
+}
+MARKERS = {"no-coalescing": "o", "adaptive-coalescing": "s", "irq-suspend": "^", "busy-wait": "D"}
+
+
+def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:
+    """Write figure-4.1a-p95.png, figure-4.1b-p99.png, figure-4.1c-cpu.png."""
+    panels = [
+        ("figure-4.1a-p95.png", "(a) 95th Percentile Latency", "p95 latency (µs)", lambda s: s.latency_us.p95),
+        ("figure-4.1b-p99.png", "(b) 99th Percentile Latency", "p99 latency (µs)", lambda s: s.latency_us.p99),
+        ("figure-4.1c-cpu.png", "(c) CPU Utilization", "CPU utilization (%)", lambda s: 100.0 - s.cpu_pct.idle),
+    ]
+    loads = sorted({q for (_, q) in r.open})
+    written = []
+    for name, title, ylabel, value in panels:
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+        for p in PROFILES:
+            xs = [r.open[(p, q)].throughput_qps / 1e3 for q in loads]
+            ys = [value(r.open[(p, q)]) for q in loads]
+            ax.plot(xs, ys, marker=MARKERS[p], label=LABELS[p])
+        ax.set_xlabel("Throughput (K QPS)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if "latency" in ylabel:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 105)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.suptitle("Memcached 8 cores, simulated (irqlab)", fontsize=9)
+        fig.tight_layout()
+        path = out / name
+        fig.savefig(path)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def table_4_1_chart(r: ThesisResult, out: Path) -> Path:
+    """Throughput and CPU breakdown per profile, simulated beside the paper."""
+    from irqlab.reproduce.thesis import TABLE_4_1
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
+    xs = range(len(PROFILES))
+    sim = [r.closed[p].throughput_qps / 1e3 for p in PROFILES]
+    paper = [TABLE_4_1[p]["qps"] / 1e3 for p in PROFILES]
+    a.bar([x - 0.2 for x in xs], paper, width=0.4, label="thesis Table 4.1")
+    a.bar([x + 0.2 for x in xs], sim, width=0.4, label="irqlab")
+    a.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=15, fontsize=8)
+    a.set_ylabel("Throughput (K QPS)")
+    a.set_title("Closed-loop maximum throughput")
+    a.legend(fontsize=8)
+    parts = ("user", "system", "softirq")
+    for i, p in enumerate(PROFILES):
+        c = r.closed[p].cpu_pct
+        simv = {"user": c.user, "system": c.system, "softirq": c.softirq + c.irq}
+        bottom_s = bottom_p = 0.0
+        for k, colour in zip(parts, ("tab:blue", "tab:orange", "tab:red")):
+            b.bar(i - 0.2, TABLE_4_1[p][k], 0.4, bottom=bottom_p, color=colour, alpha=0.5, label=f"{k} (thesis)" if i == 0 else None)
+            b.bar(i + 0.2, simv[k], 0.4, bottom=bottom_s, color=colour, label=f"{k} (irqlab)" if i == 0 else None)
+            bottom_p += TABLE_4_1[p][k]
+            bottom_s += simv[k]
+    b.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=15, fontsize=8)
+    b.set_ylabel("CPU (%)")
+    b.set_title("CPU breakdown (left: thesis, right: irqlab)")
+    b.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    path = out / "table-4.1.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path

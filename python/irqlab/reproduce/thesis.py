@@ -1,0 +1,252 @@
+"""The IRQ Suspend thesis on bare metal: Table 4.1 and Figure 4.1.
+
+Shafiei 2025, sections 4.1–4.4 and appendix A: memcached on 8 cores at
+3 GHz, one RX/TX queue pair per core, mutilate with 6 × 8 × 16 connections at
+depth 1 and the ETC workload. Table 4.1 is the closed-loop maximum
+throughput of the four profiles; Figure 4.1 is open loop from 100k to 500k
+QPS in steps of 50k (p95, p99 and CPU utilisation).
+
+Everything here comes from simulator runs of ``scenarios/thesis/bare-metal.toml``;
+the paper's numbers are only printed beside them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from irqlab.run import run
+from irqlab.scenario import Scenario
+from irqlab.summary import Summary
+
+PROFILES = ("no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait")
+
+#: Thesis Table 4.1: QPS, IPC, cycles per query, user %, system %, softirq %.
+TABLE_4_1 = {
+    "no-coalescing": {"qps": 668_071, "ipc": 0.657, "cycles_per_query": 35_841, "user": 17, "system": 49, "softirq": 34},
+    "adaptive-coalescing": {"qps": 905_219, "ipc": 0.829, "cycles_per_query": 26_451, "user": 21, "system": 53, "softirq": 26},
+    "irq-suspend": {"qps": 958_737, "ipc": 0.892, "cycles_per_query": 24_975, "user": 23, "system": 77, "softirq": 0},
+    "busy-wait": {"qps": 963_527, "ipc": 0.895, "cycles_per_query": 24_850, "user": 22, "system": 78, "softirq": 0},
+}
+
+#: Figure 4.1's offered loads (QPS).
+FIGURE_4_1_LOADS = tuple(range(100_000, 500_001, 50_000))
+
+
+def default_scenario() -> Path:
+    """``scenarios/thesis/bare-metal.toml`` of the working directory or of the repository."""
+    here = Path("scenarios/thesis/bare-metal.toml")
+    if here.is_file():
+        return here
+    repo = Path(__file__).resolve().parents[3] / "scenarios" / "thesis" / "bare-metal.toml"
+    return repo
+
+
+@dataclass
+class ThesisResult:
+    """Summaries of every run, keyed by profile (closed) and (profile, qps) (open)."""
+
+    closed: dict[str, Summary] = field(default_factory=dict)
+    open: dict[tuple[str, int], Summary] = field(default_factory=dict)
+    seed: int = 1
+    closed_duration_s: float = 1.0
+    open_duration_s: float = 0.5
+
+
+def run_thesis(
+    scenario: Optional[Path] = None,
+    closed_duration_s: float = 1.0,
+    open_duration_s: float = 0.5,
+    loads: tuple[int, ...] = FIGURE_4_1_LOADS,
+    seed: int = 1,
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[int, int, str], None]] = None,
+) -> ThesisResult:
+    """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) on all cores."""
+    base = Scenario.load(scenario or default_scenario())
+    jobs: list[tuple[str, Optional[int]]] = [(p, None) for p in PROFILES]
+    jobs += [(p, q) for q in loads for p in PROFILES]
+    result = ThesisResult(seed=seed, closed_duration_s=closed_duration_s, open_duration_s=open_duration_s)
+
+    def one(job: tuple[str, Optional[int]]) -> Summary:
+        profile, qps = job
+        if qps is None:
+            return run(base, profile=profile, seed=seed, duration_s=closed_duration_s)
+        return run(base, profile=profile, overrides={"load.qps": qps}, seed=seed, duration_s=open_duration_s)
+
+    # The core releases the GIL: threads run simulations in parallel.
+    with cf.ThreadPoolExecutor(workers or os.cpu_count() or 1) as ex:
+        futures = {ex.submit(one, j): j for j in jobs}
+        for done, fut in enumerate(cf.as_completed(futures), 1):
+            profile, qps = futures[fut]
+            summary = fut.result()
+            if qps is None:
+                result.closed[profile] = summary
+            else:
+                result.open[(profile, qps)] = summary
+            if progress:
+                what = "closed loop" if qps is None else f"{qps // 1000}k QPS"
+                progress(done, len(jobs), f"{profile} {what}")
+    return result
+
+
+# -- comparisons ------------------------------------------------------------
+
+
+def table_4_1_rows(r: ThesisResult) -> list[dict[str, float | str]]:
+    """Per profile and metric: simulated, paper, deviation (relative for QPS
+    and cycles per query, in points for CPU shares). Softirq compares the
+    model's softirq + hard-IRQ time with the paper's softirq column (the
+    thesis reports no separate IRQ share)."""
+    rows: list[dict[str, float | str]] = []
+    for p in PROFILES:
+        s, t = r.closed[p], TABLE_4_1[p]
+        c = s.cpu_pct
+        sim = {
+            "qps": s.throughput_qps,
+            "cycles_per_query": s.cycles_per_query,
+            "user": c.user,
+            "system": c.system,
+            "softirq": c.softirq + c.irq,
+        }
+        for metric, value in sim.items():
+            paper = float(t[metric])
+            if metric in ("qps", "cycles_per_query"):
+                dev = 100.0 * (value / paper - 1.0)
+                unit = "%"
+            else:
+                dev = value - paper
+                unit = "pt"
+            rows.append({"profile": p, "metric": metric, "simulated": value, "paper": paper, "deviation": dev, "unit": unit})
+    return rows
+
+
+def explanation_rows(r: ThesisResult) -> list[dict[str, float | str]]:
+    """What explains the throughput differences, per profile (closed loop)."""
+    rows: list[dict[str, float | str]] = []
+    for p in PROFILES:
+        s = r.closed[p]
+        rows.append(
+            {
+                "profile": p,
+                "irqs_per_s": s.irqs_per_s,
+                "packets_per_irq": s.packets_per_irq,
+                "context_switches_per_query": s.context_switches_per_query,
+                "busy_poll_pct": s.busy_poll_pct,
+                "softirqs_per_s": s.softirqs_per_s,
+                "watchdog_fires_per_s": s.watchdog_fires_per_s,
+            }
+        )
+    return rows
+
+
+def figure_4_1_rows(r: ThesisResult) -> list[dict[str, float | str]]:
+    rows: list[dict[str, float | str]] = []
+    for (p, q), s in sorted(r.open.items(), key=lambda kv: (kv[0][1], PROFILES.index(kv[0][0]))):
+        rows.append(
+            {
+                "profile": p,
+                "offered_qps": q,
+                "achieved_qps": s.throughput_qps,
+                "p95_us": s.latency_us.p95,
+                "p99_us": s.latency_us.p99,
+                "cpu_pct": 100.0 - s.cpu_pct.idle,
+                "irqs_per_s": s.irqs_per_s,
+                "busy_poll_pct": s.busy_poll_pct,
+            }
+        )
+    return rows
+
+
+@dataclass
+class ShapeCheck:
+    claim: str
+    holds: bool
+    detail: str
+
+
+def shape_checks(r: ThesisResult) -> list[ShapeCheck]:
+    """The thesis's qualitative claims (Table 4.1 ordering, Figure 4.1
+    shapes), each checked on the simulated numbers."""
+    c = {p: r.closed[p] for p in PROFILES}
+    q = {p: c[p].throughput_qps for p in PROFILES}
+    checks = [
+        ShapeCheck(
+            "throughput: no-coalescing < adaptive-coalescing < irq-suspend <= busy-wait",
+            q["no-coalescing"] < q["adaptive-coalescing"] < q["irq-suspend"] <= q["busy-wait"] * 1.0001,
+            ", ".join(f"{p} {q[p] / 1e3:.0f}k" for p in PROFILES),
+        ),
+        ShapeCheck(
+            "irq-suspend reaches at least 97 % of busy-wait's throughput",
+            q["irq-suspend"] >= 0.97 * q["busy-wait"],
+            f"{100 * q['irq-suspend'] / q['busy-wait']:.1f} %",
+        ),
+        ShapeCheck(
+            "irq-suspend and busy-wait spend at most 3 % in softirq",
+            all(c[p].cpu_pct.softirq + c[p].cpu_pct.irq <= 3.0 for p in ("irq-suspend", "busy-wait")),
+            ", ".join(f"{p} {c[p].cpu_pct.softirq + c[p].cpu_pct.irq:.1f} %" for p in ("irq-suspend", "busy-wait")),
+        ),
+    ]
+    loads = sorted({qps for (_, qps) in r.open})
+    if not loads:
+        return checks
+
+    def o(p: str, qps: int) -> Summary:
+        return r.open[(p, qps)]
+
+    hi = [x for x in loads if x >= 300_000]
+    for qps in hi:
+        a, b = o("irq-suspend", qps).latency_us.p99, o("busy-wait", qps).latency_us.p99
+        interrupt = min(o("no-coalescing", qps).latency_us.p99, o("adaptive-coalescing", qps).latency_us.p99)
+        checks.append(
+            ShapeCheck(
+                f"{qps // 1000}k QPS: irq-suspend's p99 within 25 % of busy-wait's, both below the interrupt-driven profiles",
+                abs(a / b - 1.0) <= 0.25 and max(a, b) < interrupt,
+                f"irq-suspend {a:.1f} us, busy-wait {b:.1f} us, best interrupt-driven {interrupt:.1f} us",
+            )
+        )
+    lo = loads[0]
+    p99 = {p: o(p, lo).latency_us.p99 for p in PROFILES}
+    checks.append(
+        ShapeCheck(
+            f"{lo // 1000}k QPS: adaptive-coalescing has the highest p99",
+            max(p99, key=lambda p: p99[p]) == "adaptive-coalescing",
+            ", ".join(f"{p} {v:.1f} us" for p, v in p99.items()),
+        )
+    )
+    cpu = {(p, x): 100.0 - o(p, x).cpu_pct.idle for p in PROFILES for x in loads}
+    checks.append(
+        ShapeCheck(
+            "busy-wait uses >= 99 % CPU at every load",
+            all(cpu[("busy-wait", x)] >= 99.0 for x in loads),
+            f"min {min(cpu[('busy-wait', x)] for x in loads):.1f} %",
+        )
+    )
+    checks.append(
+        ShapeCheck(
+            f"{lo // 1000}k QPS: irq-suspend's CPU at most 1.2 x adaptive-coalescing's",
+            cpu[("irq-suspend", lo)] <= 1.2 * cpu[("adaptive-coalescing", lo)],
+            f"irq-suspend {cpu[('irq-suspend', lo)]:.1f} %, adaptive-coalescing {cpu[('adaptive-coalescing', lo)]:.1f} %",
+        )
+    )
+    checks.append(
+        ShapeCheck(
+            "no-coalescing uses more CPU than adaptive-coalescing at every load",
+            all(cpu[("no-coalescing", x)] > cpu[("adaptive-coalescing", x)] for x in loads),
+            ", ".join(f"{x // 1000}k {cpu[('no-coalescing', x)]:.0f}/{cpu[('adaptive-coalescing', x)]:.0f}" for x in loads),
+        )
+    )
+    return checks
+
+
+def progress_bar(done: int, total: int, what: str) -> None:
+    """A one-line progress indication on stderr."""
+    width = 28
+    filled = int(width * done / total)
+    end = "\n" if done == total else ""
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {what:<36}{end}")
+    sys.stderr.flush()

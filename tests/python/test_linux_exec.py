@@ -1,0 +1,585 @@
+"""``irqlab linux exec``: unmodified epoll programs under a profile, on the real kernel.
+
+The program is ``tests/programs/epoll_echo.c`` (compiled here with ``cc``)
+and Debian's memcached; all traffic stays on 127.0.0.1, every loop and
+every process is bounded in time. The suite needs a kernel with
+``EPIOCSPARAMS`` (Linux 6.9+) and is skipped without one; the parts that
+change user (``setpriv``) or start memcached as ``nobody`` need root.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import pty
+import queue
+import random
+import re
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from irqlab import PROFILES, _core
+from irqlab.linux.exec_cmd import find_shim
+
+from conftest import REPO
+
+ECHO_SOURCE = REPO / "tests" / "programs" / "epoll_echo.c"
+EPIOCGPARAMS = 0x80088A02  # _IOR(0x8A, 0x02, struct epoll_params), include/uapi/linux/eventpoll.h
+WAIT_FNS = ("wait", "pwait", "pwait2")
+IS_ROOT = os.geteuid() == 0
+SETPRIV = shutil.which("setpriv")
+MEMCACHED = shutil.which("memcached") or ("/usr/bin/memcached" if os.path.exists("/usr/bin/memcached") else None)
+
+
+def _kernel_has_epoll_params() -> bool:
+    import select as _select
+
+    ep = _select.epoll()
+    try:
+        fcntl.ioctl(ep.fileno(), EPIOCGPARAMS, bytearray(8))
+        return True
+    except OSError:
+        return False
+    finally:
+        ep.close()
+
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
+    pytest.mark.skipif(
+        sys.platform.startswith("linux") and not _kernel_has_epoll_params(),
+        reason="the kernel has no EPIOCSPARAMS (Linux 6.9+)",
+    ),
+]
+
+
+# -- fixtures -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def echo() -> Iterator[str]:
+    """epoll_echo, compiled into a directory `nobody` can read (for setpriv)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc)")
+    build = Path(tempfile.mkdtemp(prefix="irqlab-echo-"))
+    try:
+        build.chmod(0o755)
+        exe = build / "epoll_echo"
+        subprocess.run(
+            [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(ECHO_SOURCE)],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        exe.chmod(exe.stat().st_mode | stat.S_IROTH | stat.S_IXOTH)
+        yield str(exe)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def shim() -> Path:
+    path = find_shim()
+    if path is None:
+        pytest.skip("the preload shim is not built (make setup)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def launcher(shim: Path) -> list[str]:
+    """``irqlab linux exec`` from the virtualenv; until the command is
+    registered under ``irqlab linux``, the module that implements it."""
+    irqlab = Path(sys.executable).with_name("irqlab")
+    if irqlab.exists():
+        probe = subprocess.run([str(irqlab), "linux", "exec", "--help"], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return [str(irqlab), "linux", "exec"]
+    return [sys.executable, "-m", "irqlab.linux.exec_cmd"]
+
+
+def epoll_of(profile: str) -> dict:
+    """The profile's epoll section, from the core."""
+    return json.loads(_core.resolve('name = "t"\n', profile, []))["epoll"]
+
+
+def busy_polls(profile: str) -> bool:
+    e = epoll_of(profile)
+    return bool(e["busy_poll_usecs"] or e["busy_poll_budget"] or e["prefer_busy_poll"] or not e["blocking"])
+
+
+# -- helpers ------------------------------------------------------------------
+
+
+def run(argv: Sequence[str], timeout: float = 30, env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+def fields(line: str) -> dict[str, str]:
+    """``"IDLE ret=0 cpu_ms=1.5"`` -> ``{"ret": "0", "cpu_ms": "1.5"}``."""
+    return dict(part.split("=", 1) for part in line.split()[1:])
+
+
+def line_of(stdout: str, tag: str) -> dict[str, str]:
+    lines = [line for line in stdout.splitlines() if line.startswith(tag + " ")]
+    assert len(lines) == 1, f"expected one {tag} line in {stdout!r}"
+    return fields(lines[0])
+
+
+def warnings_in(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("irqlab-preload: warning:")]
+
+
+def stable(stdout: str) -> list[str]:
+    """The program's output without what varies from run to run (the port, timings)."""
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith("READY "):
+            line = "READY"
+        elif line.startswith("IDLE "):
+            f = fields(line)
+            line = f"IDLE ret={f['ret']} errno={f['errno']}"
+        out.append(line)
+    return out
+
+
+class Server:
+    """A process whose stdout lines are collected by a thread, started in
+    its own session so that it and all its children can be killed."""
+
+    def __init__(self, argv: Sequence[str], env: dict | None = None) -> None:
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
+            start_new_session=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.stdout.append(line)
+            self.lines.put(line.rstrip("\n"))
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def expect(self, prefix: str, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {prefix!r} line within {timeout} s; got {''.join(self.stdout)!r}")
+            try:
+                line = self.lines.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                if self.proc.poll() is not None and self.lines.empty():
+                    raise AssertionError(f"exited {self.proc.returncode} before {prefix!r}: {''.join(self.stdout)!r}")
+                continue
+            if line.startswith(prefix):
+                return line
+
+    def finish(self, timeout: float = 15) -> tuple[int, str, str]:
+        """Wait for the exit; return (status, stdout, stderr)."""
+        self.proc.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout=5)
+        return self.proc.returncode, "".join(self.stdout), "".join(self.stderr)
+
+    def kill(self) -> None:
+        """Kill the whole session (the launcher and the program), if still there."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for reader in self._readers:
+            reader.join(timeout=5)
+
+
+@pytest.fixture
+def servers() -> Iterator[list[Server]]:
+    started: list[Server] = []
+    yield started
+    for server in started:
+        server.kill()
+
+
+def payloads(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    sizes = [1, 2, 63, 64, 1000, 4096, 65535, 65536, 100_000]
+    return [rng.randbytes(n) for n in sizes] + [b"\x00" * 3000, b"\r\nEND\r\n"]
+
+
+def echo_round_trips(port: int, connections: int, seed: int, timeout: float = 10) -> list[bytes]:
+    """Send each payload on each connection and read back as many bytes;
+    return what came back, in order."""
+    got = []
+    for c in range(connections):
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            for data in payloads(seed + c):
+                s.sendall(data)
+                back = bytearray()
+                while len(back) < len(data):
+                    chunk = s.recv(len(data) - len(back))
+                    assert chunk, "the server closed the connection"
+                    back += chunk
+                got.append(bytes(back))
+    return got
+
+
+# -- (a) the profile's parameters, read back inside the program ---------------
+
+
+@pytest.mark.parametrize("create", ["1", "legacy"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_program_reads_back_the_profiles_epoll_params(launcher, echo, profile, create):
+    r = run([*launcher, "--profile", profile, "--debug", "--", echo, "--print-params", "--conns", "0",
+             "--create", create, "--extra-epolls", "1"])
+    assert r.returncode == 0, r.stderr
+    want = epoll_of(profile)
+    got = line_of(r.stdout, "PARAMS")
+    assert got == {
+        "busy_poll_usecs": str(want["busy_poll_usecs"]),
+        "busy_poll_budget": str(want["busy_poll_budget"]),
+        "prefer_busy_poll": str(int(want["prefer_busy_poll"])),
+    }
+    # Every instance the program created was configured (both of them), or
+    # none when the profile has no busy polling; and nothing went wrong.
+    configured = [line for line in r.stderr.splitlines() if re.match(r"irqlab-preload: epfd \d+: ", line)]
+    assert len(configured) == (2 if busy_polls(profile) else 0), r.stderr
+    assert not warnings_in(r.stderr)
+    assert "DONE conns=0 bytes=0" in r.stdout
+
+
+def test_set_overrides_an_epoll_knob(launcher, echo):
+    r = run([*launcher, "--profile", "irq-suspend", "--set", "epoll.busy_poll_budget=16", "--",
+             echo, "--print-params", "--conns", "0"])
+    assert r.returncode == 0, r.stderr
+    assert line_of(r.stdout, "PARAMS")["busy_poll_budget"] == "16"
+
+
+# -- (b) the program computes the same thing ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "profile, wait_fn",
+    [(None, "wait"), ("no-coalescing", "wait"), ("irq-suspend", "wait"), ("irq-suspend", "pwait2")]
+    + [("busy-wait", fn) for fn in WAIT_FNS],
+)
+def test_echo_bytes_identical_with_and_without_the_shim(launcher, echo, servers, profile, wait_fn):
+    args = [echo, "--conns", "2", "--timeout-ms", "20000", "--wait", wait_fn]
+    plain = Server(args)
+    servers.append(plain)
+    port = int(fields(plain.expect("READY"))["port"])
+    want = echo_round_trips(port, 2, seed=7)
+    status, plain_out, _ = plain.finish()
+    assert status == 0
+    assert want == [p for c in range(2) for p in payloads(7 + c)]
+
+    if profile is None:
+        return
+    shimmed = Server([*launcher, "--profile", profile, "--", *args])
+    servers.append(shimmed)
+    port = int(fields(shimmed.expect("READY"))["port"])
+    got = echo_round_trips(port, 2, seed=7)
+    status, out, err = shimmed.finish()
+    assert status == 0, err
+    assert got == want
+    assert stable(out) == stable(plain_out)
+    assert err == ""
+
+
+# -- (c) busy-wait never sleeps; irq-suspend sleeps ----------------------------
+
+IDLE_MS = 300
+
+
+def idle_wait(launcher: list[str], echo: str, profile: str | None, wait_fn: str) -> dict[str, float]:
+    prefix = [*launcher, "--profile", profile, "--"] if profile else []
+    r = run([*prefix, echo, "--conns", "0", "--idle-ms", str(IDLE_MS), "--wait", wait_fn])
+    assert r.returncode == 0, r.stderr
+    f = line_of(r.stdout, "IDLE")
+    assert (f["ret"], f["errno"]) == ("0", "0"), "the idle wait ends by its timeout, with 0 events"
+    return {k: float(f[k]) for k in ("waited_ms", "cpu_ms", "nvcsw", "runnable_ms")}
+
+
+@pytest.mark.parametrize("wait_fn", WAIT_FNS)
+def test_busy_wait_spins_through_an_idle_wait_and_irq_suspend_sleeps(launcher, echo, wait_fn):
+    spin = idle_wait(launcher, echo, "busy-wait", wait_fn)
+    sleep = idle_wait(launcher, echo, "irq-suspend", wait_fn)
+    for m in (spin, sleep):
+        # The caller's timeout is kept: no earlier, not much later.
+        assert IDLE_MS - 1 <= m["waited_ms"] < IDLE_MS + 250, m
+    # Busy-wait: the thread never blocks. It makes no voluntary context
+    # switch, and it is runnable (on a CPU, or waiting for one when other
+    # work competes for this 2-core machine) for the whole wait; it spends
+    # that on the CPU when it has one. irq-suspend sleeps in ep_poll: one
+    # voluntary switch and no CPU time.
+    assert spin["nvcsw"] <= 2, spin
+    if spin["runnable_ms"] >= 0:
+        assert spin["runnable_ms"] >= 0.8 * IDLE_MS, spin
+        assert sleep["runnable_ms"] <= 30, sleep
+    assert spin["cpu_ms"] > sleep["cpu_ms"] + 5, (spin, sleep)
+    assert sleep["cpu_ms"] <= 30, sleep
+    assert sleep["nvcsw"] >= 1, sleep
+
+
+@pytest.mark.parametrize("wait_fn", WAIT_FNS)
+@pytest.mark.parametrize("profile", [None, "busy-wait"])
+def test_a_signal_handler_still_interrupts_the_wait(launcher, echo, servers, profile, wait_fn):
+    prefix = [*launcher, "--profile", profile, "--"] if profile else []
+    server = Server([*prefix, echo, "--sigwait", "--wait", wait_fn])
+    servers.append(server)
+    server.expect("READY")
+    time.sleep(0.2)
+    # The program is the launcher's child (or the process itself without one).
+    pid = server.proc.pid if profile is None else _only_child(server.proc.pid)
+    os.kill(pid, signal.SIGUSR1)
+    line = server.expect("WAIT", timeout=5)
+    assert fields(line) == {"ret": "-1", "errno": "EINTR", "handled": "1"}
+    status, _, err = server.finish()
+    assert status == 0, err
+
+
+def _only_child(pid: int) -> int:
+    """The one child process of ``pid`` (the program the launcher started)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat_line = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # pid (comm) state ppid ...: comm may hold spaces, so split after ")".
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+                children.append(int(entry.name))
+    assert len(children) == 1, children
+    return children[0]
+
+
+# -- (d) when the kernel refuses, the program runs unchanged -------------------
+
+
+def _refused(r: subprocess.CompletedProcess[str], plain: subprocess.CompletedProcess[str], errno_name: str) -> None:
+    assert r.returncode == plain.returncode == 0, r.stderr
+    assert stable(r.stdout) == stable(plain.stdout)
+    warnings = warnings_in(r.stderr)
+    assert len(warnings) == 1, r.stderr
+    assert errno_name in warnings[0] and "EPIOCSPARAMS" in warnings[0]
+    assert r.stderr.splitlines() == warnings, "the warning is the only line"
+    # Busy-wait was switched off with the parameters: the idle wait slept.
+    assert float(line_of(r.stdout, "IDLE")["cpu_ms"]) <= 30
+
+
+REFUSED_ARGS = ["--print-params", "--conns", "0", "--extra-epolls", "3", "--idle-ms", "100"]
+
+
+@pytest.mark.skipif(not (IS_ROOT and SETPRIV), reason="needs root and setpriv to run the program as nobody")
+def test_budget_above_64_without_cap_net_admin_gives_one_eperm_warning(launcher, echo):
+    as_nobody = [SETPRIV, "--reuid=nobody", "--regid=nogroup", "--clear-groups", echo, *REFUSED_ARGS]
+    plain = run(as_nobody)
+    r = run([*launcher, "--profile", "busy-wait", "--set", "epoll.busy_poll_budget=65535", "--", *as_nobody])
+    _refused(r, plain, "EPERM")
+
+
+def test_busy_poll_usecs_above_s32_max_gives_one_einval_warning(launcher, echo):
+    plain = run([echo, *REFUSED_ARGS])
+    r = run([*launcher, "--profile", "busy-wait", "--set", "epoll.busy_poll_usecs=3000000000", "--",
+             echo, *REFUSED_ARGS])
+    _refused(r, plain, "EINVAL")
+
+
+@pytest.mark.parametrize("value", ["lots", "-1", "65536", ""])
+def test_a_malformed_variable_gives_one_warning_and_an_inactive_shim(shim, echo, value):
+    plain = run([echo, *REFUSED_ARGS])
+    env = {**os.environ, "LD_PRELOAD": str(shim), "IRQLAB_BUSY_POLL_BUDGET": value,
+           "IRQLAB_BUSY_POLL_USECS": "1000", "IRQLAB_NONBLOCKING": "1", "IRQLAB_PRELOAD_DEBUG": "1"}
+    r = run([echo, *REFUSED_ARGS], env=env)
+    assert r.returncode == 0
+    assert stable(r.stdout) == stable(plain.stdout)
+    assert r.stderr.splitlines() == warnings_in(r.stderr) and len(warnings_in(r.stderr)) == 1, r.stderr
+    assert "IRQLAB_BUSY_POLL_BUDGET" in r.stderr
+    assert float(line_of(r.stdout, "IDLE")["cpu_ms"]) <= 30
+
+
+def test_without_irqlab_variables_the_shim_does_nothing(shim, echo):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRQLAB_")}
+    r = run([echo, *REFUSED_ARGS], env={**env, "LD_PRELOAD": str(shim)})
+    assert r.returncode == 0 and r.stderr == ""
+    assert line_of(r.stdout, "PARAMS") == {"busy_poll_usecs": "0", "busy_poll_budget": "0", "prefer_busy_poll": "0"}
+
+
+# -- the launcher itself ----------------------------------------------------------
+
+
+def test_exit_status_and_errors(launcher):
+    assert run([*launcher, "--profile", "busy-wait", "--", "sh", "-c", "exit 7"]).returncode == 7
+    assert run([*launcher, "--profile", "busy-wait", "--", "sh", "-c", "kill -TERM $$"]).returncode == 128 + 15
+    r = run([*launcher, "--profile", "busy-wait", "--", "/nonexistent/program"])
+    assert r.returncode == 127 and r.stderr.startswith("irqlab: error: cannot run")
+    r = run([*launcher, "--profile", "no-such-profile", "--", "true"])
+    assert r.returncode == 2 and r.stderr.startswith("irqlab: error:") and "no-such-profile" in r.stderr
+    r = run([*launcher, "--profile", "busy-wait"])
+    assert r.returncode == 2 and "command" in r.stderr
+    r = run([*launcher, "--profile", "busy-wait", "--set", "napi.gro_flush_timeout=1", "--", "true"])
+    assert r.returncode == 2 and "epoll." in r.stderr
+
+
+def test_environment_reaches_the_program(launcher):
+    env = {**os.environ, "LD_PRELOAD": "", "KEEP_ME": "yes"}
+    r = run([*launcher, "--profile", "busy-wait", "--", "sh", "-c",
+             'echo "$KEEP_ME $IRQLAB_BUSY_POLL_USECS $IRQLAB_BUSY_POLL_BUDGET $IRQLAB_PREFER_BUSY_POLL '
+             '$IRQLAB_NONBLOCKING $LD_PRELOAD"'], env=env)
+    want = epoll_of("busy-wait")
+    keep, usecs, budget, prefer, nonblocking, preload = r.stdout.split()
+    assert (keep, usecs, budget, prefer, nonblocking) == (
+        "yes", str(want["busy_poll_usecs"]), str(want["busy_poll_budget"]), "1", "1")
+    assert preload.endswith("libirqlab_preload.so")
+
+
+def test_sigterm_to_the_launcher_reaches_the_program(launcher, echo, servers):
+    server = Server([*launcher, "--profile", "irq-suspend", "--", echo, "--conns", "5", "--timeout-ms", "20000"])
+    servers.append(server)
+    server.expect("READY")
+    server.proc.send_signal(signal.SIGTERM)
+    status, _, _ = server.finish(timeout=10)
+    assert status == 128 + signal.SIGTERM
+
+
+def test_ctrl_c_on_a_terminal_ends_the_program_and_the_launcher(launcher, echo):
+    # The terminal sends SIGINT to the whole foreground group: the program
+    # dies of it once, and the launcher reports 128 + SIGINT.
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child: become the launcher, or leave at once
+        try:
+            os.execv(launcher[0], [*launcher, "--profile", "irq-suspend", "--", echo, "--conns", "5",
+                                   "--timeout-ms", "20000"])
+        finally:
+            os._exit(127)
+    try:
+        out = b""
+        deadline = time.monotonic() + 10
+        while b"READY" not in out and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                out += os.read(fd, 4096)
+        assert b"READY" in out, out
+        os.write(fd, b"\x03")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGINT
+                return
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    os.read(fd, 4096)
+                except OSError as e:
+                    if e.errno != errno.EIO:
+                        raise
+        raise AssertionError("the launcher did not exit after Ctrl-C")
+    finally:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # pty.fork made the child a session (and group) leader
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(fd)
+
+
+def test_napi_dev_without_the_knobs_module_is_a_clear_error(launcher):
+    try:
+        from irqlab.linux import knobs  # noqa: F401
+    except ImportError:
+        r = run([*launcher, "--profile", "busy-wait", "--napi-dev", "lo", "--", "true"])
+        assert r.returncode == 2 and "--napi-dev" in r.stderr
+    else:
+        pytest.skip("irqlab.linux.knobs exists: --napi-dev is live")
+
+
+# -- (e) memcached from the distribution ------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def memcached_set_get(port: int, timeout: float = 10) -> bytes:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with s:
+        s.sendall(b"set irqlab 0 0 11\r\nhello world\r\nget irqlab\r\n")
+        reply = b""
+        while not reply.endswith(b"END\r\n") and time.monotonic() < deadline:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        return reply
+
+
+@pytest.mark.skipif(MEMCACHED is None, reason="memcached is not installed (apt-get install memcached)")
+@pytest.mark.parametrize("profile", ["irq-suspend", "busy-wait"])
+def test_memcached_set_get_under_a_profile(launcher, servers, profile):
+    port = free_port()
+    argv = [MEMCACHED, "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-t", "1"]
+    if IS_ROOT:
+        argv += ["-u", "nobody"]
+    server = Server([*launcher, "--profile", profile, "--debug", "--", *argv])
+    servers.append(server)
+    reply = memcached_set_get(port)
+    assert reply == b"STORED\r\nVALUE irqlab 0 11\r\nhello world\r\nEND\r\n"
+    server.proc.send_signal(signal.SIGTERM)  # passed on; memcached exits cleanly
+    status, _, err = server.finish(timeout=10)
+    assert status == 0, err
+    configured = re.findall(r"irqlab-preload: epfd \d+: busy_poll_usecs=(\d+) budget=(\d+) prefer=(\d)", err)
+    want = epoll_of(profile)
+    assert configured, err
+    assert set(configured) == {(str(want["busy_poll_usecs"]), str(want["busy_poll_budget"]),
+                                str(int(want["prefer_busy_poll"])))}
+    assert not warnings_in(err)

@@ -1,0 +1,306 @@
+"""The memcached load generator, end to end: ``irqlab loadgen`` against the
+system's memcached on loopback (skipped if it is not installed), against
+small fake servers that answer wrongly, and its refusals.
+
+Every run here is short (at most about 3 s of wall time).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import pytest
+
+from conftest import irqlab
+from irqlab.loadgen import find_binary, memcached
+
+pytestmark = pytest.mark.skipif(find_binary() is None, reason="irqlab-loadgen is not built (make setup)")
+
+needs_memcached = pytest.mark.skipif(
+    shutil.which("memcached") is None, reason="memcached is not installed (apt-get install memcached)"
+)
+
+
+def loadgen_json(*args: str) -> dict[str, Any]:
+    out = irqlab("loadgen", *args, "--json", timeout=60)
+    assert out.returncode == 0, out.stderr
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    if shutil.which("memcached") is None:
+        pytest.skip("memcached is not installed (apt-get install memcached)")
+    with memcached() as addr:
+        yield addr
+
+
+# -- against memcached -------------------------------------------------------
+
+
+@needs_memcached
+def test_closed_loop_checks_every_reply(server: str) -> None:
+    r = loadgen_json(
+        "--server", server, "--connections", "8", "--depth", "4", "--duration", "1",
+        "--warmup", "0.2", "--get-fraction", "0.9", "--seed", "3",
+    )  # fmt: skip
+    assert r["mode"] == "closed"
+    assert (r["connections"], r["depth"], r["threads"]) == (8, 4, 1)
+    assert r["errors"] == 0, r["first_error"]
+    assert r["timeouts"] == 0
+    assert r["misses"] == 0  # the preload set every key
+    assert r["preload"]["keys"] == 10_000 and r["preload"]["errors"] == 0
+    assert r["requests"] > 1000
+    assert r["achieved_qps"] == pytest.approx(r["requests"] / r["duration_s"], rel=1e-3)
+    lat = r["latency_us"]
+    assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    assert r["offered_qps"] is None and r["send_lag_us"] is None
+    assert r["cpu_s"] > 0 and r["cpu_us_per_request"] > 0
+    assert r["replies_total"] >= r["requests"]
+
+
+@needs_memcached
+def test_closed_loop_fixed_sizes_two_threads(server: str) -> None:
+    r = loadgen_json(
+        "--server", server, "--connections", "4", "--threads", "2", "--duration", "0.5",
+        "--key-size", "12", "--value-size", "1000", "--records", "2000", "--get-fraction", "0.5",
+    )  # fmt: skip
+    assert r["errors"] == 0, r["first_error"]
+    assert r["threads"] == 2 and r["key_size"] == 12 and r["value_size"] == 1000
+    assert r["requests"] > 100
+
+
+@needs_memcached
+@pytest.mark.parametrize("qps", [5000, 20000])
+def test_open_loop_achieves_the_target_rate(server: str, qps: int) -> None:
+    r = loadgen_json(
+        "--server", server, "--qps", str(qps), "--connections", "4", "--depth", "8",
+        "--duration", "2", "--seed", "1",
+    )  # fmt: skip
+    assert r["mode"] == "open" and r["offered_qps"] == qps
+    assert r["interarrival"] == "exponential"
+    assert r["errors"] == 0, r["first_error"]
+    assert r["timeouts"] == 0
+    assert r["achieved_qps"] == pytest.approx(qps, rel=0.02)
+    assert r["send_lag_us"]["p50"] is not None
+
+
+@needs_memcached
+def test_open_loop_fb_ia_and_request_bound(server: str) -> None:
+    r = loadgen_json(
+        "--server", server, "--qps", "10000", "--interarrival", "fb_ia", "--duration", "3",
+        "--requests", "3000", "--connections", "2", "--depth", "4",
+    )  # fmt: skip
+    assert r["interarrival"] == "fb_ia"
+    assert r["errors"] == 0, r["first_error"]
+    assert r["requests"] == 3000
+    assert r["stopped_by"] == "requests"
+    # 3000 requests at 10k/s take about 0.3 s.
+    assert 0.15 < r["duration_s"] < 1.0
+
+
+@needs_memcached
+def test_text_output(server: str) -> None:
+    out = irqlab("loadgen", "--server", server, "--duration", "0.2", "--connections", "2")
+    assert out.returncode == 0, out.stderr
+    assert "closed loop, 2 connections x depth 1" in out.stdout
+    assert "latency us" in out.stdout and "us/request" in out.stdout
+
+
+def test_bench_reports_cost_and_max_rate() -> None:
+    if shutil.which("memcached") is None:
+        pytest.skip("memcached is not installed")
+    out = irqlab("loadgen", "--bench", "--duration", "0.5", "--json", timeout=60)
+    assert out.returncode == 0, out.stderr
+    b = json.loads(out.stdout)
+    assert b["max_qps"] > 1000
+    assert b["cpu_us_per_request"] > 0
+    assert b["closed"]["errors"] == 0 and b["open"]["errors"] == 0
+    assert (b["closed"]["connections"], b["closed"]["depth"]) == (32, 4)
+
+
+# -- refusals and flag errors --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "server",
+    ["198.20.0.1:11211", "10.0.0.1:11211", "8.8.8.8:11211", "[2001:db8::1]:11211", "192.168.0.1:11211"],
+)
+def test_refuses_servers_outside_loopback_and_198_18(server: str) -> None:
+    out = irqlab("loadgen", "--server", server, "--duration", "0.1")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("irqlab-loadgen: error: --server")
+    assert "198.18.0.0/15" in lines[0] and "loopback" in lines[0]
+    assert out.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--connections", "0"], "--connections"),
+        (["--connections", "x"], "--connections"),
+        (["--depth", "2000"], "--depth"),
+        (["--threads", "9", "--connections", "4"], "--threads"),
+        (["--qps", "0"], "--qps"),
+        (["--qps", "-5"], "--qps"),
+        (["--interarrival", "poisson", "--qps", "10"], "--interarrival"),
+        (["--interarrival", "fb_ia"], "--interarrival"),
+        (["--warmup", "-1"], "--warmup"),
+        (["--duration", "0"], "--duration"),
+        (["--duration", "nan"], "--duration"),
+        (["--requests", "0"], "--requests"),
+        (["--records", "0"], "--records"),
+        (["--key-size", "2", "--records", "1000"], "--key-size"),
+        (["--key-size", "251"], "--key-size"),
+        (["--value-size", "2000000"], "--value-size"),
+        (["--get-fraction", "1.5"], "--get-fraction"),
+        (["--seed", "-1"], "--seed"),
+        (["--server", "nonsense"], "--server"),
+        (["--bogus"], "--bogus"),
+    ],
+)
+def test_bad_flags_are_one_sentence_naming_the_flag(args: list[str], flag: str) -> None:
+    out = irqlab("loadgen", *args)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("irqlab-loadgen: error: ")
+    assert flag in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_help_passes_through() -> None:
+    out = irqlab("loadgen", "--help")
+    assert out.returncode == 0
+    assert "--connections" in out.stdout and "--qps" in out.stdout and "--interarrival" in out.stdout
+
+
+def test_connection_refused_is_exit_1() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = irqlab("loadgen", "--server", f"127.0.0.1:{port}", "--duration", "0.1")
+    assert out.returncode == 1
+    assert "cannot connect" in out.stderr
+
+
+# -- against fake servers that answer wrongly ----------------------------------
+
+
+Answer = Callable[[bytes, bytes], bytes]
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[[Answer], str]]:
+    """Start a fake memcached answering ``get`` with ``answer(key, stored)``
+    (``set`` is stored and answered ``STORED``); yields a starter."""
+    servers: list[socket.socket] = []
+
+    def start(answer: Answer) -> str:
+        lsock = socket.socket()
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(64)
+        servers.append(lsock)
+        store: dict[bytes, bytes] = {}
+
+        def serve(conn: socket.socket) -> None:
+            buf = b""
+            with conn:
+                while True:
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    buf += data
+                    out = b""
+                    while b"\r\n" in buf:
+                        line, rest = buf.split(b"\r\n", 1)
+                        parts = line.split()
+                        if parts[0] == b"set":
+                            n = int(parts[4])
+                            if len(rest) < n + 2:
+                                break
+                            store[parts[1]] = rest[:n]
+                            buf = rest[n + 2 :]
+                            out += b"STORED\r\n"
+                        else:
+                            buf = rest
+                            out += answer(parts[1], store.get(parts[1], b""))
+                    try:
+                        conn.sendall(out)
+                    except OSError:
+                        return
+
+        def accept() -> None:
+            while True:
+                try:
+                    conn, _ = lsock.accept()
+                except OSError:
+                    return
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"127.0.0.1:{lsock.getsockname()[1]}"
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def _value(key: bytes, data: bytes) -> bytes:
+    return b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(data), data)
+
+
+def test_wrong_data_is_an_error_not_a_sample(fake_server: Callable[[Answer], str]) -> None:
+    server = fake_server(lambda k, v: _value(k, v[:-1] + b"!" if v else b"!"))
+    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
+    assert r["requests"] == 0
+    assert r["errors"] > 10
+    assert r["latency_us"]["p50"] is None
+    assert "wrong data" in r["first_error"]
+    assert r["connections_failed"] == 0  # well-formed: the stream stays in step
+
+
+def test_wrong_key_is_an_error(fake_server: Callable[[Answer], str]) -> None:
+    server = fake_server(lambda k, v: _value(k + b"x", v))
+    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
+    assert r["requests"] == 0 and r["errors"] > 10
+    assert "wrong key" in r["first_error"]
+
+
+def test_garbage_breaks_the_connection(fake_server: Callable[[Answer], str]) -> None:
+    server = fake_server(lambda k, v: b"HTTP/1.1 400 Bad Request\r\n")
+    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "3", "--depth", "2")
+    assert r["requests"] == 0
+    assert r["connections_failed"] == 3
+    assert r["errors"] >= 3
+    assert r["stopped_by"] == "connections"
+    assert "unexpected reply to get" in r["first_error"]
+
+
+def test_correct_fake_server_gives_no_errors(fake_server: Callable[[Answer], str]) -> None:
+    server = fake_server(_value)
+    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--depth", "3")
+    assert r["errors"] == 0, r["first_error"]
+    assert r["requests"] > 10
+
+
+def test_python_module_entry_point_runs_the_binary() -> None:
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "irqlab.loadgen", "--version"], capture_output=True, text=True, timeout=30
+    )
+    assert out.returncode == 0
+    assert out.stdout.startswith("irqlab-loadgen ")

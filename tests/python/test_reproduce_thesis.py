@@ -1,0 +1,82 @@
+"""Pins the shapes of the thesis reproduction (issue: Table 4.1 and Figure 4.1).
+
+These tests run the simulator on the thesis scenario with short durations
+and check the thesis's claims, not exact numbers, so that a later change
+cannot silently break them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from irqlab.reproduce.thesis import PROFILES, TABLE_4_1, run_thesis, shape_checks, table_4_1_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "thesis" / "bare-metal.toml"
+
+pytestmark = pytest.mark.needs_run
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_thesis(SCENARIO, closed_duration_s=0.3, open_duration_s=0.3, loads=(100_000, 300_000, 500_000))
+
+
+def test_table_4_1_within_tolerances(result):
+    for row in table_4_1_rows(result):
+        if row["metric"] in ("qps", "cycles_per_query"):
+            assert abs(row["deviation"]) <= 10.0, row
+        else:
+            assert abs(row["deviation"]) <= 8.0, row
+
+
+def test_throughput_order(result):
+    q = {p: result.closed[p].throughput_qps for p in PROFILES}
+    assert q["no-coalescing"] < q["adaptive-coalescing"] < q["irq-suspend"] <= q["busy-wait"]
+    assert q["irq-suspend"] >= 0.97 * q["busy-wait"]
+
+
+def test_polling_profiles_have_no_softirq_time(result):
+    for p in ("irq-suspend", "busy-wait"):
+        c = result.closed[p].cpu_pct
+        assert c.softirq + c.irq <= 3.0, (p, c)
+
+
+def test_every_thesis_claim_holds(result):
+    failed = [f"{c.claim}: {c.detail}" for c in shape_checks(result) if not c.holds]
+    assert not failed, "\n".join(failed)
+
+
+def test_paper_values_are_table_4_1():
+    # The comparison column is the thesis's Table 4.1, nothing else.
+    assert TABLE_4_1["irq-suspend"]["qps"] == 958_737
+    assert TABLE_4_1["no-coalescing"]["softirq"] == 34
+
+
+def test_cli_writes_table_and_plots(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "irqlab", "reproduce", "thesis", "--out", str(out),
+         "--closed-duration", "0.05", "--open-duration", "0.02", "--quiet"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Table 4.1" in proc.stdout and "thesis" in proc.stdout
+    for name in ("table-4.1.csv", "figure-4.1.csv", "explanations.csv", "summaries.json", "report.md",
+                 "figure-4.1a-p95.png", "figure-4.1b-p99.png", "figure-4.1c-cpu.png", "table-4.1.png"):
+        f = out / name
+        assert f.is_file() and f.stat().st_size > 0, name
+    assert (out / "figure-4.1b-p99.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_rejects_bad_durations(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "irqlab", "reproduce", "thesis", "--out", str(tmp_path), "--open-duration", "-1"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("irqlab: error: --open-duration must be")
