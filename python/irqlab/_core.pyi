@@ -1,8 +1,9 @@
 """Type stubs of the native module ``irqlab._core`` (crates/irqlab-py).
 
 The module only converts: scenario text, profile and ``key=value`` overrides
-in; JSON text out; core errors as :class:`ScenarioError`. A panic inside the
-core surfaces as :class:`RuntimeError`.
+in; JSON text out; core errors as :class:`ScenarioError`, real-kernel errors
+(``linux_*``) as :class:`LinuxError`. A panic inside the core surfaces as
+:class:`RuntimeError`.
 """
 
 from typing import Optional, Sequence
@@ -11,6 +12,11 @@ __version__: str
 
 class ScenarioError(ValueError):
     """A scenario, profile or override was rejected (one sentence naming the field)."""
+
+class LinuxError(RuntimeError):
+    """A real-kernel operation was refused (one sentence: not root, unknown
+    device, device without NAPI, kernel without the feature, or the kernel's
+    own refusal with its errno and reason)."""
 
 def run(
     toml_text: str,
@@ -34,6 +40,24 @@ def resolve(
 
 def profiles() -> list[str]:
     """The profile names, in the core's order."""
+
+def linux_show(dev: str) -> str:
+    """Every NAPI of device ``dev`` and its coalescing, as JSON text.
+    Releases the GIL; raises LinuxError."""
+
+def linux_plan(dev: str, profile: str, napi_id: Optional[int] = None) -> str:
+    """What applying ``profile`` to ``dev`` (all NAPIs, or ``napi_id``) would
+    change, as JSON text; touches nothing. Raises LinuxError."""
+
+def linux_apply(dev: str, profile: str, napi_id: Optional[int] = None, dry_run: bool = False) -> str:
+    """Apply ``profile`` to ``dev``, saving its previous state first (in
+    ``$IRQLAB_STATE_DIR`` or ``/run/irqlab``); with ``dry_run`` only report.
+    The report (changed, unchanged, skipped, state_file) as JSON text.
+    Needs CAP_NET_ADMIN unless ``dry_run``; raises LinuxError."""
+
+def linux_restore(dev: str) -> str:
+    """Put back the settings ``dev`` had before the first apply and forget
+    them; the report as JSON text. Needs CAP_NET_ADMIN; raises LinuxError."""
 
 def _selftest_panic(message: str) -> None:
     """Panic inside the binding's guard (tests only): raises RuntimeError."""

@@ -22,8 +22,10 @@ from typing import Callable, NoReturn, Optional
 
 from irqlab._core import ScenarioError, __version__
 from irqlab.bench import DEFAULT_SCENARIO, bench
+from irqlab.linux.cli import add_linux_parser
 from irqlab.loadgen import add_loadgen_parser
 from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
+from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
 from irqlab.scenario import Scenario
@@ -49,7 +51,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = build_parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
-    except (UsageError, ScenarioError, ReproduceUsageError) as e:
+    except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -119,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
     add_reproduce_parser(commands)
+    add_linux_parser(commands)
+    add_testbed_parser(commands)
     return parser
 
 

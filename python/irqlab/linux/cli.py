@@ -1,0 +1,299 @@
+"""``irqlab linux``: the real-kernel commands.
+
+    irqlab linux show DEV [--json]
+    irqlab linux apply DEV --profile P [--napi ID] [--dry-run] [--json]
+    irqlab linux restore DEV [--json]
+
+``show`` lists every NAPI of DEV (id, irq, queues, pid, defer_hard_irqs,
+gro_flush_timeout, irq_suspend_timeout, threaded) and its coalescing.
+``apply`` sets a profile's per-NAPI and coalescing knobs on DEV (every NAPI,
+or the one ``--napi`` names), saving the previous settings first; what the
+device cannot do is skipped and said so; ``--dry-run`` prints the changes and
+touches nothing. ``restore`` puts back the settings DEV had before the first
+apply. Changing anything needs root.
+
+A refusal (not root, unknown device, device without NAPI, kernel without the
+feature, the kernel's own refusal) prints ``irqlab: error: <sentence>`` and
+exits with status 2, like every user error of ``irqlab``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from typing import Any, Callable, Optional
+
+from irqlab.linux import knobs
+from irqlab.linux.knobs import LinuxError
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+#: Knobs whose values are nanoseconds.
+_NS_KNOBS = ("gro_flush_timeout", "irq_suspend_timeout")
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def add_linux_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``irqlab linux`` (show, apply, restore, and exec when its
+    module is there) on the top-level ``subparsers``; return its parser."""
+    from irqlab.profiles import PROFILES
+
+    linux = subparsers.add_parser(
+        "linux",
+        help="read and set a real device's per-NAPI and coalescing knobs (Linux 6.13+)",
+        description="Read and set the per-NAPI and coalescing knobs of a real network device (Linux 6.13+).",
+        allow_abbrev=False,
+    )
+    commands = linux.add_subparsers(dest="linux_command", metavar="COMMAND", required=True)
+
+    p = commands.add_parser(
+        "show",
+        help="every NAPI of a device and its coalescing",
+        description="Show every NAPI of DEV (id, irq, queues, pid, defer_hard_irqs, gro_flush_timeout, "
+        "irq_suspend_timeout, threaded) and its coalescing.",
+        allow_abbrev=False,
+    )
+    _add_device(p)
+    _add_json(p, "print the device as one JSON object")
+    p.set_defaults(handler=_linux_errors(_cmd_show))
+
+    p = commands.add_parser(
+        "apply",
+        help="apply a profile's per-NAPI and coalescing knobs to a device (needs root)",
+        description="Set the per-NAPI and coalescing knobs of profile P on DEV, saving the previous "
+        "settings first (irqlab linux restore DEV puts them back).",
+        allow_abbrev=False,
+    )
+    _add_device(p)
+    p.add_argument("--profile", metavar="P", required=True, help=f"profile: {', '.join(PROFILES)}")
+    p.add_argument("--napi", metavar="ID", help="change only this NAPI's knobs (default: every NAPI of DEV)")
+    p.add_argument("--dry-run", action="store_true", help="print the changes and touch nothing")
+    _add_json(p, "print the report as one JSON object")
+    p.set_defaults(handler=_linux_errors(_cmd_apply))
+
+    p = commands.add_parser(
+        "restore",
+        help="put back a device's settings from before the first apply (needs root)",
+        description="Put back the per-NAPI and coalescing settings DEV had before the first "
+        "irqlab linux apply, and forget them.",
+        allow_abbrev=False,
+    )
+    _add_device(p)
+    _add_json(p, "print the report as one JSON object")
+    p.set_defaults(handler=_linux_errors(_cmd_restore))
+
+    try:
+        from irqlab.linux.exec_cmd import add_exec_parser
+    except ModuleNotFoundError as e:
+        if e.name != "irqlab.linux.exec_cmd":
+            raise
+    else:
+        exec_parser = add_exec_parser(commands)
+        handler = exec_parser.get_default("handler") if exec_parser is not None else None
+        if handler is not None:
+            exec_parser.set_defaults(handler=_linux_errors(handler))
+    return linux
+
+
+# -- commands ---------------------------------------------------------------
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    report = knobs.show(args.device)
+    print(json.dumps(report) if args.json else show_text(report))
+    return EXIT_OK
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    report = knobs.apply(args.device, args.profile, napi=_napi_id(args.napi), dry_run=args.dry_run)
+    print(json.dumps(report) if args.json else apply_text(report))
+    return EXIT_OK
+
+
+def _cmd_restore(args: argparse.Namespace) -> int:
+    report = knobs.restore(args.device)
+    print(json.dumps(report) if args.json else restore_text(report))
+    return EXIT_OK
+
+
+def _linux_errors(handler: Handler) -> Handler:
+    """Report a refusal from the kernel side as a user error (exit status 2)."""
+
+    @functools.wraps(handler)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except LinuxError as e:
+            print(f"irqlab: error: {' '.join(str(e).split())}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return wrapped
+
+
+# -- flags ------------------------------------------------------------------
+
+
+def _add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("device", metavar="DEV", help="network device name, e.g. eth0")
+
+
+def _add_json(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument("--json", action="store_true", help=text)
+
+
+def _napi_id(text: Optional[str]) -> Optional[int]:
+    if text is None:
+        return None
+    from irqlab.cli import UsageError
+
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        value = 0
+    if not 0 < value < 2**32:
+        raise UsageError(f"--napi must be a NAPI id, a positive integer (got {text!r})")
+    return value
+
+
+# -- text output ------------------------------------------------------------
+
+
+def show_text(report: dict[str, Any]) -> str:
+    """``irqlab linux show`` as a table: one row per NAPI, then coalescing."""
+    lines = [f"{report['device']} (ifindex {report['ifindex']})"]
+    napis = report["napis"]
+    if not napis:
+        lines.append("NAPI: none (this device has no NAPI instance; a veth has one only while GRO is on)")
+    else:
+        header = ["NAPI", "irq", "queues", "pid", "defer_hard_irqs", "gro_flush_timeout", "irq_suspend_timeout", "threaded"]
+        rows = [
+            [
+                str(n["id"]),
+                _dash(n["irq"]),
+                _queues(n["queues"]) or "-",
+                _dash(n["pid"]),
+                _dash(n["defer_hard_irqs"]),
+                _dash(n["gro_flush_timeout"]),
+                _dash(n["irq_suspend_timeout"]),
+                _dash(n["threaded"]),
+            ]
+            for n in napis
+        ]
+        lines.extend(_table(header, rows))
+        lines.append("(gro_flush_timeout and irq_suspend_timeout in ns; - : not reported by this kernel or device)")
+    unlinked = _queues(report["unlinked_queues"])
+    if unlinked:
+        lines.append(f"queues the driver links to no NAPI: {unlinked}")
+    lines.append(_coalesce_line(report["coalesce"]))
+    return "\n".join(lines)
+
+
+def apply_text(report: dict[str, Any]) -> str:
+    """``irqlab linux apply`` as text: the changes, then what was skipped, then where the old state is."""
+    where = f"{report['device']} (ifindex {report['ifindex']})"
+    scope = f", NAPI {report['napi']} only" if report["napi"] is not None else ""
+    changed = report["changed"]
+    if report["dry_run"]:
+        head = f"profile {report['profile']} on {where}{scope} would change:" if changed else (
+            f"profile {report['profile']} on {where}{scope} would change nothing."
+        )
+    else:
+        head = f"profile {report['profile']} applied to {where}{scope}:" if changed else (
+            f"profile {report['profile']} on {where}{scope}: every knob was already set."
+        )
+    lines = [head]
+    lines.extend(_change_lines(changed))
+    if report["unchanged"]:
+        lines.append(f"already set: {_knob_list(report['unchanged'])}")
+    lines.extend(_skip_lines(report["skipped"]))
+    lines.extend(f"warning: {w}" for w in report["warnings"])
+    if report["dry_run"]:
+        lines.append("nothing was changed (--dry-run).")
+    elif report["state_kept"]:
+        lines.append(
+            f"the settings from before an earlier apply stay saved in {report['state_file']}; "
+            f"irqlab linux restore {report['device']} puts those back."
+        )
+    else:
+        lines.append(
+            f"the previous settings are saved in {report['state_file']}; "
+            f"irqlab linux restore {report['device']} puts them back."
+        )
+    return "\n".join(lines)
+
+
+def restore_text(report: dict[str, Any]) -> str:
+    """``irqlab linux restore`` as text."""
+    where = f"{report['device']} (ifindex {report['ifindex']})"
+    restored = report["restored"]
+    if restored:
+        lines = [f"{where} restored to its settings from before profile {report['profile']} was first applied:"]
+        lines.extend(_change_lines(restored))
+    else:
+        lines = [f"{where} already had its settings from before profile {report['profile']} was first applied."]
+    lines.extend(_skip_lines(report["skipped"]))
+    lines.extend(f"warning: {w}" for w in report["warnings"])
+    lines.append(f"removed {report['state_file']}.")
+    return "\n".join(lines)
+
+
+def _change_lines(changes: list[dict[str, Any]]) -> list[str]:
+    rows = [[_target(c), c["knob"], _value(c["knob"], c["from"]), "->", _value(c["knob"], c["to"])] for c in changes]
+    return ["  " + line for line in _table(None, rows)]
+
+
+def _skip_lines(skipped: list[dict[str, Any]]) -> list[str]:
+    # One line per target and reason: "coalescing: adaptive-rx on, rx-usecs 8 skipped: not supported by this device".
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in skipped:
+        groups.setdefault((_target(s), s["reason"]), []).append(f"{s['knob']} {_value(s['knob'], s['to'])}")
+    return [f"skipped: {target}: {', '.join(knobs_)}: {reason}" for (target, reason), knobs_ in groups.items()]
+
+
+def _knob_list(changes: list[dict[str, Any]]) -> str:
+    groups: dict[str, list[str]] = {}
+    for c in changes:
+        groups.setdefault(_target(c), []).append(f"{c['knob']} {_value(c['knob'], c['to'])}")
+    return "; ".join(f"{target}: {', '.join(items)}" for target, items in groups.items())
+
+
+def _target(change: dict[str, Any]) -> str:
+    return f"NAPI {change['napi_id']}" if change["part"] == "napi" else "coalescing"
+
+
+def _value(knob: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if knob in _NS_KNOBS:
+        return f"{value} ns"
+    return str(value)
+
+
+def _coalesce_line(coalesce: Optional[dict[str, Any]]) -> str:
+    if coalesce is None:
+        return "coalescing: not supported by this device"
+    if not coalesce:
+        return "coalescing: the device reports no parameter irqlab knows"
+    items = [f"{k} {_value(k, v)}" for k, v in coalesce.items()]
+    return f"coalescing: {', '.join(items)}"
+
+
+def _queues(queues: dict[str, list[int]]) -> str:
+    parts = [f"{kind} {','.join(map(str, ids))}" for kind in ("rx", "tx") if (ids := queues.get(kind))]
+    return " ".join(parts)
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _table(header: Optional[list[str]], rows: list[list[str]]) -> list[str]:
+    all_rows = ([header] if header else []) + rows
+    if not all_rows:
+        return []
+    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in all_rows]

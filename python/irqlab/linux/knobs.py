@@ -1,0 +1,66 @@
+"""Per-NAPI and coalescing knobs of a real network device (Linux 6.13+).
+
+A thin layer over the native module (crates/irqlab-linux through
+``irqlab._core``): every function returns the report as a dict and raises
+:class:`LinuxError` (a ``RuntimeError``) with a one-sentence message when the
+kernel, the device or the caller's privileges say no.
+
+- :func:`show` reads every NAPI of a device (id, irq, queues, pid,
+  ``defer_hard_irqs``, ``gro_flush_timeout``, ``irq_suspend_timeout``,
+  ``threaded``) and its coalescing (``None``: not supported by this device).
+- :func:`plan` says what a profile would change; :func:`apply` does it (or,
+  with ``dry_run``, only says), saving the previous settings first.
+- :func:`restore` puts back the settings from before the first apply.
+
+Knobs carry the kernel's and ethtool's names; ``gro_flush_timeout`` and
+``irq_suspend_timeout`` are in nanoseconds, ``rx-usecs`` in microseconds.
+Changing anything needs root (CAP_NET_ADMIN); saved states live in
+``/run/irqlab`` (``$IRQLAB_STATE_DIR`` overrides it). Only the device named
+is ever touched.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from irqlab import _core
+from irqlab._core import LinuxError
+
+__all__ = ["LinuxError", "show", "plan", "apply", "restore"]
+
+#: The largest NAPI id the kernel can have (a u32).
+_NAPI_ID_MAX = 2**32 - 1
+
+
+def show(dev: str) -> dict[str, Any]:
+    """Every NAPI of ``dev`` and its coalescing."""
+    return json.loads(_core.linux_show(dev))
+
+
+def plan(dev: str, profile: str, napi: Optional[int] = None) -> dict[str, Any]:
+    """What applying ``profile`` to ``dev`` (every NAPI, or only ``napi``)
+    would change: ``changes``, ``unchanged`` and ``skipped`` (with reasons)."""
+    return json.loads(_core.linux_plan(dev, profile, _napi_id(napi)))
+
+
+def apply(dev: str, profile: str, napi: Optional[int] = None, dry_run: bool = False) -> dict[str, Any]:
+    """Apply ``profile`` to ``dev``; return what ``changed`` (or, with
+    ``dry_run``, would change; nothing is touched then), what was
+    ``skipped`` and why, and the ``state_file`` the previous settings were
+    saved in (an earlier apply's state is kept: ``state_kept``)."""
+    return json.loads(_core.linux_apply(dev, profile, _napi_id(napi), bool(dry_run)))
+
+
+def restore(dev: str) -> dict[str, Any]:
+    """Put back the settings ``dev`` had before the first apply; return what
+    was ``restored``, ``unchanged`` and ``skipped``."""
+    return json.loads(_core.linux_restore(dev))
+
+
+def _napi_id(napi: Optional[int]) -> Optional[int]:
+    if napi is None:
+        return None
+    if isinstance(napi, bool) or not isinstance(napi, int) or not 0 < napi <= _NAPI_ID_MAX:
+        raise ValueError(f"napi must be a NAPI id, a positive integer below 2**32 (got {napi!r})")
+    return napi

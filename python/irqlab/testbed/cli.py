@@ -1,0 +1,125 @@
+"""``irqlab testbed run``: measure the profiles on this machine's kernel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from irqlab.testbed.netns import TestbedError
+
+
+class TestbedUsageError(ValueError):
+    """A bad flag of ``irqlab testbed``; one sentence."""
+
+
+def add_testbed_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "testbed",
+        help="measure the profiles on a veth testbed with memcached (root)",
+        description="A two-namespace veth testbed with Debian's memcached and irqlab's load generator.",
+        allow_abbrev=False,
+    )
+    sub = p.add_subparsers(dest="testbed_command", metavar="COMMAND", required=True)
+    r = sub.add_parser(
+        "run",
+        help="measure every profile and compare with the simulator",
+        description=(
+            "Create namespaces irqlab-tb-srv and irqlab-tb-cli joined by a veth pair on 198.18.0.0/15, run "
+            "memcached on one core under each profile and the load generator on the other, and compare with "
+            "the simulator's prediction (scenarios/testbed/veth-2core.toml). Needs root; always cleans up."
+        ),
+        allow_abbrev=False,
+    )
+    r.add_argument("--profiles", metavar="P[,P...]", help="comma-separated profiles (default: all four)")
+    r.add_argument("--duration", metavar="S", default="3", help="closed-loop seconds per profile (default 3; open loop uses 2/3 of it)")
+    r.add_argument("--connections", metavar="C", default="16", help="load-generator connections (default 16)")
+    r.add_argument("--low-qps", metavar="Q", default="5000", help="the low open-loop rate (default 5000)")
+    r.add_argument("--out", metavar="DIR", help="also write testbed.json and testbed.md there")
+    r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(handler=_cmd_run)
+
+
+def _num(text: str, flag: str, lo: float, hi: float) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise TestbedUsageError(f"{flag} must be a number between {lo:g} and {hi:g} (got {text!r})")
+    return v
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from irqlab.testbed.compare import agreement, predict
+    from irqlab.testbed.run import PROFILES, Plan, run_testbed
+
+    profiles = tuple(PROFILES)
+    if args.profiles:
+        profiles = tuple(p.strip() for p in args.profiles.split(",") if p.strip())
+        bad = [p for p in profiles if p not in PROFILES]
+        if bad or not profiles:
+            raise TestbedUsageError(f"--profiles takes a comma-separated list of {', '.join(PROFILES)} (got {args.profiles!r})")
+    duration = _num(args.duration, "--duration", 0.2, 60)
+    plan = Plan(
+        profiles=profiles,
+        closed_s=duration,
+        open_s=max(0.2, duration * 2 / 3),
+        connections=int(_num(args.connections, "--connections", 1, 1024)),
+        low_qps=_num(args.low_qps, "--low-qps", 10, 1e6),
+    )
+    progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
+    try:
+        measured = run_testbed(plan, progress)
+    except TestbedError as e:
+        raise TestbedUsageError(str(e)) from None
+    predicted = None
+    if not args.no_sim:
+        predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections)
+    result: dict[str, Any] = {"measured": measured, "simulated": predicted,
+                              "agreement": agreement(measured, predicted) if predicted else []}
+    text = render(result)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "testbed.json").write_text(json.dumps(result, indent=1))
+        (out / "testbed.md").write_text("```\n" + text + "\n```\n")
+    print(json.dumps(result) if args.json else text)
+    return 0
+
+
+def render(result: dict[str, Any]) -> str:
+    m = result["measured"]
+    sim = result.get("simulated") or {}
+    lines = [
+        f"veth testbed, kernel {m['kernel']}, memcached on core {m['plan']['server_core']}, load generator on core "
+        f"{m['plan']['client_core']}, {m['plan']['connections']} connections; open loop at {m['plan']['low_qps']:.0f} "
+        f"and {m['medium_qps']:.0f} QPS",
+        "",
+        f"{'profile':<21}{'':>10}{'QPS':>10}{'p95 us':>9}{'p99 us':>9}{'usr%':>7}{'sys%':>7}{'sirq%':>7}{'idle%':>7}"
+        f"{'NET_RX/s':>10}{'NAPI wk/s':>10}",
+    ]
+    for r in m["profiles"]:
+        for phase in ("closed", "low", "medium"):
+            x = r[phase]
+            lg, core = x["loadgen"], x["server_core"]
+            lines.append(
+                f"{r['profile'] if phase == 'closed' else '':<21}{phase:>10}{lg['achieved_qps']:>10,.0f}"
+                f"{lg['latency_us']['p95']:>9.1f}{lg['latency_us']['p99']:>9.1f}{core['user']:>7.1f}{core['system']:>7.1f}"
+                f"{core['softirq']:>7.1f}{core['idle']:>7.1f}{core['net_rx_per_s']:>10,.0f}{core['napi_wakeups_per_s']:>10,.0f}"
+            )
+            s = sim.get(r["profile"], {}).get(phase)
+            if s:
+                c = s["cpu_pct"]
+                lines.append(
+                    f"{'':<21}{'simulated':>10}{s['throughput_qps']:>10,.0f}{s['latency_us']['p95']:>9.1f}"
+                    f"{s['latency_us']['p99']:>9.1f}{c['user']:>7.1f}{c['system']:>7.1f}{c['softirq'] + c['irq']:>7.1f}"
+                    f"{c['idle']:>7.1f}{s['softirqs_per_s']:>10,.0f}{s['irqs_per_s']:>10,.0f}"
+                )
+    if result.get("agreement"):
+        lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
+    return "\n".join(lines)
