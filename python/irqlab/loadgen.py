@@ -203,10 +203,17 @@ def bench(
         open_ = run_json(
             ["--server", server, "--connections", str(connections), "--depth", str(depth), "--qps", str(half), *common]
         )
+    cost = closed["cpu_us_per_request"]
     return {
         "cpus": os.cpu_count(),
         "max_qps": closed["achieved_qps"],
-        "cpu_us_per_request": closed["cpu_us_per_request"],
+        "cpu_us_per_request": cost,
+        # Cores the generator itself kept busy at the maximum rate, and the
+        # rate one core of generator could sustain at that cost: if the
+        # first is well below 1, the server (sharing the machine), not the
+        # generator, set the maximum.
+        "generator_cores_at_max": round(cost * closed["achieved_qps"] / 1e6, 3) if cost else None,
+        "generator_qps_per_core": round(1e6 / cost) if cost else None,
         "closed": _brief(closed),
         "open": _brief(open_),
     }
@@ -258,9 +265,13 @@ def bench_main(argv: Sequence[str]) -> int:
         print(
             f"  {name:<12} {r['connections']} x depth {r['depth']}, {r['threads']} thread(s){offered}: "
             f"{r['achieved_qps']:,.0f} QPS, {r['cpu_us_per_request']:.2f} us CPU/request, "
-            f"p50 {lat['p50']} us, p99 {lat['p99']} us, errors {r['errors']}"
+            f"p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us, errors {r['errors']}"
         )
-    print(f"  max rate {result['max_qps']:,.0f} QPS at {result['cpu_us_per_request']:.2f} us CPU/request")
+    print(
+        f"  max rate {result['max_qps']:,.0f} QPS at {result['cpu_us_per_request']:.2f} us CPU/request; "
+        f"the generator kept {result['generator_cores_at_max']:.2f} cores busy "
+        f"(one core of it would sustain about {result['generator_qps_per_core']:,} QPS)"
+    )
     return 0
 
 

@@ -172,6 +172,7 @@ def test_refuses_servers_outside_loopback_and_198_18(server: str) -> None:
         (["--value-size", "2000000"], "--value-size"),
         (["--get-fraction", "1.5"], "--get-fraction"),
         (["--seed", "-1"], "--seed"),
+        (["--spin-us", "5000"], "--spin-us"),
         (["--server", "nonsense"], "--server"),
         (["--bogus"], "--bogus"),
     ],

@@ -76,12 +76,10 @@ impl Kernel {
         let family = self.netdev()?;
         let what = format!("napi-get on NAPI {id}");
         let mut replies: Vec<Napi> = self.socket.request(&what, family, NETDEV_CMD_NAPI_GET, NETDEV_FAMILY_VERSION, NapiById { id })?;
-        replies.pop().ok_or_else(|| {
-            Error::Netlink(NetlinkError::Decode {
-                request: what,
-                source: crate::netlink::DecodeError::Missing { what: "napi-get answer", attr: "a reply" },
-            })
-        })
+        replies.pop().ok_or(Error::Netlink(NetlinkError::Decode {
+            request: what,
+            source: crate::netlink::DecodeError::Missing { what: "napi-get answer", attr: "a reply" },
+        }))
     }
 
     /// `napi-set`: change the knobs that are `Some`.

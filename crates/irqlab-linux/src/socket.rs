@@ -264,7 +264,8 @@ impl GenlSocket {
                 }
                 answers.push(raw.to_vec());
                 let ends = match header.kind {
-                    NLMSG_ERROR => !dump || raw.get(16..20).map_or(true, |e| e != [0, 0, 0, 0]),
+                    // An ack ends a do; in a dump only a refusal (error != 0) does.
+                    NLMSG_ERROR => !dump || !matches!(raw.get(16..20), Some([0, 0, 0, 0])),
                     NLMSG_DONE | NLMSG_OVERRUN => true,
                     _ => false,
                 };

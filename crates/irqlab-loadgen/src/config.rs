@@ -26,6 +26,8 @@ pub const CONNECT_ALL_TIMEOUT_S: f64 = 5.0;
 pub const PRELOAD_TIMEOUT_S: f64 = 60.0;
 /// Pipeline depth of the preload (at least; `--depth` if larger).
 pub const PRELOAD_DEPTH: u32 = 16;
+/// Longest `--spin-us`.
+pub const MAX_SPIN_US: u32 = 1000;
 
 /// Closed loop (each connection keeps `depth` requests outstanding) or open
 /// loop (requests sent at fixed times at `qps`, at most `depth` outstanding
@@ -33,7 +35,10 @@ pub const PRELOAD_DEPTH: u32 = 16;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
     Closed,
-    Open { qps: f64, interarrival: InterArrivalKind },
+    Open {
+        qps: f64,
+        interarrival: InterArrivalKind,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +59,12 @@ pub struct Config {
     pub seed: u64,
     /// Set every key before the timed phase, so that gets hit.
     pub preload: bool,
+    /// Open loop: wake this many microseconds before a send time and poll
+    /// (epoll_wait with a zero timeout) until it, instead of sleeping to
+    /// it. A sleeping thread wakes some microseconds late (about 18 us at
+    /// the median on this project's VMs), which a request's latency then
+    /// includes; spinning removes that at the cost of CPU. 0: never spin.
+    pub spin_us: u32,
 }
 
 impl Default for Config {
@@ -73,6 +84,7 @@ impl Default for Config {
             get_fraction: 1.0,
             seed: 1,
             preload: true,
+            spin_us: 0,
         }
     }
 }
@@ -88,7 +100,9 @@ pub fn check_range<T: PartialOrd + std::fmt::Display>(
     if value >= lo && value <= hi {
         Ok(())
     } else {
-        Err(format!("{flag} must be {what} from {lo} to {hi} (got {value})"))
+        Err(format!(
+            "{flag} must be {what} from {lo} to {hi} (got {value})"
+        ))
     }
 }
 
@@ -100,16 +114,31 @@ impl Config {
                 self.server
             ));
         }
-        check_range("--connections", self.connections, 1, MAX_CONNECTIONS, "an integer")?;
+        check_range(
+            "--connections",
+            self.connections,
+            1,
+            MAX_CONNECTIONS,
+            "an integer",
+        )?;
         check_range("--depth", self.depth, 1, MAX_DEPTH, "an integer")?;
-        check_range("--threads", self.threads, 1, MAX_THREADS.min(self.connections), "an integer (at most --connections)")?;
+        check_range(
+            "--threads",
+            self.threads,
+            1,
+            MAX_THREADS.min(self.connections),
+            "an integer (at most --connections)",
+        )?;
         if let Mode::Open { qps, .. } = self.mode {
             if !(qps > 0.0 && qps <= MAX_QPS) {
                 return Err(format!("--qps must be a number of requests per second greater than 0 and at most {MAX_QPS} (got {qps})"));
             }
         }
         if !(self.warmup_s >= 0.0 && self.warmup_s <= MAX_SECONDS) {
-            return Err(format!("--warmup must be a number of seconds from 0 to {MAX_SECONDS} (got {})", self.warmup_s));
+            return Err(format!(
+                "--warmup must be a number of seconds from 0 to {MAX_SECONDS} (got {})",
+                self.warmup_s
+            ));
         }
         if !(self.duration_s > 0.0 && self.duration_s <= MAX_SECONDS) {
             return Err(format!("--duration must be a number of seconds greater than 0 and at most {MAX_SECONDS} (got {})", self.duration_s));
@@ -120,13 +149,38 @@ impl Config {
         check_range("--records", self.records, 1, MAX_RECORDS, "an integer")?;
         if let SizeDist::Fixed(k) = self.key_size {
             let lo = min_key_len(self.records);
-            check_range("--key-size", k, lo, MAX_KEY_LEN, &format!("\"etc\" or a number of bytes (for --records {})", self.records))?;
+            check_range(
+                "--key-size",
+                k,
+                lo,
+                MAX_KEY_LEN,
+                &format!(
+                    "\"etc\" or a number of bytes (for --records {})",
+                    self.records
+                ),
+            )?;
         }
         if let SizeDist::Fixed(v) = self.value_size {
-            check_range("--value-size", v, 0, MAX_VALUE_LEN, "\"etc\" or a number of bytes")?;
+            check_range(
+                "--value-size",
+                v,
+                0,
+                MAX_VALUE_LEN,
+                "\"etc\" or a number of bytes",
+            )?;
         }
+        check_range(
+            "--spin-us",
+            self.spin_us,
+            0,
+            MAX_SPIN_US,
+            "a number of microseconds",
+        )?;
         if !(0.0..=1.0).contains(&self.get_fraction) {
-            return Err(format!("--get-fraction must be a number from 0 to 1 (got {})", self.get_fraction));
+            return Err(format!(
+                "--get-fraction must be a number from 0 to 1 (got {})",
+                self.get_fraction
+            ));
         }
         Ok(())
     }
@@ -150,29 +204,149 @@ mod tests {
     fn each_bad_field_names_its_flag() {
         let base = Config::default();
         let cases: Vec<(Config, &str)> = vec![
-            (Config { server: "10.0.0.1:11211".parse().unwrap(), ..base.clone() }, "--server"),
-            (Config { connections: 0, ..base.clone() }, "--connections"),
-            (Config { connections: 1001, ..base.clone() }, "--connections"),
-            (Config { depth: 0, ..base.clone() }, "--depth"),
-            (Config { threads: 5, ..base.clone() }, "--threads"),
-            (Config { threads: 0, ..base.clone() }, "--threads"),
-            (Config { mode: Mode::Open { qps: 0.0, interarrival: InterArrivalKind::Exponential }, ..base.clone() }, "--qps"),
-            (Config { mode: Mode::Open { qps: f64::NAN, interarrival: InterArrivalKind::Exponential }, ..base.clone() }, "--qps"),
-            (Config { warmup_s: -1.0, ..base.clone() }, "--warmup"),
-            (Config { duration_s: 0.0, ..base.clone() }, "--duration"),
-            (Config { duration_s: f64::INFINITY, ..base.clone() }, "--duration"),
-            (Config { requests: Some(0), ..base.clone() }, "--requests"),
-            (Config { records: 0, ..base.clone() }, "--records"),
-            (Config { key_size: SizeDist::Fixed(3), ..base.clone() }, "--key-size"),
-            (Config { key_size: SizeDist::Fixed(251), ..base.clone() }, "--key-size"),
-            (Config { value_size: SizeDist::Fixed(1_000_001), ..base.clone() }, "--value-size"),
-            (Config { get_fraction: 1.5, ..base.clone() }, "--get-fraction"),
+            (
+                Config {
+                    server: "10.0.0.1:11211".parse().unwrap(),
+                    ..base.clone()
+                },
+                "--server",
+            ),
+            (
+                Config {
+                    connections: 0,
+                    ..base.clone()
+                },
+                "--connections",
+            ),
+            (
+                Config {
+                    connections: 1001,
+                    ..base.clone()
+                },
+                "--connections",
+            ),
+            (
+                Config {
+                    depth: 0,
+                    ..base.clone()
+                },
+                "--depth",
+            ),
+            (
+                Config {
+                    threads: 5,
+                    ..base.clone()
+                },
+                "--threads",
+            ),
+            (
+                Config {
+                    threads: 0,
+                    ..base.clone()
+                },
+                "--threads",
+            ),
+            (
+                Config {
+                    mode: Mode::Open {
+                        qps: 0.0,
+                        interarrival: InterArrivalKind::Exponential,
+                    },
+                    ..base.clone()
+                },
+                "--qps",
+            ),
+            (
+                Config {
+                    mode: Mode::Open {
+                        qps: f64::NAN,
+                        interarrival: InterArrivalKind::Exponential,
+                    },
+                    ..base.clone()
+                },
+                "--qps",
+            ),
+            (
+                Config {
+                    warmup_s: -1.0,
+                    ..base.clone()
+                },
+                "--warmup",
+            ),
+            (
+                Config {
+                    duration_s: 0.0,
+                    ..base.clone()
+                },
+                "--duration",
+            ),
+            (
+                Config {
+                    duration_s: f64::INFINITY,
+                    ..base.clone()
+                },
+                "--duration",
+            ),
+            (
+                Config {
+                    requests: Some(0),
+                    ..base.clone()
+                },
+                "--requests",
+            ),
+            (
+                Config {
+                    records: 0,
+                    ..base.clone()
+                },
+                "--records",
+            ),
+            (
+                Config {
+                    key_size: SizeDist::Fixed(3),
+                    ..base.clone()
+                },
+                "--key-size",
+            ),
+            (
+                Config {
+                    key_size: SizeDist::Fixed(251),
+                    ..base.clone()
+                },
+                "--key-size",
+            ),
+            (
+                Config {
+                    value_size: SizeDist::Fixed(1_000_001),
+                    ..base.clone()
+                },
+                "--value-size",
+            ),
+            (
+                Config {
+                    get_fraction: 1.5,
+                    ..base.clone()
+                },
+                "--get-fraction",
+            ),
+            (
+                Config {
+                    spin_us: 1001,
+                    ..base.clone()
+                },
+                "--spin-us",
+            ),
         ];
         for (c, flag) in cases {
             let e = c.validate().unwrap_err();
             assert!(e.starts_with(flag), "{flag}: {e}");
             assert!(!e.contains('\n'));
         }
-        Config { key_size: SizeDist::Fixed(4), ..base }.validate().unwrap();
+        Config {
+            key_size: SizeDist::Fixed(4),
+            ..base
+        }
+        .validate()
+        .unwrap();
     }
 }

@@ -8,8 +8,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use crate::protocol::{encode_get, encode_set, Op};
 use crate::keyspace::{KeyBuf, KeySpace};
+use crate::protocol::{encode_get, encode_set, Op};
 use crate::requests::RequestStream;
 use crate::schedule::Schedule;
 
@@ -67,9 +67,17 @@ pub enum ReadResult {
 
 impl Conn {
     /// Connect within `timeout` (at most [`CONNECT_TIMEOUT`]).
-    pub fn connect(id: u32, addr: SocketAddr, requests: RequestStream, timeout: Duration) -> io::Result<Conn> {
+    pub fn connect(
+        id: u32,
+        addr: SocketAddr,
+        requests: RequestStream,
+        timeout: Duration,
+    ) -> io::Result<Conn> {
         if timeout.is_zero() {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "connecting took too long"));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "connecting took too long",
+            ));
         }
         let stream = TcpStream::connect_timeout(&addr, timeout.min(CONNECT_TIMEOUT))?;
         // Requests are batched into one write per wake-up already; Nagle
@@ -174,7 +182,9 @@ impl Conn {
                     self.rend += n;
                     return Ok(ReadResult::Data { more: n == space });
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadResult::WouldBlock),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadResult::WouldBlock)
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }

@@ -59,7 +59,10 @@ pub struct KeyBuf {
 
 impl KeyBuf {
     pub fn new() -> Self {
-        KeyBuf { buf: [0; MAX_KEY_LEN as usize], len: 0 }
+        KeyBuf {
+            buf: [0; MAX_KEY_LEN as usize],
+            len: 0,
+        }
     }
 
     pub fn as_bytes(&self) -> &[u8] {
@@ -91,7 +94,10 @@ impl KeySpace {
     pub fn new(records: u64, key_size: SizeDist, value_size: SizeDist) -> Self {
         assert!((1..=MAX_RECORDS).contains(&records), "records out of range");
         if let SizeDist::Fixed(k) = key_size {
-            assert!((min_key_len(records)..=MAX_KEY_LEN).contains(&k), "key size out of range");
+            assert!(
+                (min_key_len(records)..=MAX_KEY_LEN).contains(&k),
+                "key size out of range"
+            );
         }
         if let SizeDist::Fixed(v) = value_size {
             assert!(v <= MAX_VALUE_LEN, "value size out of range");
@@ -102,13 +108,17 @@ impl KeySpace {
             // The minimum is the digit count of `records`, as mutilate pads.
             let etc = EtcKeySize::for_records(records);
             let mut rng = streams.stream(KIND_SIZES, 0);
-            key_lens = (0..records).map(|_| etc.sample(&mut rng).min(MAX_KEY_LEN) as u8).collect();
+            key_lens = (0..records)
+                .map(|_| etc.sample(&mut rng).min(MAX_KEY_LEN) as u8)
+                .collect();
         }
         let mut value_lens = Vec::new();
         if value_size == SizeDist::Etc {
             let etc = EtcValueSize::new();
             let mut rng = streams.stream(KIND_SIZES, 1);
-            value_lens = (0..records).map(|_| etc.sample(&mut rng).min(MAX_VALUE_LEN)).collect();
+            value_lens = (0..records)
+                .map(|_| etc.sample(&mut rng).min(MAX_VALUE_LEN))
+                .collect();
         }
         let longest = match value_size {
             SizeDist::Fixed(v) => v as usize,
@@ -196,7 +206,9 @@ fn mix(mut z: u64) -> u64 {
 /// spaces or CRLF, though the protocol would carry any byte).
 fn pattern(len: usize) -> Vec<u8> {
     const ALPHABET: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    (0..len as u64).map(|i| ALPHABET[(mix(i) % 62) as usize]).collect()
+    (0..len as u64)
+        .map(|i| ALPHABET[(mix(i) % 62) as usize])
+        .collect()
 }
 
 #[cfg(test)]

@@ -52,7 +52,10 @@ pub enum RunError {
     #[error("{0}")]
     Invalid(String),
     #[error("cannot connect to {addr}: {source}")]
-    Connect { addr: std::net::SocketAddr, source: std::io::Error },
+    Connect {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("the preload of {keys} keys did not finish within {seconds} s; use fewer --records or --no-preload")]
     PreloadTimeout { keys: u64, seconds: f64 },
     #[error("every connection failed{}", .0.as_deref().map(|e| format!(" (first error: {e})")).unwrap_or_default())]
@@ -82,7 +85,11 @@ fn run_phase(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("worker thread panicked").map_err(RunError::Io))
+            .map(|h| {
+                h.join()
+                    .expect("worker thread panicked")
+                    .map_err(RunError::Io)
+            })
             .collect()
     })
 }
@@ -106,14 +113,24 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     cfg.validate().map_err(RunError::Invalid)?;
     let ks = KeySpace::new(cfg.records, cfg.key_size, cfg.value_size);
     let mut conns = Vec::with_capacity(cfg.connections as usize);
-    let connect_by = std::time::Instant::now() + std::time::Duration::from_secs_f64(config::CONNECT_ALL_TIMEOUT_S);
+    let connect_by = std::time::Instant::now()
+        + std::time::Duration::from_secs_f64(config::CONNECT_ALL_TIMEOUT_S);
     for id in 0..cfg.connections {
         let requests = RequestStream::new(cfg.seed, id, cfg.records, cfg.get_fraction);
         let left = connect_by.saturating_duration_since(std::time::Instant::now());
-        let mut c = Conn::connect(id, cfg.server, requests, left)
-            .map_err(|source| RunError::Connect { addr: cfg.server, source })?;
+        let mut c =
+            Conn::connect(id, cfg.server, requests, left).map_err(|source| RunError::Connect {
+                addr: cfg.server,
+                source,
+            })?;
         if let Mode::Open { qps, interarrival } = cfg.mode {
-            c.schedule = Some(Schedule::new(interarrival, qps, cfg.connections, cfg.seed, id));
+            c.schedule = Some(Schedule::new(
+                interarrival,
+                qps,
+                cfg.connections,
+                cfg.seed,
+                id,
+            ));
         }
         conns.push(c);
     }
@@ -125,8 +142,20 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     let preload = if cfg.preload {
         let t0 = sys::now_ns();
         let deadline = t0 + secs_to_ns(config::PRELOAD_TIMEOUT_S);
-        let phase = Phase { start: t0, measure_start: t0, measure_end: deadline, deadline };
-        let outs = run_phase(cfg, &ks, &Shared::default(), phase, Task::Preload, group(conns, threads))?;
+        let phase = Phase {
+            start: t0,
+            measure_start: t0,
+            measure_end: deadline,
+            deadline,
+        };
+        let outs = run_phase(
+            cfg,
+            &ks,
+            &Shared::default(),
+            phase,
+            Task::Preload,
+            group(conns, threads),
+        )?;
         let seconds = (sys::now_ns() - t0) as f64 / 1e9;
         let mut st = Stats::default();
         let mut finished = true;
@@ -137,11 +166,18 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
             conns.extend(o.conns);
         }
         if !finished && conns.iter().any(|c| c.alive) {
-            return Err(RunError::PreloadTimeout { keys: cfg.records, seconds: config::PRELOAD_TIMEOUT_S });
+            return Err(RunError::PreloadTimeout {
+                keys: cfg.records,
+                seconds: config::PRELOAD_TIMEOUT_S,
+            });
         }
         failed += st.connections_failed;
         first_error = st.first_error;
-        Some(report::Preload { keys: cfg.records, errors: st.errors, seconds: report::round3(seconds) })
+        Some(report::Preload {
+            keys: cfg.records,
+            errors: st.errors,
+            seconds: report::round3(seconds),
+        })
     } else {
         None
     };
@@ -178,7 +214,10 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     let by_requests = shared.stop.load(Ordering::Relaxed);
     let all_failed = outs.iter().all(|o| o.conns.iter().all(|c| !c.alive));
     let end = if by_requests {
-        shared.stop_at.load(Ordering::Relaxed).clamp(measure_start, measure_end)
+        shared
+            .stop_at
+            .load(Ordering::Relaxed)
+            .clamp(measure_start, measure_end)
     } else {
         measure_end
     };
@@ -196,7 +235,11 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     Ok(Report {
         mode: if offered.is_some() { "open" } else { "closed" },
         server: cfg.server.to_string(),
-        achieved_qps: if duration_s > 0.0 { report::round3(st.requests as f64 / duration_s) } else { 0.0 },
+        achieved_qps: if duration_s > 0.0 {
+            report::round3(st.requests as f64 / duration_s)
+        } else {
+            0.0
+        },
         offered_qps: offered,
         requests: st.requests,
         errors: st.errors,
@@ -215,6 +258,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         key_size: size_json(cfg.key_size),
         value_size: size_json(cfg.value_size),
         seed: cfg.seed,
+        spin_us: cfg.spin_us,
         stopped_by: if by_requests {
             "requests"
         } else if all_failed {
@@ -223,7 +267,8 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
             "duration"
         },
         cpu_s: report::round3(cpu_s),
-        cpu_us_per_request: (st.replies > 0).then(|| report::round3(cpu_s * 1e6 / st.replies as f64)),
+        cpu_us_per_request: (st.replies > 0)
+            .then(|| report::round3(cpu_s * 1e6 / st.replies as f64)),
         replies_total: st.replies,
         connections_failed: st.connections_failed,
         first_error: st.first_error,

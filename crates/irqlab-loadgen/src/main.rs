@@ -11,11 +11,14 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 use irqlab_core::workload::{InterArrivalKind, SizeDist};
-use irqlab_loadgen::config::{MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS, MAX_THREADS};
+use irqlab_loadgen::config::{
+    MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS, MAX_SPIN_US, MAX_THREADS,
+};
 use irqlab_loadgen::keyspace::{MAX_KEY_LEN, MAX_RECORDS, MAX_VALUE_LEN};
 use irqlab_loadgen::{run, target, Config, Mode, RunError};
 
-const ABOUT: &str = "memcached load generator: closed loop (--connections x --depth) or open loop (--qps), \
+const ABOUT: &str =
+    "memcached load generator: closed loop (--connections x --depth) or open loop (--qps), \
 checked replies, HDR latency percentiles.";
 
 const AFTER: &str = "Closed loop unless --qps is given: each connection keeps --depth requests outstanding. \
@@ -43,7 +46,7 @@ struct Cli {
     /// open loop at this many requests per second (default: closed loop)
     #[arg(long, value_name = "Q", allow_negative_numbers = true, value_parser = number("--qps", 0.0, false, MAX_QPS))]
     qps: Option<f64>,
-    /// open-loop gaps: exponential (Poisson) or fb_ia (mutilate's Facebook distribution)
+    /// open-loop gaps: exponential (Poisson; the default) or fb_ia (mutilate's Facebook distribution)
     #[arg(long, value_name = "DIST", value_parser = interarrival)]
     interarrival: Option<InterArrivalKind>,
     /// seconds of warm-up before the measured window (samples discarded)
@@ -70,6 +73,10 @@ struct Cli {
     /// random seed (request keys and mix, open-loop send times)
     #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = uint("--seed", 0, u64::MAX))]
     seed: u64,
+    /// open loop: poll (burning CPU) for the last US microseconds before each send time
+    /// instead of sleeping to it, so sends are not late by the thread's wake-up time
+    #[arg(long, value_name = "US", default_value = "0", allow_negative_numbers = true, value_parser = uint("--spin-us", 0, MAX_SPIN_US as u64))]
+    spin_us: u64,
     /// do not set every key before the run (gets may miss)
     #[arg(long)]
     no_preload: bool,
@@ -79,7 +86,11 @@ struct Cli {
 }
 
 /// An integer flag in `lo..=hi`.
-fn uint(flag: &'static str, lo: u64, hi: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+fn uint(
+    flag: &'static str,
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
         s.trim()
             .parse::<u64>()
@@ -102,15 +113,26 @@ fn number(
             .ok()
             .filter(|v| (*v > lo || (lo_ok && *v == lo)) && *v <= hi)
             .ok_or_else(|| {
-                let low = if lo_ok { format!("from {lo}") } else { format!("greater than {lo} and") };
-                let high = if lo_ok { format!("to {hi}") } else { format!("at most {hi}") };
+                let low = if lo_ok {
+                    format!("from {lo}")
+                } else {
+                    format!("greater than {lo} and")
+                };
+                let high = if lo_ok {
+                    format!("to {hi}")
+                } else {
+                    format!("at most {hi}")
+                };
                 format!("{flag} must be a number {low} {high} (got {s:?})")
             })
     }
 }
 
 /// A size flag: bytes in `0..=hi`, or `etc`.
-fn size(flag: &'static str, hi: u32) -> impl Fn(&str) -> Result<SizeDist, String> + Clone + Send + Sync + 'static {
+fn size(
+    flag: &'static str,
+    hi: u32,
+) -> impl Fn(&str) -> Result<SizeDist, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
         if s.trim() == "etc" {
             return Ok(SizeDist::Etc);
@@ -120,7 +142,9 @@ fn size(flag: &'static str, hi: u32) -> impl Fn(&str) -> Result<SizeDist, String
             .ok()
             .filter(|v| *v <= hi)
             .map(SizeDist::Fixed)
-            .ok_or_else(|| format!("{flag} must be \"etc\" or a number of bytes from 0 to {hi} (got {s:?})"))
+            .ok_or_else(|| {
+                format!("{flag} must be \"etc\" or a number of bytes from 0 to {hi} (got {s:?})")
+            })
     }
 }
 
@@ -128,12 +152,17 @@ fn interarrival(s: &str) -> Result<InterArrivalKind, String> {
     match s.trim() {
         "exponential" => Ok(InterArrivalKind::Exponential),
         "fb_ia" => Ok(InterArrivalKind::FbIa),
-        _ => Err(format!("--interarrival must be exponential or fb_ia (got {s:?})")),
+        _ => Err(format!(
+            "--interarrival must be exponential or fb_ia (got {s:?})"
+        )),
     }
 }
 
 fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("irqlab-loadgen: error: {}", msg.split_whitespace().collect::<Vec<_>>().join(" "));
+    eprintln!(
+        "irqlab-loadgen: error: {}",
+        msg.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
     ExitCode::from(2)
 }
 
@@ -168,8 +197,13 @@ fn main() -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     let mode = match (cli.qps, cli.interarrival) {
-        (Some(qps), ia) => Mode::Open { qps, interarrival: ia.unwrap_or(InterArrivalKind::Exponential) },
-        (None, Some(_)) => return usage_error("--interarrival applies only to the open loop; give --qps too"),
+        (Some(qps), ia) => Mode::Open {
+            qps,
+            interarrival: ia.unwrap_or(InterArrivalKind::Exponential),
+        },
+        (None, Some(_)) => {
+            return usage_error("--interarrival applies only to the open loop; give --qps too")
+        }
         (None, None) => Mode::Closed,
     };
     let cfg = Config {
@@ -187,13 +221,21 @@ fn main() -> ExitCode {
         get_fraction: cli.get_fraction,
         seed: cli.seed,
         preload: !cli.no_preload,
+        spin_us: cli.spin_us as u32,
     };
     if let Err(msg) = cfg.validate() {
         return usage_error(&msg);
     }
     match run(&cfg) {
         Ok(report) => {
-            println!("{}", if cli.json { report.to_json() } else { report.to_text() });
+            println!(
+                "{}",
+                if cli.json {
+                    report.to_json()
+                } else {
+                    report.to_text()
+                }
+            );
             ExitCode::SUCCESS
         }
         Err(RunError::Invalid(msg)) => usage_error(&msg),

@@ -217,7 +217,12 @@ pub fn parse_reply(buf: &[u8], expect: &Expect<'_>) -> Result<Parsed, ProtocolEr
         Line::Complete(l, after) => (l, after),
         Line::Incomplete => return Ok(Parsed::Incomplete),
     };
-    let done = |outcome| Ok(Parsed::Complete { consumed: after, outcome });
+    let done = |outcome| {
+        Ok(Parsed::Complete {
+            consumed: after,
+            outcome,
+        })
+    };
     if let Some(f) = error_line(l) {
         return done(Outcome::Failed(f));
     }
@@ -285,7 +290,10 @@ fn parse_value(
             _ => Outcome::Hit,
         }
     };
-    Ok(Parsed::Complete { consumed: data_end + tail.len(), outcome })
+    Ok(Parsed::Complete {
+        consumed: data_end + tail.len(),
+        outcome,
+    })
 }
 
 #[cfg(test)]
@@ -296,11 +304,19 @@ mod tests {
     const VAL: &[u8] = b"hello world";
 
     fn get() -> Expect<'static> {
-        Expect { op: Op::Get, key: KEY, value: Some(VAL) }
+        Expect {
+            op: Op::Get,
+            key: KEY,
+            value: Some(VAL),
+        }
     }
 
     fn set() -> Expect<'static> {
-        Expect { op: Op::Set, key: KEY, value: None }
+        Expect {
+            op: Op::Set,
+            key: KEY,
+            value: None,
+        }
     }
 
     fn hit_bytes() -> Vec<u8> {
@@ -380,43 +396,76 @@ mod tests {
         let hit = hit_bytes();
         assert_eq!(
             parse_all_splits(&hit, &get()),
-            Ok(Parsed::Complete { consumed: hit.len(), outcome: Outcome::Hit })
+            Ok(Parsed::Complete {
+                consumed: hit.len(),
+                outcome: Outcome::Hit
+            })
         );
         assert_eq!(
             parse_all_splits(b"END\r\n", &get()),
-            Ok(Parsed::Complete { consumed: 5, outcome: Outcome::Miss })
+            Ok(Parsed::Complete {
+                consumed: 5,
+                outcome: Outcome::Miss
+            })
         );
         assert_eq!(
             parse_all_splits(b"STORED\r\n", &set()),
-            Ok(Parsed::Complete { consumed: 8, outcome: Outcome::Stored })
+            Ok(Parsed::Complete {
+                consumed: 8,
+                outcome: Outcome::Stored
+            })
         );
         // Trailing bytes (the next reply) are left alone.
         let mut two = hit.clone();
         two.extend_from_slice(b"END\r\n");
         assert_eq!(
             parse_reply(&two, &get()),
-            Ok(Parsed::Complete { consumed: hit.len(), outcome: Outcome::Hit })
+            Ok(Parsed::Complete {
+                consumed: hit.len(),
+                outcome: Outcome::Hit
+            })
         );
         // Empty values, and values that contain CRLF and "END".
-        let e = Expect { op: Op::Get, key: b"k", value: Some(b"") };
+        let e = Expect {
+            op: Op::Get,
+            key: b"k",
+            value: Some(b""),
+        };
         assert_eq!(
             parse_all_splits(b"VALUE k 0 0\r\n\r\nEND\r\n", &e),
-            Ok(Parsed::Complete { consumed: 20, outcome: Outcome::Hit })
+            Ok(Parsed::Complete {
+                consumed: 20,
+                outcome: Outcome::Hit
+            })
         );
         let tricky = b"a\r\nEND\r\nb";
-        let e = Expect { op: Op::Get, key: b"k", value: Some(tricky) };
+        let e = Expect {
+            op: Op::Get,
+            key: b"k",
+            value: Some(tricky),
+        };
         let mut r = b"VALUE k 0 9\r\n".to_vec();
         r.extend_from_slice(tricky);
         r.extend_from_slice(b"\r\nEND\r\n");
         assert_eq!(
             parse_all_splits(&r, &e),
-            Ok(Parsed::Complete { consumed: r.len(), outcome: Outcome::Hit })
+            Ok(Parsed::Complete {
+                consumed: r.len(),
+                outcome: Outcome::Hit
+            })
         );
         // Unknown value: any data is a hit.
-        let e = Expect { op: Op::Get, key: KEY, value: None };
+        let e = Expect {
+            op: Op::Get,
+            key: KEY,
+            value: None,
+        };
         assert_eq!(
             parse_reply(&hit, &e),
-            Ok(Parsed::Complete { consumed: hit.len(), outcome: Outcome::Hit })
+            Ok(Parsed::Complete {
+                consumed: hit.len(),
+                outcome: Outcome::Hit
+            })
         );
     }
 
@@ -426,12 +475,18 @@ mod tests {
             (&b"ERROR\r\n"[..], Failure::Error),
             (b"CLIENT_ERROR bad data chunk\r\n", Failure::ClientError),
             (b"CLIENT_ERROR\r\n", Failure::ClientError),
-            (b"SERVER_ERROR out of memory storing object\r\n", Failure::ServerError),
+            (
+                b"SERVER_ERROR out of memory storing object\r\n",
+                Failure::ServerError,
+            ),
         ] {
             for e in [get(), set()] {
                 assert_eq!(
                     parse_all_splits(reply, &e),
-                    Ok(Parsed::Complete { consumed: reply.len(), outcome: Outcome::Failed(f) }),
+                    Ok(Parsed::Complete {
+                        consumed: reply.len(),
+                        outcome: Outcome::Failed(f)
+                    }),
                     "{:?}",
                     String::from_utf8_lossy(reply)
                 );
@@ -451,15 +506,30 @@ mod tests {
     #[test]
     fn wrong_key_length_flags_data_are_failures_in_step() {
         let cases: [(&[u8], Failure); 4] = [
-            (b"VALUE key:000043 0 11\r\nhello world\r\nEND\r\n", Failure::WrongKey),
-            (b"VALUE key:000042 5 11\r\nhello world\r\nEND\r\n", Failure::WrongFlags),
-            (b"VALUE key:000042 0 5\r\nhello\r\nEND\r\n", Failure::WrongLength),
-            (b"VALUE key:000042 0 11\r\nhello World\r\nEND\r\n", Failure::WrongData),
+            (
+                b"VALUE key:000043 0 11\r\nhello world\r\nEND\r\n",
+                Failure::WrongKey,
+            ),
+            (
+                b"VALUE key:000042 5 11\r\nhello world\r\nEND\r\n",
+                Failure::WrongFlags,
+            ),
+            (
+                b"VALUE key:000042 0 5\r\nhello\r\nEND\r\n",
+                Failure::WrongLength,
+            ),
+            (
+                b"VALUE key:000042 0 11\r\nhello World\r\nEND\r\n",
+                Failure::WrongData,
+            ),
         ];
         for (reply, f) in cases {
             assert_eq!(
                 parse_all_splits(reply, &get()),
-                Ok(Parsed::Complete { consumed: reply.len(), outcome: Outcome::Failed(f) }),
+                Ok(Parsed::Complete {
+                    consumed: reply.len(),
+                    outcome: Outcome::Failed(f)
+                }),
                 "{:?}",
                 String::from_utf8_lossy(reply)
             );
@@ -498,15 +568,31 @@ mod tests {
         ];
         for reply in bad_get {
             let r = parse_all_splits(reply, &get());
-            assert!(r.is_err(), "{:?} gave {r:?}", String::from_utf8_lossy(reply));
+            assert!(
+                r.is_err(),
+                "{:?} gave {r:?}",
+                String::from_utf8_lossy(reply)
+            );
         }
-        for reply in [&b"END\r\n"[..], b"VALUE k 0 1\r\nx\r\nEND\r\n", b"STORED\n", b"\x00\x01\r\n"] {
+        for reply in [
+            &b"END\r\n"[..],
+            b"VALUE k 0 1\r\nx\r\nEND\r\n",
+            b"STORED\n",
+            b"\x00\x01\r\n",
+        ] {
             let r = parse_all_splits(reply, &set());
-            assert!(r.is_err(), "{:?} gave {r:?}", String::from_utf8_lossy(reply));
+            assert!(
+                r.is_err(),
+                "{:?} gave {r:?}",
+                String::from_utf8_lossy(reply)
+            );
         }
         // A line that never ends is an error once MAX_LINE bytes are in.
         let long = vec![b'x'; MAX_LINE];
-        assert_eq!(parse_reply(&long[..MAX_LINE - 1], &get()), Ok(Parsed::Incomplete));
+        assert_eq!(
+            parse_reply(&long[..MAX_LINE - 1], &get()),
+            Ok(Parsed::Incomplete)
+        );
         assert!(parse_reply(&long, &get()).is_err());
     }
 
@@ -515,7 +601,11 @@ mod tests {
         assert_eq!(parse_reply(b"", &get()), Ok(Parsed::Incomplete));
         let hit = hit_bytes();
         for cut in 0..hit.len() {
-            assert_eq!(parse_reply(&hit[..cut], &get()), Ok(Parsed::Incomplete), "cut {cut}");
+            assert_eq!(
+                parse_reply(&hit[..cut], &get()),
+                Ok(Parsed::Incomplete),
+                "cut {cut}"
+            );
         }
     }
 
@@ -544,13 +634,27 @@ mod tests {
     fn replies_are_matched_to_requests_in_order() {
         // The same bytes answer differently depending on which request is
         // oldest: a hit for key A is a wrong-key failure for key B.
-        let a = Expect { op: Op::Get, key: b"a", value: Some(b"1") };
-        let b = Expect { op: Op::Get, key: b"b", value: Some(b"2") };
+        let a = Expect {
+            op: Op::Get,
+            key: b"a",
+            value: Some(b"1"),
+        };
+        let b = Expect {
+            op: Op::Get,
+            key: b"b",
+            value: Some(b"2"),
+        };
         let stream = b"VALUE a 0 1\r\n1\r\nEND\r\nVALUE b 0 1\r\n2\r\nEND\r\n";
-        assert_eq!(feed_split(stream, &[a, b]), vec![Outcome::Hit, Outcome::Hit]);
+        assert_eq!(
+            feed_split(stream, &[a, b]),
+            vec![Outcome::Hit, Outcome::Hit]
+        );
         assert_eq!(
             feed_split(stream, &[b, a]),
-            vec![Outcome::Failed(Failure::WrongKey), Outcome::Failed(Failure::WrongKey)]
+            vec![
+                Outcome::Failed(Failure::WrongKey),
+                Outcome::Failed(Failure::WrongKey)
+            ]
         );
     }
 }

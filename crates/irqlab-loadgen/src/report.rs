@@ -86,6 +86,8 @@ pub struct Report {
     pub key_size: serde_json::Value,
     pub value_size: serde_json::Value,
     pub seed: u64,
+    /// Open loop: microseconds polled before each send time (0: sleep).
+    pub spin_us: u32,
     /// `"duration"`, `"requests"` or `"connections"` (all failed).
     pub stopped_by: &'static str,
     /// The generator's own CPU time (user + system, all threads) over the
@@ -132,7 +134,9 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         let load = match (self.offered_qps, self.interarrival) {
-            (Some(q), Some(ia)) => format!("open loop at {} QPS ({ia})", thousands(q.round() as u64)),
+            (Some(q), Some(ia)) => {
+                format!("open loop at {} QPS ({ia})", thousands(q.round() as u64))
+            }
             _ => "closed loop".to_string(),
         };
         s += &format!(
@@ -144,7 +148,12 @@ impl Report {
             self.server
         );
         if let Some(p) = &self.preload {
-            s += &format!("  preload      {} keys in {:.3} s, {} errors\n", thousands(p.keys), p.seconds, p.errors);
+            s += &format!(
+                "  preload      {} keys in {:.3} s, {} errors\n",
+                thousands(p.keys),
+                p.seconds,
+                p.errors
+            );
         }
         s += &format!(
             "  requests     {} in {:.3} s = {} QPS (stopped by {})\n",
@@ -176,13 +185,17 @@ impl Report {
             "  errors {}  misses {}  timeouts {}  failed connections {}\n",
             self.errors, self.misses, self.timeouts, self.connections_failed
         );
+        if self.misses > 0 && self.preload.is_some() {
+            s += "  note         gets missed after the preload set every key: the server evicted some (give memcached more -m memory, or use fewer --records)\n";
+        }
         if let Some(e) = &self.first_error {
             s += &format!("  first error  {e}\n");
         }
         s += &format!(
             "  generator    {:.3} s CPU = {} us/request",
             self.cpu_s,
-            self.cpu_us_per_request.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+            self.cpu_us_per_request
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
         );
         s
     }

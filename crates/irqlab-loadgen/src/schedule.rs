@@ -77,7 +77,11 @@ mod tests {
             let a = send_times(kind, 50_000.0, 8, 7, 3, 5_000);
             assert_eq!(a, send_times(kind, 50_000.0, 8, 7, 3, 5_000));
             assert_ne!(a, send_times(kind, 50_000.0, 8, 8, 3, 5_000), "other seed");
-            assert_ne!(a, send_times(kind, 50_000.0, 8, 7, 4, 5_000), "other connection");
+            assert_ne!(
+                a,
+                send_times(kind, 50_000.0, 8, 7, 4, 5_000),
+                "other connection"
+            );
             assert!(a.windows(2).all(|w| w[0] <= w[1]), "non-decreasing");
             // Peeking does not move the schedule; the times do not depend on
             // when they are asked for (nothing but the seed feeds them).
@@ -127,7 +131,10 @@ mod tests {
             let t = send_times(kind, 100_000.0, 10, 3, 0, 200_000);
             let mean_gap = *t.last().unwrap() as f64 / t.len() as f64;
             let want = 1e9 * 10.0 / 100_000.0;
-            assert!((mean_gap / want - 1.0).abs() < 0.015, "{kind:?}: {mean_gap} vs {want}");
+            assert!(
+                (mean_gap / want - 1.0).abs() < 0.015,
+                "{kind:?}: {mean_gap} vs {want}"
+            );
         }
     }
 }

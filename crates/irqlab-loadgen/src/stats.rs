@@ -53,13 +53,15 @@ impl Default for Stats {
 
 impl Stats {
     pub fn record(&mut self, latency_ns: u64, miss: bool) {
-        self.latency_ns.saturating_record(latency_ns.clamp(1, MAX_LATENCY_NS));
+        self.latency_ns
+            .saturating_record(latency_ns.clamp(1, MAX_LATENCY_NS));
         self.requests += 1;
         self.misses += u64::from(miss);
     }
 
     pub fn record_send_lag(&mut self, lag_ns: u64) {
-        self.send_lag_ns.saturating_record(lag_ns.clamp(1, MAX_LATENCY_NS));
+        self.send_lag_ns
+            .saturating_record(lag_ns.clamp(1, MAX_LATENCY_NS));
     }
 
     /// Count one error, keeping the first description.
@@ -72,7 +74,9 @@ impl Stats {
 
     pub fn merge(&mut self, other: &Stats) {
         self.latency_ns.add(&other.latency_ns).expect("same bounds");
-        self.send_lag_ns.add(&other.send_lag_ns).expect("same bounds");
+        self.send_lag_ns
+            .add(&other.send_lag_ns)
+            .expect("same bounds");
         self.requests += other.requests;
         self.misses += other.misses;
         self.errors += other.errors;

@@ -7,7 +7,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// `CLOCK_MONOTONIC` in nanoseconds (the clock timerfd deadlines use).
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -64,7 +67,10 @@ impl Epoll {
         if writable {
             flags |= libc::EPOLLOUT;
         }
-        let mut ev = libc::epoll_event { events: flags as u32, u64: token };
+        let mut ev = libc::epoll_event {
+            events: flags as u32,
+            u64: token,
+        };
         // SAFETY: `ev` is valid for the call; both fds are open.
         check(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
         Ok(())
@@ -91,13 +97,19 @@ impl Epoll {
         };
         if n < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(())
+            } else {
+                Err(e)
+            };
         }
         for ev in &self.events[..n as usize] {
             let bits = ev.events as i32;
             out.push(Event {
                 token: ev.u64,
-                readable: bits & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) != 0,
+                readable: bits
+                    & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
+                    != 0,
                 writable: bits & libc::EPOLLOUT != 0,
                 closed: bits & (libc::EPOLLHUP | libc::EPOLLERR) != 0,
             });
@@ -120,9 +132,15 @@ impl TimerFd {
     pub fn new() -> io::Result<Self> {
         // SAFETY: plain syscall; the returned fd is owned from here on.
         let fd = check(unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         })?;
-        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed: None })
+        Ok(TimerFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed: None,
+        })
     }
 
     pub fn raw(&self) -> RawFd {
@@ -136,7 +154,10 @@ impl TimerFd {
         }
         let at_ns = at_ns.max(1); // 0 would disarm
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
             it_value: libc::timespec {
                 tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
                 tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
@@ -144,7 +165,12 @@ impl TimerFd {
         };
         // SAFETY: `spec` is valid; old value not requested.
         check(unsafe {
-            libc::timerfd_settime(self.raw(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+            libc::timerfd_settime(
+                self.raw(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
         })?;
         self.armed = Some(at_ns);
         Ok(())

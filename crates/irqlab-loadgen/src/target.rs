@@ -44,7 +44,9 @@ pub fn resolve(server: &str) -> Result<SocketAddr, String> {
         ));
     }
     if first.port() == 0 {
-        return Err(format!("--server port must be from 1 to 65535 (got {server:?})"));
+        return Err(format!(
+            "--server port must be from 1 to 65535 (got {server:?})"
+        ));
     }
     Ok(first)
 }
@@ -59,20 +61,57 @@ mod tests {
 
     #[test]
     fn allowed_and_refused_addresses() {
-        for a in ["127.0.0.1", "127.255.255.254", "198.18.0.5", "198.18.0.1", "198.19.255.255", "::1", "::ffff:127.0.0.1", "::ffff:198.19.1.2"] {
+        for a in [
+            "127.0.0.1",
+            "127.255.255.254",
+            "198.18.0.5",
+            "198.18.0.1",
+            "198.19.255.255",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:198.19.1.2",
+        ] {
             assert!(ok(a), "{a} should be allowed");
         }
-        for a in ["198.20.0.1", "198.17.255.255", "10.0.0.1", "8.8.8.8", "192.168.1.1", "0.0.0.0", "128.0.0.1", "::", "::2", "fe80::1", "2001:db8::1", "::ffff:8.8.8.8", "255.255.255.255"] {
+        for a in [
+            "198.20.0.1",
+            "198.17.255.255",
+            "10.0.0.1",
+            "8.8.8.8",
+            "192.168.1.1",
+            "0.0.0.0",
+            "128.0.0.1",
+            "::",
+            "::2",
+            "fe80::1",
+            "2001:db8::1",
+            "::ffff:8.8.8.8",
+            "255.255.255.255",
+        ] {
             assert!(!ok(a), "{a} should be refused");
         }
     }
 
     #[test]
     fn resolve_checks_every_address() {
-        assert_eq!(resolve("127.0.0.1:11211").unwrap(), "127.0.0.1:11211".parse().unwrap());
-        assert_eq!(resolve("198.18.0.5:11211").unwrap(), "198.18.0.5:11211".parse().unwrap());
-        assert_eq!(resolve("[::1]:11211").unwrap(), "[::1]:11211".parse().unwrap());
-        for bad in ["198.20.0.1:11211", "10.0.0.1:11211", "8.8.8.8:11211", "[2001:db8::1]:80"] {
+        assert_eq!(
+            resolve("127.0.0.1:11211").unwrap(),
+            "127.0.0.1:11211".parse().unwrap()
+        );
+        assert_eq!(
+            resolve("198.18.0.5:11211").unwrap(),
+            "198.18.0.5:11211".parse().unwrap()
+        );
+        assert_eq!(
+            resolve("[::1]:11211").unwrap(),
+            "[::1]:11211".parse().unwrap()
+        );
+        for bad in [
+            "198.20.0.1:11211",
+            "10.0.0.1:11211",
+            "8.8.8.8:11211",
+            "[2001:db8::1]:80",
+        ] {
             let e = resolve(bad).unwrap_err();
             assert!(e.contains("outside loopback"), "{e}");
             assert!(e.starts_with("--server"), "{e}");

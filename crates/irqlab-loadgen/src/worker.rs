@@ -99,6 +99,8 @@ pub struct Worker<'a> {
     outstanding: usize,
     /// Preload: keys still to be sent by this worker's connections.
     keys_left: u64,
+    /// Open loop: poll instead of sleeping this close to a send time.
+    spin_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -152,6 +154,7 @@ impl<'a> Worker<'a> {
             kb: KeyBuf::new(),
             outstanding: 0,
             keys_left: if task == Task::Preload { keys_left } else { 0 },
+            spin_ns: u64::from(cfg.spin_us) * 1000,
         })
     }
 
@@ -185,11 +188,28 @@ impl<'a> Worker<'a> {
                 finished = true;
                 break;
             }
+            let mut spin = false;
             if let (Some(timer), Some(&Reverse((t, _)))) = (self.timer.as_mut(), self.heap.peek()) {
-                timer.arm_at(t)?;
+                // Sleep until `spin_ns` before the next send time, then poll.
+                let wake = t.saturating_sub(self.spin_ns);
+                if wake <= now_ns() {
+                    spin = true;
+                } else {
+                    timer.arm_at(wake)?;
+                }
             }
-            let until = if now < self.phase.measure_end { self.phase.measure_end } else { self.phase.deadline };
-            let timeout_ms = (until.saturating_sub(now)).div_ceil(1_000_000).clamp(1, MAX_WAIT_MS) as i32;
+            let until = if now < self.phase.measure_end {
+                self.phase.measure_end
+            } else {
+                self.phase.deadline
+            };
+            let timeout_ms = if spin {
+                0
+            } else {
+                (until.saturating_sub(now))
+                    .div_ceil(1_000_000)
+                    .clamp(1, MAX_WAIT_MS) as i32
+            };
             let mut events = std::mem::take(&mut self.events);
             self.epoll.wait(&mut events, timeout_ms)?;
             for ev in &events {
@@ -217,7 +237,11 @@ impl<'a> Worker<'a> {
         if self.task == Task::Load && !self.shared.stop.load(Ordering::Relaxed) {
             self.count_timeouts();
         }
-        Ok(Outcomes { conns: self.conns, stats: self.stats, finished })
+        Ok(Outcomes {
+            conns: self.conns,
+            stats: self.stats,
+            finished,
+        })
     }
 
     fn is_open(&self) -> bool {
@@ -227,7 +251,9 @@ impl<'a> Worker<'a> {
     fn is_done(&self, now: u64) -> bool {
         match self.task {
             Task::Preload => self.keys_left == 0 && self.outstanding == 0,
-            Task::Load => now >= self.phase.measure_end && self.outstanding == 0 && self.heap.is_empty(),
+            Task::Load => {
+                now >= self.phase.measure_end && self.outstanding == 0 && self.heap.is_empty()
+            }
         }
     }
 
@@ -287,7 +313,10 @@ impl<'a> Worker<'a> {
         self.outstanding += c.outstanding() - before;
         if c.has_output() {
             if let Err(e) = c.flush(now_ns) {
-                self.fail(i, format!("connection {}: write failed: {e}", self.conns[i].id));
+                self.fail(
+                    i,
+                    format!("connection {}: write failed: {e}", self.conns[i].id),
+                );
             }
         }
     }
@@ -307,7 +336,10 @@ impl<'a> Worker<'a> {
                 Ok(ReadResult::WouldBlock) => return,
                 Ok(ReadResult::Eof) => {
                     let id = self.conns[i].id;
-                    self.fail(i, format!("connection {id}: the server closed the connection"));
+                    self.fail(
+                        i,
+                        format!("connection {id}: the server closed the connection"),
+                    );
                     return;
                 }
                 Err(e) => {
@@ -328,13 +360,19 @@ impl<'a> Worker<'a> {
             let Some(&p) = c.pending.front() else {
                 if !c.input().is_empty() {
                     let id = c.id;
-                    self.fail(i, format!("connection {id}: bytes received with no request outstanding"));
+                    self.fail(
+                        i,
+                        format!("connection {id}: bytes received with no request outstanding"),
+                    );
                 }
                 return;
             };
             if p.t == UNSENT {
                 let id = c.id;
-                self.fail(i, format!("connection {id}: bytes received before the request was sent"));
+                self.fail(
+                    i,
+                    format!("connection {id}: bytes received before the request was sent"),
+                );
                 return;
             }
             let key = ks.key(p.key, &mut self.kb);
@@ -366,16 +404,23 @@ impl<'a> Worker<'a> {
         self.stats.replies += 1;
         let failure = match outcome {
             Outcome::Failed(f) => Some(f.describe()),
-            Outcome::Hit | Outcome::Miss if self.task == Task::Preload => Some("get reply during preload"),
+            Outcome::Hit | Outcome::Miss if self.task == Task::Preload => {
+                Some("get reply during preload")
+            }
             Outcome::Hit | Outcome::Miss | Outcome::Stored => None,
         };
         if let Some(why) = failure {
             let (ks, kb) = (self.ks, &mut self.kb);
-            self.stats.error(|| format!("connection {id}: {why} (reply to {})", describe(ks, kb, &p)));
+            self.stats
+                .error(|| format!("connection {id}: {why} (reply to {})", describe(ks, kb, &p)));
             return;
         }
-        if self.task == Task::Load && p.t >= self.phase.measure_start && p.t < self.phase.measure_end {
-            self.batch.push((t_recv.saturating_sub(p.t), outcome == Outcome::Miss));
+        if self.task == Task::Load
+            && p.t >= self.phase.measure_start
+            && p.t < self.phase.measure_end
+        {
+            self.batch
+                .push((t_recv.saturating_sub(p.t), outcome == Outcome::Miss));
         }
     }
 
@@ -413,7 +458,11 @@ impl<'a> Worker<'a> {
         c.pending.clear();
         self.outstanding -= lost;
         if self.task == Task::Preload {
-            self.keys_left -= keys_from(c.preload_next, self.ks.records(), u64::from(self.cfg.connections));
+            self.keys_left -= keys_from(
+                c.preload_next,
+                self.ks.records(),
+                u64::from(self.cfg.connections),
+            );
             c.preload_next = u64::MAX;
         }
         self.stats.connections_failed += 1;
@@ -424,7 +473,11 @@ impl<'a> Worker<'a> {
     /// At the drain deadline: measured requests still unanswered, or
     /// scheduled and never sent, are timeouts.
     fn count_timeouts(&mut self) {
-        let (start, ms, me) = (self.phase.start, self.phase.measure_start, self.phase.measure_end);
+        let (start, ms, me) = (
+            self.phase.start,
+            self.phase.measure_start,
+            self.phase.measure_end,
+        );
         let measured = |t: u64| t >= ms && t < me;
         for c in self.conns.iter_mut().filter(|c| c.alive) {
             self.stats.timeouts += c.pending.iter().filter(|p| measured(p.t)).count() as u64;

@@ -54,7 +54,10 @@ fn serve(conn: TcpStream, fake: Fake, store: &Mutex<HashMap<Vec<u8>, Vec<u8>>>) 
                     return;
                 }
                 data.truncate(n);
-                store.lock().unwrap().insert(parts[1].as_bytes().to_vec(), data);
+                store
+                    .lock()
+                    .unwrap()
+                    .insert(parts[1].as_bytes().to_vec(), data);
                 b"STORED\r\n".to_vec()
             }
             "get" => match store.lock().unwrap().get(parts[1].as_bytes()) {
@@ -98,7 +101,11 @@ fn config(addr: SocketAddr) -> Config {
 fn closed_loop_replies_split_into_tiny_writes() {
     for chunk in [1, 3, 7] {
         let addr = start(Fake { chunk });
-        let r = run(&Config { get_fraction: 0.8, ..config(addr) }).unwrap();
+        let r = run(&Config {
+            get_fraction: 0.8,
+            ..config(addr)
+        })
+        .unwrap();
         assert_eq!(r.errors, 0, "chunk {chunk}: {:?}", r.first_error);
         assert_eq!(r.timeouts, 0);
         assert_eq!(r.misses, 0);
@@ -124,25 +131,50 @@ fn large_values_grow_the_read_buffer() {
 #[test]
 fn open_loop_sends_on_schedule() {
     let addr = start(Fake { chunk: 0 });
-    let cfg = Config {
-        mode: Mode::Open { qps: 2000.0, interarrival: InterArrivalKind::Exponential },
-        duration_s: 0.5,
-        connections: 4,
-        ..config(addr)
-    };
-    let r = run(&cfg).unwrap();
-    assert_eq!(r.errors, 0, "{:?}", r.first_error);
-    assert_eq!(r.timeouts, 0);
-    // About 1000 sends in 0.5 s (Poisson: sd about 32).
-    assert!((850..=1150).contains(&r.requests), "{} requests", r.requests);
-    assert_eq!(r.offered_qps, Some(2000.0));
-    assert!(r.send_lag_us.is_some());
+    let mut counts = Vec::new();
+    for (spin_us, kind) in [
+        (0, InterArrivalKind::Exponential),
+        (50, InterArrivalKind::Exponential),
+        (0, InterArrivalKind::FbIa),
+    ] {
+        let cfg = Config {
+            mode: Mode::Open {
+                qps: 2000.0,
+                interarrival: kind,
+            },
+            duration_s: 0.5,
+            connections: 4,
+            spin_us,
+            ..config(addr)
+        };
+        let r = run(&cfg).unwrap();
+        assert_eq!(r.errors, 0, "{:?}", r.first_error);
+        assert_eq!(r.timeouts, 0);
+        // About 1000 sends in 0.5 s (Poisson: sd about 32).
+        assert!(
+            (850..=1150).contains(&r.requests),
+            "{} requests",
+            r.requests
+        );
+        assert_eq!(r.offered_qps, Some(2000.0));
+        assert!(r.send_lag_us.unwrap().p50.is_some());
+        counts.push(r.requests);
+    }
+    // The send times are fixed by the seed: spinning or not, the same
+    // requests fall in the window.
+    assert_eq!(counts[0], counts[1]);
 }
 
 #[test]
 fn request_bound_stops_at_exactly_n() {
     let addr = start(Fake { chunk: 0 });
-    let cfg = Config { requests: Some(500), duration_s: 10.0, threads: 2, connections: 4, ..config(addr) };
+    let cfg = Config {
+        requests: Some(500),
+        duration_s: 10.0,
+        threads: 2,
+        connections: 4,
+        ..config(addr)
+    };
     let r = run(&cfg).unwrap();
     assert_eq!(r.requests, 500);
     assert_eq!(r.stopped_by, "requests");
@@ -151,7 +183,13 @@ fn request_bound_stops_at_exactly_n() {
 
 #[test]
 fn refused_target_never_connects() {
-    let cfg = Config { server: "198.20.0.1:11211".parse().unwrap(), ..Config::default() };
+    let cfg = Config {
+        server: "198.20.0.1:11211".parse().unwrap(),
+        ..Config::default()
+    };
     let e = run(&cfg).unwrap_err().to_string();
-    assert!(e.starts_with("--server") && e.contains("198.18.0.0/15"), "{e}");
+    assert!(
+        e.starts_with("--server") && e.contains("198.18.0.0/15"),
+        "{e}"
+    );
 }

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVER_NS = "irqlab-tb-srv"
@@ -54,6 +54,8 @@ class Testbed:
     client_core: int
     napi_pid: int | None = None
     napi_id: int | None = None
+    #: Namespaces this testbed created (and alone may remove).
+    created: list[str] = field(default_factory=list)
 
     def create(self) -> None:
         """Create both namespaces and the veth pair; refuse if they exist."""
@@ -65,8 +67,9 @@ class Testbed:
                 f"network namespace {sorted(clash)[0]} already exists; another testbed may be running "
                 f"(remove it with `ip netns del {sorted(clash)[0]}` if not)"
             )
-        sh("ip", "netns", "add", SERVER_NS)
-        sh("ip", "netns", "add", CLIENT_NS)
+        for ns in (SERVER_NS, CLIENT_NS):
+            sh("ip", "netns", "add", ns)
+            self.created.append(ns)
         sh("ip", "link", "add", SERVER_DEV, "netns", SERVER_NS, "type", "veth", "peer", "name", CLIENT_DEV, "netns", CLIENT_NS)
         for ns, dev, addr in ((SERVER_NS, SERVER_DEV, SERVER_ADDR), (CLIENT_NS, CLIENT_DEV, CLIENT_ADDR)):
             sh("ip", "addr", "add", f"{addr}/{PREFIX}", "dev", dev, ns=ns)
@@ -101,8 +104,9 @@ class Testbed:
         raise TestbedError(f"no threaded NAPI thread for {SERVER_DEV} appeared; does this kernel support threaded NAPI on veth?")
 
     def destroy(self) -> None:
-        """Remove both namespaces (and with them the veth pair). Idempotent."""
-        for ns in (SERVER_NS, CLIENT_NS):
+        """Remove the namespaces this testbed created (and with them the veth
+        pair and anything still running inside). Idempotent."""
+        for ns in list(self.created):
             if ns in existing_namespaces():
                 # Kill anything still running inside first.
                 pids = sh("ip", "netns", "pids", ns, check=False).stdout.split()
@@ -112,3 +116,4 @@ class Testbed:
                     except (ProcessLookupError, ValueError):
                         pass
                 sh("ip", "netns", "del", ns, check=False)
+            self.created.remove(ns)

@@ -1,0 +1,273 @@
+"""``irqlab linux show|apply|restore`` on the real kernel.
+
+Each test gets a network namespace of its own (``irqlab-t-<pid>-<n>``) with a
+veth pair on the benchmarking range — veth0 198.18.0.1/30 with GRO on, which
+gives it a NAPI, and veth1 198.18.0.2/30 with GRO off, which leaves it
+without — and the namespace is deleted afterwards whatever happened. The
+commands run inside it as ``ip netns exec NS .venv/bin/irqlab linux ...``,
+with their saved state in the test's own directory (``IRQLAB_STATE_DIR``).
+
+Needs root, ``ip netns``, ``ethtool`` and Linux 6.13+; skipped, saying which
+is missing, elsewhere. CI runs as root, so there these tests run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from irqlab.profiles import PROFILES, profile_knobs
+
+IRQLAB = Path(sys.executable).with_name("irqlab")
+_numbers = itertools.count()
+
+
+def _kernel_version() -> tuple[int, int]:
+    match = re.match(r"(\d+)\.(\d+)", platform.release())
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def _why_not_live() -> Optional[str]:
+    if not sys.platform.startswith("linux"):
+        return "the real-kernel commands need Linux"
+    if os.geteuid() != 0:
+        return "needs root (network namespaces and napi-set)"
+    if _kernel_version() < (6, 13):
+        return f"needs Linux 6.13+ for per-NAPI configuration and IRQ suspension (this is {platform.release()})"
+    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "needs `ip netns` (iproute2)"
+    if shutil.which("ethtool") is None:
+        return "needs ethtool (to turn GRO on, which gives a veth its NAPI)"
+    if not IRQLAB.exists():
+        return f"{IRQLAB} is not installed (run make setup)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_why_not_live() is not None, reason=str(_why_not_live()))
+
+
+def sh(*args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
+    return result
+
+
+@dataclass
+class Testbed:
+    __test__ = False  # not a test class, whatever its name
+
+    ns: str
+    state_dir: Path
+    #: A home any user can write to (for the runs as nobody).
+    home: Path
+
+    def irqlab(self, *args: str, user: Optional[str] = None) -> subprocess.CompletedProcess[str]:
+        """``ip netns exec NS [setpriv ...] .venv/bin/irqlab linux ARGS``."""
+        env = dict(os.environ, IRQLAB_STATE_DIR=str(self.state_dir))
+        prefix = ["ip", "netns", "exec", self.ns]
+        if user is not None:
+            prefix += ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups"]
+            # Whatever the package imports must not need root's home.
+            env["HOME"] = env["MPLCONFIGDIR"] = str(self.home)
+        return subprocess.run(
+            [*prefix, str(IRQLAB), "linux", *args], capture_output=True, text=True, env=env, timeout=120
+        )
+
+    def ok(self, *args: str) -> str:
+        result = self.irqlab(*args)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def show(self, dev: str = "veth0") -> dict[str, Any]:
+        return json.loads(self.ok("show", dev, "--json"))
+
+    def napi_get(self, dev: str = "veth0") -> list[dict[str, Any]]:
+        """The device's NAPIs through the Python API (napi-get), without the
+        command's start-up cost."""
+        code = f"import json; from irqlab.linux import knobs; print(json.dumps(knobs.show({dev!r})['napis']))"
+        return json.loads(sh("ip", "netns", "exec", self.ns, sys.executable, "-c", code).stdout)
+
+    def napi_knobs(self, dev: str = "veth0") -> list[tuple[int, int, int]]:
+        return [(n["defer_hard_irqs"], n["gro_flush_timeout"], n["irq_suspend_timeout"]) for n in self.show(dev)["napis"]]
+
+    def sysfs(self, dev: str, knob: str, value: int) -> None:
+        """Set a device-wide knob through sysfs (it reaches every NAPI)."""
+        sh("ip", "netns", "exec", self.ns, "sh", "-c", f"echo {value} > /sys/class/net/{dev}/{knob}")
+
+
+@pytest.fixture
+def bed(tmp_path: Path):
+    ns = f"irqlab-t-{os.getpid()}-{next(_numbers)}"
+    home = Path(tempfile.mkdtemp(prefix="irqlab-t-home-"))
+    os.chmod(home, 0o777)
+    sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
+        sh("ip", "-n", ns, "addr", "add", "198.18.0.1/30", "dev", "veth0")
+        sh("ip", "-n", ns, "addr", "add", "198.18.0.2/30", "dev", "veth1")
+        for dev in ("lo", "veth0", "veth1"):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        sh("ip", "netns", "exec", ns, "ethtool", "-K", "veth0", "gro", "on")
+        testbed = Testbed(ns, tmp_path / "state", home)
+        napis = testbed.napi_get()
+        assert len(napis) == 1, f"veth0 with GRO on should have one NAPI (napi-get): {napis}"
+        yield testbed
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _profile_napi_knobs(profile: str) -> tuple[int, int, int]:
+    # From the scenario layer, independently of the Rust side's Profile::knobs.
+    k = profile_knobs()[profile]
+    return (k["napi.napi_defer_hard_irqs"], k["napi.gro_flush_timeout"], k["napi.irq_suspend_timeout"])
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("irqlab: error: "), lines[0]
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+# -- show -------------------------------------------------------------------
+
+
+def test_show_reports_the_veth_napi_and_no_coalescing(bed: Testbed):
+    report = bed.show()
+    assert report["device"] == "veth0" and report["ifindex"] > 1
+    (napi,) = report["napis"]
+    assert isinstance(napi["id"], int) and napi["id"] > 0
+    assert napi["irq"] is None and napi["pid"] is None  # a veth has no IRQ; not threaded
+    assert (napi["defer_hard_irqs"], napi["gro_flush_timeout"], napi["irq_suspend_timeout"]) == (0, 0, 0)
+    assert napi["threaded"] in ("disabled", None)
+    assert report["coalesce"] is None
+    assert report["kernel"]["per_napi_config"] and report["kernel"]["irq_suspend_timeout"]
+
+    text = bed.ok("show", "veth0")
+    assert re.search(rf"^{napi['id']}\s", text, re.M), text
+    for column in ("irq", "queues", "pid", "defer_hard_irqs", "gro_flush_timeout", "irq_suspend_timeout", "threaded"):
+        assert column in text
+    assert "coalescing: not supported by this device" in text
+
+
+def test_show_of_a_device_without_napi_says_so(bed: Testbed):
+    assert bed.napi_get("veth1") == []
+    assert "NAPI: none" in bed.ok("show", "lo")
+
+
+# -- apply and restore ------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_apply_sets_the_profile_and_restore_brings_back_the_exact_original(bed: Testbed, profile: str):
+    # Distinctive previous values, so that restore is seen to put back exactly these.
+    bed.sysfs("veth0", "napi_defer_hard_irqs", 7)
+    bed.sysfs("veth0", "gro_flush_timeout", 12345)
+    original = bed.napi_knobs()
+    assert original == [(7, 12345, 0)]
+
+    report = json.loads(bed.ok("apply", "veth0", "--profile", profile, "--json"))
+    assert report["dry_run"] is False and report["profile"] == profile
+    assert {s["knob"] for s in report["skipped"]} == {"adaptive-rx", "rx-usecs", "rx-frames"}
+    assert all(s["reason"] == "not supported by this device" for s in report["skipped"])
+    assert Path(report["state_file"]).parent == bed.state_dir
+    assert report["warnings"] == []
+    assert bed.napi_knobs() == [_profile_napi_knobs(profile)]  # read back through napi-get
+
+    restored = json.loads(bed.ok("restore", "veth0", "--json"))
+    assert not Path(restored["state_file"]).exists()
+    assert bed.napi_knobs() == original
+
+
+def test_later_applies_keep_the_first_saved_state(bed: Testbed):
+    for profile in PROFILES:
+        text = bed.ok("apply", "veth0", "--profile", profile)
+        assert f"profile {profile}" in text and "restore veth0" in text
+        assert "skipped: coalescing: adaptive-rx on" in text or "skipped: coalescing: adaptive-rx off" in text
+        assert bed.napi_knobs() == [_profile_napi_knobs(profile)]
+    text = bed.ok("restore", "veth0")
+    assert "restored" in text and f"profile {PROFILES[0]}" in text
+    assert bed.napi_knobs() == [(0, 0, 0)]
+    _one_error_line(bed.irqlab("restore", "veth0"), "no saved state", "veth0")
+
+
+def test_dry_run_changes_nothing(bed: Testbed):
+    before = bed.show()
+    report = json.loads(bed.ok("apply", "veth0", "--profile", "irq-suspend", "--dry-run", "--json"))
+    assert report["dry_run"] is True and report["state_file"] is None
+    assert {(c["knob"], c["to"]) for c in report["changed"]} == {
+        ("defer_hard_irqs", 100),
+        ("gro_flush_timeout", 20_000),
+        ("irq_suspend_timeout", 20_000_000),
+    }
+    text = bed.ok("apply", "veth0", "--profile", "busy-wait", "--dry-run")
+    assert "would change" in text and "nothing was changed (--dry-run)" in text
+    assert bed.show() == before
+    assert not bed.state_dir.exists() or not any(bed.state_dir.iterdir())
+
+
+def test_apply_to_one_napi_by_id(bed: Testbed):
+    napi_id = bed.show()["napis"][0]["id"]
+    report = json.loads(bed.ok("apply", "veth0", "--profile", "busy-wait", "--napi", str(napi_id), "--json"))
+    assert report["napi"] == napi_id
+    assert {c["napi_id"] for c in report["changed"]} == {napi_id}
+    assert bed.napi_knobs() == [_profile_napi_knobs("busy-wait")]
+    bed.ok("restore", "veth0")
+    _one_error_line(bed.irqlab("apply", "veth0", "--profile", "busy-wait", "--napi", str(napi_id + 1000)), str(napi_id + 1000))
+
+
+# -- refusals ---------------------------------------------------------------
+
+
+REFUSALS = [
+    (["show", "nosuch0"], ["nosuch0", "no network device"]),
+    (["apply", "nosuch0", "--profile", "busy-wait"], ["nosuch0"]),
+    (["restore", "nosuch0"], ["nosuch0"]),
+    (["apply", "lo", "--profile", "busy-wait"], ["`lo`", "no NAPI"]),
+    (["apply", "veth1", "--profile", "irq-suspend"], ["`veth1`", "no NAPI"]),
+    (["apply", "veth0", "--profile", "fast"], ["fast", "irq-suspend"]),
+    (["apply", "veth0", "--profile", "busy-wait", "--napi", "x"], ["--napi"]),
+    (["apply", "veth0"], ["--profile"]),
+    (["restore", "veth0"], ["no saved state", "veth0"]),
+]
+
+
+def test_refusals_are_one_line_exit_2_and_change_nothing(bed: Testbed):
+    # One namespace for all of them: each command costs the package's start-up.
+    before = bed.show()
+    for args, needles in REFUSALS:
+        _one_error_line(bed.irqlab(*args), *needles)
+    assert bed.show() == before
+    assert not bed.state_dir.exists() or not any(bed.state_dir.iterdir())
+
+
+def test_not_root_is_refused_before_anything_changes(bed: Testbed):
+    if shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv (util-linux) to run as nobody")
+    before = bed.show()
+    for args in (["apply", "veth0", "--profile", "irq-suspend"], ["restore", "veth0"]):
+        _one_error_line(bed.irqlab(*args, user="nobody"), "needs root")
+    assert bed.show() == before
+    # Reading needs no privilege, nor does a dry run.
+    shown = bed.irqlab("show", "veth0", "--json", user="nobody")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout) == before
+    dry = bed.irqlab("apply", "veth0", "--profile", "irq-suspend", "--dry-run", user="nobody")
+    assert dry.returncode == 0, dry.stderr
