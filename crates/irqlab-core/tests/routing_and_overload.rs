@@ -41,3 +41,13 @@ fn overload_drops_at_the_ring() {
     assert!(r.throughput_qps < 1_500_000.0, "{}", r.throughput_qps);
     assert!(r.cpu_pct.idle < 1.0, "{:?}", r.cpu_pct);
 }
+
+/// A full TX ring holds replies back (the qdisc) until a poll reaps
+/// descriptors: nothing is lost, replies are later.
+#[test]
+fn tiny_tx_ring_delays_but_loses_nothing() {
+    let big = run(TWO_CORES, &["run.profile=\"busy-wait\""]);
+    let tiny = run(TWO_CORES, &["run.profile=\"busy-wait\"", "nic.tx-ring-size=1"]);
+    assert!((tiny.throughput_qps - big.throughput_qps).abs() < 0.02 * big.throughput_qps, "{} vs {}", tiny.throughput_qps, big.throughput_qps);
+    assert!(tiny.latency_us.mean > big.latency_us.mean, "{} vs {}", tiny.latency_us.mean, big.latency_us.mean);
+}

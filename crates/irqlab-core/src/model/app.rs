@@ -249,17 +249,15 @@ impl Server {
             Phase::InSend => {
                 let p = self.threads[t as usize].cur.take().expect("request being sent");
                 self.threads[t as usize].phase = Phase::NextReq;
-                let at = now + self.cfg.nic.wire_latency_ns;
-                sched.at(at, Ev::ReplyArrive { conn: p.conn, sent_ns: p.sent_ns });
-                // The TX descriptor completes once the NIC has DMAed the reply.
                 let queue = self.conns[p.conn as usize].queue;
-                sched.at(now + self.cfg.nic.dma_latency_ns, Ev::TxDone { queue, bytes: p.reply_bytes });
+                self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
             }
             Phase::InBusyIter { owned } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
                 let napi = self.threads[t as usize].busy_napi;
                 if owned {
                     self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
+                    self.tx_restart(sched, napi);
                 }
                 self.deliver(sched, &mut buf, true);
                 self.threads[t as usize].polled = buf;
@@ -282,6 +280,7 @@ impl Server {
                 let rc = buf.len() as u32;
                 let napi = self.threads[t as usize].busy_napi;
                 self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
+                self.tx_restart(sched, napi);
                 self.deliver(sched, &mut buf, true);
                 self.threads[t as usize].polled = buf;
                 let napi = self.threads[t as usize].busy_napi;

@@ -120,7 +120,7 @@ impl Server {
             irqs: cfg.nic.tx_completion_irqs,
         };
         let queues: Vec<QueuePair> =
-            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, irq_core(q), rx, tx)).collect();
+            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, irq_core(q), rx, tx)).collect();
         let ncfg = NapiConfig {
             defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
             gro_flush_timeout: cfg.napi.gro_flush_timeout,
@@ -270,6 +270,30 @@ impl Server {
         }
         self.counters = Counters { drops_at_start: self.queues.iter().map(|q| q.drops).sum(), ..Default::default() };
         self.latency.reset();
+    }
+
+    /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
+    /// while the ring is full.
+    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+        if !self.queues[queue as usize].tx_post() {
+            self.queues[queue as usize].qdisc.push_back((conn, sent_ns, bytes));
+            return;
+        }
+        let now = sched.now();
+        sched.at(now + self.cfg.nic.wire_latency_ns, Ev::ReplyArrive { conn, sent_ns });
+        // The TX descriptor completes once the NIC has DMAed the reply.
+        sched.at(now + self.cfg.nic.dma_latency_ns, Ev::TxDone { queue, bytes });
+    }
+
+    /// Descriptors were reaped: send what waits in the qdisc.
+    pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        while let Some(&(conn, sent_ns, bytes)) = self.queues[queue as usize].qdisc.front() {
+            if self.queues[queue as usize].tx_in_use >= self.queues[queue as usize].tx_capacity {
+                break;
+            }
+            self.queues[queue as usize].qdisc.pop_front();
+            self.transmit(sched, queue, conn, sent_ns, bytes);
+        }
     }
 
     pub fn record_reply(&mut self, now: Nanos, sent_ns: Nanos) {

@@ -112,6 +112,8 @@ impl Server {
         self.softirq_buf[core as usize] = buf;
         self.softirq[core as usize].budget_left -= n as i64;
         self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
+        // Reaped TX descriptors let the stack restart a stopped queue.
+        self.tx_restart(sched, napi);
         let weight = self.cfg.napi.weight;
         if n < weight || self.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);

@@ -50,6 +50,12 @@ pub struct QueuePair {
     pub rx: Moderation,
     pub tx: Moderation,
     tx_irqs: bool,
+    /// TX descriptors in use: posted by `sendmsg`, not yet reaped.
+    pub tx_in_use: u32,
+    pub tx_capacity: u32,
+    /// Replies waiting for a free TX descriptor (the qdisc while the driver
+    /// has stopped the queue): connection, client send time, bytes.
+    pub qdisc: VecDeque<(u32, Nanos, u32)>,
     /// Transmitted packets whose completions the driver has not reaped.
     pub tx_outstanding: u32,
     pub tx_outstanding_bytes: u64,
@@ -58,7 +64,7 @@ pub struct QueuePair {
 }
 
 impl QueuePair {
-    pub fn new(id: u32, capacity: usize, irq_core: u32, rx: CqSettings, tx: CqSettings) -> Self {
+    pub fn new(id: u32, capacity: usize, tx_capacity: u32, irq_core: u32, rx: CqSettings, tx: CqSettings) -> Self {
         QueuePair {
             id,
             ring: VecDeque::with_capacity(capacity.min(1 << 16)),
@@ -67,6 +73,9 @@ impl QueuePair {
             rx: Moderation::new(rx.usecs, rx.frames, rx.cqe_mode, rx.adaptive, DimDirection::Rx),
             tx: Moderation::new(tx.usecs, tx.frames, tx.cqe_mode, tx.adaptive, DimDirection::Tx),
             tx_irqs: tx.irqs,
+            tx_in_use: 0,
+            tx_capacity,
+            qdisc: VecDeque::new(),
             tx_outstanding: 0,
             tx_outstanding_bytes: 0,
             drops: 0,
@@ -97,6 +106,16 @@ impl QueuePair {
             return Signal::Nothing;
         }
         self.cq(cq).on_completions(now, 1)
+    }
+
+    /// `sendmsg` hands a reply to the driver: true if a TX descriptor was
+    /// free (it is now in use), false if the reply must wait in the qdisc.
+    pub fn tx_post(&mut self) -> bool {
+        if self.tx_in_use >= self.tx_capacity {
+            return false;
+        }
+        self.tx_in_use += 1;
+        true
     }
 
     /// A transmitted packet completed (descriptor done).
@@ -138,6 +157,7 @@ impl QueuePair {
     /// Reap up to `max` TX completions (`mlx5e_poll_tx_cq`); returns how many.
     pub fn reap_tx(&mut self, max: u32) -> u32 {
         let n = self.tx_outstanding.min(max);
+        self.tx_in_use -= n;
         if n > 0 {
             let bytes = self.tx_outstanding_bytes * n as u64 / self.tx_outstanding as u64;
             self.tx_outstanding -= n;
@@ -167,7 +187,7 @@ mod tests {
 
     #[test]
     fn full_ring_drops() {
-        let mut q = QueuePair::new(0, 2, 0, s(0, 0, true), s(0, 0, true));
+        let mut q = QueuePair::new(0, 2, 8, 0, s(0, 0, true), s(0, 0, true));
         assert!(q.post(pkt(0)) && q.post(pkt(1)));
         assert!(!q.post(pkt(2)));
         assert_eq!(q.drops, 1);
@@ -178,17 +198,21 @@ mod tests {
 
     #[test]
     fn tx_completions_signal_only_when_enabled_and_are_reaped() {
-        let mut q = QueuePair::new(0, 8, 0, s(0, 0, true), s(0, 2, true));
+        let mut q = QueuePair::new(0, 8, 2, 0, s(0, 0, true), s(0, 2, true));
+        assert!(q.tx_post() && q.tx_post());
+        assert!(!q.tx_post(), "the TX ring holds 2 descriptors");
         assert_eq!(q.tx_done(0, 100), Signal::Nothing);
         assert_eq!(q.tx_done(1, 100), Signal::FireNow);
         q.fire(Cq::Tx);
         assert_eq!(q.reap_tx(1), 1);
         assert_eq!(q.tx_outstanding, 1);
+        assert!(q.tx_post(), "reaping freed a descriptor");
         // Re-arming with one completion outstanding starts a new period.
         let [(_, rx), (_, tx)] = q.arm(5);
         assert_eq!(rx, Signal::Nothing);
         assert_eq!(tx, Signal::Nothing, "one of two frames");
-        let mut off = QueuePair::new(0, 8, 0, s(0, 0, true), s(0, 1, false));
+        let mut off = QueuePair::new(0, 8, 8, 0, s(0, 0, true), s(0, 1, false));
+        assert!(off.tx_post());
         assert_eq!(off.tx_done(0, 100), Signal::Nothing);
         assert_eq!(off.reap_tx(64), 1);
     }
