@@ -96,8 +96,17 @@ class Testbed:
     def napi_get(self, dev: str = "veth0") -> list[dict[str, Any]]:
         """The device's NAPIs through the Python API (napi-get), without the
         command's start-up cost."""
-        code = f"import json; from irqlab.linux import knobs; print(json.dumps(knobs.show({dev!r})['napis']))"
-        return json.loads(sh("ip", "netns", "exec", self.ns, sys.executable, "-c", code).stdout)
+        return self.api(f"show({dev!r})")["napis"]
+
+    def api(self, call: str) -> Any:
+        """Evaluate ``knobs.<call>`` inside the namespace; its JSON result."""
+        code = f"import json; from irqlab.linux import knobs; print(json.dumps(knobs.{call}))"
+        env = dict(os.environ, IRQLAB_STATE_DIR=str(self.state_dir))
+        result = subprocess.run(
+            ["ip", "netns", "exec", self.ns, sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
 
     def napi_knobs(self, dev: str = "veth0") -> list[tuple[int, int, int]]:
         return [(n["defer_hard_irqs"], n["gro_flush_timeout"], n["irq_suspend_timeout"]) for n in self.show(dev)["napis"]]
@@ -217,6 +226,8 @@ def test_dry_run_changes_nothing(bed: Testbed):
         ("gro_flush_timeout", 20_000),
         ("irq_suspend_timeout", 20_000_000),
     }
+    plan = bed.api("plan('veth0', 'irq-suspend')")  # the Python API's plan is the dry run's content
+    assert (plan["changes"], plan["skipped"]) == (report["changed"], report["skipped"])
     text = bed.ok("apply", "veth0", "--profile", "busy-wait", "--dry-run")
     assert "would change" in text and "nothing was changed (--dry-run)" in text
     assert bed.show() == before

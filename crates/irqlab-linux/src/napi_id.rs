@@ -9,9 +9,9 @@ use std::os::fd::RawFd;
 
 /// `SO_INCOMING_NAPI_ID` (include/uapi/asm-generic/socket.h; sparc and
 /// parisc number it differently).
-#[cfg(target_arch = "sparc64")]
+#[cfg(any(target_arch = "sparc", target_arch = "sparc64"))]
 pub const SO_INCOMING_NAPI_ID: libc::c_int = 0x003a;
-#[cfg(not(target_arch = "sparc64"))]
+#[cfg(not(any(target_arch = "sparc", target_arch = "sparc64")))]
 pub const SO_INCOMING_NAPI_ID: libc::c_int = 56;
 
 /// The NAPI id of the last packet socket `fd` received; 0 when none came

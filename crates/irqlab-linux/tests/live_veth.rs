@@ -93,10 +93,21 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-fn scratch_store() -> StateStore {
-    let dir: PathBuf = std::env::temp_dir().join(format!("irqlab-live-state-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    StateStore::new(dir)
+/// A state directory of this test's own, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("irqlab-live-state-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        ScratchDir(dir)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[test]
@@ -106,7 +117,8 @@ fn show_apply_every_profile_and_restore_on_a_veth() {
         return;
     }
     let bed = Testbed::create().expect("the test namespaces and veth pair");
-    let store = scratch_store();
+    let scratch = ScratchDir::new();
+    let store = StateStore::new(&scratch.0);
     let receiver = bed.enter(&bed.server, || {
         let report = show("veth0").expect("show veth0");
         assert_eq!(report.napis.len(), 1, "a veth with GRO on has one NAPI: {report:?}");
@@ -156,7 +168,6 @@ fn show_apply_every_profile_and_restore_on_a_veth() {
         receiver.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
         Some((receiver, id))
     });
-    let _ = std::fs::remove_dir_all(store.dir());
     let Some((receiver, id)) = receiver else { return };
 
     // The client side: its veth has GRO off, hence no NAPI.

@@ -7,8 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from irqlab.reproduce import plots, report
-from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, progress_bar, run_thesis, shape_checks
+# The reproduction modules (pandas, matplotlib) load only when the command
+# runs, so that every other `irqlab` command starts fast.
 
 
 class ReproduceUsageError(ValueError):
@@ -55,6 +55,9 @@ def _seconds(text: str, flag: str) -> float:
 
 
 def _cmd_thesis(args: argparse.Namespace) -> int:
+    from irqlab.reproduce import plots, report
+    from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, progress_bar, run_thesis, shape_checks
+
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
     try:

@@ -1,0 +1,172 @@
+"""``irqlab linux`` without a namespace or root: the parser, the refusals
+that need no device, the Python API's errors and the text output (from
+canned reports shaped as the native module returns them). The live tests are
+in test_linux_live.py."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from conftest import irqlab
+from irqlab import _core
+from irqlab.linux import knobs
+from irqlab.linux.cli import apply_text, restore_text, show_text
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the real-kernel commands need Linux")
+
+VETH = {
+    "device": "veth0",
+    "ifindex": 3,
+    "napis": [
+        {
+            "id": 258,
+            "irq": None,
+            "queues": {"rx": [], "tx": []},
+            "pid": None,
+            "defer_hard_irqs": 0,
+            "gro_flush_timeout": 0,
+            "irq_suspend_timeout": 0,
+            "threaded": "disabled",
+        }
+    ],
+    "unlinked_queues": {"rx": [0], "tx": [0]},
+    "coalesce": None,
+    "kernel": {"per_napi_config": True, "irq_suspend_timeout": True, "threaded": True},
+}
+
+
+def _napi_change(knob, before, after):
+    return {"part": "napi", "napi_id": 258, "knob": knob, "from": before, "to": after}
+
+
+def _skip(knob, to):
+    return {"part": "coalesce", "napi_id": None, "knob": knob, "to": to, "reason": "not supported by this device"}
+
+
+APPLIED = {
+    "device": "veth0",
+    "ifindex": 3,
+    "profile": "irq-suspend",
+    "napi": None,
+    "dry_run": False,
+    "changed": [
+        _napi_change("defer_hard_irqs", 0, 100),
+        _napi_change("gro_flush_timeout", 0, 20000),
+        _napi_change("irq_suspend_timeout", 0, 20000000),
+    ],
+    "unchanged": [],
+    "skipped": [_skip("adaptive-rx", True), _skip("rx-usecs", 8), _skip("rx-frames", 128)],
+    "state_file": "/run/irqlab/veth0.3.netns-1.json",
+    "state_kept": False,
+    "warnings": [],
+}
+
+
+def test_show_text_has_a_row_per_napi_and_says_when_coalescing_is_unsupported():
+    text = show_text(VETH)
+    lines = text.splitlines()
+    assert lines[0] == "veth0 (ifindex 3)"
+    assert lines[1].split() == [
+        "NAPI", "irq", "queues", "pid", "defer_hard_irqs", "gro_flush_timeout", "irq_suspend_timeout", "threaded",
+    ]
+    assert lines[2].split() == ["258", "-", "-", "-", "0", "0", "0", "disabled"]
+    assert "queues the driver links to no NAPI: rx 0 tx 0" in text
+    assert lines[-1] == "coalescing: not supported by this device"
+
+
+def test_show_text_lists_the_coalescing_a_device_reports():
+    report = dict(VETH, coalesce={"adaptive-rx": True, "rx-usecs": 8, "rx-frames": 128}, unlinked_queues={"rx": [], "tx": []})
+    report["napis"] = [dict(VETH["napis"][0], irq=45, queues={"rx": [0], "tx": [0]}, pid=900, threaded="enabled")]
+    text = show_text(report)
+    assert text.splitlines()[2].split() == ["258", "45", "rx", "0", "tx", "0", "900", "0", "0", "0", "enabled"]
+    assert text.splitlines()[-1] == "coalescing: adaptive-rx on, rx-usecs 8, rx-frames 128"
+    assert "no NAPI" not in text
+    assert "NAPI: none" in show_text(dict(VETH, napis=[]))
+
+
+def test_apply_text_lists_changes_skips_and_the_saved_state():
+    text = apply_text(APPLIED)
+    assert text.splitlines()[0] == "profile irq-suspend applied to veth0 (ifindex 3):"
+    assert "NAPI 258  irq_suspend_timeout  0 ns  ->  20000000 ns" in text
+    assert "skipped: coalescing: adaptive-rx on, rx-usecs 8, rx-frames 128: not supported by this device" in text
+    assert text.splitlines()[-1].startswith("the previous settings are saved in /run/irqlab/veth0.3.netns-1.json")
+
+    dry = apply_text(dict(APPLIED, dry_run=True, state_file=None))
+    assert "would change:" in dry.splitlines()[0]
+    assert dry.splitlines()[-1] == "nothing was changed (--dry-run)."
+
+    kept = apply_text(dict(APPLIED, state_kept=True, changed=[], unchanged=APPLIED["changed"]))
+    assert "every knob was already set" in kept and "earlier apply" in kept
+    assert "already set: NAPI 258: defer_hard_irqs 100, gro_flush_timeout 20000 ns" in kept
+
+
+def test_restore_text():
+    report = {
+        "device": "veth0",
+        "ifindex": 3,
+        "state_file": "/run/irqlab/veth0.3.netns-1.json",
+        "profile": "irq-suspend",
+        "restored": [_napi_change("defer_hard_irqs", 100, 7)],
+        "unchanged": [],
+        "skipped": [],
+        "warnings": ["defer_hard_irqs of NAPI 258 was set to 7 but reads back as 8"],
+    }
+    text = restore_text(report)
+    assert "NAPI 258  defer_hard_irqs  100  ->  7" in text
+    assert "warning: defer_hard_irqs of NAPI 258 was set to 7 but reads back as 8" in text
+    assert text.splitlines()[-1] == "removed /run/irqlab/veth0.3.netns-1.json."
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["linux"], "COMMAND"),
+        (["linux", "frob"], "frob"),
+        (["linux", "show"], "DEV"),
+        (["linux", "apply", "lo"], "--profile"),
+        (["linux", "apply", "lo", "--profile", "busy-wait", "--napi", "-3"], "--napi"),
+        (["linux", "apply", "lo", "--profile", "busy-wait", "--napi", "4294967296"], "--napi"),
+        (["linux", "show", "a/b"], "a/b"),
+        (["linux", "show", "irqlab-nosuch"], "irqlab-nosuch"),
+        (["linux", "apply", "irqlab-nosuch", "--profile", "busy-wait", "--dry-run"], "irqlab-nosuch"),
+        (["linux", "apply", "lo", "--profile", "fast", "--dry-run"], "fast"),
+    ],
+)
+@linux_only
+def test_user_errors_are_one_line_and_exit_2(args, needle):
+    result = irqlab(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: "), result.stderr
+    assert needle in lines[0]
+    assert result.stdout == ""
+
+
+@linux_only
+def test_the_api_raises_linux_error_a_runtime_error():
+    assert issubclass(knobs.LinuxError, RuntimeError) and knobs.LinuxError is _core.LinuxError
+    with pytest.raises(knobs.LinuxError, match="no network device named `irqlab-nosuch`"):
+        knobs.show("irqlab-nosuch")
+    with pytest.raises(knobs.LinuxError, match="profile `fast` is unknown"):
+        knobs.plan("lo", "fast")
+    with pytest.raises(ValueError, match="napi"):
+        knobs.apply("lo", "busy-wait", napi=-1)
+    with pytest.raises(ValueError, match="napi"):
+        knobs.plan("lo", "busy-wait", napi=True)
+
+
+@linux_only
+def test_loopback_has_no_napi_to_plan_for():
+    report = knobs.show("lo")
+    assert report["device"] == "lo" and report["ifindex"] == 1 and report["napis"] == []
+    with pytest.raises(knobs.LinuxError, match="`lo` has no NAPI instance"):
+        knobs.apply("lo", "irq-suspend", dry_run=True)
+
+
+def test_help_lists_the_linux_commands():
+    result = irqlab("linux", "--help")
+    assert result.returncode == 0
+    for command in ("show", "apply", "restore"):
+        assert command in result.stdout
