@@ -79,8 +79,12 @@ class Testbed:
         # client side makes the client's packets eligible for it.
         sh("ethtool", "-K", SERVER_DEV, "gro", "on", ns=SERVER_NS)
         sh("ethtool", "-K", CLIENT_DEV, "tso", "off", "gso", "off", ns=CLIENT_NS)
-        # Also the server's replies should reach the client's NAPI path the
-        # same way: symmetrical setup.
+        # The client's veth has no NAPI (GRO off): veth hands each reply to the
+        # backlog of the sending CPU, so the server core also runs the
+        # client's receive softirq (NET_RX on the server core). Giving the
+        # client a threaded NAPI pinned to the client core instead was tried:
+        # on two cores it starves the load generator and makes every
+        # measurement noisier.
         sh("ethtool", "-K", SERVER_DEV, "tso", "off", "gso", "off", ns=SERVER_NS)
         # Threaded NAPI, its thread pinned to the server core.
         sh("sh", "-c", f"echo 1 > /sys/class/net/{SERVER_DEV}/threaded", ns=SERVER_NS)
