@@ -523,14 +523,17 @@ def test_ctrl_c_on_a_terminal_ends_the_program_and_the_launcher(launcher, echo):
         os.close(fd)
 
 
-def test_napi_dev_without_the_knobs_module_is_a_clear_error(launcher):
-    try:
-        from irqlab.linux import knobs  # noqa: F401
-    except ImportError:
-        r = run([*launcher, "--profile", "busy-wait", "--napi-dev", "lo", "--", "true"])
-        assert r.returncode == 2 and "--napi-dev" in r.stderr
-    else:
-        pytest.skip("irqlab.linux.knobs exists: --napi-dev is live")
+def test_napi_dev_refusal_is_one_sentence_and_the_program_never_runs(launcher):
+    # `lo` has no NAPI instance and `nosuch0` does not exist: the per-NAPI
+    # part cannot be applied, so the program must not start at all.
+    if os.geteuid() != 0:
+        pytest.skip("--napi-dev needs root (the refusal then says so before looking at the device)")
+    for dev, words in (("lo", "has no NAPI"), ("nosuch0", "no network device named")):
+        r = run([*launcher, "--profile", "busy-wait", "--napi-dev", dev, "--", "echo", "RAN"])
+        assert r.returncode == 2, (dev, r.stderr)
+        assert "RAN" not in r.stdout
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("irqlab: error:") and words in lines[0], lines
 
 
 # -- (e) memcached from the distribution ------------------------------------------
