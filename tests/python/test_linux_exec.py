@@ -101,6 +101,14 @@ def shim() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def spin_in_every_epoll(monkeypatch):
+    # On loopback no socket carries a NAPI id, so busy-wait would spin in no
+    # epoll instance by default; these tests exercise the spinning path
+    # itself, hence IRQLAB_SPIN_ALL (`irqlab linux exec --spin-all`).
+    monkeypatch.setenv("IRQLAB_SPIN_ALL", "1")
+
+
 @pytest.fixture(scope="module")
 def launcher(shim: Path) -> list[str]:
     """``irqlab linux exec`` from the virtualenv; until the command is
@@ -588,3 +596,13 @@ def test_memcached_set_get_under_a_profile(launcher, servers, profile):
     assert set(configured) == {(str(want["busy_poll_usecs"]), str(want["busy_poll_budget"]),
                                 str(int(want["prefer_busy_poll"])))}
     assert not warnings_in(err)
+
+
+def test_busy_wait_spins_only_where_a_napi_can_be_polled_by_default(launcher, echo, monkeypatch):
+    # Without --spin-all the shim spins only in epoll instances watching a
+    # socket with a NAPI id (none on loopback): the idle wait sleeps, as it
+    # would in a program's dispatcher thread.
+    monkeypatch.delenv("IRQLAB_SPIN_ALL")
+    m = idle_wait(launcher, echo, "busy-wait", "wait")
+    assert m["cpu_ms"] <= 30, m
+    assert m["nvcsw"] >= 1, m

@@ -41,7 +41,7 @@ mod real;
 mod report;
 
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering, AtomicU64};
 use std::sync::Once;
 
 use libc::{c_int, epoll_event, sigset_t, timespec};
@@ -62,6 +62,17 @@ static SPIN: AtomicBool = AtomicBool::new(false);
 static WARNED: AtomicBool = AtomicBool::new(false);
 static DEBUG: AtomicBool = AtomicBool::new(false);
 static NONBLOCKING: AtomicBool = AtomicBool::new(false);
+/// Busy-wait spins in every epoll instance (`IRQLAB_SPIN_ALL=1`).
+static SPIN_ALL: AtomicBool = AtomicBool::new(false);
+/// Epoll instances (by fd, below `NAPI_EPFD_LIMIT`) that watch a socket with
+/// a NAPI id: busy-wait spins only in those by default. A program's other
+/// event loops (memcached's dispatcher thread, which watches only the
+/// listening socket and pipes) keep sleeping instead of competing for the
+/// core with the worker that busy polls: the kernel could not busy poll for
+/// them anyway (`ep_busy_loop` needs `ep->napi_id`).
+static NAPI_EPFD: [AtomicU64; NAPI_EPFD_WORDS] = [const { AtomicU64::new(0) }; NAPI_EPFD_WORDS];
+const NAPI_EPFD_WORDS: usize = 64;
+const NAPI_EPFD_LIMIT: c_int = (NAPI_EPFD_WORDS * 64) as c_int;
 static USECS: AtomicU32 = AtomicU32::new(0);
 static BUDGET: AtomicU16 = AtomicU16::new(0);
 static PREFER: AtomicU8 = AtomicU8::new(0);
@@ -82,6 +93,7 @@ fn init() {
         let saved = errno();
         let get = |name: &'static str| getenv(name);
         DEBUG.store(config::debug_enabled(get(config::DEBUG)), Ordering::Relaxed);
+        SPIN_ALL.store(config::debug_enabled(get(config::SPIN_ALL)), Ordering::Relaxed);
         match config::parse(get) {
             Parsed::Unset => {}
             Parsed::Valid(config) if config.is_noop() => {}
@@ -196,6 +208,49 @@ fn spinning() -> bool {
     SPIN.load(Ordering::Acquire)
 }
 
+/// Busy-wait applies to waits on `epfd`.
+fn spins_on(epfd: c_int) -> bool {
+    spinning() && (SPIN_ALL.load(Ordering::Relaxed) || napi_epfd(epfd))
+}
+
+fn napi_epfd(epfd: c_int) -> bool {
+    if !(0..NAPI_EPFD_LIMIT).contains(&epfd) {
+        return true; // beyond the table: spin, as without it
+    }
+    let i = epfd as usize;
+    NAPI_EPFD[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+}
+
+fn set_napi_epfd(epfd: c_int, on: bool) {
+    if (0..NAPI_EPFD_LIMIT).contains(&epfd) {
+        let i = epfd as usize;
+        let bit = 1u64 << (i % 64);
+        if on {
+            NAPI_EPFD[i / 64].fetch_or(bit, Ordering::Relaxed);
+        } else {
+            NAPI_EPFD[i / 64].fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `SO_INCOMING_NAPI_ID` of `fd` (0 for a non-socket, a socket that never
+/// received through a NAPI, or a listening socket). Keeps errno.
+fn incoming_napi_id(fd: c_int) -> u32 {
+    let saved = errno();
+    let mut id: u32 = 0;
+    let mut len = core::mem::size_of::<u32>() as libc::socklen_t;
+    // SAFETY: `id` and `len` are valid for the kernel to write.
+    let rc = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_INCOMING_NAPI_ID, (&mut id as *mut u32).cast(), &mut len)
+    };
+    set_errno(saved);
+    if rc == 0 {
+        id
+    } else {
+        0
+    }
+}
+
 fn enosys() -> c_int {
     set_errno(libc::ENOSYS);
     -1
@@ -214,6 +269,7 @@ pub unsafe extern "C" fn epoll_create(size: c_int) -> c_int {
     };
     let fd = real(size);
     if fd >= 0 {
+        set_napi_epfd(fd, false); // the number may be a closed instance's
         configure(fd);
     }
     fd
@@ -230,9 +286,28 @@ pub unsafe extern "C" fn epoll_create1(flags: c_int) -> c_int {
     };
     let fd = real(flags);
     if fd >= 0 {
+        set_napi_epfd(fd, false); // the number may be a closed instance's
         configure(fd);
     }
     fd
+}
+
+/// `epoll_ctl`; under busy-wait, an instance to which a socket with a NAPI
+/// id is added becomes one that spins (an accepted TCP socket carries the
+/// NAPI id of its handshake from `accept` on).
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_ctl(epfd: c_int, op: c_int, fd: c_int, event: *mut epoll_event) -> c_int {
+    let Some(real) = real::epoll_ctl() else {
+        return enosys();
+    };
+    let rc = real(epfd, op, fd, event);
+    if rc == 0 && op == libc::EPOLL_CTL_ADD && spinning() && !napi_epfd(epfd) && incoming_napi_id(fd) != 0 {
+        set_napi_epfd(epfd, true);
+    }
+    rc
 }
 
 /// `epoll_wait`; spins instead of sleeping under busy-wait.
@@ -246,7 +321,7 @@ pub unsafe extern "C" fn epoll_wait(
     maxevents: c_int,
     timeout: c_int,
 ) -> c_int {
-    if timeout != 0 && spinning() {
+    if timeout != 0 && spins_on(epfd) {
         return busy_wait::wait(
             epfd,
             events,
@@ -274,7 +349,7 @@ pub unsafe extern "C" fn epoll_pwait(
     timeout: c_int,
     sigmask: *const sigset_t,
 ) -> c_int {
-    if timeout != 0 && spinning() {
+    if timeout != 0 && spins_on(epfd) {
         return busy_wait::wait(
             epfd,
             events,
@@ -303,7 +378,7 @@ pub unsafe extern "C" fn epoll_pwait2(
     timeout: *const timespec,
     sigmask: *const sigset_t,
 ) -> c_int {
-    if spinning() {
+    if spins_on(epfd) {
         let deadline = match timeout.as_ref() {
             None => Some(Deadline::Never),
             Some(t) if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) => None,

@@ -13,6 +13,7 @@ use libc::{c_int, epoll_event, sigset_t, timespec};
 
 pub type EpollCreate = unsafe extern "C" fn(c_int) -> c_int;
 pub type EpollCreate1 = unsafe extern "C" fn(c_int) -> c_int;
+pub type EpollCtl = unsafe extern "C" fn(c_int, c_int, c_int, *mut epoll_event) -> c_int;
 pub type EpollWait = unsafe extern "C" fn(c_int, *mut epoll_event, c_int, c_int) -> c_int;
 pub type EpollPwait =
     unsafe extern "C" fn(c_int, *mut epoll_event, c_int, c_int, *const sigset_t) -> c_int;
@@ -49,6 +50,10 @@ real_fn!(
     epoll_create1, "epoll_create1", EpollCreate1
 );
 real_fn!(
+    /// libc's `epoll_ctl`.
+    epoll_ctl, "epoll_ctl", EpollCtl
+);
+real_fn!(
     /// libc's `epoll_wait`.
     epoll_wait, "epoll_wait", EpollWait
 );
@@ -66,6 +71,7 @@ pub fn resolve_all() {
     let _ = (
         epoll_create(),
         epoll_create1(),
+        epoll_ctl(),
         epoll_wait(),
         epoll_pwait(),
         epoll_pwait2(),

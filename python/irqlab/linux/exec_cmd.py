@@ -15,6 +15,9 @@ from a table here, and reach the shim as environment variables:
 ``IRQLAB_BUSY_POLL_BUDGET`` ``epoll.busy_poll_budget`` (packets)
 ``IRQLAB_PREFER_BUSY_POLL`` ``epoll.prefer_busy_poll`` (0 or 1)
 ``IRQLAB_NONBLOCKING``      1 when ``epoll.blocking`` is false (busy-wait)
+``IRQLAB_SPIN_ALL``         1 with ``--spin-all``: busy-wait spins in every epoll
+                           instance, not only in those watching a socket that
+                           arrived through a NAPI (the default)
 ``IRQLAB_PRELOAD_DEBUG``    1 with ``--debug``: one stderr line per epoll instance
 =========================== ====================================================
 
@@ -173,6 +176,12 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
         help="override an epoll knob of the profile, e.g. --set epoll.busy_poll_budget=16 (repeatable)",
     )
     p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")
+    p.add_argument(
+        "--spin-all",
+        action="store_true",
+        help="busy-wait: spin in every epoll instance (default: only in those watching a socket with a NAPI id, "
+        "so that a program's other event loops, e.g. memcached's dispatcher, keep sleeping)",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARG]...", help="the program to run")
     p.set_defaults(handler=cmd_exec)
     return p
@@ -199,6 +208,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if any(c in str(shim) for c in ": "):
         raise UsageError(f"the preload shim's path cannot go in LD_PRELOAD (it holds a space or colon): {shim}")
     env = program_env(os.environ, knobs, shim, debug=args.debug)
+    if args.spin_all:
+        env["IRQLAB_SPIN_ALL"] = "1"
 
     if args.napi_dev is None:
         return run_program(command, env)
