@@ -270,3 +270,15 @@ mod tests {
         assert!(attr.u32().is_err() && attr.uint().is_err());
     }
 }
+
+/// The first attribute of type `kind` in `attrs`, read as a u32 (`None`
+/// when there is none): the whole payload of the one-attribute requests.
+pub fn find_u32(attrs: &[u8], kind: u16) -> Result<Option<u32>, DecodeError> {
+    for a in Attrs::new(attrs) {
+        let a = a?;
+        if a.kind == kind {
+            return Ok(Some(a.u32()?));
+        }
+    }
+    Ok(None)
+}

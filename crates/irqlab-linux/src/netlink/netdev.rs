@@ -121,14 +121,7 @@ impl Payload for NapiDump {
     }
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
-        let mut ifindex = None;
-        for a in Attrs::new(attrs) {
-            let a = a?;
-            if a.kind == NETDEV_A_NAPI_IFINDEX {
-                ifindex = Some(a.u32()?);
-            }
-        }
-        Ok(NapiDump { ifindex })
+        Ok(NapiDump { ifindex: attr::find_u32(attrs, NETDEV_A_NAPI_IFINDEX)? })
     }
 }
 
@@ -144,13 +137,8 @@ impl Payload for NapiById {
     }
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
-        for a in Attrs::new(attrs) {
-            let a = a?;
-            if a.kind == NETDEV_A_NAPI_ID {
-                return Ok(NapiById { id: a.u32()? });
-            }
-        }
-        Err(DecodeError::Missing { what: "napi-get request", attr: "NETDEV_A_NAPI_ID" })
+        let id = attr::find_u32(attrs, NETDEV_A_NAPI_ID)?;
+        Ok(NapiById { id: id.ok_or(DecodeError::Missing { what: "napi-get request", attr: "NETDEV_A_NAPI_ID" })? })
     }
 }
 
@@ -307,13 +295,10 @@ impl Payload for QueueDump {
     }
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
-        for a in Attrs::new(attrs) {
-            let a = a?;
-            if a.kind == NETDEV_A_QUEUE_IFINDEX {
-                return Ok(QueueDump { ifindex: a.u32()? });
-            }
-        }
-        Err(DecodeError::Missing { what: "queue-get request", attr: "NETDEV_A_QUEUE_IFINDEX" })
+        let ifindex = attr::find_u32(attrs, NETDEV_A_QUEUE_IFINDEX)?;
+        Ok(QueueDump {
+            ifindex: ifindex.ok_or(DecodeError::Missing { what: "queue-get request", attr: "NETDEV_A_QUEUE_IFINDEX" })?,
+        })
     }
 }
 
