@@ -35,63 +35,18 @@ impl EpollParams {
 /// The largest busy-poll budget an unprivileged caller may set (`NAPI_POLL_WEIGHT`).
 pub const NAPI_POLL_WEIGHT: u16 = 64;
 
-/// `EPOLL_IOC_TYPE`.
-pub const EPOLL_IOC_TYPE: u32 = 0x8A;
-
-// The `_IOC` encoding (include/uapi/asm-generic/ioctl.h, and the arches that
-// override it: powerpc, mips, sparc use 13 size bits and 3 direction bits).
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips32r6",
-    target_arch = "mips64",
-    target_arch = "mips64r6",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-mod ioc {
-    pub const IOC_SIZEBITS: u32 = 13;
-    pub const IOC_WRITE: u32 = 4;
-    pub const IOC_READ: u32 = 2;
-}
-#[cfg(not(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips32r6",
-    target_arch = "mips64",
-    target_arch = "mips64r6",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-)))]
-mod ioc {
-    pub const IOC_SIZEBITS: u32 = 14;
-    pub const IOC_WRITE: u32 = 1;
-    pub const IOC_READ: u32 = 2;
-}
-
-const IOC_NRSHIFT: u32 = 0;
-const IOC_TYPESHIFT: u32 = 8;
-const IOC_SIZESHIFT: u32 = 16;
-const IOC_DIRSHIFT: u32 = IOC_SIZESHIFT + ioc::IOC_SIZEBITS;
-
-/// `_IOC(dir, type, nr, size)`.
-const fn ioc_number(dir: u32, kind: u32, nr: u32, size: usize) -> u32 {
-    (dir << IOC_DIRSHIFT) | (kind << IOC_TYPESHIFT) | (nr << IOC_NRSHIFT) | ((size as u32) << IOC_SIZESHIFT)
-}
-
-/// `_IOW(EPOLL_IOC_TYPE, 0x01, struct epoll_params)`: 0x40088A01 on x86 and arm64.
-pub const EPIOCSPARAMS: u32 = ioc_number(ioc::IOC_WRITE, EPOLL_IOC_TYPE, 0x01, std::mem::size_of::<EpollParams>());
-/// `_IOR(EPOLL_IOC_TYPE, 0x02, struct epoll_params)`: 0x80088A02 on x86 and arm64.
-pub const EPIOCGPARAMS: u32 = ioc_number(ioc::IOC_READ, EPOLL_IOC_TYPE, 0x02, std::mem::size_of::<EpollParams>());
+/// `_IOW(0x8A, 0x01, struct epoll_params)`: 0x40088A01 on x86 and arm64.
+/// The `_IOC` encoding, with its per-arch variants, is libc's.
+pub const EPIOCSPARAMS: libc::Ioctl = libc::EPIOCSPARAMS;
+/// `_IOR(0x8A, 0x02, struct epoll_params)`: 0x80088A02 on x86 and arm64.
+pub const EPIOCGPARAMS: libc::Ioctl = libc::EPIOCGPARAMS;
 
 /// Set the busy-poll parameters of epoll instance `epfd`. Fails with
 /// `ENOTTY` on kernels before 6.9 (or if `epfd` is not an epoll fd).
 pub fn set_params(epfd: RawFd, params: &EpollParams) -> io::Result<()> {
     // SAFETY: the kernel reads size_of::<EpollParams>() bytes from a valid,
     // properly laid out struct that outlives the call.
-    let rc = unsafe { libc::ioctl(epfd, EPIOCSPARAMS as _, params as *const EpollParams) };
+    let rc = unsafe { libc::ioctl(epfd, EPIOCSPARAMS, params as *const EpollParams) };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -104,7 +59,7 @@ pub fn get_params(epfd: RawFd) -> io::Result<EpollParams> {
     let mut params = EpollParams::default();
     // SAFETY: the kernel writes size_of::<EpollParams>() bytes into a valid,
     // writable struct that outlives the call.
-    let rc = unsafe { libc::ioctl(epfd, EPIOCGPARAMS as _, &mut params as *mut EpollParams) };
+    let rc = unsafe { libc::ioctl(epfd, EPIOCGPARAMS, &mut params as *mut EpollParams) };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {
