@@ -63,6 +63,16 @@ pub fn scenario(base: &str, sets: &[&str]) -> Scenario {
     s
 }
 
+/// Run `base` under `profile`, then the overrides.
+pub fn run_profile(base: &str, profile: &str, sets: &[&str]) -> Summary {
+    let mut s = Scenario::from_toml_str(base).expect("valid scenario");
+    s.set_profile(profile).unwrap_or_else(|e| panic!("{profile}: {e}"));
+    for kv in sets {
+        s.set_pair(kv).unwrap_or_else(|e| panic!("{kv}: {e}"));
+    }
+    irqlab_core::run(&s).expect("run")
+}
+
 pub fn run(base: &str, sets: &[&str]) -> Summary {
     irqlab_core::run(&scenario(base, sets)).expect("run")
 }

@@ -11,8 +11,10 @@ fn check_fields(p: &str, r: &Summary) {
     assert!(r.throughput_qps > 0.0, "{p}: no throughput");
     assert!(r.requests_completed > 0);
     let l = &r.latency_us;
-    assert!(0.0 < l.p50 && l.p50 <= l.p95 && l.p95 <= l.p99 && l.p99 <= l.p999, "{p}: {l:?}");
-    assert!(l.mean > 0.0);
+    let (p50, p95, p99, p999) = (l.p50.unwrap(), l.p95.unwrap(), l.p99.unwrap(), l.p999.unwrap());
+    assert!(0.0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= p999, "{p}: {l:?}");
+    assert!(l.mean.unwrap() > 0.0);
+    assert!(r.warnings.is_empty(), "{p}: {:?}", r.warnings);
     let c = &r.cpu_pct;
     let total = c.user + c.system + c.softirq + c.irq + c.idle;
     assert!((total - 100.0).abs() < 1e-6, "{p}: cpu adds to {total}");

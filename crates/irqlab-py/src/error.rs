@@ -34,6 +34,9 @@ pub enum Failure {
     Linux(irqlab_linux::Error),
     /// A result could not be encoded as JSON (a bug: the core's types are plain data).
     Json(serde_json::Error),
+    /// Python raised while the core was running (a signal handler's
+    /// KeyboardInterrupt): passed on as it is.
+    Python(PyErr),
 }
 
 impl From<irqlab_core::Error> for Failure {
@@ -58,9 +61,10 @@ impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
         match f {
             Failure::Core(e) => ScenarioError::new_err(e.to_string()),
+            Failure::Python(e) => e,
             Failure::Linux(e) => LinuxError::new_err(e.to_string()),
             Failure::Json(e) => PyRuntimeError::new_err(format!(
-                "irqlab internal error: the result could not be encoded as JSON: {e}"
+                "the result could not be encoded as JSON: {e} (this is a bug in irqlab; please report it)"
             )),
         }
     }
@@ -95,7 +99,7 @@ fn panic_error(during: &str, payload: Box<dyn Any + Send>) -> PyErr {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_string());
     PyRuntimeError::new_err(format!(
-        "irqlab internal error: the core panicked while {during}: {message} \
+        "the core panicked while {during}: {message} \
          (this is a bug in irqlab; please report it with the scenario and command)"
     ))
 }

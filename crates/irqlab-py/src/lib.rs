@@ -58,8 +58,23 @@ fn run(
         if let Some(duration_s) = duration_s {
             scenario.set("run.duration_s", &toml_float(duration_s))?;
         }
-        let summary = irqlab_core::run(&scenario)?;
-        Ok(serde_json::to_string(&summary)?)
+        // Ctrl-C: the core asks every few million events; the signal's
+        // Python handler runs here (with the GIL) and its exception, usually
+        // KeyboardInterrupt, is what the caller gets.
+        let mut pending: Option<PyErr> = None;
+        let result = irqlab_core::run_interruptible(&scenario, &mut || {
+            match Python::with_gil(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    pending = Some(e);
+                    true
+                }
+            }
+        });
+        if let Some(e) = pending {
+            return Err(Failure::Python(e));
+        }
+        Ok(serde_json::to_string(&result?)?)
     })
 }
 

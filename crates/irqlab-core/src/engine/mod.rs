@@ -68,20 +68,67 @@ pub trait World {
     fn handle(&mut self, sched: &mut Scheduler<Self::Event>, event: Self::Event);
 }
 
+/// Events handled between two calls of a run's interruption check: often
+/// enough that Ctrl-C stops a run within a fraction of a second, rarely
+/// enough that the check costs nothing measurable.
+pub const CHECK_EVERY_EVENTS: u32 = 1 << 21;
+
+/// Events handled at one simulated instant before a run is declared stalled.
+/// A legitimate instant sees at most a few hundred thousand (every client
+/// connection starting, a zero-cost poll of a full ring); ten million means
+/// the modelled world loops without letting time advance.
+pub const STALL_EVENTS: u32 = 10_000_000;
+
+/// Why [`run_until`] stopped before `end_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The interruption check asked to stop (Ctrl-C).
+    Interrupted { at_ns: Nanos },
+    /// [`STALL_EVENTS`] events were handled without time advancing.
+    Stalled { at_ns: Nanos },
+}
+
 /// Pop events in `(time, sequence)` order and hand them to `world` until the
 /// queue is empty or the next event lies beyond `end_ns`. Time then stands at
 /// `end_ns` (or at the last event, if the queue ran dry first).
-pub fn run_until<W: World>(world: &mut W, sched: &mut Scheduler<W::Event>, end_ns: Nanos) {
+///
+/// Every [`CHECK_EVERY_EVENTS`] events `interrupted` is asked whether to stop;
+/// a run that handles [`STALL_EVENTS`] events at one instant stops as
+/// stalled. Either way the world is left as it was after the last event.
+pub fn run_until<W: World>(
+    world: &mut W,
+    sched: &mut Scheduler<W::Event>,
+    end_ns: Nanos,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<(), Stopped> {
+    let mut countdown = CHECK_EVERY_EVENTS;
+    let mut same_instant: u32 = 0;
     while let Some(t) = sched.queue.peek_time() {
         if t > end_ns {
             break;
         }
         let (t, ev) = sched.queue.pop().expect("peeked");
+        if t == sched.now {
+            same_instant += 1;
+            if same_instant >= STALL_EVENTS {
+                return Err(Stopped::Stalled { at_ns: t });
+            }
+        } else {
+            same_instant = 0;
+        }
         sched.now = t;
         sched.processed += 1;
         world.handle(sched, ev);
+        countdown -= 1;
+        if countdown == 0 {
+            countdown = CHECK_EVERY_EVENTS;
+            if interrupted() {
+                return Err(Stopped::Interrupted { at_ns: sched.now });
+            }
+        }
     }
     sched.now = sched.now.max(end_ns);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -109,10 +156,50 @@ mod tests {
         s.at(5, 1);
         s.at(3, 0);
         s.at(100, 99);
-        run_until(&mut w, &mut s, 50);
+        run_until(&mut w, &mut s, 50, &mut || false).unwrap();
         assert_eq!(w.0, vec![(3, 0), (5, 2), (5, 1), (5, 10), (5, 11)]);
         assert_eq!(s.now(), 50);
         assert_eq!(s.pending(), 1);
         assert_eq!(s.processed(), 5);
+    }
+
+    /// Reschedules itself at the same instant forever.
+    struct Spinner;
+    impl World for Spinner {
+        type Event = ();
+        fn handle(&mut self, s: &mut Scheduler<()>, _: ()) {
+            s.after(0, ());
+        }
+    }
+
+    #[test]
+    fn a_world_that_never_lets_time_advance_is_stopped_as_stalled() {
+        let mut s = Scheduler::new();
+        s.at(7, ());
+        assert_eq!(run_until(&mut Spinner, &mut s, 100, &mut || false), Err(Stopped::Stalled { at_ns: 7 }));
+        assert_eq!(s.processed(), STALL_EVENTS as u64);
+    }
+
+    /// One event per nanosecond, forever.
+    struct Ticker;
+    impl World for Ticker {
+        type Event = ();
+        fn handle(&mut self, s: &mut Scheduler<()>, _: ()) {
+            s.after(1, ());
+        }
+    }
+
+    #[test]
+    fn the_interruption_check_runs_every_few_million_events_and_stops_the_run() {
+        let mut s = Scheduler::new();
+        s.at(0, ());
+        let mut calls = 0;
+        let r = run_until(&mut Ticker, &mut s, u64::MAX, &mut || {
+            calls += 1;
+            calls == 3
+        });
+        assert_eq!(r, Err(Stopped::Interrupted { at_ns: 3 * CHECK_EVERY_EVENTS as u64 - 1 }));
+        assert_eq!(s.processed(), 3 * CHECK_EVERY_EVENTS as u64);
+        // Time advancing by one nanosecond per event is progress, not a stall.
     }
 }

@@ -241,6 +241,7 @@ impl Server {
             Phase::InRecv(conn) => {
                 let c = &mut self.conns[conn as usize];
                 c.on_ready = false;
+                c.rx_bytes = 0;
                 let th = &mut self.threads[t as usize];
                 th.reqs.extend(c.rx.drain(..));
                 th.phase = Phase::NextReq;

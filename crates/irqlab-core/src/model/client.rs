@@ -57,7 +57,7 @@ impl Clients {
             sizes: streams.stream(kind::CLIENT_REQUESTS, 0),
             key: size_dist(cfg.load.key_size),
             value: size_dist(cfg.load.value_size),
-            nconn: cfg.load.connections(),
+            nconn: cfg.load.connections() as u32,
             depth: cfg.load.depth,
             think_ns: cfg.load.think_time_ns,
             to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
@@ -97,10 +97,24 @@ impl Server {
     /// A client sends a request on `conn` now.
     pub(crate) fn client_send(&mut self, sched: &mut Scheduler<Ev>, conn: u32) {
         let now = sched.now();
+        self.client_send_as_of(sched, conn, now);
+    }
+
+    /// A client's TCP sends a dropped request again; latency still runs
+    /// from the first send.
+    pub(crate) fn client_retransmit(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
+        if self.measuring && sched.now() < self.end_ns {
+            self.counters.retransmits += 1;
+        }
+        self.client_send_as_of(sched, conn, sent_ns);
+    }
+
+    fn client_send_as_of(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
+        let now = sched.now();
         if now >= self.end_ns {
             return;
         }
-        let pkt = self.clients.request(conn, now);
+        let pkt = self.clients.request(conn, sent_ns);
         let queue = self.conns[conn as usize].queue;
         sched.at(now + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
     }

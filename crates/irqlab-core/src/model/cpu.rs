@@ -87,8 +87,14 @@ pub struct Core {
     pub softirq_in_round: bool,
     /// NAPIs scheduled on this core (`softnet_data.poll_list`).
     pub poll_list: std::collections::VecDeque<u32>,
-    /// Softirq work has been handed to ksoftirqd (`wakeup_softirqd`).
+    /// Softirq work has been handed to ksoftirqd (`wakeup_softirqd`): it
+    /// is runnable, and NET_RX runs in its thread until the poll list is
+    /// empty.
     pub ksoftirqd_mode: bool,
+    /// While ksoftirqd is runnable: it has the core's turn (else the
+    /// application thread has it), since `turn_start_ns`.
+    pub ksoftirqd_turn: bool,
+    pub turn_start_ns: Nanos,
     /// Runnable threads waiting for this core.
     pub runqueue: std::collections::VecDeque<ThreadId>,
     /// Thread whose context is on the core (running or preempted).
@@ -121,6 +127,8 @@ impl Core {
             softirq_in_round: false,
             poll_list: Default::default(),
             ksoftirqd_mode: false,
+            ksoftirqd_turn: false,
+            turn_start_ns: 0,
             runqueue: Default::default(),
             current_thread: None,
             last_thread: None,

@@ -58,6 +58,13 @@ impl Server {
                 self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
             let conn = &mut self.conns[p.conn as usize];
+            if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {
+                // tcp_data_queue: no receive-buffer room, the segment is
+                // dropped after the protocol work was done.
+                self.dropped(sched, super::server::DropSite::Socket, p.conn, p.sent_ns);
+                continue;
+            }
+            conn.rx_bytes += p.bytes as u64;
             conn.rx.push_back(p);
             let (t, q) = (conn.thread, conn.queue);
             if !conn.on_ready {

@@ -97,11 +97,38 @@ impl Server {
                 }
                 continue;
             }
-            // Work left to ksoftirqd runs before the next thread step.
+            // Work handed to ksoftirqd: a thread of its own, which the
+            // scheduler alternates with the application thread, a slice
+            // each, while both are runnable (two nice-0 tasks under
+            // EEVDF/CFS share the core equally). Meanwhile NET_RX does not
+            // run at IRQ exit (`softirq_can_run`), as with
+            // `ksoftirqd_running()` (Linux 4.10–6.4); later kernels may
+            // also run it at IRQ exits and `local_bh_enable`, which is not
+            // modelled. A slice ends only at a segment boundary.
             if c.ksoftirqd_mode {
-                c.ksoftirqd_mode = false;
-                c.context_switches += 2;
-                continue;
+                let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();
+                let slice_over = now - c.turn_start_ns >= self.cfg.cpu.sched_base_slice_ns;
+                if c.ksoftirqd_turn && app_runnable && slice_over {
+                    c.ksoftirqd_turn = false;
+                    c.turn_start_ns = now;
+                    c.context_switches += 1;
+                } else if !c.ksoftirqd_turn && (!app_runnable || slice_over) {
+                    c.ksoftirqd_turn = true;
+                    c.turn_start_ns = now;
+                    c.context_switches += 1;
+                }
+                if c.ksoftirqd_turn {
+                    if let Some(seg) = self.ksoftirqd_next(sched, core) {
+                        self.start_segment(sched, core, Owner::Softirq, seg);
+                        return;
+                    }
+                    // Nothing left: ksoftirqd sleeps; switch away from it.
+                    let c = &mut self.cores[core as usize];
+                    c.ksoftirqd_mode = false;
+                    c.ksoftirqd_turn = false;
+                    c.context_switches += 1;
+                    continue;
+                }
             }
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {

@@ -10,13 +10,13 @@ use super::napi::{Napi, NapiConfig};
 use super::nic::{Cq, CqSettings, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
-use crate::engine::{run_until, Nanos, RngStreams, Scheduler, World};
+use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
 use crate::scenario::{Config, IrqRouting, Scenario};
 use crate::stats::cycles::CycleTable;
 use crate::stats::latency::LatencyHistogram;
-use crate::stats::summary::{CpuPct, Summary};
+use crate::stats::summary::{CpuPct, DropsBySite, Summary};
 use std::collections::VecDeque;
 
 /// Every event of the model.
@@ -38,6 +38,9 @@ pub enum Ev {
     OpenArrival,
     /// Closed loop: a connection sends its next request.
     ClientSend { conn: u32 },
+    /// Closed loop: a dropped request (or its dropped reply) is sent again
+    /// by the client's TCP; latency keeps counting from `sent_ns`.
+    Retransmit { conn: u32, sent_ns: Nanos },
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -56,6 +59,8 @@ pub struct Conn {
     pub thread: u32,
     /// Requests received and not yet read by the application.
     pub rx: VecDeque<RxPacket>,
+    /// Bytes of the requests in `rx`, charged against `socket.rcvbuf_bytes`.
+    pub rx_bytes: u64,
     /// On its epoll instance's ready list.
     pub on_ready: bool,
 }
@@ -70,7 +75,16 @@ pub struct Counters {
     pub watchdog_fires: u64,
     pub ring_wait_ns: u128,
     pub completed: u64,
-    pub drops_at_start: u64,
+    pub drops: DropsBySite,
+    pub retransmits: u64,
+}
+
+/// Where a request or reply was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropSite {
+    Ring,
+    Socket,
+    Qdisc,
 }
 
 pub struct Server {
@@ -133,7 +147,7 @@ impl Server {
         // table); each connection is served by the thread of its queue's core
         // when routing is aligned (thesis §3.1.2 with SO_INCOMING_NAPI_ID),
         // and round-robin over the application threads when packed.
-        let nconn = cfg.load.connections();
+        let nconn = cfg.load.connections() as u32;
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
                 let queue = i % nq;
@@ -141,7 +155,7 @@ impl Server {
                     IrqRouting::Aligned => queue,
                     IrqRouting::Packed => i % app_cores,
                 };
-                Conn { queue, thread, rx: VecDeque::new(), on_ready: false }
+                Conn { queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
             })
             .collect();
         let clients = Clients::new(&cfg, &streams)?;
@@ -199,7 +213,15 @@ impl Server {
 
     /// Run to the end; return the summary and the trace (empty unless
     /// [`Server::with_trace`] was called).
-    pub fn run_traced(mut self) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
+    pub fn run_traced(self) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
+        self.run_checked(&mut || false)
+    }
+
+    /// Run to the end unless `interrupted` says stop (see [`run_until`]).
+    pub fn run_checked(
+        mut self,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
         for t in 0..self.threads.len() as u32 {
@@ -210,7 +232,16 @@ impl Server {
             sched.at(self.warmup_end_ns, Ev::WarmupEnd);
         }
         let end = self.end_ns;
-        run_until(&mut self, &mut sched, end);
+        run_until(&mut self, &mut sched, end, interrupted).map_err(|stop| match stop {
+            Stopped::Interrupted { at_ns } => Error::Interrupted { at_s: at_ns as f64 / 1e9 },
+            Stopped::Stalled { at_ns } => Error::Stalled(format!(
+                "the simulation stopped advancing at simulated time {} ns: {} events happened at that instant, so \
+                 the scenario describes work that takes no time and never ends (give the request path a cost or a \
+                 latency, e.g. nic.wire_latency_ns above 0)",
+                at_ns,
+                crate::engine::STALL_EVENTS
+            )),
+        })?;
         let wall_s = wall.elapsed().as_secs_f64();
         let summary = self.summary(&mut sched, wall_s);
         Ok((summary, self.trace.take().map(|t| t.events).unwrap_or_default()))
@@ -222,6 +253,7 @@ impl Server {
         pkt.arrived_ns = now;
         let q = &mut self.queues[queue as usize];
         if !q.post(pkt) {
+            self.dropped(sched, DropSite::Ring, pkt.conn, pkt.sent_ns);
             return;
         }
         let signal = q.completion(now, Cq::Rx);
@@ -268,15 +300,20 @@ impl Server {
         for c in &mut self.cores {
             c.reset_stats(now);
         }
-        self.counters = Counters { drops_at_start: self.queues.iter().map(|q| q.drops).sum(), ..Default::default() };
+        self.counters = Counters::default();
         self.latency.reset();
     }
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
     /// while the ring is full.
     pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
-        if !self.queues[queue as usize].tx_post() {
-            self.queues[queue as usize].qdisc.push_back((conn, sent_ns, bytes));
+        let q = &mut self.queues[queue as usize];
+        if !q.tx_post() {
+            if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
+                self.dropped(sched, DropSite::Qdisc, conn, sent_ns);
+            } else {
+                q.qdisc.push_back((conn, sent_ns, bytes));
+            }
             return;
         }
         let now = sched.now();
@@ -293,6 +330,24 @@ impl Server {
             }
             self.queues[queue as usize].qdisc.pop_front();
             self.transmit(sched, queue, conn, sent_ns, bytes);
+        }
+    }
+
+    /// A request (or its reply) was dropped at `site`: count it; in a
+    /// closed loop the client's TCP sends the request again after the
+    /// retransmission timeout (an open-loop request is lost).
+    pub(crate) fn dropped(&mut self, sched: &mut Scheduler<Ev>, site: DropSite, conn: u32, sent_ns: Nanos) {
+        if self.measuring {
+            let d = &mut self.counters.drops;
+            match site {
+                DropSite::Ring => d.ring += 1,
+                DropSite::Socket => d.socket += 1,
+                DropSite::Qdisc => d.qdisc += 1,
+            }
+        }
+        if self.cfg.load.qps.is_none() {
+            let at = (sent_ns + self.cfg.load.retransmit_timeout_ns).max(sched.now());
+            sched.at(at, Ev::Retransmit { conn, sent_ns });
         }
     }
 
@@ -322,7 +377,8 @@ impl Server {
         let completed = self.counters.completed;
         let polled = self.counters.packets_polled;
         let irqs = self.counters.hard_irqs;
-        let drops = self.queues.iter().map(|q| q.drops).sum::<u64>() - self.counters.drops_at_start;
+        let d = self.counters.drops.clone();
+        let drops = d.ring + d.socket + d.qdisc;
         let busy_cycles = app_tab.busy_ns() as f64 * self.freq_ghz;
         let per = |x: u64| x as f64 / dur_s;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -342,6 +398,8 @@ impl Server {
             context_switches_per_query: ratio(ctx_switches as f64, completed as f64),
             cycles_per_query: ratio(busy_cycles, completed as f64),
             drops,
+            drops_by_site: d,
+            retransmits: self.counters.retransmits,
             busy_poll_pct: 100.0 * ratio(self.counters.packets_busy_polled as f64, polled as f64),
             softirqs_per_s: per(self.counters.softirq_rounds),
             watchdog_fires_per_s: per(self.counters.watchdog_fires),
@@ -350,7 +408,30 @@ impl Server {
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),
             wall_s,
+            warnings: self.warnings(completed, drops),
         }
+    }
+
+    /// Sentences the reader of a summary needs to read it right.
+    fn warnings(&self, completed: u64, drops: u64) -> Vec<String> {
+        let mut w = Vec::new();
+        let dur_s = self.cfg.run.duration_s;
+        if completed == 0 {
+            w.push(format!(
+                "no request completed in the measured {dur_s} s, so latency is not reported (null); \
+                 lengthen run.duration_s or check that the server can serve the load"
+            ));
+        }
+        if drops > 0 {
+            let d = &self.counters.drops;
+            let fate = if self.cfg.load.qps.is_some() { "were lost" } else { "were retransmitted after load.retransmit_timeout_ns" };
+            w.push(format!(
+                "{drops} requests or replies were dropped (ring {}, socket {}, qdisc {}) and {fate}; \
+                 latency covers completed requests only",
+                d.ring, d.socket, d.qdisc
+            ));
+        }
+        w
     }
 }
 
@@ -387,6 +468,7 @@ impl World for Server {
             Ev::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
             Ev::OpenArrival => self.open_arrival(sched),
             Ev::ClientSend { conn } => self.client_send(sched, conn),
+            Ev::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
             Ev::WarmupEnd => self.warmup_end(sched),
         }
     }

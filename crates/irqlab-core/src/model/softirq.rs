@@ -8,7 +8,8 @@
 //! (`__napi_poll`). A round stops at `netdev_budget` packets or
 //! `netdev_budget_usecs`; `handle_softirqs` restarts while work is pending
 //! up to `MAX_SOFTIRQ_RESTART` times within 2 ms, then hands the rest to
-//! ksoftirqd, which here runs the same rounds at thread priority.
+//! ksoftirqd, which runs the same rounds as a thread sharing the core with
+//! the application (see [`super::sched`]).
 
 use super::cpu::CpuClass;
 use super::nic::RxPacket;
@@ -74,7 +75,15 @@ impl Server {
                 if st.restarts >= self.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
                     // wakeup_softirqd: the rest runs at thread priority.
                     st.restarts = 0;
-                    c.ksoftirqd_mode = true;
+                    if !c.ksoftirqd_mode {
+                        // Woken, ksoftirqd preempts the current thread
+                        // (its wake-up lag wins under EEVDF) and runs for
+                        // a slice before the thread gets the core back.
+                        c.ksoftirqd_mode = true;
+                        c.ksoftirqd_turn = true;
+                        c.turn_start_ns = now;
+                        c.context_switches += 1;
+                    }
                     c.softirq_pending = true;
                     return None;
                 }
@@ -102,6 +111,22 @@ impl Server {
         self.softirq_buf[core as usize] = buf;
         self.softirq[core as usize].polling = Some((napi, n));
         Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
+    }
+
+    /// Next segment of ksoftirqd (`run_ksoftirqd`: `handle_softirqs` again
+    /// while work is pending), or None when the poll list is empty and it
+    /// goes back to sleep.
+    pub(crate) fn ksoftirqd_next(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+        loop {
+            if let Some(seg) = self.softirq_next(sched, core) {
+                return Some(seg);
+            }
+            // handle_softirqs returned: done, or out of restarts/time, in
+            // which case ksoftirqd (already running) starts another call.
+            if self.cores[core as usize].poll_list.is_empty() {
+                return None;
+            }
+        }
     }
 
     /// The poll segment completed: deliver what it took, then complete or requeue.

@@ -21,6 +21,7 @@ pub struct Config {
     pub nic: NicCfg,
     pub coalesce: CoalesceCfg,
     pub napi: NapiCfg,
+    pub socket: SocketCfg,
     pub epoll: EpollCfg,
     pub app: AppCfg,
     pub load: LoadCfg,
@@ -55,10 +56,17 @@ pub struct CpuCfg {
     /// exit). Default 2 µs: C1E exit latency on Xeon, `drivers/idle/intel_idle.c`
     /// (C1 1–2 µs, C1E 2–10 µs); servers tuned for latency rarely reach C6.
     pub wakeup_latency_ns: u64,
+    /// How long a runnable thread runs before another runnable thread of
+    /// its core gets its turn, nanoseconds. It matters when the NET_RX
+    /// softirq has been handed to ksoftirqd, which then shares the core with
+    /// the application thread. Default 3 ms: EEVDF's `sysctl_sched_base_slice`
+    /// (0.75 ms) scaled by 1 + ilog2(min(CPUs, 8)) = 4 on a machine of 8 or
+    /// more CPUs (`kernel/sched/fair.c`, `get_update_sysctl_factor`).
+    pub sched_base_slice_ns: u64,
 }
 impl Default for CpuCfg {
     fn default() -> Self {
-        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000 }
+        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000 }
     }
 }
 
@@ -158,6 +166,10 @@ pub struct NicCfg {
     pub rx_ring_size: u32,
     #[serde(rename = "tx-ring-size")]
     pub tx_ring_size: u32,
+    /// Packets the qdisc of each TX queue holds while the ring is full
+    /// (`ip link set DEV txqueuelen N`; `DEFAULT_TX_QUEUE_LEN` 1000 set by
+    /// `ether_setup`); a reply arriving at a full qdisc is dropped.
+    pub txqueuelen: u32,
     pub irq_routing: IrqRouting,
     /// Dedicated IRQ cores when `irq_routing = "packed"`.
     pub irq_cores: u32,
@@ -178,6 +190,7 @@ impl Default for NicCfg {
             queues: 0,
             rx_ring_size: 1024,
             tx_ring_size: 1024,
+            txqueuelen: 1000,
             irq_routing: IrqRouting::Aligned,
             irq_cores: 1,
             wire_latency_ns: 10_000,
@@ -263,6 +276,24 @@ impl Default for NapiCfg {
     }
 }
 
+/// The server's TCP sockets.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SocketCfg {
+    /// Receive buffer of each connection's socket (`sk_rcvbuf`), bytes: a
+    /// request arriving when the requests already queued hold this many
+    /// bytes is dropped (`tcp_data_queue` when `tcp_try_rmem_schedule`
+    /// fails, counted as TCPRcvQDrop). Charged at the request's wire size,
+    /// as if `tcp_collapse` had packed the small segments. Default 131072:
+    /// the middle value of `net.ipv4.tcp_rmem`; autotuning is not modelled.
+    pub rcvbuf_bytes: u64,
+}
+impl Default for SocketCfg {
+    fn default() -> Self {
+        SocketCfg { rcvbuf_bytes: 131_072 }
+    }
+}
+
 /// Per-epoll-instance busy polling (`EPIOCSPARAMS`) and how the application waits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -335,6 +366,13 @@ pub struct LoadCfg {
     /// Fraction of requests that are gets (the rest are sets); mutilate's
     /// default `--update 0.0` makes every request a get.
     pub get_fraction: f64,
+    /// Closed loop: a request or reply dropped on the server (ring, socket,
+    /// qdisc) is sent again this long after the request was first sent, as
+    /// TCP retransmits it; latency still counts from the first send.
+    /// Default 200 ms: `TCP_RTO_MIN`. An open-loop request that is dropped
+    /// is lost (counted in `drops`), which keeps an overloaded open loop's
+    /// state bounded.
+    pub retransmit_timeout_ns: u64,
 }
 impl Default for LoadCfg {
     fn default() -> Self {
@@ -349,13 +387,20 @@ impl Default for LoadCfg {
             key_size: SizeCfg::Etc,
             value_size: SizeCfg::Etc,
             get_fraction: 1.0,
+            retransmit_timeout_ns: 200_000_000,
         }
     }
 }
 
+/// Client connections a scenario may open (`load.connections`).
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
+
 impl LoadCfg {
-    pub fn connections(&self) -> u32 {
-        self.clients * self.threads_per_client * self.connections_per_thread
+    /// Client connections: clients × threads per client × connections per
+    /// thread, in 64 bits (validation keeps it at most [`MAX_CONNECTIONS`],
+    /// so a validated scenario's count also fits in 32).
+    pub fn connections(&self) -> u64 {
+        self.clients as u64 * self.threads_per_client as u64 * self.connections_per_thread as u64
     }
 }
 

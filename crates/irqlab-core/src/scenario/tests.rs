@@ -45,7 +45,7 @@ fn out_of_range_values_name_field_and_range() {
 fn type_errors_are_reported() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
     let e = s.set("cpu.app_cores", "many").unwrap_err().to_string();
-    assert!(e.starts_with("scenario field `cpu.app_cores`: invalid type"), "{e}");
+    assert_eq!(e, "scenario field `cpu.app_cores` must be a whole number from 1 to 1024 (got the string \"many\")");
     assert!(s.set_pair("novalue").is_err());
     assert!(s.set("a..b", "1").is_err());
 }
@@ -111,4 +111,122 @@ fn thesis_scenario_parses() {
     let s = Scenario::from_path(&p).unwrap();
     assert_eq!(s.config().load.connections(), 768);
     assert_eq!(s.profile().unwrap().name(), "irq-suspend");
+}
+
+/// No Rust type name (`u32`, `struct LoadCfg`, `f64`) reaches the user.
+#[test]
+fn type_errors_speak_of_numbers_and_tables_not_rust_types() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    for (key, value, want) in [
+        ("napi.weight", "-1", "scenario field `napi.weight` must be a whole number from 1 to 1024 (got -1)"),
+        ("load.qps", "\"fast\"", "scenario field `load.qps` must be a number from 1 to 1000000000 (got the string \"fast\")"),
+        ("load", "5", "scenario field `load` must be a table of fields (got 5)"),
+        ("nic.tx_completion_irqs", "3", "scenario field `nic.tx_completion_irqs` must be true or false (got 3)"),
+        ("app.service", "4", "scenario field `app.service` must be a table with a `dist` key (got 4)"),
+    ] {
+        let e = s.set(key, value).unwrap_err().to_string();
+        assert_eq!(e, want, "{key}={value}");
+    }
+    let e = Scenario::from_toml_str("[load]\ndepth = \"x\"\n").unwrap_err().to_string();
+    assert!(!e.contains("u32") && e.contains("from 1 to 1024"), "{e}");
+}
+
+#[test]
+fn an_integer_too_large_is_a_number_out_of_range_not_a_string() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    let e = s.set("cpu.app_cores", "99999999999999999999").unwrap_err().to_string();
+    assert_eq!(e, "scenario field `cpu.app_cores` must be a whole number from 1 to 1024 (got 99999999999999999999)");
+    let e = s.set("load.qps", "1.2.3").unwrap_err().to_string();
+    assert!(e.contains("`load.qps`") && !e.contains("invalid type: string"), "{e}");
+    // A bare word is still a string.
+    s.set("load.interarrival", "fb_ia").unwrap();
+    s.set("name", "my-test").unwrap();
+}
+
+#[test]
+fn an_override_value_is_one_value_on_one_line() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    let e = s.set_pair("load.qps=300000\n[cpu]\napp_cores=1").unwrap_err().to_string();
+    assert_eq!(e, "override `load.qps` must be one value on one line");
+    assert!(s.config().load.qps.is_none() && s.config().cpu.app_cores == 2, "nothing applied");
+    assert!(s.set("load.qps", "300000\r").is_err());
+}
+
+#[test]
+fn toml_syntax_errors_give_line_and_column_on_one_line() {
+    let e = Scenario::from_toml_str("name = \"t\"\n[cpu]\napp_cores = = 3\n").unwrap_err().to_string();
+    assert!(e.starts_with("the scenario is not valid TOML at line 3, column 13: "), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    let e = Scenario::from_toml_str("[cpu\n").unwrap_err().to_string();
+    assert!(e.contains("line 1, column 5") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn run_profile_cannot_be_overridden() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    for value in ["busy-wait", "bogus"] {
+        let e = s.set("run.profile", value).unwrap_err().to_string();
+        assert!(e.contains("--profile") && e.contains("with_profile"), "{e}");
+        let e = s.set_pairs(&[format!("run.profile={value}")]).unwrap_err().to_string();
+        assert!(e.contains("--profile"), "{e}");
+    }
+    // Nor by replacing the whole section.
+    let e = s.set("run", "{ profile = \"busy-wait\" }").unwrap_err().to_string();
+    assert!(e.contains("--profile"), "{e}");
+    assert!(s.profile().is_none());
+    // The file's own run.profile still selects the profile, and other run fields override fine.
+    let mut f = Scenario::from_toml_str(&format!("{MIN}[run]\nprofile = \"busy-wait\"\n")).unwrap();
+    assert_eq!(f.profile().unwrap().name(), "busy-wait");
+    f.set("run.seed", "5").unwrap();
+    assert!(Scenario::from_toml_str(&format!("{MIN}[run]\nprofile = \"bogus\"\n")).is_err());
+}
+
+#[test]
+fn connections_are_counted_in_64_bits_against_the_documented_limit() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    // 8 × 8192 × 65537 wraps to 65536 in 32 bits.
+    let e = s
+        .set_pairs(&["load.clients=8", "load.threads_per_client=8192", "load.connections_per_thread=65537"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`load.connections`") && e.contains("4295032832") && e.contains("1000000"), "{e}");
+    s.set_pairs(&["load.clients=10", "load.threads_per_client=100", "load.connections_per_thread=1000"]).unwrap();
+    assert_eq!(s.config().load.connections(), 1_000_000);
+}
+
+#[test]
+fn requests_in_flight_are_bounded() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    let e = s
+        .set_pairs(&["load.clients=10", "load.threads_per_client=1000", "load.connections_per_thread=100", "load.depth=17"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`load.connections`") && e.contains("`load.depth`") && e.contains("17000000"), "{e}");
+    let e = s.set_pairs(&["load.qps=1e9", "nic.dma_latency_ns=20000000"]).unwrap_err().to_string();
+    assert!(e.contains("`load.qps`") && e.contains("`nic.dma_latency_ns`") && e.contains("at most 1000000"), "{e}");
+    s.set_pairs(&["load.qps=1e9", "nic.wire_latency_ns=500000", "nic.dma_latency_ns=0"]).unwrap();
+}
+
+#[test]
+fn a_closed_loop_that_takes_no_time_is_rejected() {
+    let zero = "[costs]\nrx_packet_cycles = 0\nrecv_cycles = 0\nsend_cycles = 0\n\
+                [app]\nservice = { dist = \"fixed\", cycles = 0 }\n\
+                [nic]\nwire_latency_ns = 0\ndma_latency_ns = 0\n";
+    let e = Scenario::from_toml_str(zero).unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `nic.wire_latency_ns` must be above 0 in a closed loop"), "{e}");
+    let mut open = Scenario::from_toml_str(&zero.replace("[nic]", "[load]\nqps = 1000\n[nic]")).unwrap();
+    open.set("load.think_time_ns", "0").unwrap();
+    let mut s = Scenario::from_toml_str(&zero.replace("wire_latency_ns = 0", "wire_latency_ns = 1")).unwrap();
+    assert!(s.set("nic.wire_latency_ns", "0").is_err());
+}
+
+#[test]
+fn scenario_files_must_be_small_regular_files() {
+    let e = Scenario::from_path(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
+    assert_eq!(e, "cannot read scenario file /dev/zero: it is not a regular file");
+    let dir = std::env::temp_dir().join(format!("irqlab-big-{}", std::process::id()));
+    std::fs::write(&dir, vec![b'#'; (MAX_SCENARIO_BYTES + 1) as usize]).unwrap();
+    let e = Scenario::from_path(&dir).unwrap_err().to_string();
+    std::fs::remove_file(&dir).unwrap();
+    assert!(e.ends_with("it is larger than 4194304 bytes"), "{e}");
 }

@@ -1,8 +1,118 @@
 //! Range checks. Each error is one sentence naming the field and the
-//! accepted range.
+//! accepted range. Fields with a fixed range are listed once, in
+//! [`INT_FIELDS`] and [`FLOAT_FIELDS`], so that a type error on one of them
+//! (a string where a number belongs) can state the same range
+//! ([`accepted_range`]).
 
 use super::config::*;
 use crate::error::Error;
+
+const MAX_CYCLES: u64 = 1_000_000_000;
+const MAX_NS: u64 = 10_000_000_000;
+/// Requests that may be on their way at once (closed loop: connections ×
+/// depth; open loop: rate × one-way latency). Each is an event in the queue
+/// and a few dozen bytes of state; a million keeps a run under ~100 MB and
+/// far below the event queue's 2^24 slots, which it must never reach.
+pub const MAX_IN_FLIGHT: u64 = 1_000_000;
+
+/// A field holding a whole number with a fixed accepted range.
+pub(crate) struct IntField {
+    pub path: &'static str,
+    get: fn(&Config) -> u64,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// A field holding a real number with a fixed accepted range.
+pub(crate) struct FloatField {
+    pub path: &'static str,
+    get: fn(&Config) -> f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+macro_rules! int_field {
+    ($path:literal, |$c:ident| $e:expr, $lo:expr, $hi:expr) => {
+        IntField { path: $path, get: |$c: &Config| ($e) as u64, lo: $lo, hi: $hi }
+    };
+}
+
+pub(crate) const INT_FIELDS: &[IntField] = &[
+    int_field!("run.seed", |c| c.run.seed, 0, i64::MAX as u64),
+    int_field!("cpu.app_cores", |c| c.cpu.app_cores, 1, 1024),
+    int_field!("cpu.wakeup_latency_ns", |c| c.cpu.wakeup_latency_ns, 0, MAX_NS),
+    // EEVDF's base slice is tunable from 0.1 ms (`sched_base_slice_ns` in
+    // debugfs); the model needs a slice of at least 1 µs to make progress.
+    int_field!("cpu.sched_base_slice_ns", |c| c.cpu.sched_base_slice_ns, 1_000, MAX_NS),
+    int_field!("costs.hardirq_cycles", |c| c.costs.hardirq_cycles, 0, MAX_CYCLES),
+    int_field!("costs.softirq_entry_cycles", |c| c.costs.softirq_entry_cycles, 0, MAX_CYCLES),
+    int_field!("costs.napi_poll_cycles", |c| c.costs.napi_poll_cycles, 0, MAX_CYCLES),
+    int_field!("costs.rx_packet_cycles", |c| c.costs.rx_packet_cycles, 0, MAX_CYCLES),
+    int_field!("costs.wakeup_cycles", |c| c.costs.wakeup_cycles, 0, MAX_CYCLES),
+    int_field!("costs.epoll_wait_cycles", |c| c.costs.epoll_wait_cycles, 0, MAX_CYCLES),
+    int_field!("costs.epoll_event_cycles", |c| c.costs.epoll_event_cycles, 0, MAX_CYCLES),
+    int_field!("costs.recv_cycles", |c| c.costs.recv_cycles, 0, MAX_CYCLES),
+    int_field!("costs.send_cycles", |c| c.costs.send_cycles, 0, MAX_CYCLES),
+    int_field!("costs.send_cycles_per_64b", |c| c.costs.send_cycles_per_64b, 0, MAX_CYCLES),
+    int_field!("costs.context_switch_cycles", |c| c.costs.context_switch_cycles, 0, MAX_CYCLES),
+    int_field!("costs.interrupt_penalty_cycles", |c| c.costs.interrupt_penalty_cycles, 0, MAX_CYCLES),
+    int_field!("costs.irq_cold_cycles", |c| c.costs.irq_cold_cycles, 0, MAX_CYCLES),
+    int_field!("costs.timer_irq_cycles", |c| c.costs.timer_irq_cycles, 0, MAX_CYCLES),
+    int_field!("costs.tx_clean_cycles", |c| c.costs.tx_clean_cycles, 0, MAX_CYCLES),
+    int_field!("costs.busy_poll_iteration_cycles", |c| c.costs.busy_poll_iteration_cycles, 0, MAX_CYCLES),
+    int_field!("nic.queues", |c| c.nic.queues, 0, 1024),
+    int_field!("nic.rx-ring-size", |c| c.nic.rx_ring_size, 1, 65_536),
+    int_field!("nic.tx-ring-size", |c| c.nic.tx_ring_size, 1, 65_536),
+    int_field!("nic.txqueuelen", |c| c.nic.txqueuelen, 1, 1_000_000),
+    int_field!("nic.wire_latency_ns", |c| c.nic.wire_latency_ns, 0, MAX_NS),
+    int_field!("nic.dma_latency_ns", |c| c.nic.dma_latency_ns, 0, MAX_NS),
+    // ethtool accepts these as u32; mlx5 limits rx-usecs to 4095 µs and
+    // rx-frames to 65535.
+    int_field!("coalesce.rx-usecs", |c| c.coalesce.rx_usecs, 0, 4095),
+    int_field!("coalesce.rx-frames", |c| c.coalesce.rx_frames, 0, 65_535),
+    int_field!("coalesce.tx-usecs", |c| c.coalesce.tx_usecs, 0, 4095),
+    int_field!("coalesce.tx-frames", |c| c.coalesce.tx_frames, 0, 65_535),
+    int_field!("napi.napi_defer_hard_irqs", |c| c.napi.napi_defer_hard_irqs, 0, i32::MAX as u64),
+    int_field!("napi.gro_flush_timeout", |c| c.napi.gro_flush_timeout, 0, u32::MAX as u64 * 1000),
+    int_field!("napi.irq_suspend_timeout", |c| c.napi.irq_suspend_timeout, 0, u32::MAX as u64 * 1000),
+    int_field!("napi.weight", |c| c.napi.weight, 1, 1024),
+    int_field!("napi.netdev_budget", |c| c.napi.netdev_budget, 1, 1_000_000),
+    int_field!("napi.netdev_budget_usecs", |c| c.napi.netdev_budget_usecs, 1, 1_000_000),
+    int_field!("napi.max_softirq_restart", |c| c.napi.max_softirq_restart, 1, 1000),
+    // The kernel clamps SO_RCVBUF to [SOCK_MIN_RCVBUF, rmem_max]; 2 KiB is
+    // about SOCK_MIN_RCVBUF, 2 GiB the int it is stored in.
+    int_field!("socket.rcvbuf_bytes", |c| c.socket.rcvbuf_bytes, 2_048, i32::MAX as u64),
+    int_field!("epoll.busy_poll_usecs", |c| c.epoll.busy_poll_usecs, 0, u32::MAX as u64),
+    // EPIOCSPARAMS refuses budgets above NAPI_POLL_WEIGHT without
+    // CAP_NET_ADMIN; the model allows the kernel's u16 range.
+    int_field!("epoll.busy_poll_budget", |c| c.epoll.busy_poll_budget, 0, u16::MAX as u64),
+    int_field!("epoll.maxevents", |c| c.epoll.maxevents, 1, 1 << 20),
+    int_field!("app.service_cycles_per_64b", |c| c.app.service_cycles_per_64b, 0, MAX_CYCLES),
+    int_field!("load.clients", |c| c.load.clients, 1, 10_000),
+    int_field!("load.threads_per_client", |c| c.load.threads_per_client, 1, 10_000),
+    int_field!("load.connections_per_thread", |c| c.load.connections_per_thread, 1, 100_000),
+    int_field!("load.connections", |c| c.load.connections(), 1, MAX_CONNECTIONS),
+    int_field!("load.depth", |c| c.load.depth, 1, 1024),
+    int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
+    int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
+];
+
+pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
+    FloatField { path: "run.duration_s", get: |c| c.run.duration_s, lo: 1e-6, hi: 3600.0 },
+    FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
+    FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
+    FloatField { path: "load.qps", get: |c| c.load.qps.unwrap_or(1.0), lo: 1.0, hi: 1e9 },
+    FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
+];
+
+/// The accepted range of a field with a fixed one, in words ("a whole
+/// number from 1 to 1024"), for messages about a value of the wrong type.
+pub(crate) fn accepted_range(path: &str) -> Option<String> {
+    if let Some(f) = INT_FIELDS.iter().find(|f| f.path == path) {
+        return Some(format!("a whole number from {} to {}", f.lo, f.hi));
+    }
+    FLOAT_FIELDS.iter().find(|f| f.path == path).map(|f| format!("a number from {} to {}", f.lo, f.hi))
+}
 
 fn int_range(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), Error> {
     if v < lo || v > hi {
@@ -18,38 +128,15 @@ fn float_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<(), Error> {
     Ok(())
 }
 
-const MAX_CYCLES: u64 = 1_000_000_000;
-const MAX_NS: u64 = 10_000_000_000;
-
 pub(crate) fn validate(c: &Config) -> Result<(), Error> {
-    float_range("run.duration_s", c.run.duration_s, 1e-6, 3600.0)?;
-    float_range("run.warmup_s", c.run.warmup_s, 0.0, 3600.0)?;
-
-    int_range("cpu.app_cores", c.cpu.app_cores as u64, 1, 1024)?;
-    float_range("cpu.freq_ghz", c.cpu.freq_ghz, 0.1, 10.0)?;
-    int_range("cpu.wakeup_latency_ns", c.cpu.wakeup_latency_ns, 0, MAX_NS)?;
+    for f in FLOAT_FIELDS {
+        float_range(f.path, (f.get)(c), f.lo, f.hi)?;
+    }
+    for f in INT_FIELDS {
+        int_range(f.path, (f.get)(c), f.lo, f.hi)?;
+    }
 
     let k = &c.costs;
-    for (name, v) in [
-        ("costs.hardirq_cycles", k.hardirq_cycles),
-        ("costs.softirq_entry_cycles", k.softirq_entry_cycles),
-        ("costs.napi_poll_cycles", k.napi_poll_cycles),
-        ("costs.rx_packet_cycles", k.rx_packet_cycles),
-        ("costs.wakeup_cycles", k.wakeup_cycles),
-        ("costs.epoll_wait_cycles", k.epoll_wait_cycles),
-        ("costs.epoll_event_cycles", k.epoll_event_cycles),
-        ("costs.recv_cycles", k.recv_cycles),
-        ("costs.send_cycles", k.send_cycles),
-        ("costs.send_cycles_per_64b", k.send_cycles_per_64b),
-        ("costs.context_switch_cycles", k.context_switch_cycles),
-        ("costs.interrupt_penalty_cycles", k.interrupt_penalty_cycles),
-        ("costs.irq_cold_cycles", k.irq_cold_cycles),
-        ("costs.timer_irq_cycles", k.timer_irq_cycles),
-        ("costs.tx_clean_cycles", k.tx_clean_cycles),
-        ("costs.busy_poll_iteration_cycles", k.busy_poll_iteration_cycles),
-    ] {
-        int_range(name, v, 0, MAX_CYCLES)?;
-    }
     // A spinning busy-poll loop must take time, or simulated time would
     // never advance.
     if k.busy_poll_iteration_cycles == 0 && c.epoll.busy_poll_usecs > 0 {
@@ -65,9 +152,6 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         ));
     }
 
-    int_range("nic.queues", c.nic.queues as u64, 0, 1024)?;
-    int_range("nic.rx-ring-size", c.nic.rx_ring_size as u64, 1, 65_536)?;
-    int_range("nic.tx-ring-size", c.nic.tx_ring_size as u64, 1, 65_536)?;
     if c.nic.irq_routing == IrqRouting::Packed {
         int_range("nic.irq_cores", c.nic.irq_cores as u64, 1, 1024)?;
     }
@@ -80,29 +164,6 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             ),
         ));
     }
-    int_range("nic.wire_latency_ns", c.nic.wire_latency_ns, 0, MAX_NS)?;
-    int_range("nic.dma_latency_ns", c.nic.dma_latency_ns, 0, MAX_NS)?;
-
-    // ethtool accepts these as u32; mlx5 limits rx-usecs to 4095 µs and
-    // rx-frames to 65535.
-    int_range("coalesce.rx-usecs", c.coalesce.rx_usecs as u64, 0, 4095)?;
-    int_range("coalesce.rx-frames", c.coalesce.rx_frames as u64, 0, 65_535)?;
-    int_range("coalesce.tx-usecs", c.coalesce.tx_usecs as u64, 0, 4095)?;
-    int_range("coalesce.tx-frames", c.coalesce.tx_frames as u64, 0, 65_535)?;
-
-    int_range("napi.napi_defer_hard_irqs", c.napi.napi_defer_hard_irqs as u64, 0, i32::MAX as u64)?;
-    int_range("napi.gro_flush_timeout", c.napi.gro_flush_timeout, 0, u32::MAX as u64 * 1000)?;
-    int_range("napi.irq_suspend_timeout", c.napi.irq_suspend_timeout, 0, u32::MAX as u64 * 1000)?;
-    int_range("napi.weight", c.napi.weight as u64, 1, 1024)?;
-    int_range("napi.netdev_budget", c.napi.netdev_budget as u64, 1, 1_000_000)?;
-    int_range("napi.netdev_budget_usecs", c.napi.netdev_budget_usecs as u64, 1, 1_000_000)?;
-    int_range("napi.max_softirq_restart", c.napi.max_softirq_restart as u64, 1, 1000)?;
-
-    int_range("epoll.busy_poll_usecs", c.epoll.busy_poll_usecs as u64, 0, u32::MAX as u64)?;
-    // EPIOCSPARAMS refuses budgets above NAPI_POLL_WEIGHT without CAP_NET_ADMIN;
-    // the model allows the kernel's u16 range.
-    int_range("epoll.busy_poll_budget", c.epoll.busy_poll_budget as u64, 0, u16::MAX as u64)?;
-    int_range("epoll.maxevents", c.epoll.maxevents as u64, 1, 1 << 20)?;
 
     match c.app.service {
         ServiceDist::Fixed { cycles } => int_range("app.service.cycles", cycles, 0, MAX_CYCLES)?,
@@ -114,23 +175,69 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             int_range("app.service.max_cycles", max_cycles, min_cycles, MAX_CYCLES)?;
         }
     }
-    int_range("app.service_cycles_per_64b", c.app.service_cycles_per_64b, 0, MAX_CYCLES)?;
 
     let l = &c.load;
-    int_range("load.clients", l.clients as u64, 1, 10_000)?;
-    int_range("load.threads_per_client", l.threads_per_client as u64, 1, 10_000)?;
-    int_range("load.connections_per_thread", l.connections_per_thread as u64, 1, 100_000)?;
-    int_range("load.connections", l.connections() as u64, 1, 1_000_000)?;
-    int_range("load.depth", l.depth as u64, 1, 1024)?;
-    int_range("load.think_time_ns", l.think_time_ns, 0, MAX_NS)?;
-    if let Some(q) = l.qps {
-        float_range("load.qps", q, 1.0, 1e9)?;
-    }
     for (name, s) in [("load.key_size", l.key_size), ("load.value_size", l.value_size)] {
         if let SizeCfg::Fixed { bytes } = s {
             int_range(&format!("{name}.bytes"), bytes as u64, 1, 1 << 20)?;
         }
     }
-    float_range("load.get_fraction", l.get_fraction, 0.0, 1.0)?;
+    in_flight(c)?;
+    progress(c)?;
+    Ok(())
+}
+
+/// Bound what can be on its way at once, so that the event queue and the
+/// model's state stay bounded (the queue has 2^24 slots).
+fn in_flight(c: &Config) -> Result<(), Error> {
+    let l = &c.load;
+    match l.qps {
+        None => {
+            let n = l.connections() * l.depth as u64;
+            if n > MAX_IN_FLIGHT {
+                return Err(Error::Scenario(format!(
+                    "scenario fields `load.connections` ({}) × `load.depth` ({}) put {n} requests in flight at once; \
+                     at most {MAX_IN_FLIGHT} are allowed",
+                    l.connections(),
+                    l.depth
+                )));
+            }
+        }
+        Some(qps) => {
+            let one_way_ns = c.nic.wire_latency_ns + c.nic.dma_latency_ns;
+            let n = (qps * one_way_ns as f64 / 1e9).ceil();
+            if n > MAX_IN_FLIGHT as f64 {
+                return Err(Error::Scenario(format!(
+                    "scenario fields `load.qps` ({qps}) × (`nic.wire_latency_ns` + `nic.dma_latency_ns`) ({one_way_ns} ns) \
+                     put {n} requests in flight at once; at most {MAX_IN_FLIGHT} are allowed"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A closed loop whose requests cost neither time on the way nor cycles on
+/// the server would circulate forever at one instant: reject it.
+fn progress(c: &Config) -> Result<(), Error> {
+    if c.load.qps.is_some() {
+        return Ok(());
+    }
+    let on_the_way_ns = 2 * c.nic.wire_latency_ns + c.nic.dma_latency_ns + c.load.think_time_ns;
+    let k = &c.costs;
+    let service_min = match c.app.service {
+        ServiceDist::Fixed { cycles } => cycles,
+        ServiceDist::Exponential { mean_cycles } => mean_cycles,
+        ServiceDist::Uniform { min_cycles, .. } => min_cycles,
+    };
+    let per_request_cycles = k.rx_packet_cycles + k.recv_cycles + k.send_cycles + service_min;
+    if on_the_way_ns == 0 && per_request_cycles == 0 {
+        return Err(Error::field(
+            "nic.wire_latency_ns",
+            "must be above 0 in a closed loop whose requests cost no cycles (costs.rx_packet_cycles, \
+             costs.recv_cycles, costs.send_cycles and the service minimum are all 0, and so are \
+             nic.dma_latency_ns and load.think_time_ns), or requests would circulate forever at one instant",
+        ));
+    }
     Ok(())
 }

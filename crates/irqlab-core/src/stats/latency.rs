@@ -35,7 +35,7 @@ impl LatencyHistogram {
         if self.h.is_empty() {
             return LatencyUs::default();
         }
-        let q = |p: f64| self.h.value_at_quantile(p) as f64 / 1e3;
-        LatencyUs { mean: self.h.mean() / 1e3, p50: q(0.5), p95: q(0.95), p99: q(0.99), p999: q(0.999) }
+        let q = |p: f64| Some(self.h.value_at_quantile(p) as f64 / 1e3);
+        LatencyUs { mean: Some(self.h.mean() / 1e3), p50: q(0.5), p95: q(0.95), p99: q(0.99), p999: q(0.999) }
     }
 }

@@ -3,13 +3,26 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Latency of the requests completed in the measurement window, µs; every
+/// field is `None` (JSON null) when none completed, never a made-up 0.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyUs {
-    pub mean: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+}
+
+/// Requests and replies dropped in the measurement window, by where.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DropsBySite {
+    /// A request reached a full RX ring.
+    pub ring: u64,
+    /// A request reached a socket whose receive buffer was full.
+    pub socket: u64,
+    /// A reply reached a full qdisc (TX ring full, `txqueuelen` packets queued).
+    pub qdisc: u64,
 }
 
 /// Share of the application cores' time per context, percent (sums to 100).
@@ -42,8 +55,12 @@ pub struct Summary {
     pub context_switches_per_query: f64,
     /// Busy cycles (all but idle) on the application cores per completed query.
     pub cycles_per_query: f64,
-    /// RX packets dropped at a full ring.
+    /// Requests and replies dropped, wherever it happened (the sum of
+    /// `drops_by_site`).
     pub drops: u64,
+    pub drops_by_site: DropsBySite,
+    /// Closed loop: requests sent again after a drop (TCP retransmission).
+    pub retransmits: u64,
     /// Share of received packets taken from the ring by busy polling, percent.
     pub busy_poll_pct: f64,
     /// NET_RX softirq rounds (`net_rx_action`) per second.
@@ -56,4 +73,7 @@ pub struct Summary {
     pub sim_time_s: f64,
     pub sim_events: u64,
     pub wall_s: f64,
+    /// What the reader should know to read the numbers right, one sentence
+    /// each (e.g. that no request completed, so latency is not reported).
+    pub warnings: Vec<String>,
 }
