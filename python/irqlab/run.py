@@ -10,7 +10,7 @@ from typing import Optional, Union
 
 from irqlab import _core
 from irqlab._core import ScenarioError
-from irqlab.scenario import Overrides, Scenario
+from irqlab.scenario import Overrides, Scenario, fspath, one_line, override_pairs
 from irqlab.summary import Summary
 
 #: TOML integers are signed 64-bit, so this is the largest seed a scenario can hold.
@@ -30,15 +30,25 @@ def run(
     :meth:`Scenario.with_overrides` takes) are applied on top of the scenario's own; ``seed`` and ``duration_s`` set
     ``run.seed`` and ``run.duration_s`` last. Everything is validated before
     the simulation starts, so a bad input raises :class:`ScenarioError` at
-    once. The GIL is released while the simulation runs, so runs in threads
-    proceed in parallel.
+    once; an argument of the wrong type raises :class:`TypeError`. The GIL
+    is released while the simulation runs, so runs in threads proceed in
+    parallel.
+
+    When no request completes in the measured time, the summary's latency
+    fields are ``None`` and its ``warnings`` say so.
     """
     if not isinstance(scenario, Scenario):
-        scenario = Scenario.load(scenario)
+        if not isinstance(scenario, (str, os.PathLike)):
+            raise TypeError(
+                f"scenario must be an irqlab.Scenario, a str path or an os.PathLike such as pathlib.Path, "
+                f"not {type(scenario).__name__}"
+            )
+        scenario = Scenario.load(fspath(scenario, "scenario"))
     if profile is not None:
         scenario = scenario.with_profile(profile)
-    if isinstance(overrides, str) or overrides:
-        scenario = scenario.with_overrides(overrides)
+    pairs = override_pairs(overrides)
+    if pairs:
+        scenario = scenario.with_overrides(pairs)
     check_seed(seed)
     check_duration(duration_s)
     final: dict[str, Union[int, float]] = {}
@@ -49,32 +59,43 @@ def run(
     if final:
         # Validate in the core as well (its range for run.duration_s applies).
         scenario.with_overrides(final)
-    text = _core.run(
-        scenario.text,
-        scenario.profile,
-        list(scenario.overrides),
-        None if seed is None else int(seed),
-        None if duration_s is None else float(duration_s),
-    )
+    try:
+        text = _core.run(
+            scenario.text,
+            scenario.profile,
+            list(scenario.overrides),
+            None if seed is None else int(seed),
+            None if duration_s is None else float(duration_s),
+        )
+    except ScenarioError as e:
+        raise ScenarioError(one_line(str(e))) from None
     return Summary(json.loads(text))
 
 
 def check_seed(seed: object, what: str = "seed") -> None:
-    """Raise :class:`ScenarioError` unless ``seed`` is None or an integer in 0..2**63-1."""
+    """Raise :class:`TypeError` unless ``seed`` is None or an int, and
+    :class:`ScenarioError` unless it lies in 0..2**63-1."""
     if seed is None:
         return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) <= MAX_SEED:
-        raise ScenarioError(f"{what} must be a non-negative integer no larger than {MAX_SEED} (got {seed!r})")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{what} must be an int (from 0 to {MAX_SEED}) or None, not {type(seed).__name__}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ScenarioError(f"{what} must be a whole number from 0 to {MAX_SEED} (got {seed!r})")
 
 
 def check_duration(duration_s: object, what: str = "duration_s") -> None:
-    """Raise :class:`ScenarioError` unless ``duration_s`` is None or a positive finite number of seconds."""
+    """Raise :class:`TypeError` unless ``duration_s`` is None or a real number
+    (int or float), and :class:`ScenarioError` unless it is a positive finite
+    number of seconds."""
     if duration_s is None:
         return
-    if (
-        isinstance(duration_s, bool)
-        or not isinstance(duration_s, numbers.Real)
-        or not math.isfinite(float(duration_s))
-        or float(duration_s) <= 0
-    ):
-        raise ScenarioError(f"{what} must be a positive number of seconds (got {duration_s!r})")
+    if isinstance(duration_s, bool) or not isinstance(duration_s, numbers.Real):
+        raise TypeError(
+            f"{what} must be a number of seconds (a float or an int) or None, not {type(duration_s).__name__}"
+        )
+    try:
+        seconds = float(duration_s)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ScenarioError(f"{what} must be a positive finite number of seconds (got {duration_s!r})")

@@ -6,6 +6,10 @@ by the core when it is made (``_core.resolve``), so a bad file, an unknown
 profile or an out-of-range override raises :class:`irqlab.ScenarioError` at
 once, never later in a run. The layering is the core's: the file, then the
 profile, then the overrides in the order given (a later one wins).
+
+An argument of the wrong type raises :class:`TypeError` naming the parameter
+and the types it takes; every :class:`ScenarioError` raised here is one line
+(the core's multi-line messages, such as the TOML parser's, are joined).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from irqlab._core import ScenarioError
 #: What :meth:`Scenario.with_overrides` accepts as a positional argument.
 Overrides = Union[str, Mapping[str, Any], Iterable[str]]
 
+_OVERRIDES_TYPES = "a 'key=value' str, a mapping of keys to values or an iterable of 'key=value' strs"
+
 
 class Scenario:
     """A validated scenario: the file's text plus a profile and overrides."""
@@ -33,43 +39,42 @@ class Scenario:
         text: str,
         *,
         profile: Optional[str] = None,
-        overrides: Iterable[str] = (),
+        overrides: Overrides = (),
         source: Optional[str] = None,
     ) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"scenario text must be a str, not {type(text).__name__}")
-        overrides = tuple(overrides)
-        for pair in overrides:
-            if not isinstance(pair, str):
-                raise TypeError(f"overrides must be 'key=value' strings, not {type(pair).__name__}")
+        _check_text(text, "text", "a str (the scenario's TOML text)")
+        _check_profile(profile)
+        if source is not None and not isinstance(source, str):
+            raise TypeError(f"source must be a str (the file the scenario came from) or None, not {_type(source)}")
+        pairs = tuple(override_pairs(overrides))
         self._text = text
         self._profile = profile
-        self._overrides = overrides
+        self._overrides = pairs
         self._source = source
         # Validation happens here, in the core, so that no invalid object exists.
         try:
-            self._resolved_json = _core.resolve(text, profile, list(overrides))
+            self._resolved_json = _core.resolve(text, profile, list(pairs))
         except ScenarioError as e:
-            raise _blame_override(text, profile, overrides, e) from None
+            raise _blame_override(text, profile, pairs, e) from None
 
     # -- construction -------------------------------------------------------
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike[str]]) -> Scenario:
         """Read and validate a scenario file."""
-        path = os.fspath(path)
+        path = fspath(path, "path")
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
             reason = e.strerror or str(e)
-            raise ScenarioError(f"cannot read scenario file {path}: {reason}") from None
+            raise ScenarioError(one_line(f"cannot read scenario file {path}: {reason}")) from None
         except UnicodeDecodeError:
-            raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
+            raise ScenarioError(one_line(f"scenario file {path} is not UTF-8 text")) from None
         try:
             return cls(text, source=path)
         except ScenarioError as e:
-            raise ScenarioError(f"{path}: {e}") from None
+            raise ScenarioError(one_line(f"{path}: {e}")) from None
 
     @classmethod
     def from_str(cls, text: str, *, source: Optional[str] = None) -> Scenario:
@@ -78,6 +83,7 @@ class Scenario:
 
     def with_profile(self, name: Optional[str]) -> Scenario:
         """The same scenario under profile ``name`` (``None``: the file's own, if any)."""
+        _check_profile(name)
         return Scenario(self._text, profile=name, overrides=self._overrides, source=self._source)
 
     def with_overrides(self, *args: Overrides, **kwargs: Any) -> Scenario:
@@ -96,19 +102,7 @@ class Scenario:
         """
         pairs: list[str] = []
         for arg in args:
-            if isinstance(arg, str):
-                pairs.append(arg)
-            elif isinstance(arg, Mapping):
-                pairs.extend(_pairs_from_mapping(arg))
-            elif isinstance(arg, Iterable):
-                for pair in arg:
-                    if not isinstance(pair, str):
-                        raise TypeError(
-                            f"overrides must be 'key=value' strings or mappings, not {type(pair).__name__}"
-                        )
-                    pairs.append(pair)
-            else:
-                raise TypeError(f"overrides must be 'key=value' strings or mappings, not {type(arg).__name__}")
+            pairs.extend(override_pairs(arg))
         if kwargs:
             pairs.extend(_pairs_from_mapping({k.replace("__", "."): v for k, v in kwargs.items()}))
         return Scenario(
@@ -165,6 +159,80 @@ class Scenario:
         return f"Scenario({', '.join(parts)})"
 
 
+def override_pairs(overrides: Overrides) -> list[str]:
+    """``overrides`` (one ``"key=value"`` str, a mapping, or an iterable of
+    ``"key=value"`` strs; ``None`` for none) as a list of ``"key=value"`` strs.
+
+    A str is one override, never its characters; a wrong type raises
+    :class:`TypeError` naming ``overrides`` and the accepted types.
+    """
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        _check_unicode(overrides, f"override {overrides!r}")
+        return [overrides]
+    if isinstance(overrides, Mapping):
+        pairs = _pairs_from_mapping(overrides)
+        for pair in pairs:
+            _check_unicode(pair, f"override {pair!r}")
+        return pairs
+    if isinstance(overrides, (bytes, bytearray, memoryview)) or not isinstance(overrides, Iterable):
+        raise TypeError(f"overrides must be {_OVERRIDES_TYPES}, not {_type(overrides)}")
+    pairs = []
+    for pair in overrides:
+        if not isinstance(pair, str):
+            raise TypeError(f"each override in an iterable must be a 'key=value' str, not {_type(pair)}")
+        pairs.append(pair)
+    for pair in pairs:
+        _check_unicode(pair, f"override {pair!r}")
+    return pairs
+
+
+def fspath(path: object, what: str) -> str:
+    """``path`` (a str or an ``os.PathLike`` giving a str) as a str; a
+    :class:`TypeError` naming parameter ``what`` otherwise."""
+    accepted = "a str or an os.PathLike such as pathlib.Path"
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} must be {accepted}, not {_type(path)}")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be {accepted} giving a str, not one giving {_type(text)}")
+    return text
+
+
+def one_line(message: str) -> str:
+    """``message`` with every run of whitespace (newlines included) made one space."""
+    return " ".join(message.split())
+
+
+def _type(value: object) -> str:
+    return type(value).__name__
+
+
+def _check_text(value: object, what: str, accepted: str) -> None:
+    """A :class:`TypeError` unless ``value`` is a str; a :class:`ScenarioError`
+    if it cannot be encoded as UTF-8 (it holds a lone surrogate)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be {accepted}, not {_type(value)}")
+    _check_unicode(value, what)
+
+
+def _check_unicode(value: str, what: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ScenarioError(
+            f"{what} is not valid Unicode: it holds a lone surrogate (U+{ord(value[e.start]):04X}) "
+            f"at position {e.start}"
+        ) from None
+
+
+def _check_profile(profile: object) -> None:
+    if profile is None:
+        return
+    _check_text(profile, "profile", f"a str (one of {', '.join(_core.profiles())}) or None")
+
+
 def _blame_override(
     text: str, profile: Optional[str], overrides: tuple[str, ...], error: ScenarioError
 ) -> ScenarioError:
@@ -172,17 +240,18 @@ def _blame_override(
 
     The core applies overrides one by one, so the first prefix of them that
     fails ends with the culprit. File and profile errors are returned as is.
+    Either way the message is made one line.
     """
     for i, pair in enumerate(overrides):
         try:
             _core.resolve(text, profile, list(overrides[: i + 1]))
         except ScenarioError as e:
-            message = str(e)
+            message = one_line(str(e))
             key = pair.split("=", 1)[0].strip()
             if key and f"`{key}`" in message:
                 return ScenarioError(message)
-            return ScenarioError(f"override `{pair}` was rejected: {message}")
-    return error
+            return ScenarioError(one_line(f"override `{pair}` was rejected: {message}"))
+    return ScenarioError(one_line(str(error)))
 
 
 def _pairs_from_mapping(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -216,7 +285,7 @@ def _toml_value(value: Any, *, key: str, top: bool) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return value if top else json.dumps(value)
+        return value if top else _toml_string(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v, key=key, top=False) for v in value) + "]"
     if isinstance(value, Mapping):
@@ -231,4 +300,20 @@ def _toml_key(key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"override keys must be str, not {type(key).__name__}")
     bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
-    return key if bare else json.dumps(key)
+    return key if bare else _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string. Not ``json.dumps``: JSON writes an
+    astral character as a surrogate pair of ``\\u`` escapes, which TOML
+    refuses, and leaves DEL unescaped, which TOML forbids."""
+    out = ['"']
+    for c in text:
+        if c == '"' or c == "\\":
+            out.append("\\" + c)
+        elif c < " " or c == "\x7f":
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)

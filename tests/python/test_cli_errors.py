@@ -59,3 +59,14 @@ def test_help_and_version_exit_0():
     assert irqlab("run", "--help").returncode == 0
     version = irqlab("--version")
     assert version.returncode == 0 and version.stdout.startswith("irqlab ")
+
+
+def test_run_profile_cannot_be_set_as_an_override():
+    # The profile is chosen with --profile; an override of run.profile would
+    # bypass its knobs. Fails until the core rejects it (issue 8, item 6).
+    result = irqlab("run", S, "--set", "run.profile=busy-wait")
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: "), result.stderr
+    assert "--profile" in lines[0]
+    assert result.stdout == ""
