@@ -3,7 +3,9 @@
 The module only converts: scenario text, profile and ``key=value`` overrides
 in; JSON text out; core errors as :class:`ScenarioError`, real-kernel errors
 (``linux_*``) as :class:`LinuxError`. A panic inside the core surfaces as
-:class:`RuntimeError`.
+:class:`RuntimeError` (its message says it is a bug). Arguments of the wrong
+type raise pyo3's :class:`TypeError`; the Python package checks types first
+and names the parameter instead.
 """
 
 from typing import Optional, Sequence
@@ -28,7 +30,11 @@ def run(
     """Run the scenario; return the summary as JSON text. Releases the GIL.
 
     ``seed`` and ``duration_s`` are applied as the overrides ``run.seed`` and
-    ``run.duration_s`` after ``overrides``.
+    ``run.duration_s`` after ``overrides``. Every few million events the core
+    checks for signals: Ctrl-C raises :class:`KeyboardInterrupt` (or whatever
+    the signal's handler raises) instead of running to the end. When no
+    request completes, the summary's ``latency_us`` fields are ``null`` and its
+    ``warnings`` say so; ``drops_by_site`` and ``retransmits`` detail ``drops``.
     """
 
 def resolve(

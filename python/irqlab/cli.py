@@ -4,10 +4,21 @@
     irqlab profiles [--json]
     irqlab bench [SCENARIO] [--profile P] [--duration S] [--repeat N] [--json]
 
-Exit status: 0 on success; 2 for a user error (bad flag, bad scenario, unknown
-profile or field, out-of-range value), reported as one line
-``irqlab: error: <sentence>`` on stderr and never as a traceback; 1 for an
-internal error (a bug), reported as ``irqlab: internal error: <sentence>``.
+Exit status:
+
+- 0 on success;
+- 2 for a user error (bad flag, bad or unreadable scenario file, unknown
+  profile or field, out-of-range value, an ``--out`` that is not a writable
+  directory), reported as one line ``irqlab: error: <sentence>`` on stderr;
+- 1 for an operating-system error while working (standard output or a file
+  cannot be written: a full disk, a closed pipe), reported as one line
+  ``irqlab: error: <sentence>``, or for an internal error (a bug), reported
+  as ``irqlab: internal error: <sentence>``;
+- 130 when interrupted (Ctrl-C).
+
+Never a traceback. Warnings about a result that is not what it seems (``irqlab
+run`` when no request completed) are lines ``irqlab: warning: <sentence>`` on
+stderr; they do not change the status.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Callable, NoReturn, Optional
+from typing import IO, Callable, NoReturn, Optional
 
 from irqlab._core import ScenarioError, __version__
 from irqlab.bench import DEFAULT_SCENARIO, bench
@@ -29,41 +40,120 @@ from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
 from irqlab.scenario import Scenario
-from irqlab.text import bench_table, profiles_table, summary_table
+from irqlab.text import NULL, bench_table, profiles_table, summary_table
 
 EXIT_OK = 0
+#: An internal error (a bug) or an operating-system error (a full disk).
 EXIT_INTERNAL = 1
+EXIT_OS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
     """A bad command line; the message is one sentence."""
 
 
+class OutputError(OSError):
+    """Standard output could not be written (a full disk, a closed pipe)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
+        # argparse ignores a failed write (--help > /dev/full would exit 0
+        # having printed nothing); report it like any other output.
+        if message:
+            stream = file or sys.stderr
+            try:
+                stream.write(message)
+            except BrokenPipeError:
+                raise
+            except OSError as e:
+                if stream is sys.stdout:
+                    raise OutputError(e.errno, e.strerror) from None
+                raise
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     try:
-        args = build_parser().parse_args(argv)
-        handler: Callable[[argparse.Namespace], int] = args.handler
-        return handler(args)
+        try:
+            args = build_parser().parse_args(argv)
+            handler: Callable[[argparse.Namespace], int] = args.handler
+            status = handler(args)
+        finally:
+            # Flush here, not at interpreter exit, so that a full disk is
+            # reported as an error line instead of "Exception ignored"
+            # (also after --help and --version, which exit through SystemExit).
+            flush_stdout()
+        return status
     except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); silence the flush at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_INTERNAL
+        _discard_stdout()
+        return EXIT_OS
+    except OutputError as e:
+        _discard_stdout()
+        _say("error", f"cannot write to standard output: {e.strerror or e}")
+        return EXIT_OS
+    except OSError as e:
+        _say("error", os_error_sentence(e))
+        # What is still buffered for stdout must not fail again at exit.
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            _discard_stdout()
+        return EXIT_OS
     except RuntimeError as e:
         _say("internal error", str(e))
         return EXIT_INTERNAL
+
+
+def flush_stdout() -> None:
+    """Flush standard output, raising :class:`OutputError` if it cannot be written."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(e.errno, e.strerror) from None
+
+
+def write_stdout(text: str) -> None:
+    """Print ``text`` and a newline on standard output, raising
+    :class:`OutputError` if it cannot be written."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(e.errno, e.strerror) from None
+
+
+def os_error_sentence(e: OSError) -> str:
+    """One sentence for an operating-system error: the file, then the reason."""
+    reason = e.strerror or str(e) or type(e).__name__
+    if e.filename is not None:
+        return f"{e.filename}: {reason}"
+    return reason
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null so that what is still buffered
+    leaves quietly at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a file (tests capture it): nothing is flushed at exit
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,19 +224,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     duration_s = _duration(args.duration)
     scenario = Scenario.load(args.scenario)
     summary = run(scenario, profile=args.profile, overrides=args.overrides, seed=seed, duration_s=duration_s)
-    print(summary.to_json() if args.json else summary_table(summary))
+    if args.json:
+        write_stdout(summary.to_json())
+    else:
+        write_stdout(summary_table(summary, ascii_only=not _can_encode(sys.stdout, NULL)))
+    # After the summary, so that they are the last thing a terminal shows.
+    flush_stdout()
+    for warning in summary.warnings:
+        say_warning(warning)
     return EXIT_OK
 
 
 def _cmd_profiles(args: argparse.Namespace) -> int:
     knobs = profile_knobs()
     if args.json:
-        print(json.dumps(knobs))
+        write_stdout(json.dumps(knobs))
     else:
-        print(f"{len(PROFILES)} profiles; the knobs they set (scenario units: rx-usecs and busy_poll_usecs in us,")
-        print("gro_flush_timeout and irq_suspend_timeout in ns):")
-        print()
-        print(profiles_table(knobs))
+        write_stdout(f"{len(PROFILES)} profiles; the knobs they set (scenario units: rx-usecs and busy_poll_usecs in us,")
+        write_stdout("gro_flush_timeout and irq_suspend_timeout in ns):")
+        write_stdout("")
+        write_stdout(profiles_table(knobs))
     return EXIT_OK
 
 
@@ -154,7 +251,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     duration_s = _duration(args.duration)
     repeat = _positive_int(args.repeat, "--repeat")
     result = bench(args.scenario, profile=args.profile, duration_s=duration_s, repeat=repeat)
-    print(json.dumps(result.to_dict()) if args.json else bench_table(result))
+    write_stdout(json.dumps(result.to_dict()) if args.json else bench_table(result))
     return EXIT_OK
 
 
@@ -207,9 +304,26 @@ def _positive_int(text: str, flag: str) -> int:
     return value
 
 
+def say_warning(message: str) -> None:
+    """``irqlab: warning: <sentence>`` on stderr."""
+    _say("warning", message)
+
+
 def _say(kind: str, message: str) -> None:
     # One line, whatever the message holds.
-    print(f"irqlab: {kind}: {' '.join(message.split())}", file=sys.stderr)
+    try:
+        print(f"irqlab: {kind}: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass  # stderr itself cannot be written: there is no one left to tell
+
+
+def _can_encode(stream: object, text: str) -> bool:
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -17,14 +17,20 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional, Union
+from typing import Any, NoReturn, Optional, Union
 
 from irqlab import _core
 from irqlab._core import ScenarioError
 
 #: What :meth:`Scenario.with_overrides` accepts as a positional argument.
 Overrides = Union[str, Mapping[str, Any], Iterable[str]]
+
+#: The largest scenario file :meth:`Scenario.load` reads, bytes (4 MiB). A
+#: real scenario is a few kilobytes; the cap keeps `irqlab run /dev/zero`-like
+#: mistakes from reading until memory runs out.
+MAX_SCENARIO_BYTES = 4 * 1024 * 1024
 
 _OVERRIDES_TYPES = "a 'key=value' str, a mapping of keys to values or an iterable of 'key=value' strs"
 
@@ -61,16 +67,13 @@ class Scenario:
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike[str]]) -> Scenario:
-        """Read and validate a scenario file."""
+        """Read and validate a scenario file.
+
+        Only a regular file of at most :data:`MAX_SCENARIO_BYTES` is read; a
+        directory, device or FIFO is refused without reading from it.
+        """
         path = fspath(path, "path")
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            reason = e.strerror or str(e)
-            raise ScenarioError(one_line(f"cannot read scenario file {path}: {reason}")) from None
-        except UnicodeDecodeError:
-            raise ScenarioError(one_line(f"scenario file {path} is not UTF-8 text")) from None
+        text = read_scenario_file(path)
         try:
             return cls(text, source=path)
         except ScenarioError as e:
@@ -198,6 +201,67 @@ def fspath(path: object, what: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{what} must be {accepted} giving a str, not one giving {_type(text)}")
     return text
+
+
+def read_scenario_file(path: str) -> str:
+    """The text of scenario file ``path``: a regular file of at most
+    :data:`MAX_SCENARIO_BYTES` bytes of UTF-8.
+
+    The file is stat'ed before it is opened, so a device is never opened
+    (opening some has effects of their own) and a FIFO never blocks; it is
+    opened with ``O_NONBLOCK`` and checked again through the descriptor in
+    case it was replaced in between, and at most one byte more than the cap
+    is read.
+    """
+
+    def refuse(reason: str) -> NoReturn:
+        raise ScenarioError(one_line(f"cannot read scenario file {path}: {reason}")) from None
+
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        refuse(e.strerror or str(e))
+    except ValueError as e:  # an embedded NUL character
+        refuse(str(e))
+    _check_regular(st, refuse)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        refuse(e.strerror or str(e))
+    try:
+        with os.fdopen(fd, "rb") as f:
+            _check_regular(os.fstat(f.fileno()), refuse)
+            data = f.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as e:
+        refuse(e.strerror or str(e))
+    if len(data) > MAX_SCENARIO_BYTES:
+        refuse(_too_large())
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"scenario file {path} is not UTF-8 text (byte {e.start} is not valid UTF-8)") from None
+
+
+def _check_regular(st: os.stat_result, refuse: Any) -> None:
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        refuse("it is a directory, not a scenario file")
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        refuse(f"it is {kind}; a scenario must be a regular file")
+    if st.st_size > MAX_SCENARIO_BYTES:
+        refuse(_too_large(st.st_size))
+
+
+def _too_large(size: Optional[int] = None) -> str:
+    what = f"{size} bytes" if size is not None else "larger than that"
+    return f"a scenario file may have at most {MAX_SCENARIO_BYTES} bytes (4 MiB) and this one is {what}"
 
 
 def one_line(message: str) -> str:

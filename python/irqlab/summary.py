@@ -2,12 +2,16 @@
 attribute and item access (``s.latency_us.p99 == s["latency_us"]["p99"] ==
 s["latency_us.p99"]``). Field names are the core's (``irqlab_core::Summary``)
 and are stable: plots, reports and ``--json`` consumers read them.
+
+When no request completed in the measured time, every ``latency_us`` field
+is ``None`` (JSON ``null``), never a made-up 0, and ``warnings`` says why.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -67,10 +71,21 @@ class Record(Mapping[str, Any]):
         return copy.deepcopy(self._data)
 
 
+#: Fields that are numbers or ``None`` (no request completed):
+#: :meth:`Summary.to_pandas` gives NaN for ``None`` so that the columns stay numeric.
+NULLABLE_NUMBERS = ("latency_us.mean", "latency_us.p50", "latency_us.p95", "latency_us.p99", "latency_us.p999")
+
+
 class Summary(Record):
     """One run's summary (``irqlab_core::Summary``)."""
 
     __slots__ = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        """One sentence per thing about this result that is not what it seems
+        (e.g. no request completed, so latency is not reported); ``[]`` if none."""
+        return [str(w) for w in self._data.get("warnings") or ()]
 
     @classmethod
     def from_json(cls, text: str) -> Summary:
@@ -88,10 +103,15 @@ class Summary(Record):
         return flatten(self._data)
 
     def to_pandas(self) -> pandas.DataFrame:
-        """A one-row DataFrame with flattened columns (``latency_us.p99``, ``cpu_pct.user``, …)."""
+        """A one-row DataFrame with flattened columns (``latency_us.p99``,
+        ``cpu_pct.user``, …); a latency that is ``None`` is NaN."""
         import pandas
 
-        return pandas.DataFrame([self.flat()])
+        row = self.flat()
+        for name in NULLABLE_NUMBERS:
+            if name in row and row[name] is None:
+                row[name] = math.nan
+        return pandas.DataFrame([row])
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -1,6 +1,10 @@
 """Plain-text rendering of summaries, profiles and benchmarks for the terminal.
 
-ASCII only (``us`` for microseconds) so that output survives any locale and pipe.
+ASCII (``us`` for microseconds) but for one character: a figure that does not
+exist, such as the latency of a run in which no request completed, is shown
+as an em dash, ``—`` (the load generator's convention), where ``n/a`` would
+read as "not measured". Pass ``ascii_only=True`` for a stream that cannot
+encode it (the CLI does so by itself); the dash is then ``-``.
 """
 
 from __future__ import annotations
@@ -12,10 +16,17 @@ from irqlab.bench import BenchResult
 from irqlab.summary import Summary
 
 _NA = "n/a"
+#: A figure that does not exist (no request completed: no latency).
+NULL = "\u2014"
+NULL_ASCII = "-"
+
+_LATENCY = [("mean", "mean"), ("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p999")]
+_DROP_SITES = ("ring", "socket", "qdisc")
 
 
-def summary_table(s: Summary) -> str:
+def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
     """A summary as aligned ``label  value`` lines."""
+    null = NULL_ASCII if ascii_only else NULL
     rows: list[tuple[str, str]] = [
         ("scenario", str(s.get("scenario") or _NA)),
         ("profile", str(s.get("profile") or "(none)")),
@@ -23,8 +34,7 @@ def summary_table(s: Summary) -> str:
         ("load", _load(s)),
         ("simulated", _unit(s.get("sim_time_s"), 3, "s")),
         ("throughput", _unit(s.get("throughput_qps"), 0, "queries/s")),
-        ("latency (us)", _parts(s.get("latency_us"), [("mean", "mean"), ("p50", "p50"), ("p95", "p95"),
-                                                      ("p99", "p99"), ("p99.9", "p999")], 1)),
+        ("latency (us)", _parts(s.get("latency_us"), _LATENCY, 1, null=null)),
         ("cpu (%)", _cpu(s.get("cpu_pct"))),
     ]
     if s.get("irq_cores_cpu_pct") is not None:
@@ -37,7 +47,8 @@ def summary_table(s: Summary) -> str:
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
-        ("drops", _num(s.get("drops"), 0)),
+        ("drops", _drops(s)),
+        *([("retransmits", _num(s.get("retransmits"), 0))] if "retransmits" in s else []),
         ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
         ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
         ("requests completed", _num(s.get("requests_completed"), 0)),
@@ -102,10 +113,26 @@ def _unit(x: Any, digits: int, unit: str) -> str:
     return _NA if x is None else f"{_num(x, digits)} {unit}"
 
 
-def _parts(record: Any, names: Sequence[tuple[str, str]], digits: int) -> str:
+def _parts(record: Any, names: Sequence[tuple[str, str]], digits: int, null: str = _NA) -> str:
+    """``label value`` pairs; a value that is None (JSON null) is ``null``."""
     if not isinstance(record, Mapping):
         return _NA
-    return "   ".join(f"{label} {_num(record.get(key), digits):>7}" for label, key in names)
+    cells = []
+    for label, key in names:
+        value = record.get(key)
+        cells.append(f"{label} {null if value is None else _num(value, digits):>7}")
+    return "   ".join(cells)
+
+
+def _drops(s: Summary) -> str:
+    """The total, then where the packets were dropped when the core says."""
+    total = _num(s.get("drops"), 0)
+    sites = s.get("drops_by_site")
+    if not isinstance(sites, Mapping):
+        return total
+    known = [f"{site} {_num(sites.get(site), 0)}" for site in _DROP_SITES if site in sites]
+    other = [f"{site} {_num(n, 0)}" for site, n in sites.items() if site not in _DROP_SITES]
+    return f"{total}   ({', '.join(known + other)})" if known or other else total
 
 
 def _cpu(record: Any) -> str:

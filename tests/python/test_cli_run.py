@@ -105,3 +105,30 @@ def test_console_script_is_installed():
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["scenario"] == "small"
+
+
+def test_nothing_completed_reports_null_latency_and_warns():
+    # A microsecond of measured time: no request completes. Needs the core's
+    # null latency and `warnings` (issue 8, item 4).
+    for json_flag in (["--json"], []):
+        result = irqlab("run", S, "--duration", "0.000001", *json_flag)
+        assert result.returncode == 0, result.stderr
+        warnings = result.stderr.splitlines()
+        assert warnings and all(w.startswith("irqlab: warning: ") for w in warnings), result.stderr
+        assert any("latency" in w for w in warnings), warnings
+        if json_flag:
+            s = json.loads(result.stdout)
+            assert s["requests_completed"] == 0
+            assert s["latency_us"] == {k: None for k in ("mean", "p50", "p95", "p99", "p999")}
+            assert s["warnings"] and all("\n" not in w for w in s["warnings"])
+        else:
+            line = next(l for l in result.stdout.splitlines() if l.startswith("latency (us)"))
+            assert line.count("\u2014") == 5, line
+
+
+def test_drops_by_site_add_up_to_drops():
+    # Needs the core's drops_by_site and retransmits (issue 8, item 4).
+    s = run_json("--set", "load.qps=20000")
+    assert set(s["drops_by_site"]) == {"ring", "socket", "qdisc"}
+    assert sum(s["drops_by_site"].values()) == s["drops"]
+    assert isinstance(s["retransmits"], int) and s["retransmits"] >= 0

@@ -7,6 +7,7 @@ cannot silently break them.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,44 @@ def test_cli_rejects_bad_durations(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("irqlab: error: --open-duration must be")
+
+
+def test_cli_with_runs_too_short_to_complete_anything(tmp_path):
+    # A microsecond per run: (almost) no request completes. The reproduction
+    # still ends normally: status 0, no traceback, only warnings on stderr.
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "irqlab", "reproduce", "thesis", "--out", str(out), "--closed-duration", "0.000001",
+         "--open-duration", "0.000001", "--no-plots", "--quiet", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert all(line.startswith("irqlab: warning: ") for line in proc.stderr.splitlines()), proc.stderr
+    assert json.loads(proc.stdout)["checks"]
+    assert (out / "report.md").is_file()
+
+
+@pytest.mark.parametrize("null", [None, 0.0])
+def test_shape_checks_and_text_without_latency(null):
+    # Made-up summaries of runs that completed nothing: latency null (the
+    # core's report) or 0 (before it), throughput 0. No exception, claims that
+    # need a latency or a throughput ratio do not hold.
+    from irqlab import Summary
+    from irqlab.reproduce.report import figure_4_1_text
+    from irqlab.reproduce.thesis import ThesisResult
+
+    def nothing(profile):
+        return Summary({
+            "profile": profile, "throughput_qps": 0.0, "requests_completed": 0,
+            "latency_us": {k: null for k in ("mean", "p50", "p95", "p99", "p999")},
+            "cpu_pct": {"user": 0.0, "system": 0.0, "softirq": 0.0, "irq": 0.0, "idle": 100.0},
+        })
+
+    loads = (100_000, 300_000)
+    r = ThesisResult(closed={p: nothing(p) for p in PROFILES}, open={(p, q): nothing(p) for p in PROFILES for q in loads})
+    checks = shape_checks(r)
+    assert not any(c.holds for c in checks if "p99" in c.claim)
+    text = figure_4_1_text(r)
+    if null is None:
+        assert "\u2014" in text and "nan" not in text

@@ -58,3 +58,73 @@ def test_to_pandas_is_one_flat_row():
     assert {"latency_us.p99", "cpu_pct.user", "throughput_qps", "irq_cores_cpu_pct"} <= set(df.columns)
     assert df.loc[0, "latency_us.p99"] == 70.0
     assert df.loc[0, "cpu_pct.system"] == 77.0
+
+
+# -- issue 8, item 4: nothing completed -> latency null, a warning ------------
+
+NOTHING = {
+    **DATA,
+    "throughput_qps": 0.0,
+    "latency_us": {"mean": None, "p50": None, "p95": None, "p99": None, "p999": None},
+    "requests_completed": 0,
+    "drops": 5,
+    "drops_by_site": {"ring": 3, "socket": 2, "qdisc": 0},
+    "retransmits": 4,
+    "warnings": ["no request completed in the measured 0.001 s, so latency is not reported"],
+}
+
+
+def test_null_latency_is_none_in_flat_and_nan_in_pandas():
+    import math
+
+    s = Summary.from_json(json.dumps(NOTHING))
+    assert s.latency_us.p99 is None and s["latency_us.p50"] is None
+    flat = s.flat()
+    assert all(flat[f"latency_us.{k}"] is None for k in ("mean", "p50", "p95", "p99", "p999"))
+    df = s.to_pandas()
+    for k in ("mean", "p50", "p95", "p99", "p999"):
+        assert math.isnan(df.loc[0, f"latency_us.{k}"])
+        assert df[f"latency_us.{k}"].dtype.kind == "f"
+    assert df.loc[0, "drops_by_site.ring"] == 3 and df.loc[0, "retransmits"] == 4
+    assert json.loads(s.to_json())["latency_us"]["p99"] is None
+
+
+def test_warnings_are_a_list_present_or_not():
+    assert Summary(NOTHING).warnings == NOTHING["warnings"]
+    assert Summary(DATA).warnings == []  # a summary from before the field existed
+
+
+def test_table_shows_a_dash_for_null_latency_and_drops_by_site():
+    from irqlab.text import summary_table
+
+    table = summary_table(Summary(NOTHING))
+    line = next(l for l in table.splitlines() if l.startswith("latency (us)"))
+    assert line.count("\u2014") == 5, line
+    assert "0.0" not in line and "n/a" not in line
+    drops = next(l for l in table.splitlines() if l.startswith("drops"))
+    assert drops.split()[1] == "5" and "ring 3" in drops and "socket 2" in drops and "qdisc 0" in drops
+    assert any(l.split()[:2] == ["retransmits", "4"] for l in table.splitlines())
+    ascii_table = summary_table(Summary(NOTHING), ascii_only=True)
+    assert ascii_table.isascii() and "p99       -" in ascii_table
+
+
+def test_table_without_the_new_fields_is_as_before():
+    from irqlab.text import summary_table
+
+    table = summary_table(Summary(DATA))
+    assert "p99    70.0" in table and "\u2014" not in table and "retransmits" not in table
+    assert next(l for l in table.splitlines() if l.startswith("drops")).split() == ["drops", "0"]
+
+
+def test_cli_prints_each_warning_as_one_line_on_stderr(monkeypatch, capsys, small):
+    import irqlab.cli
+
+    monkeypatch.setattr(irqlab.cli, "run", lambda *a, **k: Summary(NOTHING))
+    for json_flag in ([], ["--json"]):
+        assert irqlab.cli.main(["run", str(small), *json_flag]) == 0
+        out, err = capsys.readouterr()
+        assert err.splitlines() == [f"irqlab: warning: {NOTHING['warnings'][0]}"]
+        if json_flag:
+            assert json.loads(out)["latency_us"]["p99"] is None
+        else:
+            assert "\u2014" in out

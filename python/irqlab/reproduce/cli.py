@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import tempfile
 from pathlib import Path
 
 # The reproduction modules (pandas, matplotlib) load only when the command
@@ -54,7 +56,25 @@ def _seconds(text: str, flag: str) -> float:
     return v
 
 
+def prepare_out(text: str) -> Path:
+    """The ``--out`` directory, created if need be and proved writable, before
+    any run: a bad ``--out`` must not be found out only after a minute of
+    simulation. Raises :class:`ReproduceUsageError` (exit status 2)."""
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise ReproduceUsageError(f"--out {out} exists and is not a directory; give a directory to write into")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".irqlab-write-test-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ReproduceUsageError(f"--out {out} is not a writable directory: {e.strerror or e}") from None
+    return out
+
+
 def _cmd_thesis(args: argparse.Namespace) -> int:
+    from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import plots, report
     from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, progress_bar, run_thesis, shape_checks
 
@@ -66,7 +86,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
             raise ValueError
     except ValueError:
         raise ReproduceUsageError(f"--seed must be a non-negative integer (got {args.seed!r})") from None
-    out = Path(args.out)
+    out = prepare_out(args.out)
     result = run_thesis(
         Path(args.scenario) if args.scenario else None,
         closed_duration_s=closed,
@@ -75,12 +95,14 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         seed=seed,
         progress=None if args.quiet or args.json else progress_bar,
     )
+    # A run's warnings (e.g. no request completed, so no latency), each once.
+    for warning in dict.fromkeys(w for s in [*result.closed.values(), *result.open.values()] for w in s.warnings):
+        say_warning(warning)
     checks = shape_checks(result)
-    out.mkdir(parents=True, exist_ok=True)
     figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
     files = report.write_files(result, checks, out, figures)
     if args.json:
-        print(
+        write_stdout(
             json.dumps(
                 {
                     "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
@@ -89,13 +111,17 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(report.table_4_1_text(result))
-    print()
-    print(report.explanation_text(result))
-    print()
-    print(report.figure_4_1_text(result))
-    print()
-    print(report.checks_text(checks))
-    print()
-    print(f"wrote {len(files) + len(figures)} files to {out}/ (report.md, CSV, JSON" + ("" if args.no_plots else ", PNG plots") + ")")
+    write_stdout(report.table_4_1_text(result))
+    write_stdout("")
+    write_stdout(report.explanation_text(result))
+    write_stdout("")
+    write_stdout(report.figure_4_1_text(result))
+    write_stdout("")
+    write_stdout(report.checks_text(checks))
+    write_stdout("")
+    write_stdout(
+        f"wrote {len(files) + len(figures)} files to {out}/ (report.md, CSV, JSON"
+        + ("" if args.no_plots else ", PNG plots")
+        + ")"
+    )
     return 0

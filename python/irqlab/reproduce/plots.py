@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from irqlab.reproduce.thesis import PROFILES, ThesisResult  # noqa: E402
+from irqlab.reproduce.thesis import PROFILES, ThesisResult, latency  # noqa: E402
 
 LABELS = {
     "no-coalescing": "No Coalescing",
@@ -24,8 +24,8 @@ MARKERS = {"no-coalescing": "o", "adaptive-coalescing": "s", "irq-suspend": "^",
 def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:
     """Write figure-4.1a-p95.png, figure-4.1b-p99.png, figure-4.1c-cpu.png."""
     panels = [
-        ("figure-4.1a-p95.png", "(a) 95th Percentile Latency", "p95 latency (µs)", lambda s: s.latency_us.p95),
-        ("figure-4.1b-p99.png", "(b) 99th Percentile Latency", "p99 latency (µs)", lambda s: s.latency_us.p99),
+        ("figure-4.1a-p95.png", "(a) 95th Percentile Latency", "p95 latency (µs)", lambda s: latency(s, "p95")),
+        ("figure-4.1b-p99.png", "(b) 99th Percentile Latency", "p99 latency (µs)", lambda s: latency(s, "p99")),
         ("figure-4.1c-cpu.png", "(c) CPU Utilization", "CPU utilization (%)", lambda s: 100.0 - s.cpu_pct.idle),
     ]
     loads = sorted({q for (_, q) in r.open})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +14,7 @@ from irqlab.reproduce.thesis import (
     ThesisResult,
     explanation_rows,
     figure_4_1_rows,
+    latency,
     table_4_1_rows,
 )
 
@@ -67,9 +69,14 @@ def figure_4_1_text(r: ThesisResult) -> str:
         cells = []
         for p in PROFILES:
             s = r.open[(p, q)]
-            cells.append(f"{s.latency_us.p95:>7.1f}/{s.latency_us.p99:>7.1f} {100 - s.cpu_pct.idle:>5.1f}%")
+            cells.append(f"{_us(latency(s, 'p95'))}/{_us(latency(s, 'p99'))} {100 - s.cpu_pct.idle:>5.1f}%")
         lines.append(f"{q // 1000:>7}k  " + "".join(f"{c:>26}" for c in cells))
     return "\n".join(lines)
+
+
+def _us(x: float) -> str:
+    """A latency in a 7-wide column; ``—`` when the run completed no request."""
+    return "\u2014".rjust(7) if math.isnan(x) else f"{x:>7.1f}"
 
 
 def checks_text(checks: list[ShapeCheck]) -> str:
