@@ -3,6 +3,7 @@
 #   make demo    set up, then reproduce the thesis's Table 4.1 and Figure 4.1 (report in irqlab-out/)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator (irqlab bench, cargo bench)
+#   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
 #   make setup   build the Python package into the repo-local virtualenv .venv/
 #   make clean   remove .venv/, target/ and caches
 #
@@ -24,10 +25,10 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(wildcard crates/*/Cargo.toml crates/*/build.rs) \
 	$(shell find crates -path '*/src/*' -type f -name '*.rs' 2>/dev/null)
 
-.PHONY: help setup native demo test bench clean
+.PHONY: help setup native demo test bench fuzz clean
 
 help:
-	@sed -n '3,8s/^# \{0,1\}//p' Makefile
+	@sed -n '3,9s/^# \{0,1\}//p' Makefile
 
 setup: $(VENV)/.irqlab-installed
 
@@ -72,6 +73,13 @@ test: setup
 bench: setup
 	$(BIN)/irqlab bench
 	cargo bench -p irqlab-core
+
+# The fuzz targets also run in `make test`, with a small budget; here with a
+# long one (FUZZ_CASES parser cases; a tenth as many engine runs).
+FUZZ_CASES ?= 20000
+fuzz: setup
+	IRQLAB_FUZZ_CASES=$(FUZZ_CASES) cargo test --release -p irqlab-core --test fuzz_scenario --test fuzz_engine
+	IRQLAB_FUZZ=1 $(BIN)/pytest -q tests/python/test_fuzz_api.py
 
 clean:
 	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so $(NATIVE)

@@ -149,7 +149,7 @@ impl Scenario {
             if path == "." || path.is_empty() {
                 Error::Scenario(format!("scenario: {}", one_line(&msg)))
             } else {
-                Error::Scenario(format!("scenario field `{path}` {}", plain_type_error(&path, &msg)))
+                Error::Scenario(format!("scenario field `{path}`{}", plain_type_error(&path, &msg)))
             }
         })?;
         validate::validate(&cfg)?;
@@ -205,7 +205,7 @@ fn plain_type_error(path: &str, msg: &str) -> String {
         return format!(": {msg}");
     };
     let expected = validate::accepted_range(path).unwrap_or_else(|| plain_expected(expected));
-    format!("must be {expected} (got {})", plain_got(got))
+    format!(" must be {expected} (got {})", plain_got(got))
 }
 
 fn plain_expected(rust: &str) -> String {
@@ -220,6 +220,7 @@ fn plain_expected(rust: &str) -> String {
         "f32" | "f64" => "a number".to_string(),
         "a boolean" => "true or false".to_string(),
         "a string" => "a string in quotes".to_string(),
+        "string only" => "a name in quotes".to_string(),
         "option" => "a value".to_string(),
         r if r.starts_with("struct ") || r.starts_with("a map") => "a table of fields".to_string(),
         r if r.starts_with("internally tagged enum") => "a table with a `dist` key".to_string(),
@@ -239,6 +240,7 @@ fn plain_got(serde: &str) -> String {
     } else {
         match serde {
             "map" => "a table".to_string(),
+            "unit variant" => "a value that is not a name in quotes".to_string(),
             "sequence" => "a list".to_string(),
             other => other.to_string(),
         }

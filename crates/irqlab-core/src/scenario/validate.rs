@@ -105,9 +105,18 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
 ];
 
+/// Fields holding one of a few names.
+const NAME_FIELDS: &[(&str, &str)] = &[
+    ("nic.irq_routing", "\"aligned\" or \"packed\""),
+    ("load.interarrival", "\"exponential\" or \"fb_ia\""),
+];
+
 /// The accepted range of a field with a fixed one, in words ("a whole
 /// number from 1 to 1024"), for messages about a value of the wrong type.
 pub(crate) fn accepted_range(path: &str) -> Option<String> {
+    if let Some((_, names)) = NAME_FIELDS.iter().find(|(p, _)| *p == path) {
+        return Some(names.to_string());
+    }
     if let Some(f) = INT_FIELDS.iter().find(|f| f.path == path) {
         return Some(format!("a whole number from {} to {}", f.lo, f.hi));
     }
