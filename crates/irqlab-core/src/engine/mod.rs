@@ -73,18 +73,21 @@ pub trait World {
 /// enough that the check costs nothing measurable.
 pub const CHECK_EVERY_EVENTS: u32 = 1 << 21;
 
-/// Events handled at one simulated instant before a run is declared stalled.
-/// A legitimate instant sees at most a few hundred thousand (every client
-/// connection starting, a zero-cost poll of a full ring); ten million means
-/// the modelled world loops without letting time advance.
-pub const STALL_EVENTS: u32 = 10_000_000;
+/// Consecutive checks ([`CHECK_EVERY_EVENTS`] events apart) that find the
+/// clock where it was before a run is declared stalled: about ten million
+/// events at one simulated instant. A legitimate instant sees at most a few
+/// hundred thousand (every client connection starting, a zero-cost poll of
+/// a full ring); ten million means the modelled world loops without letting
+/// time advance.
+pub const STALL_CHECKS: u32 = 5;
 
 /// Why [`run_until`] stopped before `end_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stopped {
     /// The interruption check asked to stop (Ctrl-C).
     Interrupted { at_ns: Nanos },
-    /// [`STALL_EVENTS`] events were handled without time advancing.
+    /// [`STALL_CHECKS`] × [`CHECK_EVERY_EVENTS`] events were handled without
+    /// time advancing.
     Stalled { at_ns: Nanos },
 }
 
@@ -92,9 +95,11 @@ pub enum Stopped {
 /// queue is empty or the next event lies beyond `end_ns`. Time then stands at
 /// `end_ns` (or at the last event, if the queue ran dry first).
 ///
-/// Every [`CHECK_EVERY_EVENTS`] events `interrupted` is asked whether to stop;
-/// a run that handles [`STALL_EVENTS`] events at one instant stops as
-/// stalled. Either way the world is left as it was after the last event.
+/// Every [`CHECK_EVERY_EVENTS`] events `interrupted` is asked whether to stop,
+/// and the clock is compared with the last check's: a run whose clock stood
+/// still for [`STALL_CHECKS`] checks in a row stops as stalled. Either way
+/// the world is left as it was after the last event. Between checks the
+/// loop pays one decrement per event.
 pub fn run_until<W: World>(
     world: &mut W,
     sched: &mut Scheduler<W::Event>,
@@ -102,20 +107,13 @@ pub fn run_until<W: World>(
     interrupted: &mut dyn FnMut() -> bool,
 ) -> Result<(), Stopped> {
     let mut countdown = CHECK_EVERY_EVENTS;
-    let mut same_instant: u32 = 0;
+    let mut still = 0;
+    let mut last_check_ns = Nanos::MAX;
     while let Some(t) = sched.queue.peek_time() {
         if t > end_ns {
             break;
         }
         let (t, ev) = sched.queue.pop().expect("peeked");
-        if t == sched.now {
-            same_instant += 1;
-            if same_instant >= STALL_EVENTS {
-                return Err(Stopped::Stalled { at_ns: t });
-            }
-        } else {
-            same_instant = 0;
-        }
         sched.now = t;
         sched.processed += 1;
         world.handle(sched, ev);
@@ -125,6 +123,13 @@ pub fn run_until<W: World>(
             if interrupted() {
                 return Err(Stopped::Interrupted { at_ns: sched.now });
             }
+            // Time never goes back, so an unchanged clock means every event
+            // since the last check happened at this one instant.
+            still = if sched.now == last_check_ns { still + 1 } else { 0 };
+            if still >= STALL_CHECKS {
+                return Err(Stopped::Stalled { at_ns: sched.now });
+            }
+            last_check_ns = sched.now;
         }
     }
     sched.now = sched.now.max(end_ns);
@@ -177,7 +182,8 @@ mod tests {
         let mut s = Scheduler::new();
         s.at(7, ());
         assert_eq!(run_until(&mut Spinner, &mut s, 100, &mut || false), Err(Stopped::Stalled { at_ns: 7 }));
-        assert_eq!(s.processed(), STALL_EVENTS as u64);
+        // The first check sees the instant; each of the next STALL_CHECKS finds it unchanged.
+        assert_eq!(s.processed(), (STALL_CHECKS as u64 + 1) * CHECK_EVERY_EVENTS as u64);
     }
 
     /// One event per nanosecond, forever.

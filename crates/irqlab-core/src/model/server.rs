@@ -235,11 +235,11 @@ impl Server {
         run_until(&mut self, &mut sched, end, interrupted).map_err(|stop| match stop {
             Stopped::Interrupted { at_ns } => Error::Interrupted { at_s: at_ns as f64 / 1e9 },
             Stopped::Stalled { at_ns } => Error::Stalled(format!(
-                "the simulation stopped advancing at simulated time {} ns: {} events happened at that instant, so \
-                 the scenario describes work that takes no time and never ends (give the request path a cost or a \
+                "the simulation stopped advancing at simulated time {} ns: over {} events happened at that instant, \
+                 so the scenario describes work that takes no time and never ends (give the request path a cost or a \
                  latency, e.g. nic.wire_latency_ns above 0)",
                 at_ns,
-                crate::engine::STALL_EVENTS
+                crate::engine::STALL_CHECKS * crate::engine::CHECK_EVERY_EVENTS
             )),
         })?;
         let wall_s = wall.elapsed().as_secs_f64();
