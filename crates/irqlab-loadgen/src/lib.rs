@@ -8,7 +8,8 @@
 //! - [`protocol`]: `get`/`set` encoding and the incremental reply parser.
 //! - [`keyspace`]: keys, and values derived from the key so gets are checked.
 //! - [`requests`], [`schedule`]: what each connection sends, and when.
-//! - [`target`]: the addresses load may go to.
+//! - [`target`]: the addresses load may go to; [`route`]: the kernel's
+//!   route to a 198.18.0.0/15 target must stay on this machine.
 //! - [`config`]: settings and their limits.
 //! - [`conn`], [`worker`], [`sys`]: the epoll event loop.
 //! - [`stats`], [`report`]: counting and output.
@@ -25,6 +26,7 @@ pub mod keyspace;
 pub mod protocol;
 pub mod report;
 pub mod requests;
+pub mod route;
 pub mod schedule;
 pub mod stats;
 pub mod sys;
@@ -111,6 +113,9 @@ fn size_json(s: SizeDist) -> serde_json::Value {
 /// Carry out one run as `cfg` says.
 pub fn run(cfg: &Config) -> Result<Report, RunError> {
     cfg.validate().map_err(RunError::Invalid)?;
+    // Asked here, not in `validate`, because it asks the kernel: the route
+    // from this process's network namespace, where the connections start.
+    route::check(cfg.server).map_err(RunError::Invalid)?;
     let ks = KeySpace::new(cfg.records, cfg.key_size, cfg.value_size);
     let mut conns = Vec::with_capacity(cfg.connections as usize);
     let connect_by = std::time::Instant::now()

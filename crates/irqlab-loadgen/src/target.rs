@@ -3,7 +3,9 @@
 //! (127.0.0.0/8, ::1) and to the benchmarking range 198.18.0.0/15 (RFC 2544,
 //! reserved for network device benchmarks; the irqlab testbed puts its
 //! network namespaces there). Everything else is refused before any socket
-//! is opened.
+//! is opened. Being in the range is necessary, not sufficient: [`crate::route`]
+//! also asks the kernel whether the route to such an address stays on this
+//! machine (no gateway) before the run starts.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 
@@ -22,6 +24,13 @@ pub fn is_allowed(ip: IpAddr) -> bool {
 fn is_allowed_v4(ip: Ipv4Addr) -> bool {
     let [a, b, _, _] = ip.octets();
     a == 127 || (a == 198 && (b & 0xFE) == 18)
+}
+
+/// The refusal of a server outside loopback and 198.18.0.0/15 (one sentence).
+pub fn outside(server: SocketAddr) -> String {
+    format!(
+        "--server {server} is outside loopback (127.0.0.0/8, ::1) and the benchmarking range 198.18.0.0/15; irqlab-loadgen sends load only there"
+    )
 }
 
 /// Resolve `server` (`HOST:PORT`, e.g. `127.0.0.1:11211`, `[::1]:11211`,
