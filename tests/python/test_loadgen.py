@@ -208,6 +208,55 @@ def test_connection_refused_is_exit_1() -> None:
     assert "cannot connect" in out.stderr
 
 
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--key-size", "300"], "from 4 to 250 with --records 10000"),
+        (["--key-size", "2"], "from 4 to 250 with --records 10000"),
+        (["--key-size", "x"], "from 4 to 250 with --records 10000"),
+        (["--key-size", "-1"], "from 4 to 250 with --records 10000"),
+        (["--key-size", "300", "--records", "100"], "from 2 to 250 with --records 100"),
+        (["--key-size", "1", "--records", "100"], "from 2 to 250 with --records 100"),
+        (["--value-size", "x"], "from 0 to 1000000"),
+        (["--value-size", "1000001"], "from 0 to 1000000"),
+    ],
+)
+def test_a_size_flag_states_the_one_range_that_holds(args: list[str], says: str) -> None:
+    # Too long and too short used to name two different ranges (the parser's
+    # 0..250 and the config's, which depends on --records).
+    out = loadgen(*args, "--server", "127.0.0.1:11211", "--duration", "0.1")
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"irqlab-loadgen: error: {args[0]} must be"), out.stderr
+    assert says in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["--warmup", "0.2"], ["--depth", "3", "--threads", "2"]])
+def test_a_server_that_never_replies_is_timeouts_and_exit_1(extra: list[str]) -> None:
+    # The kernel completes the handshakes of a listening socket that nobody
+    # accepts from, and takes the requests into its buffers: a server that
+    # never replies. The closed loop used to call that a success: 0
+    # requests, 0 timeouts, exit 0.
+    with socket.socket() as lsock:
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(64)
+        server = f"127.0.0.1:{lsock.getsockname()[1]}"
+        out = loadgen(
+            "--server", server, "--no-preload", "--connections", "2", "--duration", "0.3", *extra, "--json"
+        )  # fmt: skip
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    report = json.loads(out.stdout)  # the report is printed all the same
+    depth = int(extra[extra.index("--depth") + 1]) if "--depth" in extra else 1
+    assert report["requests"] == 0
+    assert report["timeouts"] == 2 * depth  # every request outstanding at the end
+    assert report["errors"] == 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("irqlab-loadgen: error: the server at " + server + " answered no request"), lines[0]
+    assert f"{2 * depth} timed out" in lines[0]
+
+
 # -- against fake servers that answer wrongly ----------------------------------
 
 

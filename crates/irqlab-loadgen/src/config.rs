@@ -106,13 +106,46 @@ pub fn check_range<T: PartialOrd + std::fmt::Display>(
     }
 }
 
+/// The fixed `--key-size` values accepted for a `records`-key space, bytes:
+/// enough to write every key index (so keys stay distinct), at most
+/// memcached's `KEY_MAX_LENGTH`.
+pub fn key_size_range(records: u64) -> (u32, u32) {
+    (min_key_len(records), MAX_KEY_LEN)
+}
+
+/// The fixed `--value-size` values accepted, bytes.
+pub const VALUE_SIZE_RANGE: (u32, u32) = (0, MAX_VALUE_LEN);
+
+/// The one sentence for a size flag outside its range, the same whether the
+/// command line or [`Config::validate`] finds it (`records`: the key space
+/// the range depends on, for `--key-size`).
+pub fn size_error(flag: &str, (lo, hi): (u32, u32), got: &str, records: Option<u64>) -> String {
+    let with = records.map_or_else(String::new, |r| format!(" with --records {r}"));
+    format!("{flag} must be \"etc\" or a number of bytes from {lo} to {hi}{with} (got {got:?})")
+}
+
+/// Read a size flag: `etc`, or a number of bytes in `range`.
+pub fn parse_size(
+    flag: &str,
+    text: &str,
+    range: (u32, u32),
+    records: Option<u64>,
+) -> Result<SizeDist, String> {
+    let t = text.trim();
+    if t == "etc" {
+        return Ok(SizeDist::Etc);
+    }
+    t.parse::<u32>()
+        .ok()
+        .filter(|v| (range.0..=range.1).contains(v))
+        .map(SizeDist::Fixed)
+        .ok_or_else(|| size_error(flag, range, text, records))
+}
+
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
         if !target::is_allowed(self.server.ip()) {
-            return Err(format!(
-                "--server {} is outside loopback (127.0.0.0/8, ::1) and the benchmarking range 198.18.0.0/15; irqlab-loadgen sends load only there",
-                self.server
-            ));
+            return Err(target::outside(self.server));
         }
         check_range(
             "--connections",
@@ -148,26 +181,25 @@ impl Config {
         }
         check_range("--records", self.records, 1, MAX_RECORDS, "an integer")?;
         if let SizeDist::Fixed(k) = self.key_size {
-            let lo = min_key_len(self.records);
-            check_range(
-                "--key-size",
-                k,
-                lo,
-                MAX_KEY_LEN,
-                &format!(
-                    "\"etc\" or a number of bytes (for --records {})",
-                    self.records
-                ),
-            )?;
+            let range = key_size_range(self.records);
+            if !(range.0..=range.1).contains(&k) {
+                return Err(size_error(
+                    "--key-size",
+                    range,
+                    &k.to_string(),
+                    Some(self.records),
+                ));
+            }
         }
         if let SizeDist::Fixed(v) = self.value_size {
-            check_range(
-                "--value-size",
-                v,
-                0,
-                MAX_VALUE_LEN,
-                "\"etc\" or a number of bytes",
-            )?;
+            if v > MAX_VALUE_LEN {
+                return Err(size_error(
+                    "--value-size",
+                    VALUE_SIZE_RANGE,
+                    &v.to_string(),
+                    None,
+                ));
+            }
         }
         check_range(
             "--spin-us",
@@ -194,6 +226,44 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_size_states_one_range_whichever_check_finds_it() {
+        // The command line reads the flag (parse_size) and validate checks
+        // the config: both must name the range that holds for --records.
+        assert_eq!(key_size_range(10_000), (4, MAX_KEY_LEN));
+        assert_eq!(key_size_range(100), (2, MAX_KEY_LEN));
+        for k in [0u32, 3, 251] {
+            let parsed = parse_size(
+                "--key-size",
+                &k.to_string(),
+                key_size_range(10_000),
+                Some(10_000),
+            )
+            .unwrap_err();
+            let validated = Config {
+                key_size: SizeDist::Fixed(k),
+                ..Config::default()
+            }
+            .validate()
+            .unwrap_err();
+            assert_eq!(parsed, validated);
+            assert!(
+                parsed.contains("from 4 to 250 with --records 10000"),
+                "{parsed}"
+            );
+        }
+        let e = parse_size("--key-size", "x", key_size_range(10_000), Some(10_000)).unwrap_err();
+        assert!(e.contains("from 4 to 250 with --records 10000"), "{e}");
+        assert_eq!(
+            parse_size("--value-size", " etc ", VALUE_SIZE_RANGE, None),
+            Ok(SizeDist::Etc)
+        );
+        assert_eq!(
+            parse_size("--value-size", "0", VALUE_SIZE_RANGE, None),
+            Ok(SizeDist::Fixed(0))
+        );
+    }
 
     #[test]
     fn default_is_valid() {

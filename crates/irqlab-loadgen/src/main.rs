@@ -2,19 +2,23 @@
 //!
 //! Exit status: 0 on success (errors in replies are reported, not fatal);
 //! 2 for a usage error (a bad flag, or a server outside loopback and
-//! 198.18.0.0/15), reported as one line `irqlab-loadgen: error: <sentence>`;
-//! 1 when the run could not be carried out (cannot connect, preload timed
-//! out, every connection failed).
+//! 198.18.0.0/15, or one the kernel routes through a gateway), reported as
+//! one line `irqlab-loadgen: error: <sentence>`; 1 when the run could not be
+//! carried out (cannot connect, preload timed out, every connection failed)
+//! or measured nothing because the server answered no request of the
+//! measured window (the report is printed all the same, its timeouts
+//! counted).
 
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 use clap::Parser;
-use irqlab_core::workload::{InterArrivalKind, SizeDist};
+use irqlab_core::workload::InterArrivalKind;
 use irqlab_loadgen::config::{
-    MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS, MAX_SPIN_US, MAX_THREADS,
+    key_size_range, parse_size, MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS,
+    MAX_SPIN_US, MAX_THREADS, VALUE_SIZE_RANGE,
 };
-use irqlab_loadgen::keyspace::{MAX_KEY_LEN, MAX_RECORDS, MAX_VALUE_LEN};
+use irqlab_loadgen::keyspace::MAX_RECORDS;
 use irqlab_loadgen::{run, target, Config, Mode, RunError};
 
 const ABOUT: &str =
@@ -26,12 +30,13 @@ Open loop: each connection sends at send times fixed in advance (rate --qps / --
 --interarrival), at most --depth outstanding; latency counts from the scheduled time, so a request sent late \
 is charged for the wait. Every key is set first (the preload) so that gets hit and each reply is checked \
 against the value the key holds. Runs last at most --warmup + --duration + 2 s (drain) after the preload. \
-Load goes only to loopback (127.0.0.0/8, ::1) or 198.18.0.0/15.";
+Load goes only to loopback (127.0.0.0/8, ::1) or to a 198.18.0.0/15 address the kernel routes \
+without a gateway (local, or on a directly connected link).";
 
 #[derive(Parser, Debug)]
 #[command(name = "irqlab-loadgen", version, about = ABOUT, after_help = AFTER)]
 struct Cli {
-    /// memcached server, HOST:PORT (loopback or 198.18.0.0/15 only)
+    /// memcached server, HOST:PORT (loopback, or 198.18.0.0/15 without a gateway)
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:11211")]
     server: String,
     /// TCP connections
@@ -62,11 +67,22 @@ struct Cli {
     #[arg(long, value_name = "N", default_value = "10000", allow_negative_numbers = true, value_parser = uint("--records", 1, MAX_RECORDS))]
     records: u64,
     /// key size in bytes, or "etc" (mutilate's fb_key)
-    #[arg(long, value_name = "N|etc", default_value = "etc", allow_negative_numbers = true, value_parser = size("--key-size", MAX_KEY_LEN))]
-    key_size: SizeDist,
+    /// (checked once --records is known: the shortest key depends on it)
+    #[arg(
+        long,
+        value_name = "N|etc",
+        default_value = "etc",
+        allow_negative_numbers = true
+    )]
+    key_size: String,
     /// value size in bytes, or "etc" (mutilate's fb_value)
-    #[arg(long, value_name = "N|etc", default_value = "etc", allow_negative_numbers = true, value_parser = size("--value-size", MAX_VALUE_LEN))]
-    value_size: SizeDist,
+    #[arg(
+        long,
+        value_name = "N|etc",
+        default_value = "etc",
+        allow_negative_numbers = true
+    )]
+    value_size: String,
     /// fraction of requests that are gets (the rest are sets)
     #[arg(long, value_name = "F", default_value = "1", allow_negative_numbers = true, value_parser = number("--get-fraction", 0.0, true, 1.0))]
     get_fraction: f64,
@@ -128,26 +144,6 @@ fn number(
     }
 }
 
-/// A size flag: bytes in `0..=hi`, or `etc`.
-fn size(
-    flag: &'static str,
-    hi: u32,
-) -> impl Fn(&str) -> Result<SizeDist, String> + Clone + Send + Sync + 'static {
-    move |s: &str| {
-        if s.trim() == "etc" {
-            return Ok(SizeDist::Etc);
-        }
-        s.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|v| *v <= hi)
-            .map(SizeDist::Fixed)
-            .ok_or_else(|| {
-                format!("{flag} must be \"etc\" or a number of bytes from 0 to {hi} (got {s:?})")
-            })
-    }
-}
-
 fn interarrival(s: &str) -> Result<InterArrivalKind, String> {
     match s.trim() {
         "exponential" => Ok(InterArrivalKind::Exponential),
@@ -196,6 +192,21 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(msg) => return usage_error(&msg),
     };
+    // Both size flags are read here rather than by clap, so that --key-size
+    // states the one range that holds for the --records given.
+    let key_size = match parse_size(
+        "--key-size",
+        &cli.key_size,
+        key_size_range(cli.records),
+        Some(cli.records),
+    ) {
+        Ok(s) => s,
+        Err(msg) => return usage_error(&msg),
+    };
+    let value_size = match parse_size("--value-size", &cli.value_size, VALUE_SIZE_RANGE, None) {
+        Ok(s) => s,
+        Err(msg) => return usage_error(&msg),
+    };
     let mode = match (cli.qps, cli.interarrival) {
         (Some(qps), ia) => Mode::Open {
             qps,
@@ -216,8 +227,8 @@ fn main() -> ExitCode {
         duration_s: cli.duration,
         requests: cli.requests,
         records: cli.records,
-        key_size: cli.key_size,
-        value_size: cli.value_size,
+        key_size,
+        value_size,
         get_fraction: cli.get_fraction,
         seed: cli.seed,
         preload: !cli.no_preload,
@@ -236,7 +247,15 @@ fn main() -> ExitCode {
                     report.to_text()
                 }
             );
-            ExitCode::SUCCESS
+            match report.unanswered() {
+                // The report is out (its timeouts say what happened); the
+                // status says the run measured nothing.
+                Some(why) => {
+                    eprintln!("irqlab-loadgen: error: {why}");
+                    ExitCode::from(1)
+                }
+                None => ExitCode::SUCCESS,
+            }
         }
         Err(RunError::Invalid(msg)) => usage_error(&msg),
         Err(e) => {

@@ -64,7 +64,8 @@ pub struct Report {
     pub errors: u64,
     /// Gets among `requests` that found no value.
     pub misses: u64,
-    /// Measured requests unanswered at the drain deadline.
+    /// Requests sent or scheduled before the end of the measured window
+    /// (warm-up included) still unanswered at the drain deadline.
     pub timeouts: u64,
     pub latency_us: LatencyUs,
     /// Open loop: lateness of the sends against their schedule (same
@@ -126,6 +127,19 @@ fn thousands(n: u64) -> String {
 }
 
 impl Report {
+    /// Why the run measured nothing, if the server left every request of
+    /// the measured window unanswered: no latency sample, only timeouts. A
+    /// run that got replies, even wrong ones (counted as errors), is not
+    /// such a run.
+    pub fn unanswered(&self) -> Option<String> {
+        (self.requests == 0 && self.timeouts > 0).then(|| {
+            format!(
+                "the server at {} answered no request of the measured window: {} timed out, none was measured",
+                self.server, self.timeouts
+            )
+        })
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("report serializes")
     }

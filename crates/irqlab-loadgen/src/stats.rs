@@ -25,7 +25,8 @@ pub struct Stats {
     /// failed connection, from the start of the timed phase on (warm-up
     /// included: an error is never benign).
     pub errors: u64,
-    /// Measured requests still unanswered when the drain timeout ran out.
+    /// Requests sent or scheduled before the end of the measured window
+    /// (warm-up included) still unanswered when the drain timeout ran out.
     pub timeouts: u64,
     /// Every reply parsed in the phase (warm-up and drain included): the
     /// denominator of the generator's CPU cost per request.
