@@ -244,6 +244,58 @@ def test_apply_to_one_napi_by_id(bed: Testbed):
     _one_error_line(bed.irqlab("apply", "veth0", "--profile", "busy-wait", "--napi", str(napi_id + 1000)), str(napi_id + 1000))
 
 
+
+def _gro(bed: Testbed, on: bool) -> None:
+    """Turn veth0's GRO on or off: veth adds or deletes its NAPI
+    (veth_napi_add/veth_napi_del), so it comes back with a new id."""
+    sh("ip", "netns", "exec", bed.ns, "ethtool", "-K", "veth0", "gro", "on" if on else "off")
+
+
+def test_restore_after_gro_was_toggled_puts_the_settings_on_the_new_napi(bed: Testbed):
+    (old,) = bed.napi_get()
+    bed.ok("apply", "veth0", "--profile", "irq-suspend")
+    _gro(bed, False)
+    _gro(bed, True)
+    (new,) = bed.napi_get()
+    assert new["id"] != old["id"]
+    # The kernel leaves the new NAPI with irq-suspend's irq_suspend_timeout:
+    # netif_napi_add resets only defer_hard_irqs and gro_flush_timeout.
+    assert new["irq_suspend_timeout"] == _profile_napi_knobs("irq-suspend")[2]
+
+    report = json.loads(bed.ok("restore", "veth0", "--json"))
+    assert [(r["saved_napi_id"], r["napi_id"]) for r in report["replaced"]] == [(old["id"], new["id"])]
+    assert report["unrestored"] == []
+    assert {c["napi_id"] for c in report["restored"]} == {new["id"]}
+    assert bed.napi_knobs() == [(0, 0, 0)]
+    assert not Path(report["state_file"]).exists()
+
+
+def test_restore_tells_where_the_settings_went(bed: Testbed):
+    (old,) = bed.napi_get()
+    bed.ok("apply", "veth0", "--profile", "busy-wait")
+    _gro(bed, False)
+    _gro(bed, True)
+    (new,) = bed.napi_get()
+    text = bed.ok("restore", "veth0")
+    assert f"NAPI {old['id']} is gone; its settings went to NAPI {new['id']}, since it is device `veth0`'s only NAPI now" in text
+    assert bed.napi_knobs() == [(0, 0, 0)]
+
+
+def test_restore_with_nowhere_to_put_the_settings_keeps_them_and_fails(bed: Testbed):
+    (old,) = bed.napi_get()
+    bed.ok("apply", "veth0", "--profile", "irq-suspend")
+    (state,) = bed.state_dir.iterdir()
+    _gro(bed, False)  # no NAPI at all now
+    line = _one_error_line(bed.irqlab("restore", "veth0"), f"NAPI {old['id']}", "has no NAPI now", str(state))
+    assert "could not be restored in full" in line
+    assert state.exists()  # the only record of those settings is kept
+    _gro(bed, True)
+    report = json.loads(bed.ok("restore", "veth0", "--json"))
+    assert report["unrestored"] == [] and len(report["replaced"]) == 1
+    assert bed.napi_knobs() == [(0, 0, 0)]
+    assert not state.exists()
+
+
 # -- refusals ---------------------------------------------------------------
 
 

@@ -50,10 +50,40 @@ pub struct NapiReport {
 }
 
 /// The queues a NAPI serves, by type and index (from `queue-get`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueIds {
+    #[serde(default)]
     pub rx: Vec<u32>,
+    #[serde(default)]
     pub tx: Vec<u32>,
+}
+
+impl QueueIds {
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty() && self.tx.is_empty()
+    }
+
+    /// Whether the two share a queue (same type and index).
+    pub fn overlaps(&self, other: &QueueIds) -> bool {
+        self.rx.iter().any(|q| other.rx.contains(q)) || self.tx.iter().any(|q| other.tx.contains(q))
+    }
+}
+
+impl std::fmt::Display for QueueIds {
+    /// `rx 0,1 tx 0`, or `no queue`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let join = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let parts: Vec<String> = [("rx", &self.rx), ("tx", &self.tx)]
+            .into_iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(kind, ids)| format!("{kind} {}", join(ids)))
+            .collect();
+        if parts.is_empty() {
+            f.write_str("no queue")
+        } else {
+            f.write_str(&parts.join(" "))
+        }
+    }
 }
 
 /// Which per-NAPI settings the kernel reports.
@@ -129,21 +159,28 @@ impl Snapshot {
         Ok(Snapshot { device: device.to_string(), ifindex, napis, queues, coalesce })
     }
 
+    /// The queues NAPI `napi_id` serves, by what `queue-get` links to it
+    /// (empty for a driver that links none, such as veth).
+    pub fn queues_of(&self, napi_id: u32) -> QueueIds {
+        let mut queues = QueueIds::default();
+        for q in self.queues.iter().filter(|q| q.napi_id == Some(napi_id)) {
+            match q.kind {
+                QueueType::Rx => queues.rx.push(q.id),
+                QueueType::Tx => queues.tx.push(q.id),
+                QueueType::Other(_) => {}
+            }
+        }
+        queues.rx.sort_unstable();
+        queues.tx.sort_unstable();
+        queues
+    }
+
     pub fn report(&self) -> DeviceReport {
         let napis = self
             .napis
             .iter()
             .map(|n| {
-                let mut queues = QueueIds::default();
-                for q in self.queues.iter().filter(|q| q.napi_id == Some(n.id)) {
-                    match q.kind {
-                        QueueType::Rx => queues.rx.push(q.id),
-                        QueueType::Tx => queues.tx.push(q.id),
-                        QueueType::Other(_) => {}
-                    }
-                }
-                queues.rx.sort_unstable();
-                queues.tx.sort_unstable();
+                let queues = self.queues_of(n.id);
                 NapiReport {
                     id: n.id,
                     irq: n.irq,

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::restore::RestoreReport;
 use crate::socket::NetlinkError;
 
 #[derive(Debug, thiserror::Error)]
@@ -38,4 +39,11 @@ pub enum Error {
     Partial { source: Box<Error>, state: PathBuf, device: String },
     #[error("device `{device}` changed while irqlab was reading it ({what}); run the command again")]
     Changed { device: String, what: String },
+    /// `restore` put back what it could but not everything: the saved
+    /// state is kept, and `report` says what was done.
+    #[error(
+        "device `{device}` could not be restored in full: {what}; the rest was put back, and the saved state \
+         stays in {state} for a later `irqlab linux restore {device}`"
+    )]
+    RestoreIncomplete { device: String, what: String, state: PathBuf, report: Box<RestoreReport> },
 }

@@ -33,5 +33,5 @@ pub use apply::{apply, apply_in, dry_run, plan, plan_from, ApplyReport, Plan};
 pub use change::{Change, Part, Skip, Value};
 pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Snapshot};
 pub use error::Error;
-pub use restore::{restore, restore_in, RestoreReport};
+pub use restore::{restore, restore_in, Replacement, RestoreReport, Unrestored};
 pub use state::{SavedState, StateStore};

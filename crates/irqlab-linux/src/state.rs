@@ -8,6 +8,16 @@
 //! the same name and index in another. A saved state is never overwritten:
 //! a second `apply` keeps the first one's, so `restore` returns to what was
 //! there before irqlab touched the device at all.
+//!
+//! A NAPI is saved with its id and the queues it serves (`queue-get`): ids
+//! do not survive a reconfiguration of the device (turning GRO off and on
+//! deletes a veth's NAPI and adds a new one, `netif_napi_del()` /
+//! `netif_napi_add()`; a driver without per-NAPI config storage does the
+//! same on a ring change), but the queues do, so `restore` finds the NAPI
+//! now serving a saved NAPI's queues and puts the settings back there.
+//!
+//! Formats: 1 saved no queues; 2 adds them. Both are read (a format-1
+//! NAPI has no queues, as has one of a driver that links none).
 
 use std::fs;
 use std::io::{self, Write};
@@ -16,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{CoalesceSettings, Snapshot};
+use crate::device::{CoalesceSettings, QueueIds, Snapshot};
 use crate::error::Error;
 
 /// The default state directory (a tmpfs: state does not outlive a reboot,
@@ -24,8 +34,9 @@ use crate::error::Error;
 pub const DEFAULT_STATE_DIR: &str = "/run/irqlab";
 /// The environment variable that overrides [`DEFAULT_STATE_DIR`] (tests).
 pub const STATE_DIR_ENV: &str = "IRQLAB_STATE_DIR";
-/// The version of the file layout below.
-pub const STATE_FORMAT: u32 = 1;
+/// The version of the file layout below (written); every format from 1 to
+/// this one is read.
+pub const STATE_FORMAT: u32 = 2;
 
 /// What a device's settings were.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,9 +56,13 @@ pub struct SavedState {
 }
 
 /// One NAPI's settings; `None` where the kernel did not report the knob.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedNapi {
     pub id: u32,
+    /// The queues it served (format 2; empty in format 1, and for a driver
+    /// that links no queue to a NAPI).
+    #[serde(default)]
+    pub queues: QueueIds,
     pub defer_hard_irqs: Option<u32>,
     /// Nanoseconds.
     pub gro_flush_timeout: Option<u64>,
@@ -75,6 +90,7 @@ impl SavedState {
                 .iter()
                 .map(|n| SavedNapi {
                     id: n.id,
+                    queues: snapshot.queues_of(n.id),
                     defer_hard_irqs: n.defer_hard_irqs,
                     gro_flush_timeout: n.gro_flush_timeout,
                     irq_suspend_timeout: n.irq_suspend_timeout,
@@ -153,11 +169,11 @@ impl StateStore {
         };
         let state: SavedState = serde_json::from_str(&text)
             .map_err(|e| Error::State { path: path.clone(), problem: format!("is not a saved state irqlab can read: {e}") })?;
-        if state.format != STATE_FORMAT || state.device != device || state.ifindex != ifindex {
+        if !(1..=STATE_FORMAT).contains(&state.format) || state.device != device || state.ifindex != ifindex {
             return Err(Error::State {
                 path,
                 problem: format!(
-                    "is for device `{}` (ifindex {}, format {}), not for `{device}` (ifindex {ifindex})",
+                    "is for device `{}` (ifindex {}, format {}), not for `{device}` (ifindex {ifindex}, a format from 1 to {STATE_FORMAT})",
                     state.device, state.ifindex, state.format
                 ),
             });
@@ -193,6 +209,7 @@ mod tests {
             saved_at: 1,
             napis: vec![SavedNapi {
                 id: 8193,
+                queues: QueueIds { rx: vec![0], tx: vec![0] },
                 defer_hard_irqs: Some(0),
                 gro_flush_timeout: Some(0),
                 irq_suspend_timeout: Some(0),
@@ -220,6 +237,25 @@ mod tests {
         assert!(store.load("veth0", 4, 4026531840).unwrap().is_none());
         store.remove(&path).unwrap();
         assert!(store.load("veth0", 3, 4026531840).unwrap().is_none());
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+
+    #[test]
+    fn a_format_1_file_is_read_with_no_queues() {
+        // As irqlab wrote it before NAPIs were saved with their queues.
+        let store = scratch("format1");
+        fs::create_dir_all(store.dir()).unwrap();
+        let text = r#"{"format": 1, "device": "veth0", "ifindex": 3, "netns": 1, "profile": "irq-suspend",
+            "saved_at": 1, "napis": [{"id": 258, "defer_hard_irqs": 0, "gro_flush_timeout": 0,
+            "irq_suspend_timeout": 0, "threaded": 0}], "coalesce": null}"#;
+        fs::write(store.path("veth0", 3, 1), text).unwrap();
+        let (_, loaded) = store.load("veth0", 3, 1).unwrap().unwrap();
+        assert_eq!(loaded.format, 1);
+        assert_eq!(loaded.napis[0].id, 258);
+        assert!(loaded.napis[0].queues.is_empty());
+        fs::write(store.path("veth0", 3, 1), text.replace("\"format\": 1", "\"format\": 3")).unwrap();
+        let err = store.load("veth0", 3, 1).unwrap_err().to_string();
+        assert!(err.contains("format 3") && err.contains("a format from 1 to 2"), "{err}");
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 

@@ -10,7 +10,9 @@ gro_flush_timeout, irq_suspend_timeout, threaded) and its coalescing.
 or the one ``--napi`` names), saving the previous settings first; what the
 device cannot do is skipped and said so; ``--dry-run`` prints the changes and
 touches nothing. ``restore`` puts back the settings DEV had before the first
-apply. Changing anything needs root.
+apply, on the NAPI now serving each saved NAPI's queues if the device was
+reconfigured since (new NAPI ids); settings that have nowhere to go are a
+refusal, and their saved state is kept. Changing anything needs root.
 
 A refusal (not root, unknown device, device without NAPI, kernel without the
 feature, the kernel's own refusal) prints ``irqlab: error: <sentence>`` and
@@ -235,6 +237,9 @@ def restore_text(report: dict[str, Any]) -> str:
         lines.extend(_change_lines(restored))
     else:
         lines = [f"{where} already had its settings from before profile {report['profile']} was first applied."]
+    # Saved NAPIs that are gone (the device was reconfigured): where their settings went.
+    for r in report.get("replaced", []):
+        lines.append(f"NAPI {r['saved_napi_id']} is gone; its settings went to NAPI {r['napi_id']}, since {r['because']}.")
     lines.extend(_skip_lines(report["skipped"]))
     lines.extend(f"warning: {w}" for w in report["warnings"])
     lines.append(f"removed {report['state_file']}.")

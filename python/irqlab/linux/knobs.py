@@ -10,7 +10,10 @@ kernel, the device or the caller's privileges say no.
   ``threaded``) and its coalescing (``None``: not supported by this device).
 - :func:`plan` says what a profile would change; :func:`apply` does it (or,
   with ``dry_run``, only says), saving the previous settings first.
-- :func:`restore` puts back the settings from before the first apply.
+- :func:`restore` puts back the settings from before the first apply; a
+  saved NAPI that is gone (the device was reconfigured) has its settings put
+  on the NAPI now serving its queues (``replaced``); settings with nowhere to
+  go raise :class:`LinuxError` and stay saved.
 
 Knobs carry the kernel's and ethtool's names; ``gro_flush_timeout`` and
 ``irq_suspend_timeout`` are in nanoseconds, ``rx-usecs`` in microseconds.
@@ -54,7 +57,9 @@ def apply(dev: str, profile: str, napi: Optional[int] = None, dry_run: bool = Fa
 
 def restore(dev: str) -> dict[str, Any]:
     """Put back the settings ``dev`` had before the first apply; return what
-    was ``restored``, ``unchanged`` and ``skipped``."""
+    was ``restored``, ``unchanged`` and ``skipped``, and which saved NAPIs
+    were ``replaced`` by which NAPI now. Raises :class:`LinuxError`, keeping
+    the saved state, if some saved settings had nowhere to go."""
     return json.loads(_core.linux_restore(dev))
 
 
