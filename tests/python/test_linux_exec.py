@@ -546,6 +546,28 @@ def test_napi_dev_refusal_is_one_sentence_and_the_program_never_runs(launcher):
         assert len(lines) == 1 and lines[0].startswith("irqlab: error:") and words in lines[0], lines
 
 
+
+def test_napi_dev_without_root_names_the_command_that_was_run(launcher, tmp_path):
+    # The refusal used to name `irqlab linux apply`, which the user never ran.
+    prefix: list[str] = []
+    env = dict(os.environ)
+    if IS_ROOT:
+        if SETPRIV is None:
+            pytest.skip("needs setpriv (util-linux) to run the launcher as nobody")
+        prefix = [SETPRIV, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        home = tmp_path / "home"
+        home.mkdir()
+        home.chmod(0o777)
+        env["HOME"] = env["MPLCONFIGDIR"] = str(home)  # whatever the package imports must not need root's home
+    r = run([*prefix, *launcher, "--profile", "busy-wait", "--napi-dev", "lo", "--", "echo", "RAN"], env=env)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "RAN" not in r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("irqlab: error: irqlab linux exec --napi-dev needs root (CAP_NET_ADMIN)"), lines[0]
+    assert "of lo" in lines[0] and "irqlab linux apply" not in lines[0], lines[0]
+
+
 # -- (e) memcached from the distribution ------------------------------------------
 
 

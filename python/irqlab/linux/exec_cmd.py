@@ -215,6 +215,13 @@ def cmd_exec(args: argparse.Namespace) -> int:
         return run_program(command, env)
 
     knobs_module = _napi_knobs()
+    if not knobs_module.may_change_settings():
+        # Refused here, naming this command: the native apply's own refusal
+        # names `irqlab linux apply`, which is not what the user ran.
+        raise UsageError(
+            f"irqlab linux exec --napi-dev needs root (CAP_NET_ADMIN) to change the NAPI and coalescing settings "
+            f"of {args.napi_dev}; run it as root, or without --napi-dev"
+        )
     with _signals_held():
         knobs_module.apply(args.napi_dev, args.profile)
         try:

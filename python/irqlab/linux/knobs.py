@@ -25,15 +25,19 @@ is ever touched.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Optional
 
 from irqlab import _core
 from irqlab._core import LinuxError
 
-__all__ = ["LinuxError", "show", "plan", "apply", "restore"]
+__all__ = ["LinuxError", "show", "plan", "apply", "restore", "may_change_settings"]
 
 #: The largest NAPI id the kernel can have (a u32).
 _NAPI_ID_MAX = 2**32 - 1
+
+#: ``CAP_NET_ADMIN`` (include/uapi/linux/capability.h).
+_CAP_NET_ADMIN = 12
 
 
 def show(dev: str) -> dict[str, Any]:
@@ -61,6 +65,23 @@ def restore(dev: str) -> dict[str, Any]:
     were ``replaced`` by which NAPI now. Raises :class:`LinuxError`, keeping
     the saved state, if some saved settings had nowhere to go."""
     return json.loads(_core.linux_restore(dev))
+
+
+def may_change_settings() -> bool:
+    """Whether this process may change NAPI and coalescing settings: the
+    kernel's ``napi-set`` and ``coalesce-set`` are ``admin-perm`` operations
+    (CAP_NET_ADMIN). The same test as the native side's
+    ``privilege::require_net_admin`` (the ``CapEff`` mask of
+    /proc/self/status; an effective uid of 0 where /proc cannot say), for
+    commands that must refuse before they start anything."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split(":", 1)[1].strip(), 16) >> _CAP_NET_ADMIN & 1)
+    except (OSError, ValueError):
+        pass
+    return os.geteuid() == 0
 
 
 def _napi_id(napi: Optional[int]) -> Optional[int]:
