@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import irqlab
+from conftest import REPO, irqlab
 from irqlab import _core
 from irqlab.linux import knobs
 from irqlab.linux.cli import apply_text, restore_text, show_text
@@ -170,3 +170,30 @@ def test_help_lists_the_linux_commands():
     assert result.returncode == 0
     for command in ("show", "apply", "restore"):
         assert command in result.stdout
+
+
+
+def _readme_real_server() -> str:
+    text = (REPO / "README.md").read_text()
+    start = text.index("## Use it on a real server")
+    return " ".join(text[start : text.index("\n## ", start + 1)].split())
+
+
+@linux_only
+def test_show_of_a_device_without_napi_exits_0_as_the_readme_says():
+    result = irqlab("linux", "show", "lo")
+    assert result.returncode == 0, result.stderr
+    assert "NAPI: none" in result.stdout and result.stderr == ""
+    readme = _readme_real_server()
+    assert "`irqlab linux show lo` prints `NAPI: none` and exits with status 0" in readme
+    # The refusals with status 2 do not include showing a device without NAPI.
+    start = readme.index("`restore` without root")
+    refusals = readme[start : readme.index("exit with status 2", start)]
+    assert "`apply` to a device without NAPI" in refusals and "show" not in refusals
+
+
+def test_the_readme_says_per_napi_settings_are_not_in_the_device_wide_sysfs_files():
+    # The live check of the claim is in test_linux_live.py.
+    readme = _readme_real_server()
+    assert "Per-NAPI settings do not show in the device-wide sysfs files" in readme
+    assert "`/sys/class/net/DEV/napi_defer_hard_irqs` and `gro_flush_timeout`" in readme

@@ -296,6 +296,19 @@ def test_restore_with_nowhere_to_put_the_settings_keeps_them_and_fails(bed: Test
     assert not state.exists()
 
 
+def test_per_napi_settings_do_not_show_in_the_device_wide_sysfs_files(bed: Testbed):
+    # As the README says (Use it on a real server): napi-set changes the
+    # NAPI, not the device's defaults in sysfs.
+    def sysfs(knob: str) -> int:
+        out = sh("ip", "netns", "exec", bed.ns, "cat", f"/sys/class/net/veth0/{knob}").stdout
+        return int(out)
+
+    bed.ok("apply", "veth0", "--profile", "irq-suspend")
+    assert bed.napi_knobs() == [_profile_napi_knobs("irq-suspend")]
+    assert (sysfs("napi_defer_hard_irqs"), sysfs("gro_flush_timeout")) == (0, 0)
+    bed.ok("restore", "veth0")
+
+
 # -- refusals ---------------------------------------------------------------
 
 
