@@ -269,6 +269,12 @@ def one_line(message: str) -> str:
     return " ".join(message.split())
 
 
+def _quote(key: str) -> str:
+    """A key for a message: in backticks, or as a Python literal if it holds
+    characters that do not print (a newline would split the message)."""
+    return f"`{key}`" if key.isprintable() else repr(key)
+
+
 def _type(value: object) -> str:
     return type(value).__name__
 
@@ -356,8 +362,10 @@ def _toml_value(value: Any, *, key: str, top: bool) -> str:
         items = (f"{_toml_key(k)} = {_toml_value(v, key=f'{key}.{k}', top=False)}" for k, v in value.items())
         return "{ " + ", ".join(items) + " }"
     if value is None:
-        raise TypeError(f"override `{key}` is None; TOML has no null, so leave the key out of the scenario instead")
-    raise TypeError(f"override `{key}` has a value of type {type(value).__name__}, which TOML cannot express")
+        raise TypeError(
+            f"override {_quote(key)} is None; TOML has no null, so leave the key out of the scenario instead"
+        )
+    raise TypeError(f"override {_quote(key)} has a value of type {type(value).__name__}, which TOML cannot express")
 
 
 def _toml_key(key: object) -> str:

@@ -151,6 +151,7 @@ def test_run_rejects_bad_seed_and_duration_before_running(small):
         (lambda s: s.with_overrides([b"load.qps=1"]), r"\boverride\b.*key=value.*\bbytes\b"),
         (lambda s: s.with_overrides({1: 2}), r"override keys.*\bstr\b.*\bint\b"),
         (lambda s: s.with_overrides({"load.qps": object()}), r"`load\.qps`.*object"),
+        (lambda s: s.with_overrides({"app.service": {"a\nb": None}}), r"'app\.service\.a\\nb'.*None"),
         (lambda s: irqlab.run(123), r"\bscenario\b.*Scenario.*\bstr\b.*PathLike.*\bint\b"),
         (lambda s: irqlab.run(b"x.toml"), r"\bscenario\b.*\bbytes\b"),
         (lambda s: irqlab.run(s, profile=3), r"\bprofile\b.*\bstr\b.*\bint\b"),
