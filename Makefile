@@ -66,7 +66,7 @@ demo: setup
 # Both suites run even if the first fails; the target fails if either did.
 test: setup
 	@status=0; \
-	cargo test --workspace --release || status=1; \
+	cargo test --workspace --release --no-fail-fast || status=1; \
 	$(BIN)/pytest -q tests/python || status=1; \
 	exit $$status
 

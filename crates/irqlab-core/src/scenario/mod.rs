@@ -205,7 +205,11 @@ fn plain_type_error(path: &str, msg: &str) -> String {
         return format!(": {msg}");
     };
     let expected = validate::accepted_range(path).unwrap_or_else(|| plain_expected(expected));
-    format!(" must be {expected} (got {})", plain_got(got))
+    match plain_got(got) {
+        Some(got) => format!(" must be {expected} (got {got})"),
+        // serde does not say which value a name field was given.
+        None => format!(" must be {expected}"),
+    }
 }
 
 fn plain_expected(rust: &str) -> String {
@@ -229,9 +233,9 @@ fn plain_expected(rust: &str) -> String {
     }
 }
 
-fn plain_got(serde: &str) -> String {
+fn plain_got(serde: &str) -> Option<String> {
     let tick = |s: &str| s.trim_start_matches('`').trim_end_matches('`').to_string();
-    if let Some(s) = serde.strip_prefix("string ") {
+    Some(if let Some(s) = serde.strip_prefix("string ") {
         format!("the string {s}")
     } else if let Some(v) = serde.strip_prefix("integer ").or_else(|| serde.strip_prefix("floating point ")) {
         tick(v)
@@ -240,11 +244,11 @@ fn plain_got(serde: &str) -> String {
     } else {
         match serde {
             "map" => "a table".to_string(),
-            "unit variant" => "a value that is not a name in quotes".to_string(),
             "sequence" => "a list".to_string(),
+            "unit variant" => return None,
             other => other.to_string(),
         }
-    }
+    })
 }
 
 /// Parse an override's value as TOML. A bare word that is not TOML (`fb_ia`,
