@@ -6,7 +6,8 @@
 //!
 //! Layers, bottom up:
 //! - [`netlink`]: message definitions, no I/O (golden-byte tested);
-//! - [`socket`]: the `NETLINK_GENERIC` transport (request/ack, dumps, errors);
+//! - [`socket`]: the netlink transport (request/ack, dumps, errors), generic
+//!   netlink and, for the route lookup of the load generator, rtnetlink;
 //! - [`ops`]: one function per kernel operation;
 //! - [`device`], [`apply`], [`restore`], [`state`]: what `irqlab linux
 //!   show|apply|restore` do, as a Rust API;

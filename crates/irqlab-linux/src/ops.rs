@@ -1,6 +1,7 @@
 //! The kernel operations irqlab uses, each one request over a
 //! [`GenlSocket`]: resolve a family, `napi-get`, `napi-set`, `queue-get`,
-//! `coalesce-get`, `coalesce-set`. Family ids are looked up once per
+//! `coalesce-get`, `coalesce-set`; and the route lookup [`route_get`]
+//! over rtnetlink. Family ids are looked up once per
 //! [`Kernel`] and kept.
 
 use crate::error::Error;
@@ -13,7 +14,23 @@ use crate::netlink::netdev::{
     Napi, NapiById, NapiDump, NapiSet, Queue, QueueDump, NETDEV_CMD_NAPI_GET, NETDEV_CMD_NAPI_SET,
     NETDEV_CMD_QUEUE_GET, NETDEV_FAMILY_NAME, NETDEV_FAMILY_VERSION,
 };
+use crate::netlink::route::{self, Route};
 use crate::socket::{GenlSocket, NetlinkError};
+
+/// The kernel's route to `dst` from this process's network namespace, as
+/// `ip route get DST` asks for it (`RTM_GETROUTE` over `NETLINK_ROUTE`).
+pub fn route_get(dst: std::net::Ipv4Addr) -> Result<Route, NetlinkError> {
+    const WHAT: &str = "RTM_GETROUTE";
+    let mut socket = GenlSocket::open_route()?;
+    let seq = socket.next_seq();
+    let decode = |source| NetlinkError::Decode { request: WHAT.to_string(), source };
+    let mut found = None;
+    for raw in socket.transact_raw(WHAT, &route::encode_request(dst, seq), false)? {
+        found = found.or(route::parse_answer(&raw).map_err(decode)?);
+    }
+    // Acked without a route message: not what inet_rtm_getroute() does.
+    found.ok_or_else(|| decode(crate::netlink::DecodeError::Missing { what: "answer", attr: "RTM_NEWROUTE" }))
+}
 
 /// A netlink connection to the kernel with the families it has resolved.
 pub struct Kernel {

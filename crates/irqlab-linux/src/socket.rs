@@ -19,7 +19,8 @@ use crate::netlink::message::{
 };
 use crate::netlink::DecodeError;
 
-/// `NETLINK_GENERIC` (include/uapi/linux/netlink.h).
+/// `NETLINK_ROUTE` and `NETLINK_GENERIC` (include/uapi/linux/netlink.h).
+pub const NETLINK_ROUTE: libc::c_int = 0;
 pub const NETLINK_GENERIC: libc::c_int = 16;
 /// Socket options at level `SOL_NETLINK`.
 pub const SOL_NETLINK: libc::c_int = 270;
@@ -71,7 +72,7 @@ impl std::error::Error for KernelError {}
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetlinkError {
-    #[error("could not {op} a generic netlink socket: {source}")]
+    #[error("could not {op} a netlink socket: {source}")]
     Io { op: &'static str, source: io::Error },
     #[error(transparent)]
     Kernel(#[from] KernelError),
@@ -91,7 +92,8 @@ impl NetlinkError {
     }
 }
 
-/// A bound `NETLINK_GENERIC` socket.
+/// A bound `NETLINK_GENERIC` socket (or, from [`GenlSocket::open_route`],
+/// a `NETLINK_ROUTE` one: the framing, acks and errors are the same).
 pub struct GenlSocket {
     fd: OwnedFd,
     /// The port id the kernel gave this socket (`nl_pid`).
@@ -103,9 +105,19 @@ pub struct GenlSocket {
 impl GenlSocket {
     /// Open, configure (extended acks, capped acks, receive timeout) and bind.
     pub fn open() -> Result<Self, NetlinkError> {
+        Self::open_protocol(NETLINK_GENERIC)
+    }
+
+    /// The same over `NETLINK_ROUTE` (rtnetlink), in this process's network
+    /// namespace; send it raw messages with [`transact_raw`](Self::transact_raw).
+    pub fn open_route() -> Result<Self, NetlinkError> {
+        Self::open_protocol(NETLINK_ROUTE)
+    }
+
+    fn open_protocol(protocol: libc::c_int) -> Result<Self, NetlinkError> {
         let io_err = |op| move |source| NetlinkError::Io { op, source };
         // SAFETY: plain syscall; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, NETLINK_GENERIC) };
+        let raw = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, protocol) };
         if raw < 0 {
             return Err(io_err("open")(io::Error::last_os_error()));
         }

@@ -1,8 +1,6 @@
 //! The few Linux calls the event loop needs that std does not offer: epoll,
 //! a timerfd for open-loop send times, the monotonic clock in nanoseconds,
-//! the process's CPU time, and a `NETLINK_ROUTE` socket to ask the kernel
-//! for its route to a target ([`crate::route`]). Every `unsafe` block of the
-//! crate is here.
+//! and the process's CPU time. Every `unsafe` block of the crate is here.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -184,103 +182,6 @@ impl TimerFd {
     /// so a read per expiry would be a wasted syscall.
     pub fn fired(&mut self) {
         self.armed = None;
-    }
-}
-
-/// `NETLINK_ROUTE` (include/uapi/linux/netlink.h).
-const NETLINK_ROUTE: libc::c_int = 0;
-
-/// A `NETLINK_ROUTE` socket in this process's network namespace, for one
-/// request and its answer (`RTM_GETROUTE`). Receives time out after
-/// `timeout`, so a kernel that never answers cannot hang the caller.
-pub struct RouteSocket {
-    fd: OwnedFd,
-}
-
-impl RouteSocket {
-    pub fn open(timeout: std::time::Duration) -> io::Result<Self> {
-        // SAFETY: plain syscall; the returned fd is owned from here on.
-        let fd = check(unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                NETLINK_ROUTE,
-            )
-        })?;
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let tv = libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-        };
-        // SAFETY: `tv` is a valid timeval of the size given.
-        check(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        })?;
-        Ok(RouteSocket { fd })
-    }
-
-    /// Send one message to the kernel (port 0).
-    pub fn send(&self, msg: &[u8]) -> io::Result<()> {
-        // SAFETY: a zeroed sockaddr_nl is valid; family set below.
-        let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        // SAFETY: `msg` and `kernel` are valid for the sizes given.
-        let n = unsafe {
-            libc::sendto(
-                self.fd.as_raw_fd(),
-                msg.as_ptr().cast(),
-                msg.len(),
-                0,
-                (&kernel as *const libc::sockaddr_nl).cast(),
-                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if n as usize != msg.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                "short netlink send",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Receive one datagram into `buf`; its length. A datagram larger than
-    /// `buf` is an error (`MSG_TRUNC` tells its real size).
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `buf` is writable for its length.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_TRUNC,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if n as usize > buf.len() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "netlink answer larger than the buffer",
-                ));
-            }
-            return Ok(n as usize);
-        }
     }
 }
 

@@ -8,7 +8,8 @@
 //! - [`genl`]: `struct genlmsghdr`, generic netlink framing and the `nlctrl`
 //!   family lookup (`CTRL_CMD_GETFAMILY`);
 //! - [`netdev`]: the "netdev" family (`napi-get`, `napi-set`, `queue-get`);
-//! - [`ethtool`]: the "ethtool" family (`coalesce-get`, `coalesce-set`).
+//! - [`ethtool`]: the "ethtool" family (`coalesce-get`, `coalesce-set`);
+//! - [`route`]: rtnetlink's route lookup (`RTM_GETROUTE`).
 //!
 //! Constants carry the kernel's names (include/uapi/linux/*.h) and the
 //! kernel's values; enums keep an `Other(n)` variant for values a newer
@@ -19,6 +20,7 @@ pub mod ethtool;
 pub mod genl;
 pub mod message;
 pub mod netdev;
+pub mod route;
 
 /// Bytes that are not the message they should be. The message is one
 /// sentence; it names the part of the message that is wrong.
