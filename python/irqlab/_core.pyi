@@ -11,6 +11,8 @@ and names the parameter instead.
 from typing import Optional, Sequence
 
 __version__: str
+#: The largest scenario file read, bytes (irqlab_core::scenario::MAX_SCENARIO_BYTES).
+MAX_SCENARIO_BYTES: int
 
 class ScenarioError(ValueError):
     """A scenario, profile or override was rejected (one sentence naming the field)."""

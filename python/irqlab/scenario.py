@@ -29,8 +29,9 @@ Overrides = Union[str, Mapping[str, Any], Iterable[str]]
 
 #: The largest scenario file :meth:`Scenario.load` reads, bytes (4 MiB). A
 #: real scenario is a few kilobytes; the cap keeps `irqlab run /dev/zero`-like
-#: mistakes from reading until memory runs out.
-MAX_SCENARIO_BYTES = 4 * 1024 * 1024
+#: mistakes from reading until memory runs out. The core's limit, so that
+#: both readers of a scenario file agree.
+MAX_SCENARIO_BYTES: int = _core.MAX_SCENARIO_BYTES
 
 _OVERRIDES_TYPES = "a 'key=value' str, a mapping of keys to values or an iterable of 'key=value' strs"
 

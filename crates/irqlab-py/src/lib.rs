@@ -105,6 +105,7 @@ fn _selftest_panic(message: String) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_SCENARIO_BYTES", irqlab_core::scenario::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("LinuxError", m.py().get_type::<LinuxError>())?;
     linux::register(m)?;
