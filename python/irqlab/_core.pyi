@@ -8,7 +8,7 @@ type raise pyo3's :class:`TypeError`; the Python package checks types first
 and names the parameter instead.
 """
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 __version__: str
 #: The largest scenario file read, bytes (irqlab_core::scenario::MAX_SCENARIO_BYTES).
@@ -28,8 +28,12 @@ def run(
     overrides: Sequence[str] = ...,
     seed: Optional[int] = None,
     duration_s: Optional[float] = None,
+    cancel: Optional[Any] = None,
 ) -> str:
     """Run the scenario; return the summary as JSON text. Releases the GIL.
+
+    ``cancel`` is an object with ``is_set()`` (a ``threading.Event``): once
+    set, the run stops at its next check and raises ``KeyboardInterrupt``.
 
     ``seed`` and ``duration_s`` are applied as the overrides ``run.seed`` and
     ``run.duration_s`` after ``overrides``. Every few million events the core

@@ -36,6 +36,7 @@ from irqlab.bench import DEFAULT_SCENARIO, bench
 from irqlab.linux.cli import add_linux_parser
 from irqlab.loadgen import add_loadgen_parser
 from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
+from irqlab.study.cli import SweepUsageError, add_study_parsers
 from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
@@ -90,7 +91,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # (also after --help and --version, which exit through SystemExit).
             flush_stdout()
         return status
-    except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError) as e:
+    except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -210,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p, "print the result as one JSON object")
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
+    add_study_parsers(commands)
     add_reproduce_parser(commands)
     add_linux_parser(commands)
     add_testbed_parser(commands)

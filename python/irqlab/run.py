@@ -6,7 +6,7 @@ import json
 import math
 import numbers
 import os
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from irqlab import _core
 from irqlab._core import ScenarioError
@@ -23,6 +23,8 @@ def run(
     overrides: Overrides = (),
     seed: Optional[int] = None,
     duration_s: Optional[float] = None,
+    *,
+    cancel: Optional[Any] = None,
 ) -> Summary:
     """Run ``scenario`` (a :class:`Scenario` or the path of a scenario file).
 
@@ -36,7 +38,14 @@ def run(
 
     When no request completes in the measured time, the summary's latency
     fields are ``None`` and its ``warnings`` say so.
+
+    ``cancel`` is an object with an ``is_set()`` method, such as a
+    :class:`threading.Event`: once it is set, the run stops within a few
+    million simulated events and raises :class:`KeyboardInterrupt`. Ctrl-C
+    reaches only the main thread; this stops runs in other threads.
     """
+    if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+        raise TypeError(f"cancel must have an is_set() method (a threading.Event) or be None, not {type(cancel).__name__}")
     if not isinstance(scenario, Scenario):
         if not isinstance(scenario, (str, os.PathLike)):
             raise TypeError(
@@ -66,6 +75,7 @@ def run(
             list(scenario.overrides),
             None if seed is None else int(seed),
             None if duration_s is None else float(duration_s),
+            cancel,
         )
     except ScenarioError as e:
         raise ScenarioError(one_line(str(e))) from None

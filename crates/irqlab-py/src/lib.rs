@@ -8,6 +8,7 @@ mod linux;
 
 use irqlab_core::scenario::Profile;
 use irqlab_core::Scenario;
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
 use error::{guard, guard_without_gil, Failure, LinuxError, ScenarioError};
@@ -40,8 +41,13 @@ fn toml_float(x: f64) -> String {
 ///
 /// `seed` and `duration_s` are the overrides `run.seed` and `run.duration_s`,
 /// applied after `overrides`. The GIL is released while the simulation runs.
+///
+/// `cancel`, if given, is an object with an `is_set()` method (a
+/// `threading.Event`): when it is set the run stops at its next check and
+/// raises `KeyboardInterrupt`. Signals reach only the main thread, so this is
+/// how a sweep stops the runs of its worker threads on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new(), seed=None, duration_s=None))]
+#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new(), seed=None, duration_s=None, cancel=None))]
 fn run(
     py: Python<'_>,
     toml_text: String,
@@ -49,6 +55,7 @@ fn run(
     overrides: Vec<String>,
     seed: Option<u64>,
     duration_s: Option<f64>,
+    cancel: Option<PyObject>,
 ) -> PyResult<String> {
     guard_without_gil(py, "running the simulation", move || {
         let mut scenario = build(&toml_text, profile.as_deref(), &overrides)?;
@@ -63,7 +70,15 @@ fn run(
         // KeyboardInterrupt, is what the caller gets.
         let mut pending: Option<PyErr> = None;
         let result = irqlab_core::run_interruptible(&scenario, &mut || {
-            match Python::with_gil(|py| py.check_signals()) {
+            match Python::with_gil(|py| {
+                py.check_signals()?;
+                match &cancel {
+                    Some(flag) if flag.call_method0(py, "is_set")?.is_truthy(py)? => {
+                        Err(PyKeyboardInterrupt::new_err("the run was cancelled"))
+                    }
+                    _ => Ok(()),
+                }
+            }) {
                 Ok(()) => false,
                 Err(e) => {
                     pending = Some(e);

@@ -1,0 +1,246 @@
+"""A sweep's results: one row per run, as pandas, aggregated over seeds, or
+through DuckDB.
+
+The columns of ``DIR/results.parquet``, in order:
+
+- ``point`` (position in the grid), ``replicate``, ``profile``;
+- one column per axis, named by its field (``load.qps``), with the value the
+  run used;
+- ``seed`` (derived from the study's seed and the point), ``duration_s``;
+- ``error``: null, or the sentence that made the run fail (its summary
+  columns are then null);
+- every summary field, flattened: ``throughput_qps``, ``latency_us.p99``,
+  ``cpu_pct.user``, ``drops_by_site.ring``, ``warnings`` (a list), …;
+- provenance: ``wall_s`` (the engine's), ``wall_time_s`` (the whole run
+  call), ``irqlab_version``, ``git_commit``.
+
+:func:`load` adds ``cpu_pct.busy`` (100 − ``cpu_pct.idle``), the CPU
+utilisation the papers plot. Rows are sorted by point and replicate, so the
+same sweep gives the same rows whatever order its runs finished in; only the
+provenance columns (:data:`PROVENANCE`) differ between two sweeps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+from irqlab.summary import Summary, flatten
+
+if TYPE_CHECKING:
+    import pandas
+
+#: Columns that say how a row was produced rather than what was simulated.
+PROVENANCE = ("wall_s", "wall_time_s", "irqlab_version", "git_commit")
+
+#: Columns every row has before the axes, and between the axes and the summary.
+LEADING = ("point", "replicate", "profile")
+MIDDLE = ("seed", "duration_s", "error")
+
+#: Summary fields that repeat a leading column.
+_DUPLICATES = ("profile", "seed")
+
+
+class ResultsError(ValueError):
+    """A results directory that cannot be read; the message is one sentence."""
+
+
+# -- writing ----------------------------------------------------------------------
+
+
+def rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Journal records as flat rows, sorted by point and replicate."""
+    out = []
+    for r in sorted(records, key=lambda r: (r["point"], r["replicate"])):
+        row: dict[str, Any] = {"point": r["point"], "replicate": r["replicate"], "profile": r["profile"]}
+        for f, v in r["knobs"]:
+            row[f] = v
+        row["seed"] = r["seed"]
+        row["duration_s"] = r["duration_s"]
+        row["error"] = r["error"]
+        if r.get("summary"):
+            for k, v in flatten(r["summary"]).items():
+                if k not in _DUPLICATES:
+                    row[k] = v
+        for k in PROVENANCE[1:]:
+            row[k] = r.get(k)
+        out.append(row)
+    return out
+
+
+def write_parquet(records: Sequence[dict[str, Any]], target: Path, metadata: Optional[dict[str, str]] = None) -> None:
+    """Write ``records`` as one Parquet file, atomically (a reader sees the old or the new file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from irqlab.study.store import atomic_replace
+
+    table = _table(rows(records), pa)
+    meta = dict(table.schema.metadata or {})
+    for k, v in (metadata or {}).items():
+        meta[f"irqlab.{k}".encode()] = v.encode()
+    table = table.replace_schema_metadata(meta)
+    atomic_replace(target, lambda tmp: pq.write_table(table, tmp), suffix=".tmp")
+
+
+def _table(flat_rows: list[dict[str, Any]], pa: Any) -> Any:
+    columns: dict[str, None] = {c: None for c in LEADING}
+    for row in flat_rows:
+        for k in row:
+            columns.setdefault(k, None)
+    arrays = []
+    names = list(columns)
+    for name in names:
+        values = [row.get(name) for row in flat_rows]
+        arrays.append(_array(name, values, pa))
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _array(name: str, values: list[Any], pa: Any) -> Any:
+    if name == "warnings":
+        return pa.array([list(v) if v is not None else None for v in values], type=pa.list_(pa.string()))
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {int, float} and float in kinds:
+        values = [None if v is None else float(v) for v in values]
+    elif len(kinds) > 1:
+        # An axis mixing types (4, "auto"): kept as text so that it is one column.
+        values = [None if v is None else str(v) for v in values]
+    elif kinds == {dict} or kinds == {list}:
+        values = [None if v is None else json.dumps(v) for v in values]
+    return pa.array(values)
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def load(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
+    """The results of the sweep in ``directory`` as a DataFrame (a row per
+    run; see the module for the columns). ``df.attrs`` holds ``axes`` (the
+    axis fields, in order), ``name`` and ``directory``.
+
+    A sweep that was killed before it could write ``results.parquet`` (a
+    crash) is read from its journal.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, read_journal
+
+    d = Path(directory)
+    manifest_path = d / MANIFEST
+    if not manifest_path.is_file():
+        raise ResultsError(f"{d} holds no sweep results (no {MANIFEST}); give a directory written by irqlab sweep")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{manifest_path} cannot be read: {e}") from None
+    parquet, journal = d / RESULTS, d / JOURNAL
+    if parquet.is_file() and (not journal.is_file() or parquet.stat().st_mtime_ns >= journal.stat().st_mtime_ns):
+        frame = pq.read_table(parquet).to_pandas()
+    else:
+        latest = {r["key"]: r for r in read_journal(d)}
+        frame = _table(rows(latest.values()), pa).to_pandas() if latest else pd.DataFrame(columns=list(LEADING))
+    if "cpu_pct.idle" in frame.columns:
+        at = frame.columns.get_loc("cpu_pct.idle") + 1
+        frame.insert(at, "cpu_pct.busy", 100.0 - frame["cpu_pct.idle"])
+    frame.attrs["axes"] = list(manifest.get("axes", []))
+    frame.attrs["name"] = manifest.get("name", d.name)
+    frame.attrs["directory"] = str(d)
+    return frame
+
+
+def axes_of(frame: "pandas.DataFrame") -> list[str]:
+    """The axis columns of a loaded frame."""
+    return [a for a in frame.attrs.get("axes", []) if a in frame.columns]
+
+
+def succeeded(frame: "pandas.DataFrame") -> "pandas.DataFrame":
+    """The rows of runs that did not fail."""
+    if "error" not in frame.columns:
+        return frame
+    return frame[frame["error"].isna()]
+
+
+def summary(row: Any) -> Summary:
+    """A row (a mapping or a pandas Series) back as a :class:`Summary`, for
+    code written against summaries (e.g. a paper's claim checks). NaN becomes
+    ``None`` (no latency); columns other than the summary's are left out."""
+    data: dict[str, Any] = {}
+    items = row.items() if hasattr(row, "items") else row
+    skip = set(LEADING[:2]) | set(MIDDLE[1:]) | {"cpu_pct.busy", "wall_time_s", "irqlab_version", "git_commit"}
+    for key, value in items:
+        if key in skip:
+            continue
+        if hasattr(value, "item") and not isinstance(value, (str, bytes)) and getattr(value, "ndim", 0) == 0:
+            value = value.item()
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        node = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return Summary(data)
+
+
+def aggregate(
+    frame: "pandas.DataFrame",
+    metrics: Optional[Sequence[str]] = None,
+    by: Optional[Sequence[str]] = None,
+    confidence: float = 0.95,
+) -> "pandas.DataFrame":
+    """Mean over seeds and a Student-t confidence interval, per group.
+
+    ``by`` defaults to ``profile`` and the axes; ``metrics`` to every numeric
+    summary column. For each metric M the result has ``M.mean``, ``M.ci_low``
+    and ``M.ci_high`` (NaN with a single seed), and ``n`` counts the runs
+    that did not fail in each group. Failed runs are left out.
+    """
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 exclusive (got {confidence!r})")
+    groups = list(by) if by is not None else ["profile", *axes_of(frame)]
+    ok = succeeded(frame)
+    if metrics is None:
+        exclude = set(LEADING) | set(MIDDLE) | set(PROVENANCE) | set(groups)
+        metrics = [c for c in ok.columns if c not in exclude and pd.api.types.is_numeric_dtype(ok[c])]
+    missing = [m for m in [*groups, *metrics] if m not in frame.columns]
+    if missing:
+        raise ResultsError(f"no column {missing[0]!r} in the results; columns are {', '.join(map(str, frame.columns))}")
+    grouped = ok.groupby(groups, sort=False, dropna=False)
+    out = grouped.size().rename("n").to_frame()
+    for m in metrics:
+        g = grouped[m]
+        mean, sd, n = g.mean(), g.std(ddof=1), g.count()
+        q = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
+        half = np.where(n > 1, q * sd / np.sqrt(n), np.nan)
+        out[f"{m}.mean"] = mean
+        out[f"{m}.ci_low"] = mean - half
+        out[f"{m}.ci_high"] = mean + half
+    return out.reset_index()
+
+
+def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
+    """Run a DuckDB query over the results, which it sees as the view
+    ``results`` (quote dotted names: ``SELECT profile, "latency_us.p99" FROM
+    results``)."""
+    import duckdb
+
+    frame = load(directory)
+    con = duckdb.connect()
+    try:
+        con.register("results", frame)
+        return con.execute(query).df()
+    except duckdb.Error as e:
+        raise ResultsError(f"--sql: {' '.join(str(e).split())}") from None
+    finally:
+        con.close()

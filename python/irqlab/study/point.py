@@ -1,0 +1,60 @@
+"""Running one point of a study: a task (plain data) in, a journal record out.
+
+This is the function executors ship to their workers (threads here, processes
+of a Dask cluster), so it takes and returns only plain, picklable data.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Optional
+
+from irqlab._core import ScenarioError
+from irqlab.provenance import git_commit, version
+from irqlab.run import run
+from irqlab.scenario import Scenario
+from irqlab.study.spec import knob_pairs
+
+
+
+
+def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, Any]:
+    """Run the point ``task`` (:meth:`Study.task`) and return its record.
+
+    A point whose knob value the scenario refuses, or which fails in any other
+    way, is a record with ``error`` set and no ``summary``: one bad point does
+    not stop a sweep. ``KeyboardInterrupt`` (Ctrl-C, or ``cancel`` set while
+    the simulation runs) propagates: a cancelled run has no record.
+    """
+    started = time.perf_counter()
+    summary: Optional[dict[str, Any]] = None
+    error: Optional[str] = None
+    try:
+        scenario = Scenario(task["scenario_text"], overrides=task["overrides"])
+        scenario = scenario.with_overrides(knob_pairs(task["knobs"]))
+        summary = run(
+            scenario, profile=task["profile"], seed=task["seed"], duration_s=task["duration_s"], cancel=cancel
+        ).to_dict()
+    except ScenarioError as e:
+        error = str(e)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # a bug in one point must not lose the others
+        last = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
+        where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
+        error = f"internal error: {type(e).__name__}: {e}{where}"
+    return {
+        "key": task["key"],
+        "point": task["point"],
+        "replicate": task["replicate"],
+        "profile": task["profile"],
+        "knobs": task["knobs"],
+        "seed": task["seed"],
+        "duration_s": task["duration_s"],
+        "summary": summary,
+        "error": error,
+        "wall_time_s": time.perf_counter() - started,
+        "irqlab_version": version(),
+        "git_commit": git_commit(),
+    }

@@ -1,0 +1,183 @@
+"""The results directory of one sweep.
+
+::
+
+    DIR/manifest.json    what sweep this is (its fingerprint), when, by which irqlab
+    DIR/scenario.toml    the scenario's text, as given
+    DIR/study.toml       the study, as a study file that re-runs it
+    DIR/journal.jsonl    one line per finished run, appended as each finishes
+    DIR/results.parquet  the dataset: a row per run (see irqlab.results)
+
+The journal is what makes a sweep resumable: a line is written (and flushed
+to the kernel) as soon as a run finishes, so Ctrl-C, SIGTERM or a crash keeps
+every finished run; a torn last line (a crash mid-write) is ignored. The
+Parquet file is rebuilt from the journal when the sweep stops, however it
+stops, and by the next sweep of the same directory after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from irqlab.study.spec import Study, StudyError
+
+MANIFEST = "manifest.json"
+JOURNAL = "journal.jsonl"
+RESULTS = "results.parquet"
+SCENARIO = "scenario.toml"
+STUDY = "study.toml"
+
+#: Version of the directory layout and journal records.
+FORMAT = 1
+
+
+class Store:
+    """An open results directory (see the module)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    # -- opening ----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], study: Study, flag: str = "--out") -> Store:
+        """The directory for ``study``: created if it does not exist or is
+        empty, reopened (to resume) if it holds this same study, refused in
+        one sentence if it holds anything else. Nothing is written before
+        those checks pass."""
+        out = Path(path)
+        if out.exists() and not out.is_dir():
+            raise StudyError(f"{flag} {out} exists and is not a directory; give a directory for the results")
+        manifest = out / MANIFEST
+        if manifest.is_file():
+            try:
+                theirs = json.loads(manifest.read_text())
+                fingerprint = theirs["fingerprint"]
+            except (OSError, ValueError, KeyError, TypeError):
+                raise StudyError(f"{flag} {out} holds an unreadable {MANIFEST}; give another directory") from None
+            if fingerprint != study.fingerprint():
+                raise StudyError(
+                    f"{flag} {out} holds the results of another sweep ({theirs.get('name', '?')}: different scenario, "
+                    "profiles, axes, seeds or duration); give another directory or remove that one"
+                )
+            store = cls(out)
+            store._write_texts(study)  # plots or description may have changed
+            return store
+        if out.is_dir() and any(out.iterdir()):
+            raise StudyError(f"{flag} {out} is not empty and holds no sweep; give a new or empty directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StudyError(f"{flag} {out} cannot be created: {e.strerror or e}") from None
+        store = cls(out)
+        store._write_texts(study)
+        _atomic_write(
+            manifest,
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "name": study.name,
+                    "fingerprint": study.fingerprint(),
+                    "points": study.size,
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "axes": [a.field for a in study.axes],
+                },
+                indent=2,
+            )
+            + "\n",
+        )
+        return store
+
+    def _write_texts(self, study: Study) -> None:
+        _atomic_write(self.path / SCENARIO, study.scenario_text)
+        _atomic_write(self.path / STUDY, study.to_toml(SCENARIO))
+
+    # -- the journal --------------------------------------------------------------
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every journal record in order (a torn last line is skipped)."""
+        return read_journal(self.path)
+
+    def finished(self) -> dict[str, dict[str, Any]]:
+        """The latest record per run key."""
+        return {r["key"]: r for r in self.records()}
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Add one finished run; on disk (in the kernel's page cache) when this returns."""
+        line = json.dumps(record, allow_nan=True) + "\n"
+        fd = os.open(self.path / JOURNAL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            # One write of a whole line: readers see it entirely or not at all.
+            data = line.encode()
+            written = os.write(fd, data)
+            while written < len(data):
+                written += os.write(fd, data[written:])
+        finally:
+            os.close(fd)
+
+    # -- the dataset ---------------------------------------------------------------
+
+    def compact(self, study: Study) -> Path:
+        """Rebuild ``results.parquet`` from the journal (atomically)."""
+        from irqlab.results import write_parquet
+
+        target = self.path / RESULTS
+        write_parquet(
+            list(self.finished().values()), target, {"name": study.name, "fingerprint": study.fingerprint()}
+        )
+        return target
+
+
+def read_journal(path: Path) -> Iterator[dict[str, Any]]:
+    journal = path / JOURNAL
+    try:
+        lines = journal.read_bytes().split(b"\n")
+    except FileNotFoundError:
+        return
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if i >= len(lines) - 2:
+                continue  # a torn last line: the run it was for will run again
+            raise StudyError(f"{journal} line {i + 1} is not a journal record; the directory is damaged") from None
+        if isinstance(record, dict) and "key" in record:
+            yield record
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_replace(path: Path, write: Any, suffix: str = "") -> None:
+    """Call ``write(tmp_path)`` then move the file onto ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
