@@ -2,7 +2,7 @@
 #
 #   make demo    set up, then reproduce the thesis's Table 4.1 and Figure 4.1 (report in irqlab-out/)
 #   make test    set up, then run every test (cargo test, then pytest)
-#   make bench   set up, then measure the simulator (irqlab bench, cargo bench)
+#   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
 #   make setup   build the Python package into the repo-local virtualenv .venv/
 #   make clean   remove .venv/, target/ and caches
@@ -72,6 +72,7 @@ test: setup
 
 bench: setup
 	$(BIN)/irqlab bench
+	$(BIN)/irqlab bench --sweep
 	cargo bench -p irqlab-core
 
 # The fuzz targets also run in `make test`, with a small budget; here with a

@@ -208,6 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(p)
     _add_duration(p)
     p.add_argument("--repeat", metavar="N", default="3", help="number of runs (default 3)")
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="instead, time a 100-point sweep of the scenario (0.1 s each; --duration to change) "
+        "with --jobs 1, with every core in threads and in processes",
+    )
+    p.add_argument("--jobs", metavar="N", help="with --sweep: parallel runs (default every core)")
     _add_json(p, "print the result as one JSON object")
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
@@ -250,10 +257,40 @@ def _cmd_profiles(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return _cmd_bench_sweep(args)
+    if args.jobs is not None:
+        raise UsageError("--jobs is for --sweep")
     duration_s = _duration(args.duration)
     repeat = _positive_int(args.repeat, "--repeat")
     result = bench(args.scenario, profile=args.profile, duration_s=duration_s, repeat=repeat)
     write_stdout(json.dumps(result.to_dict()) if args.json else bench_table(result))
+    return EXIT_OK
+
+
+def _cmd_bench_sweep(args: argparse.Namespace) -> int:
+    from irqlab.bench import default_scenario
+    from irqlab.study.bench import bench_sweep, bench_sweep_table
+
+    if args.profile is not None:
+        raise UsageError("--profile is not for --sweep: the benchmark sweep runs all four profiles")
+    duration_s = _duration(args.duration) or 0.1
+    jobs = _positive_int(args.jobs, "--jobs") if args.jobs is not None else None
+    scenario = Scenario.load(args.scenario or default_scenario())
+    rows = bench_sweep(scenario, duration_s=duration_s, jobs=jobs)
+    if args.json:
+        base = rows[0].points_per_s
+        write_stdout(
+            json.dumps(
+                [
+                    {"executor": r.executor, "jobs": r.jobs, "points": r.points, "wall_s": r.wall_s,
+                     "points_per_s": r.points_per_s, "speedup": r.points_per_s / base}
+                    for r in rows
+                ]
+            )
+        )
+    else:
+        write_stdout(bench_sweep_table(rows))
     return EXIT_OK
 
 

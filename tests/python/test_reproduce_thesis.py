@@ -23,8 +23,11 @@ pytestmark = pytest.mark.needs_run
 
 
 @pytest.fixture(scope="module")
-def result():
-    return run_thesis(SCENARIO, closed_duration_s=0.3, open_duration_s=0.3, loads=(100_000, 300_000, 500_000))
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("thesis")
+    return run_thesis(
+        SCENARIO, closed_duration_s=0.3, open_duration_s=0.3, loads=(100_000, 300_000, 500_000), out=out, quiet=True
+    )
 
 
 def test_table_4_1_within_tolerances(result):
@@ -68,10 +71,55 @@ def test_cli_writes_table_and_plots(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Table 4.1" in proc.stdout and "thesis" in proc.stdout
     for name in ("table-4.1.csv", "figure-4.1.csv", "explanations.csv", "summaries.json", "report.md",
-                 "figure-4.1a-p95.png", "figure-4.1b-p99.png", "figure-4.1c-cpu.png", "table-4.1.png"):
+                 "report.html", "figure-4.1a-p95.png", "figure-4.1b-p99.png", "figure-4.1c-cpu.png", "table-4.1.png",
+                 "table-4.1/results.parquet", "figure-4.1/results.parquet", "figure-4.1/study.toml"):
         f = out / name
         assert f.is_file() and f.stat().st_size > 0, name
     assert (out / "figure-4.1b-p99.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"report: {out / 'report.html'}" in proc.stdout
+    html = (out / "report.html").read_text()
+    assert "Table 4.1" in html and "claims" in html and "http://" not in html and "https://" not in html
+
+
+def test_claims_read_the_store(result):
+    # The result is what the results stores hold: one closed-loop row per
+    # profile, one open-loop row per profile and load, nothing else.
+    from irqlab import results
+
+    table_dir, figure_dir = result.directories
+    table, figure = results.load(table_dir), results.load(figure_dir)
+    assert sorted(table["profile"]) == sorted(PROFILES)
+    assert len(figure) == 3 * len(PROFILES) and set(figure["load.qps"]) == {100_000, 300_000, 500_000}
+    row = table[table["profile"] == "busy-wait"].iloc[0]
+    assert result.closed["busy-wait"].throughput_qps == row["throughput_qps"]
+    assert result.closed["busy-wait"].seed == row["seed"] != 1  # derived from the base seed and the point
+
+
+def test_study_files_are_the_thesis_grid():
+    from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, thesis_studies
+
+    table, figure = thesis_studies()
+    assert table.profiles == figure.profiles == PROFILES
+    assert not table.axes and table.duration_s == 1.0
+    assert [a.field for a in figure.axes] == ["load.qps"] and figure.axes[0].values == FIGURE_4_1_LOADS
+    assert figure.duration_s == 0.5
+
+
+def test_cli_resume_keeps_finished_runs_and_default_starts_afresh(tmp_path):
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "irqlab", "reproduce", "thesis", "--out", str(out),
+            "--closed-duration", "0.02", "--open-duration", "0.01", "--quiet", "--no-plots", "--json"]
+    assert subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT).returncode == 0
+    journal = out / "figure-4.1" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 36
+    # --resume: nothing to run again, the journal is unchanged.
+    assert subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=600, cwd=ROOT).returncode == 0
+    assert journal.read_text().splitlines() == lines
+    # Without it, the reproduction runs everything again.
+    assert subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT).returncode == 0
+    again = journal.read_text().splitlines()
+    assert len(again) == 36 and again != lines  # same runs, new wall times
 
 
 def test_cli_rejects_bad_durations(tmp_path):

@@ -8,6 +8,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 # The reproduction modules (pandas, matplotlib) load only when the command
 # runs, so that every other `irqlab` command starts fast.
@@ -30,23 +31,28 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         help="IRQ Suspend thesis, bare metal: Table 4.1 and Figure 4.1",
         description=(
             "Run Table 4.1 (closed loop, four profiles) and Figure 4.1 (open loop, 100k-500k QPS in steps "
-            "of 50k) of the IRQ Suspend thesis; print them beside the paper and write CSV, JSON, a Markdown "
-            "report and PNG plots."
+            "of 50k) of the IRQ Suspend thesis as the studies scenarios/thesis/table-4.1.study.toml and "
+            "figure-4.1.study.toml; print them beside the paper and write the results stores (Parquet), "
+            "an HTML report, CSV, JSON, a Markdown report and PNG plots."
         ),
         allow_abbrev=False,
     )
     t.add_argument("--out", metavar="DIR", default="irqlab-out", help="output directory (default irqlab-out/)")
     t.add_argument("--scenario", metavar="FILE", help="scenario file (default scenarios/thesis/bare-metal.toml)")
-    t.add_argument("--closed-duration", metavar="S", default="1.0", help="simulated seconds per closed-loop run (default 1.0)")
-    t.add_argument("--open-duration", metavar="S", default="0.5", help="simulated seconds per open-loop point (default 0.5)")
-    t.add_argument("--seed", metavar="N", default="1", help="random seed (default 1)")
+    t.add_argument("--closed-duration", metavar="S", help="simulated seconds per closed-loop run (default: the study's, 1.0)")
+    t.add_argument("--open-duration", metavar="S", help="simulated seconds per open-loop point (default: the study's, 0.5)")
+    t.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
+    t.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
+    t.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
     t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     t.add_argument("--quiet", action="store_true", help="no progress indication")
     t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")
     t.set_defaults(handler=_cmd_thesis)
 
 
-def _seconds(text: str, flag: str) -> float:
+def _seconds(text: Optional[str], flag: str) -> Optional[float]:
+    if text is None:
+        return None
     try:
         v = float(text)
     except ValueError:
@@ -76,31 +82,50 @@ def prepare_out(text: str) -> Path:
 def _cmd_thesis(args: argparse.Namespace) -> int:
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import plots, report
-    from irqlab.reproduce.thesis import FIGURE_4_1_LOADS, progress_bar, run_thesis, shape_checks
+    from irqlab.reproduce import html
+    from irqlab.reproduce.thesis import run_thesis, shape_checks
+    from irqlab.run import MAX_SEED
+    from irqlab.study.spec import StudyError
 
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
-    try:
-        seed = int(args.seed)
-        if seed < 0:
-            raise ValueError
-    except ValueError:
-        raise ReproduceUsageError(f"--seed must be a non-negative integer (got {args.seed!r})") from None
+    seed = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+            if not 0 <= seed <= MAX_SEED:
+                raise ValueError
+        except ValueError:
+            raise ReproduceUsageError(f"--seed must be a whole number from 0 to {MAX_SEED} (got {args.seed!r})") from None
+    jobs = None
+    if args.jobs is not None:
+        try:
+            jobs = int(args.jobs)
+            if not 1 <= jobs <= 4096:
+                raise ValueError
+        except ValueError:
+            raise ReproduceUsageError(f"--jobs must be a whole number from 1 to 4096 (got {args.jobs!r})") from None
     out = prepare_out(args.out)
-    result = run_thesis(
-        Path(args.scenario) if args.scenario else None,
-        closed_duration_s=closed,
-        open_duration_s=open_,
-        loads=FIGURE_4_1_LOADS,
-        seed=seed,
-        progress=None if args.quiet or args.json else progress_bar,
-    )
+    try:
+        result = run_thesis(
+            Path(args.scenario) if args.scenario else None,
+            closed_duration_s=closed,
+            open_duration_s=open_,
+            seed=seed,
+            out=out,
+            jobs=jobs,
+            resume=args.resume,
+            quiet=args.quiet or args.json,
+        )
+    except StudyError as e:
+        raise ReproduceUsageError(str(e)) from None
     # A run's warnings (e.g. no request completed, so no latency), each once.
     for warning in dict.fromkeys(w for s in [*result.closed.values(), *result.open.values()] for w in s.warnings):
         say_warning(warning)
     checks = shape_checks(result)
     figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
     files = report.write_files(result, checks, out, figures)
+    files.append(html.write_thesis_report(result, checks, out, figures))
     if args.json:
         write_stdout(
             json.dumps(
@@ -120,8 +145,9 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     write_stdout(report.checks_text(checks))
     write_stdout("")
     write_stdout(
-        f"wrote {len(files) + len(figures)} files to {out}/ (report.md, CSV, JSON"
+        f"wrote {len(files) + len(figures)} files to {out}/ (report.html, report.md, CSV, JSON"
         + ("" if args.no_plots else ", PNG plots")
-        + ")"
+        + f") and the results stores {', '.join(f'{d}/' for d in result.directories)}"
     )
+    write_stdout(f"report: {out / 'report.html'}")
     return 0

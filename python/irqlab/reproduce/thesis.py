@@ -6,22 +6,26 @@ depth 1 and the ETC workload. Table 4.1 is the closed-loop maximum
 throughput of the four profiles; Figure 4.1 is open loop from 100k to 500k
 QPS in steps of 50k (p95, p99 and CPU utilisation).
 
-Everything here comes from simulator runs of ``scenarios/thesis/bare-metal.toml``;
-the paper's numbers are only printed beside them.
+Everything here comes from simulator runs of ``scenarios/thesis/bare-metal.toml``,
+organised as two studies beside it (``table-4.1.study.toml`` and
+``figure-4.1.study.toml``) and run by the study machinery into a results
+store; the claims are checked on what the store holds. The paper's numbers
+are only printed beside them.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import math
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-from irqlab.run import run
+from irqlab._core import ScenarioError
 from irqlab.scenario import Scenario
+from irqlab.study.axis import Axis
+from irqlab.study.spec import Study, build_study, load_study_file
+from irqlab.study.store import MANIFEST, STUDY
+from irqlab.study.sweep import sweep
 from irqlab.summary import Summary
 
 PROFILES = ("no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait")
@@ -38,13 +42,23 @@ TABLE_4_1 = {
 FIGURE_4_1_LOADS = tuple(range(100_000, 500_001, 50_000))
 
 
+def thesis_dir() -> Path:
+    """``scenarios/thesis`` of the working directory, else of the repository."""
+    here = Path("scenarios/thesis")
+    if (here / "bare-metal.toml").is_file():
+        return here
+    return Path(__file__).resolve().parents[3] / "scenarios" / "thesis"
+
+
 def default_scenario() -> Path:
     """``scenarios/thesis/bare-metal.toml`` of the working directory or of the repository."""
-    here = Path("scenarios/thesis/bare-metal.toml")
-    if here.is_file():
-        return here
-    repo = Path(__file__).resolve().parents[3] / "scenarios" / "thesis" / "bare-metal.toml"
-    return repo
+    return thesis_dir() / "bare-metal.toml"
+
+
+#: The studies of the reproduction (files in ``scenarios/thesis/``), each run
+#: into the subdirectory of the output directory of the same name.
+TABLE_STUDY = "table-4.1"
+FIGURE_STUDY = "figure-4.1"
 
 
 @dataclass
@@ -56,43 +70,94 @@ class ThesisResult:
     seed: int = 1
     closed_duration_s: float = 1.0
     open_duration_s: float = 0.5
+    #: The results directories the summaries were read from.
+    directories: tuple[Path, ...] = ()
+
+
+def thesis_studies(
+    scenario: Optional[Path] = None,
+    closed_duration_s: Optional[float] = None,
+    open_duration_s: Optional[float] = None,
+    loads: Optional[tuple[int, ...]] = None,
+    seed: Optional[int] = None,
+) -> tuple[Study, Study]:
+    """Table 4.1's and Figure 4.1's studies from their files, with what the
+    command line changes (another scenario, durations, loads, base seed)."""
+    studies = []
+    for name, duration in ((TABLE_STUDY, closed_duration_s), (FIGURE_STUDY, open_duration_s)):
+        spec = load_study_file(thesis_dir() / f"{name}.study.toml")
+        if scenario is not None:
+            spec["scenario"] = Scenario.load(scenario)
+        if duration is not None:
+            spec["duration_s"] = duration
+        if seed is not None:
+            spec["seed"] = seed
+        if loads is not None and name == FIGURE_STUDY:
+            spec["axes"] = [Axis("load.qps", tuple(loads))]
+        studies.append(build_study(spec.pop("scenario"), **spec))
+    return studies[0], studies[1]
 
 
 def run_thesis(
     scenario: Optional[Path] = None,
-    closed_duration_s: float = 1.0,
-    open_duration_s: float = 0.5,
-    loads: tuple[int, ...] = FIGURE_4_1_LOADS,
-    seed: int = 1,
-    workers: Optional[int] = None,
-    progress: Optional[Callable[[int, int, str], None]] = None,
+    closed_duration_s: Optional[float] = None,
+    open_duration_s: Optional[float] = None,
+    loads: Optional[tuple[int, ...]] = None,
+    seed: Optional[int] = None,
+    *,
+    out: Path,
+    jobs: Optional[int] = None,
+    resume: bool = False,
+    quiet: bool = False,
 ) -> ThesisResult:
-    """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) on all cores."""
-    base = Scenario.load(scenario or default_scenario())
-    jobs: list[tuple[str, Optional[int]]] = [(p, None) for p in PROFILES]
-    jobs += [(p, q) for q in loads for p in PROFILES]
-    result = ThesisResult(seed=seed, closed_duration_s=closed_duration_s, open_duration_s=open_duration_s)
+    """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) as studies into
+    ``out/table-4.1`` and ``out/figure-4.1`` on every core, then read them.
 
-    def one(job: tuple[str, Optional[int]]) -> Summary:
-        profile, qps = job
-        if qps is None:
-            return run(base, profile=profile, seed=seed, duration_s=closed_duration_s)
-        return run(base, profile=profile, overrides={"load.qps": qps}, seed=seed, duration_s=open_duration_s)
+    Without ``resume`` the two results directories start afresh (earlier
+    results there, from this or another irqlab, are removed); with it, what a
+    previous, interrupted reproduction finished is kept.
+    """
+    import contextlib
+    import io
+    import shutil
 
-    # The core releases the GIL: threads run simulations in parallel.
-    with cf.ThreadPoolExecutor(workers or os.cpu_count() or 1) as ex:
-        futures = {ex.submit(one, j): j for j in jobs}
-        for done, fut in enumerate(cf.as_completed(futures), 1):
-            profile, qps = futures[fut]
-            summary = fut.result()
-            if qps is None:
-                result.closed[profile] = summary
-            else:
-                result.open[(profile, qps)] = summary
-            if progress:
-                what = "closed loop" if qps is None else f"{qps // 1000}k QPS"
-                progress(done, len(jobs), f"{profile} {what}")
+    for study in thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed):
+        directory = out / study.name
+        if not resume and (directory / MANIFEST).is_file():
+            shutil.rmtree(directory)
+        quiet_stderr = contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext()
+        with quiet_stderr:
+            result = sweep(study, directory, jobs=jobs)
+        if result.failures:
+            first = result.failures[0]
+            raise ScenarioError(f"{study.name}: point {first.what} failed: {first.error}")
+    return read_thesis(out)
+
+
+def read_thesis(out: Path) -> ThesisResult:
+    """The thesis result from the results directories under ``out`` (the claim checks read the store)."""
+    from irqlab import results
+
+    table = results.load(out / TABLE_STUDY)
+    figure = results.load(out / FIGURE_STUDY)
+    result = ThesisResult(directories=(out / TABLE_STUDY, out / FIGURE_STUDY))
+    for _, row in results.succeeded(table).iterrows():
+        result.closed[str(row["profile"])] = results.summary(row)
+    for _, row in results.succeeded(figure).iterrows():
+        result.open[(str(row["profile"]), int(row["load.qps"]))] = results.summary(row)
+    result.seed = int(_study_value(out / TABLE_STUDY, "seed", 1))
+    result.closed_duration_s = float(table["duration_s"].iloc[0]) if len(table) else math.nan
+    result.open_duration_s = float(figure["duration_s"].iloc[0]) if len(figure) else math.nan
     return result
+
+
+def _study_value(directory: Path, key: str, default: object) -> object:
+    import tomllib
+
+    try:
+        return tomllib.loads((directory / STUDY).read_text())["study"].get(key, default)
+    except (OSError, ValueError, KeyError):
+        return default
 
 
 # -- comparisons ------------------------------------------------------------
@@ -261,12 +326,3 @@ def shape_checks(r: ThesisResult) -> list[ShapeCheck]:
         )
     )
     return checks
-
-
-def progress_bar(done: int, total: int, what: str) -> None:
-    """A one-line progress indication on stderr."""
-    width = 28
-    filled = int(width * done / total)
-    end = "\n" if done == total else ""
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {what:<36}{end}")
-    sys.stderr.flush()
