@@ -79,7 +79,7 @@ def parse_values(field: str, text: str) -> tuple[Value, ...]:
         return _log_range(field, text)
     if ":" in text and "," not in text and not text.startswith(("[", "{", '"', "'")):
         return _linear_range(field, text)
-    return tuple(_item(field, item.strip()) for item in _split_list(text))
+    return tuple(_item(field, item.strip()) for item in _split_list(field, text))
 
 
 def from_toml(field: str, value: Any) -> Axis:
@@ -92,6 +92,8 @@ def from_toml(field: str, value: Any) -> Axis:
                 raise AxisError(
                     f"axis {field} in [axes] holds a {type(v).__name__}; values must be numbers, strings or booleans"
                 )
+            if isinstance(v, float) and not math.isfinite(v):
+                raise AxisError(f"axis {field} in [axes] holds {v!r}; values must be finite numbers")
         return Axis(field, tuple(value))
     if isinstance(value, str):
         if value.startswith("log:") or (":" in value and "," not in value):
@@ -106,10 +108,10 @@ def from_toml(field: str, value: Any) -> Axis:
 # -- parsing ------------------------------------------------------------------
 
 
-def _split_list(text: str) -> list[str]:
+def _split_list(field: str, text: str) -> list[str]:
     items = text.split(",")
     if any(not item.strip() for item in items):
-        raise AxisError(f"axis values {text!r} hold an empty item; separate values with single commas")
+        raise AxisError(f"axis {field}: the values {text!r} hold an empty item; separate values with single commas")
     return items
 
 
@@ -130,9 +132,14 @@ def _item(field: str, text: str) -> Value:
 
 def _number(field: str, text: str, part: str) -> Union[int, float]:
     try:
-        return int(text, 10)
+        integer = int(text, 10)
     except ValueError:
         pass
+    else:
+        # TOML integers are 64-bit; a longer one would overflow the range arithmetic.
+        if not -(2**63) <= integer < 2**63:
+            raise AxisError(f"axis {field}: the {part} of a range must fit a 64-bit integer (got {text!r})")
+        return integer
     try:
         value = float(text)
     except ValueError:
@@ -156,9 +163,12 @@ def _linear_range(field: str, text: str) -> tuple[Value, ...]:
         )
     count_f = (stop - start) / step
     # Float steps: land on stop despite rounding (0:1:0.1 is 11 values).
-    count = math.floor(count_f + 1e-9) + 1
+    # A tiny float step makes count_f infinite: refused before floor() overflows.
+    count = math.floor(count_f + 1e-9) + 1 if count_f < MAX_AXIS_VALUES else MAX_AXIS_VALUES + 1
     if count > MAX_AXIS_VALUES:
-        raise AxisError(f"axis {field}: the range {text!r} has {count} values; at most {MAX_AXIS_VALUES} are accepted")
+        raise AxisError(
+            f"axis {field}: the range {text!r} has more than {MAX_AXIS_VALUES} values; at most {MAX_AXIS_VALUES} are accepted"
+        )
     if all(isinstance(x, int) for x in (start, stop, step)):
         return tuple(int(start + i * step) for i in range(count))
     # Computed from the start each time (no accumulated error), rounded to
