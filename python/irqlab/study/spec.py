@@ -157,14 +157,14 @@ class Study:
         a results directory belongs to one fingerprint."""
         canon = {
             "scenario": self.scenario_text,
-            "overrides": list(self.overrides),
+            "overrides": [_canonical_override(pair) for pair in self.overrides],
             "profiles": list(self.profiles),
             "axes": [[a.field, [_typed(v) for v in a.values]] for a in self.axes],
             "seeds": self.seeds,
             "seed": self.seed,
             "duration_s": self.duration_s,
         }
-        return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(canon, sort_keys=True, default=str).encode()).hexdigest()
 
     def task(self, point: Point) -> dict[str, Any]:
         """What a worker needs to run ``point`` (plain data: it travels to Dask workers)."""
@@ -228,6 +228,18 @@ def _split(overrides: Sequence[str]) -> Iterator[tuple[str, str]]:
     for pair in overrides:
         k, _, v = pair.partition("=")
         yield k.strip(), v.strip()
+
+
+def _canonical_override(pair: str) -> list[Any]:
+    """An override as ``[key, typed value]``: the same setting written two
+    ways (``--set k=exponential`` and the study file's ``k = "exponential"``,
+    ``1e5`` and ``100000.0``, spaces around ``=``) is the same study."""
+    key, _, value = pair.partition("=")
+    value = value.strip()
+    if _is_toml(value):
+        parsed = tomllib.loads(f"v = {value}")["v"]
+        return [key.strip(), type(parsed).__name__, parsed]
+    return [key.strip(), "str", value]
 
 
 def _is_toml(value: str) -> bool:
