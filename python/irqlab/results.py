@@ -87,12 +87,19 @@ def write_parquet(records: Sequence[dict[str, Any]], target: Path, metadata: Opt
 
 
 def _table(flat_rows: list[dict[str, Any]], pa: Any) -> Any:
-    columns: dict[str, None] = {c: None for c in LEADING}
+    seen: dict[str, None] = {}
     for row in flat_rows:
         for k in row:
-            columns.setdefault(k, None)
+            seen.setdefault(k, None)
+    # In the documented order whatever the first row is: a failed run has no
+    # summary columns, and they must not land after the provenance.
+    # rows() puts a run's axis values between the leading columns and seed.
+    first = list(flat_rows[0]) if flat_rows else []
+    axes = first[len(LEADING) : first.index(MIDDLE[0])] if first else []
+    tail = [c for c in PROVENANCE[1:] if c in seen]
+    fixed = {*LEADING, *axes, *MIDDLE, *tail}
+    names = [*LEADING, *axes, *[c for c in MIDDLE if c in seen], *[c for c in seen if c not in fixed], *tail]
     arrays = []
-    names = list(columns)
     for name in names:
         values = [row.get(name) for row in flat_rows]
         arrays.append(_array(name, values, pa))
@@ -165,13 +172,19 @@ def succeeded(frame: "pandas.DataFrame") -> "pandas.DataFrame":
     return frame[frame["error"].isna()]
 
 
-def summary(row: Any) -> Summary:
+def summary(row: Any, axes: Optional[Sequence[str]] = None) -> Summary:
     """A row (a mapping or a pandas Series) back as a :class:`Summary`, for
     code written against summaries (e.g. a paper's claim checks). NaN becomes
-    ``None`` (no latency); columns other than the summary's are left out."""
+    ``None`` (no latency); columns other than the summary's are left out.
+
+    The axis columns are found in a Series's ``attrs`` (a row of
+    :func:`load`'s frame); give ``axes`` for a plain mapping."""
     data: dict[str, Any] = {}
+    if axes is None:
+        axes = (getattr(row, "attrs", None) or {}).get("axes", ())
     items = row.items() if hasattr(row, "items") else row
     skip = set(LEADING[:2]) | set(MIDDLE[1:]) | {"cpu_pct.busy", "wall_time_s", "irqlab_version", "git_commit"}
+    skip |= set(axes)
     for key, value in items:
         if key in skip:
             continue

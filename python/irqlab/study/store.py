@@ -67,6 +67,7 @@ class Store:
                 )
             store = cls(out)
             store._write_texts(study)  # plots or description may have changed
+            store._drop_torn_line()
             return store
         if out.is_dir() and any(out.iterdir()):
             raise StudyError(f"{flag} {out} is not empty and holds no sweep; give a new or empty directory")
@@ -75,7 +76,9 @@ class Store:
         except OSError as e:
             raise StudyError(f"{flag} {out} cannot be created: {e.strerror or e}") from None
         store = cls(out)
-        store._write_texts(study)
+        # The manifest first: a sweep killed right after it is resumed (the
+        # texts are rewritten on reopening); one killed before it would leave
+        # a directory that is neither empty nor a sweep.
         _atomic_write(
             manifest,
             json.dumps(
@@ -91,6 +94,7 @@ class Store:
             )
             + "\n",
         )
+        store._write_texts(study)
         return store
 
     def _write_texts(self, study: Study) -> None:
@@ -98,6 +102,19 @@ class Store:
         _atomic_write(self.path / STUDY, study.to_toml(SCENARIO))
 
     # -- the journal --------------------------------------------------------------
+
+    def _drop_torn_line(self) -> None:
+        """Cut a torn last line (a crash mid-write) off the journal, so that
+        the next record starts a line of its own instead of joining it into
+        one unreadable line; the run it was for runs again."""
+        journal = self.path / JOURNAL
+        try:
+            with open(journal, "rb+") as f:
+                data = f.read()
+                if data and not data.endswith(b"\n"):
+                    f.truncate(data.rfind(b"\n") + 1)
+        except FileNotFoundError:
+            pass
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every journal record in order (a torn last line is skipped)."""
