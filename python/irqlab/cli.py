@@ -37,6 +37,7 @@ from irqlab.linux.cli import add_linux_parser
 from irqlab.loadgen import add_loadgen_parser
 from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
 from irqlab.study.cli import SweepUsageError, add_study_parsers
+from irqlab.study.report_cli import add_plot_report_parsers
 from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
@@ -219,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
     add_study_parsers(commands)
+    add_plot_report_parsers(commands)
     add_reproduce_parser(commands)
     add_linux_parser(commands)
     add_testbed_parser(commands)

@@ -1,0 +1,127 @@
+"""The HTML report in a real browser: Debian's Chromium, headless, driven by
+Selenium through the system chromedriver.
+
+The report must render completely from the one file: every image decoded,
+every table filled, nothing in the console at SEVERE level, and no request
+for anything that is not the file itself or an inlined ``data:`` URI. A
+screenshot is left in ``tests/python/artifacts/report.png``.
+
+Nothing is downloaded: the driver and the browser are the system's, given by
+path, so that Selenium Manager never runs. Without them the test is skipped
+(CI installs the packages chromium and chromium-driver).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, REPO
+from irqlab.scenario import Scenario
+from irqlab.study import Axis, build_study, sweep
+from irqlab.study.report import write_report
+
+pytestmark = pytest.mark.needs_run
+
+ARTIFACTS = HERE / "artifacts"
+THESIS = REPO / "scenarios" / "thesis" / "bare-metal.toml"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 profiles × 3 loads × 2 seeds, plus a study whose points partly fail."""
+    base = tmp_path_factory.mktemp("browser")
+    scenario = Scenario.load(THESIS)
+    grid = build_study(
+        scenario,
+        name="grid",
+        profiles=["busy-wait", "no-coalescing"],
+        axes=[Axis("load.qps", (100_000, 200_000, 300_000))],
+        seeds=2,
+        duration_s=0.02,
+    )
+    failing = build_study(
+        scenario, name="failing", profiles=["irq-suspend"], axes=[Axis("cpu.app_cores", (4, 0))], duration_s=0.02
+    )
+    sweep(grid, base / "grid", jobs=2, progress=False)
+    sweep(failing, base / "failing", jobs=2, progress=False)
+    return write_report(
+        base / "grid",
+        base / "report.html",
+        sections_before=[("Claims", "<table><thead><tr><th>claim</th></tr></thead><tbody><tr><td>holds</td></tr></tbody></table>")],
+        extra_dirs=[base / "failing"],
+    )
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or chromedriver is None:
+        missing = " and ".join(n for n, p in (("chromium", chromium), ("chromedriver", chromedriver)) if p is None)
+        pytest.skip(f"{missing} not on PATH (Debian packages chromium and chromium-driver); the report is not checked in a browser")
+    # Selenium must never fetch a driver or a browser.
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    try:
+        driver.set_page_load_timeout(30)
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_report_renders_in_chromium(report: Path, browser) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    browser.get(report.as_uri())
+    assert browser.execute_script("return document.readyState") == "complete"
+    assert browser.title == "irqlab studies grid, failing"
+
+    # Every figure decoded, at the size its attributes give.
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight,"
+        " i.getAttribute('width'), i.getAttribute('height'), i.alt])"
+    )
+    assert len(images) == 3 + 3, images  # default figures: throughput, p99, CPU per study
+    for complete, width, height, width_attr, height_attr, alt in images:
+        assert complete and width > 0 and height > 0
+        assert (str(width), str(height)) == (width_attr, height_attr)
+        assert alt
+
+    # Every table has rows: the caller's, results of both studies, the failed runs.
+    tables = browser.find_elements(By.TAG_NAME, "table")
+    assert len(tables) == 4
+    for table in tables:
+        assert table.find_elements(By.CSS_SELECTOR, "tbody tr"), table.get_attribute("outerHTML")[:200]
+    failed = browser.find_element(By.CSS_SELECTOR, "table.failed-runs")
+    assert len(failed.find_elements(By.CSS_SELECTOR, "tbody tr")) == 1
+    assert "must be between 1 and 1024" in failed.text
+    assert "Claims" in browser.find_element(By.TAG_NAME, "h2").text
+
+    # Nothing fetched but the file and inlined data.
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
+        ".map(e => e.name)"
+    )
+    assert resources, "the page itself is a navigation entry"
+    for name in resources:
+        assert name.startswith(("file:", "data:")), name
+
+    # No errors in the console (a Content-Security-Policy violation would be one).
+    severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not severe, severe
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1280, min(max(int(height), 800), 8000))
+    assert browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
