@@ -56,6 +56,11 @@ def add_study_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
     s.add_argument("--jobs", metavar="N", help="parallel runs on this machine (default: every core)")
     s.add_argument("--executor", choices=("local", "dask"), default="local", help="where points run (default local)")
     s.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+    s.add_argument(
+        "--connect-timeout",
+        metavar="S",
+        help="seconds to wait for the Dask scheduler before giving up (with --executor dask; default 30)",
+    )
     s.add_argument("--yes", action="store_true", help=f"run grids of more than 100,000 points")
     s.add_argument("--quiet", action="store_true", help="no progress bar: a line per tenth of the points")
     s.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
@@ -186,6 +191,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             raise SweepUsageError("--jobs is for --executor local; a Dask cluster runs as many points as it has worker threads")
     elif args.scheduler:
         raise SweepUsageError("--scheduler is for --executor dask")
+    elif args.connect_timeout is not None:
+        raise SweepUsageError("--connect-timeout is for --executor dask")
+    connect_timeout = _seconds(args.connect_timeout, "--connect-timeout") or 30.0
     try:
         study = study_from_args(args)
         check_size(study, args.yes)
@@ -193,7 +201,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise SweepUsageError(str(e)) from None
     out = Path(args.out) if args.out else Path("results") / study.name
     try:
-        executor = DaskExecutor(args.scheduler) if args.executor == "dask" else ThreadExecutor(jobs)
+        executor = DaskExecutor(args.scheduler, connect_timeout) if args.executor == "dask" else ThreadExecutor(jobs)
     except ExecutorError as e:
         raise SweepUsageError(str(e)) from None
     interrupted: Optional[BaseException] = None

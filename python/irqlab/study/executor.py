@@ -15,11 +15,13 @@ stop what is running, still report what finished, then re-raise.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import hashlib
+import json
 import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from irqlab.study.point import run_point
+from irqlab.study.point import failed_record, run_point
 
 OnRecord = Callable[[dict[str, Any]], None]
 
@@ -86,19 +88,41 @@ class DaskExecutor:
                 "--executor dask needs dask.distributed, which is not installed; "
                 "install it with: pip install 'irqlab[cluster]'"
             ) from None
+        from distributed.comm import get_address_host_port
+
+        try:
+            # Checked before a Client exists: one that fails on a malformed
+            # address leaves a traceback and a minute's wait at exit.
+            _, port = get_address_host_port(scheduler)
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not from 1 to 65535")
+        except ValueError as e:  # no port, an unknown scheme
+            raise ExecutorError(
+                f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give e.g. tcp://10.0.0.1:8786"
+            ) from None
         try:
             self.client = Client(scheduler, timeout=f"{connect_timeout_s}s", set_as_default=False)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:
             raise ExecutorError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({e})") from None
         self.scheduler = scheduler
-        self._check_workers()
+        try:
+            self._check_workers()
+        except BaseException:
+            self.client.close()
+            raise
 
     def _check_workers(self) -> None:
         """Every worker must run this irqlab: results from another version
         would silently mix with these."""
         from irqlab.provenance import version
 
-        versions = self.client.run(_worker_version)
+        try:
+            versions = self.client.run(_worker_version)
+        except Exception as e:  # a worker without irqlab cannot unpickle the function
+            raise ExecutorError(
+                f"--scheduler {self.scheduler}: a worker cannot run irqlab ({type(e).__name__}: {' '.join(str(e).split())}); "
+                "install the same irqlab on every worker"
+            ) from None
         if not versions:
             raise ExecutorError(f"--scheduler {self.scheduler}: the cluster has no workers")
         others = {w: v for w, v in versions.items() if v != version()}
@@ -118,11 +142,18 @@ class DaskExecutor:
 
         # pure=False: a point is a simulation to run, not a value to cache
         # across sweeps; keys name the point for the dashboard.
-        futures = [self.client.submit(run_point, t, key=f"irqlab-point-{t['point']}-{t['replicate']}-{t['seed']:x}", pure=False) for t in tasks]
+        by_key = {task_key(t): t for t in tasks}
+        futures = [self.client.submit(run_point, t, key=k, pure=False) for k, t in by_key.items()]
         reported: set[str] = set()
         try:
-            for fut in as_completed(futures):
-                record = fut.result()
+            # The loop of this client: it is not the default one (set_as_default=False).
+            for fut in as_completed(futures, loop=self.client.loop):
+                try:
+                    record = fut.result()
+                except Exception as e:
+                    # The point's worker died (KilledWorker), or the cluster
+                    # lost or cancelled it: that point failed, not the sweep.
+                    record = failed_record(by_key[fut.key], f"{type(e).__name__}: {e}")
                 reported.add(fut.key)
                 on_record(record)
         except BaseException:
@@ -134,6 +165,16 @@ class DaskExecutor:
 
     def close(self) -> None:
         self.client.close()
+
+
+def task_key(task: dict[str, Any]) -> str:
+    """The Dask key of a point: its position for the dashboard, and a digest
+    of everything it runs. The cluster hands the result of a key it holds to
+    whoever submits that key again, so two sweeps sharing a cluster must
+    never share a key for different work (the same point at another duration,
+    say)."""
+    digest = hashlib.blake2b(json.dumps(task, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
+    return f"irqlab-point-{task['point']}-{task['replicate']}-{digest}"
 
 
 def _worker_version() -> str:

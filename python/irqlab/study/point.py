@@ -17,8 +17,6 @@ from irqlab.scenario import Scenario
 from irqlab.study.spec import knob_pairs
 
 
-
-
 def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, Any]:
     """Run the point ``task`` (:meth:`Study.task`) and return its record.
 
@@ -44,6 +42,16 @@ def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, A
         last = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
         where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
         error = f"internal error: {type(e).__name__}: {e}{where}"
+    return _record(task, summary, error, time.perf_counter() - started)
+
+
+def failed_record(task: dict[str, Any], error: str) -> dict[str, Any]:
+    """The record of a point that failed outside :func:`run_point` (its Dask
+    worker died, say), with ``error`` made one line."""
+    return _record(task, None, " ".join(error.split()) or "failed", None)
+
+
+def _record(task: dict[str, Any], summary: Optional[dict[str, Any]], error: Optional[str], wall: Optional[float]) -> dict[str, Any]:
     return {
         "key": task["key"],
         "point": task["point"],
@@ -54,7 +62,7 @@ def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, A
         "duration_s": task["duration_s"],
         "summary": summary,
         "error": error,
-        "wall_time_s": time.perf_counter() - started,
+        "wall_time_s": wall,
         "irqlab_version": version(),
         "git_commit": git_commit(),
     }
