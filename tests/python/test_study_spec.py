@@ -395,3 +395,29 @@ def test_study_toml_in_the_results_directory_resumes_with_nothing_to_run(
     # The study file alone (its own name, results/NAME) would be the same sweep too.
     spec = load_study_file(out / STUDY)
     assert spec["name"] == "small"
+
+
+def test_flags_given_with_a_study_file_replace_its_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, STUDY_FILE)
+    out = tmp_path / "r"
+    status = main(
+        [
+            "sweep", str(path), "--grid", "load.qps=4000", "--grid", "load.depth=1,2", "--profile", "busy-wait",
+            "--seeds", "1", "--duration", "0.004", "--name", "renamed", "--out", str(out), "--quiet", "--json",
+        ]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    report = json.loads(captured.out)
+    # load.qps replaced in place, load.depth added after the file's axes.
+    assert report["name"] == "renamed" and report["points"] == 1 * 1 * 2 * 2 * 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["axes"] == ["load.qps", "cpu.app_cores", "load.depth"]
+    again = build_study(**load_study_file(out / STUDY))
+    assert again.profiles == ("busy-wait",) and again.seeds == 1 and again.duration_s == 0.004
+    assert [a.values for a in again.axes] == [(4000,), (1, 2), (1, 2)]
+    # A bad axis named by a flag is refused naming the flag and the file.
+    status = main(["sweep", str(path), "--grid", "load.qpz=1", "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert status == 2 and "load.qpz" in err and "--grid" in err and str(path) in err
+    assert not (tmp_path / "x").exists()
