@@ -3,6 +3,9 @@
     irqlab run SCENARIO [--profile P] [--set KEY=VALUE]... [--seed N] [--duration S] [--json]
     irqlab profiles [--json]
     irqlab bench [SCENARIO] [--profile P] [--duration S] [--repeat N] [--json]
+    irqlab bench --sweep [SCENARIO] [--duration S] [--jobs N] [--json]
+    irqlab sweep SCENARIO|STUDY [--profile P,...] [--grid FIELD=VALUES]... [--seeds N] [--out DIR] ...
+    irqlab results DIR [--sql QUERY] · irqlab plot DIR --x COL --y COL · irqlab report DIR
 
 Exit status:
 
@@ -14,7 +17,10 @@ Exit status:
   cannot be written: a full disk, a closed pipe), reported as one line
   ``irqlab: error: <sentence>``, or for an internal error (a bug), reported
   as ``irqlab: internal error: <sentence>``;
-- 130 when interrupted (Ctrl-C).
+- 3 when some points of a sweep failed (each named on stderr; the others
+  are stored);
+- 130 when interrupted (Ctrl-C); 143 when ``irqlab sweep`` is stopped by
+  SIGTERM (its finished points are kept).
 
 Never a traceback. Warnings about a result that is not what it seems (``irqlab
 run`` when no request completed) are lines ``irqlab: warning: <sentence>`` on

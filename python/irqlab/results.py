@@ -76,14 +76,14 @@ def write_parquet(records: Sequence[dict[str, Any]], target: Path, metadata: Opt
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from irqlab.study.store import atomic_replace
+    from irqlab.files import write_whole
 
     table = _table(rows(records), pa)
     meta = dict(table.schema.metadata or {})
     for k, v in (metadata or {}).items():
         meta[f"irqlab.{k}".encode()] = v.encode()
     table = table.replace_schema_metadata(meta)
-    atomic_replace(target, lambda tmp: pq.write_table(table, tmp), suffix=".tmp")
+    write_whole(target, lambda tmp: pq.write_table(table, tmp))
 
 
 def _table(flat_rows: list[dict[str, Any]], pa: Any) -> Any:

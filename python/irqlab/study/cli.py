@@ -6,7 +6,6 @@ import argparse
 import json
 import math
 import signal
-import sys
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -61,7 +60,7 @@ def add_study_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
         metavar="S",
         help="seconds to wait for the Dask scheduler before giving up (with --executor dask; default 30)",
     )
-    s.add_argument("--yes", action="store_true", help=f"run grids of more than 100,000 points")
+    s.add_argument("--yes", action="store_true", help="run grids of more than 100,000 points")
     s.add_argument("--quiet", action="store_true", help="no progress bar: a line per tenth of the points")
     s.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
     s.set_defaults(handler=_cmd_sweep)

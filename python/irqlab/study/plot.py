@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
-import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from irqlab.files import write_whole
 from irqlab.results import ResultsError, aggregate, axes_of, succeeded
 from irqlab.study.spec import PlotSpec
 
@@ -79,32 +78,6 @@ def plot(frame: "pandas.DataFrame", spec: PlotSpec, out_dir: Path, stem: str, *,
         write_whole(png, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, metadata=_PNG_METADATA))
         write_whole(svg, lambda tmp: fig.savefig(tmp, format="svg", metadata=_SVG_METADATA))
     return [png, svg]
-
-
-def write_whole(path: Path, write: Callable[[Path], Any]) -> None:
-    """Call ``write(tmp)`` for a new file beside ``path``, then move it onto
-    ``path``: a reader sees the old file or the new one, never half of one.
-    The file gets the usual permissions (``0666`` less the umask), as a file
-    written in place would: figures and reports are for sharing."""
-    path = Path(path)
-    for attempt in range(100):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover - 100 collisions of 32 random bits
-        raise FileExistsError(f"cannot create a temporary file beside {path}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def check_spec(frame: "pandas.DataFrame", spec: PlotSpec, *, where: str = "plot.") -> None:

@@ -114,7 +114,7 @@ def write_report(
         + "\n</body>\n</html>\n"
     )
     target = Path(out) if out is not None else dirs[0] / REPORT
-    from irqlab.study.plot import write_whole
+    from irqlab.files import write_whole
 
     write_whole(target, lambda tmp: tmp.write_bytes(page.encode("utf-8")))
     return target

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from irqlab.files import write_text_whole
 from irqlab.study.spec import Study, StudyError
 
 MANIFEST = "manifest.json"
@@ -79,7 +79,7 @@ class Store:
         # The manifest first: a sweep killed right after it is resumed (the
         # texts are rewritten on reopening); one killed before it would leave
         # a directory that is neither empty nor a sweep.
-        _atomic_write(
+        write_text_whole(
             manifest,
             json.dumps(
                 {
@@ -98,8 +98,8 @@ class Store:
         return store
 
     def _write_texts(self, study: Study) -> None:
-        _atomic_write(self.path / SCENARIO, study.scenario_text)
-        _atomic_write(self.path / STUDY, study.to_toml(SCENARIO))
+        write_text_whole(self.path / SCENARIO, study.scenario_text)
+        write_text_whole(self.path / STUDY, study.to_toml(SCENARIO))
 
     # -- the journal --------------------------------------------------------------
 
@@ -167,34 +167,3 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
             raise StudyError(f"{journal} line {i + 1} is not a journal record; the directory is damaged") from None
         if isinstance(record, dict) and "key" in record:
             yield record
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def atomic_replace(path: Path, write: Any, suffix: str = "") -> None:
-    """Call ``write(tmp_path)`` then move the file onto ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
