@@ -433,3 +433,22 @@ def test_results_of_a_directory_without_a_sweep(tmp_path: Path, capsys: pytest.C
     status, out, err = results(capsys, str(tmp_path / "missing"), "--sql", "SELECT 1")
     assert status == 2
     one_error_line(err, "missing")
+
+
+def test_resuming_runs_of_another_irqlab_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A sweep resumed after an upgrade or an edit mixes two codes: said once
+    # on stderr, the sweep still completes; with nothing left to run, silence.
+    out = tmp_path / "out"
+    args = [S, "--grid", "load.qps=20000,40000", "--duration", DURATION, "--out", str(out), "--quiet"]
+    status, _, _ = sweep(capsys, *args)
+    assert status == 0
+    journal = out / JOURNAL
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    records[0]["git_commit"] = "0" * 40
+    journal.write_text(json.dumps(records[0]) + "\n")  # the second point is missing
+    status, _, err = sweep(capsys, *args)
+    assert status == 0
+    warnings = [line for line in err.splitlines() if line.startswith("irqlab: warning: ")]
+    assert len(warnings) == 1 and "0" * 40 in warnings[0] and "mix" in warnings[0], err
+    status, _, err = sweep(capsys, *args)
+    assert status == 0 and "warning" not in err

@@ -218,6 +218,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if interrupted is not None:
         _say(f"sweep {study.name} interrupted; the finished points are in {out}/; run the same command again to finish it")
         return EXIT_TERMINATED if isinstance(interrupted, Terminated) else 130
+    for warning in result.warnings:
+        _say(warning)
     if args.json:
         write_stdout(
             json.dumps(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from irqlab.provenance import git_commit, version
 from irqlab.study.executor import DaskExecutor, ThreadExecutor
 from irqlab.study.progress import Progress
 from irqlab.study.spec import MAX_POINTS_WITHOUT_YES, Study, StudyError
@@ -42,6 +43,8 @@ class SweepResult:
     #: Points per wall second over the runs of this invocation.
     rate: float = 0.0
     executor: str = ""
+    #: Things about these results that are not what they seem (one sentence each).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def results(self) -> Path:
@@ -50,6 +53,17 @@ class SweepResult:
     @property
     def complete(self) -> bool:
         return self.skipped + self.ran == self.total
+
+
+def _other_code(records: Any) -> Optional[str]:
+    """How the first run made by another irqlab or commit than this one is
+    described, if any (a sweep resumed after an upgrade or an edit)."""
+    here = (version(), git_commit())
+    for r in records:
+        theirs = (r.get("irqlab_version"), r.get("git_commit"))
+        if theirs != here and r.get("error") is None:
+            return f"irqlab {theirs[0]} (commit {theirs[1] or 'unknown'})"
+    return None
 
 
 def check_size(study: Study, yes: bool) -> None:
@@ -81,9 +95,16 @@ def sweep(
     check_size(study, yes)
     store = Store.open(out, study)
     finished = store.finished()
+    mixed = _other_code(finished.values())
     points = list(study.points())
     todo = [p for p in points if p.key not in finished or finished[p.key].get("error") is not None]
     result = SweepResult(store.path, total=len(points), skipped=len(points) - len(todo))
+    if mixed and todo:
+        result.warnings.append(
+            f"{store.path} holds runs made by {mixed}, and this is irqlab {version()} "
+            f"(commit {git_commit() or 'unknown'}); the results will mix the two (columns irqlab_version and "
+            "git_commit tell them apart); use a new --out to start afresh"
+        )
     ex = executor or ThreadExecutor(jobs)
     result.executor = ex.describe()
     bar = Progress.wanted(quiet) if progress is None else progress
