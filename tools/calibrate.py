@@ -19,7 +19,14 @@ sendmsg with the TX stack costs more than a read; the hard IRQ more than the
 softirq entry). Residuals: relative throughput error and CPU-share errors in
 points/10 for user, system and softirq (+irq) of all four profiles.
 
-Run:  .venv/bin/python tools/calibrate.py [--duration 0.1]
+Out of sample: ``--holdout P[,P]`` fits on the other profiles only and then
+predicts the held-out ones with the fitted constants; ``--leave-one-out``
+does that for each profile in turn and prints every prediction error. A
+parameter that only the held-out profiles constrain (the interruption
+penalties without no-coalescing) stays where the fit starts it: the
+prediction then shows what the model says without that evidence.
+
+Run:  .venv/bin/python tools/calibrate.py [--duration 0.1] [--holdout P[,P] | --leave-one-out] [--json]
 """
 
 from __future__ import annotations
@@ -63,51 +70,115 @@ def overrides(x: np.ndarray) -> list[str]:
     return o
 
 
-def measure(x: np.ndarray, duration_s: float) -> dict[str, irqlab.Summary]:
+def measure(x: np.ndarray, duration_s: float, profiles: tuple[str, ...] = tuple(TABLE_4_1)) -> dict[str, irqlab.Summary]:
     o = overrides(x)
     with cf.ThreadPoolExecutor(2) as ex:
-        futs = {p: ex.submit(irqlab.run, str(SCENARIO), profile=p, overrides=o, duration_s=duration_s) for p in TABLE_4_1}
+        futs = {p: ex.submit(irqlab.run, str(SCENARIO), profile=p, overrides=o, duration_s=duration_s) for p in profiles}
         return {p: f.result() for p, f in futs.items()}
 
 
-def residuals(x: np.ndarray, duration_s: float) -> np.ndarray:
-    res = measure(x, duration_s)
-    r = []
-    for p, (qps, _cpq, user, system, softirq) in TABLE_4_1.items():
-        s = res[p]
-        c = s.cpu_pct
-        r += [
-            s.throughput_qps / qps - 1.0,
-            (c.user - user) / 10.0,
-            (c.system - system) / 10.0,
-            (c.softirq + c.irq - softirq) / 10.0,
-        ]
+def profile_residuals(profile: str, s: irqlab.Summary) -> list[float]:
+    """Relative QPS error and CPU-share errors (points / 10) of one profile."""
+    qps, _cpq, user, system, softirq = TABLE_4_1[profile]
+    c = s.cpu_pct
+    return [
+        s.throughput_qps / qps - 1.0,
+        (c.user - user) / 10.0,
+        (c.system - system) / 10.0,
+        (c.softirq + c.irq - softirq) / 10.0,
+    ]
+
+
+def residuals(x: np.ndarray, duration_s: float, fitted: tuple[str, ...] = tuple(TABLE_4_1)) -> np.ndarray:
+    res = measure(x, duration_s, fitted)
+    r = [v for p in fitted for v in profile_residuals(p, res[p])]
     print(" ".join(f"{n}={v:.0f}" for n, v in zip(NAMES, x)), f"|r|={np.linalg.norm(r):.4f}", file=sys.stderr, flush=True)
     return np.array(r)
+
+
+def errors(profile: str, s: irqlab.Summary) -> dict[str, float]:
+    """What ``docs/calibration.md`` reports: QPS and cycles/query in %, CPU shares in points."""
+    qps, cpq, user, system, softirq = TABLE_4_1[profile]
+    c = s.cpu_pct
+    return {
+        "qps_pct": 100.0 * (s.throughput_qps / qps - 1.0),
+        "cycles_per_query_pct": 100.0 * (s.cycles_per_query / cpq - 1.0),
+        "user_pt": c.user - user,
+        "system_pt": c.system - system,
+        "softirq_pt": c.softirq + c.irq - softirq,
+    }
+
+
+def parse_holdout(text: str) -> tuple[str, ...]:
+    """``--holdout``'s profiles; at least one profile must stay to fit on."""
+    names = tuple(p.strip() for p in text.split(","))
+    for p in names:
+        if p not in TABLE_4_1:
+            raise ValueError(f"--holdout: {p!r} is not one of {', '.join(TABLE_4_1)}")
+    if len(set(names)) != len(names):
+        raise ValueError("--holdout names a profile twice")
+    if len(names) == len(TABLE_4_1):
+        raise ValueError("--holdout leaves no profile to fit on")
+    return names
+
+
+def fit(duration_s: float, holdout: tuple[str, ...] = ()) -> dict[str, object]:
+    """Fit on every profile but ``holdout``; report the fit and each profile's errors
+    (fitted ones in sample, held-out ones as predictions)."""
+    fitted = tuple(p for p in TABLE_4_1 if p not in holdout)
+    result = least_squares(
+        residuals, START, bounds=(LOWER, UPPER), x_scale=START, diff_step=0.03, max_nfev=60, args=(duration_s, fitted)
+    )
+    x = result.x
+    runs = measure(x, duration_s)
+    return {
+        "fitted_on": list(fitted),
+        "holdout": list(holdout),
+        "parameters": dict(zip(NAMES, map(float, x))),
+        "overrides": overrides(x),
+        "cost": float(result.cost),
+        "x": x,
+        "runs": runs,
+        "errors": {p: errors(p, s) for p, s in runs.items()},
+    }
+
+
+def _public(f: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in f.items() if k not in ("x", "runs")}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=0.1, help="simulated seconds per run (default 0.1)")
+    ap.add_argument("--holdout", metavar="P[,P]", help="fit without these profiles, then predict them")
+    ap.add_argument("--leave-one-out", action="store_true", help="hold out each profile in turn (four fits)")
     ap.add_argument("--json", action="store_true", help="print the fitted constants as JSON")
     args = ap.parse_args()
-    fit = least_squares(
-        residuals, START, bounds=(LOWER, UPPER), x_scale=START, diff_step=0.03, max_nfev=60, args=(args.duration,)
-    )
-    x = fit.x
-    out = {"parameters": dict(zip(NAMES, map(float, x))), "overrides": overrides(x), "cost": float(fit.cost)}
-    # Sensitivity: relative change of each profile's QPS for +10 % of each parameter.
-    base = measure(x, args.duration)
-    sens = {}
-    for i, n in enumerate(NAMES):
-        y = x.copy()
-        y[i] *= 1.10
-        r = measure(y, args.duration)
-        sens[n] = {p: r[p].throughput_qps / base[p].throughput_qps - 1.0 for p in TABLE_4_1}
-    out["sensitivity_qps_per_10pct"] = sens
+    if args.holdout and args.leave_one_out:
+        ap.error("--holdout and --leave-one-out exclude each other")
+    try:
+        holdout = parse_holdout(args.holdout) if args.holdout else ()
+    except ValueError as e:
+        ap.error(str(e))
+    if args.leave_one_out:
+        fits = [fit(args.duration, (p,)) for p in TABLE_4_1]
+        print(json.dumps({"leave_one_out": [_public(f) for f in fits]}, indent=2))
+        return 0
+    f = fit(args.duration, holdout)
+    out = _public(f)
+    if not holdout:
+        # Sensitivity: relative change of each profile's QPS for +10 % of each parameter.
+        x, base = f["x"], f["runs"]
+        sens = {}
+        for i, n in enumerate(NAMES):
+            y = x.copy()
+            y[i] *= 1.10
+            r = measure(y, args.duration)
+            sens[n] = {p: r[p].throughput_qps / base[p].throughput_qps - 1.0 for p in TABLE_4_1}
+        out["sensitivity_qps_per_10pct"] = sens
     out["result"] = {
         p: {"qps": s.throughput_qps, "cpq": s.cycles_per_query, "cpu_pct": s.to_dict()["cpu_pct"]}
-        for p, s in base.items()
+        for p, s in f["runs"].items()
     }
     print(json.dumps(out, indent=2))
     return 0

@@ -1,0 +1,55 @@
+"""tools/calibrate.py: the hold-out flags and the error measures (no fit is run here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from irqlab import Summary
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "calibrate.py"
+
+
+@pytest.fixture(scope="module")
+def calibrate():
+    spec = importlib.util.spec_from_file_location("calibrate", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_holdout_names_profiles_to_predict(calibrate):
+    assert calibrate.parse_holdout("adaptive-coalescing,irq-suspend") == ("adaptive-coalescing", "irq-suspend")
+    for bad, words in (
+        ("irq-suspnd", "not one of"),
+        ("busy-wait,busy-wait", "twice"),
+        ("no-coalescing,adaptive-coalescing,irq-suspend,busy-wait", "no profile to fit on"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            calibrate.parse_holdout(bad)
+
+
+def test_errors_are_relative_and_in_points(calibrate):
+    qps, cpq, user, system, softirq = calibrate.TABLE_4_1["busy-wait"]
+    s = Summary({
+        "throughput_qps": qps * 1.02, "cycles_per_query": cpq * 0.99,
+        "cpu_pct": {"user": user + 1.0, "system": system - 2.0, "softirq": 0.25, "irq": 0.25, "idle": 0.0},
+    })
+    e = calibrate.errors("busy-wait", s)
+    assert e["qps_pct"] == pytest.approx(2.0) and e["cycles_per_query_pct"] == pytest.approx(-1.0)
+    assert (e["user_pt"], e["system_pt"], e["softirq_pt"]) == pytest.approx((1.0, -2.0, 0.5))
+    # Residuals of a fit: the same errors, QPS relative and shares in points / 10.
+    assert calibrate.profile_residuals("busy-wait", s) == pytest.approx([0.02, 0.1, -0.2, 0.05])
+
+
+def test_flags_that_exclude_each_other_are_refused():
+    proc = subprocess.run(
+        [sys.executable, str(TOOL), "--holdout", "busy-wait", "--leave-one-out"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "exclude each other" in proc.stderr
