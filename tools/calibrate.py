@@ -122,12 +122,14 @@ def parse_holdout(text: str) -> tuple[str, ...]:
     return names
 
 
-def fit(duration_s: float, holdout: tuple[str, ...] = ()) -> dict[str, object]:
+def fit(
+    duration_s: float, holdout: tuple[str, ...] = (), max_nfev: int = 60, diff_step: float = 0.03
+) -> dict[str, object]:
     """Fit on every profile but ``holdout``; report the fit and each profile's errors
     (fitted ones in sample, held-out ones as predictions)."""
     fitted = tuple(p for p in TABLE_4_1 if p not in holdout)
     result = least_squares(
-        residuals, START, bounds=(LOWER, UPPER), x_scale=START, diff_step=0.03, max_nfev=60, args=(duration_s, fitted)
+        residuals, START, bounds=(LOWER, UPPER), x_scale=START, diff_step=diff_step, max_nfev=max_nfev, args=(duration_s, fitted)
     )
     x = result.x
     runs = measure(x, duration_s)
@@ -137,6 +139,8 @@ def fit(duration_s: float, holdout: tuple[str, ...] = ()) -> dict[str, object]:
         "parameters": dict(zip(NAMES, map(float, x))),
         "overrides": overrides(x),
         "cost": float(result.cost),
+        "evaluations": int(result.nfev),
+        "converged": bool(result.status > 0),
         "x": x,
         "runs": runs,
         "errors": {p: errors(p, s) for p, s in runs.items()},
@@ -152,6 +156,10 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=0.1, help="simulated seconds per run (default 0.1)")
     ap.add_argument("--holdout", metavar="P[,P]", help="fit without these profiles, then predict them")
     ap.add_argument("--leave-one-out", action="store_true", help="hold out each profile in turn (four fits)")
+    ap.add_argument("--max-nfev", type=int, default=60, help="evaluations per fit before it stops (default 60)")
+    ap.add_argument(
+        "--diff-step", type=float, default=0.03, help="relative step of the finite-difference Jacobian (default 0.03)"
+    )
     ap.add_argument("--json", action="store_true", help="print the fitted constants as JSON")
     args = ap.parse_args()
     if args.holdout and args.leave_one_out:
@@ -161,10 +169,10 @@ def main() -> int:
     except ValueError as e:
         ap.error(str(e))
     if args.leave_one_out:
-        fits = [fit(args.duration, (p,)) for p in TABLE_4_1]
+        fits = [fit(args.duration, (p,), args.max_nfev, args.diff_step) for p in TABLE_4_1]
         print(json.dumps({"leave_one_out": [_public(f) for f in fits]}, indent=2))
         return 0
-    f = fit(args.duration, holdout)
+    f = fit(args.duration, holdout, args.max_nfev, args.diff_step)
     out = _public(f)
     if not holdout:
         # Sensitivity: relative change of each profile's QPS for +10 % of each parameter.
