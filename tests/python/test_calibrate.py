@@ -53,3 +53,11 @@ def test_flags_that_exclude_each_other_are_refused():
         capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 2 and "exclude each other" in proc.stderr
+
+
+def test_start_points_are_seeded_and_within_bounds(calibrate):
+    a, b = calibrate.start_points(4), calibrate.start_points(4)
+    assert len(a) == 4 and all((x == y).all() for x, y in zip(a, b))
+    assert (a[0] == calibrate.START).all()
+    for x in a:
+        assert (x >= calibrate.LOWER).all() and (x <= calibrate.UPPER).all()
