@@ -44,6 +44,12 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     t.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
     t.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
     t.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
+    t.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also rerun both studies with each unfitted constant at x0.5 and x1.5 and report which claims flip "
+        "(20 more reproductions; a tornado chart in the report)",
+    )
     t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     t.add_argument("--quiet", action="store_true", help="no progress indication")
     t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")
@@ -125,7 +131,25 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     checks = shape_checks(result)
     figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
     files = report.write_files(result, checks, out, figures)
-    files.append(html.write_thesis_report(result, checks, out, figures))
+    variants = None
+    if args.sensitivity:
+        from irqlab.reproduce import sensitivity
+        from irqlab.reproduce.thesis import default_scenario
+        from irqlab.scenario import Scenario
+
+        variants = sensitivity.run_sensitivity(
+            out,
+            Scenario.load(args.scenario or default_scenario()),
+            result,
+            closed_duration_s=closed,
+            open_duration_s=open_,
+            jobs=jobs,
+            resume=args.resume,
+            quiet=args.quiet or args.json,
+        )
+        files.append(report.write_csv(sensitivity.rows(variants), out / "sensitivity.csv"))
+        files.append(sensitivity.tornado(variants, out / "sensitivity-tornado.png"))
+    files.append(html.write_thesis_report(result, checks, out, figures, variants))
     if args.json:
         write_stdout(
             json.dumps(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -58,15 +59,34 @@ def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: lis
     return sections
 
 
-def write_thesis_report(result: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
+def sensitivity_section(variants: list, tornado: Path) -> tuple[str, str]:
+    """The sensitivity study: the tornado chart and, per variant, the QPS
+    changes and the claims that flip."""
+    from irqlab.reproduce.sensitivity import rows
+
+    flipped = [v for v in variants if v.lost or v.gained]
+    text = (
+        f"<p>Each constant that Table 4.1 did not fit, at ×0.5 and ×1.5, one at a time; both studies rerun "
+        f"for each ({len(variants)} variants). {len(flipped)} variant{'s' if len(flipped) != 1 else ''} "
+        "flip a claim.</p>"
+    )
+    return ("Sensitivity: the unfitted constants", text + _image(tornado) + _table(rows(variants)))
+
+
+def write_thesis_report(
+    result: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path], variants: Optional[list] = None
+) -> Path:
     """``out/report.html``: the thesis sections, then both studies."""
     from irqlab.study.report import write_report
 
+    sections = thesis_sections(result, checks, figures)
+    if variants is not None:
+        sections.append(sensitivity_section(variants, out / "sensitivity-tornado.png"))
     table_dir, figure_dir = result.directories
     return write_report(
         figure_dir,
         out / "report.html",
         title="irqlab: the IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1)",
-        sections_before=thesis_sections(result, checks, figures),
+        sections_before=sections,
         extra_dirs=(table_dir,),
     )

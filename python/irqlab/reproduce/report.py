@@ -86,6 +86,12 @@ def checks_text(checks: list[ShapeCheck]) -> str:
     return "\n".join(lines)
 
 
+def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
+    """``rows`` as a CSV file."""
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
 def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -80,9 +80,11 @@ def thesis_studies(
     open_duration_s: Optional[float] = None,
     loads: Optional[tuple[int, ...]] = None,
     seed: Optional[int] = None,
+    overrides: tuple[str, ...] = (),
 ) -> tuple[Study, Study]:
     """Table 4.1's and Figure 4.1's studies from their files, with what the
-    command line changes (another scenario, durations, loads, base seed)."""
+    command line changes (another scenario, durations, loads, base seed) and
+    ``overrides`` (``"key=value"``) added to their ``[set]``."""
     studies = []
     for name, duration in ((TABLE_STUDY, closed_duration_s), (FIGURE_STUDY, open_duration_s)):
         spec = load_study_file(thesis_dir() / f"{name}.study.toml")
@@ -94,6 +96,8 @@ def thesis_studies(
             spec["seed"] = seed
         if loads is not None and name == FIGURE_STUDY:
             spec["axes"] = [Axis("load.qps", tuple(loads))]
+        if overrides:
+            spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
         studies.append(build_study(spec.pop("scenario"), **spec))
     return studies[0], studies[1]
 
@@ -109,6 +113,7 @@ def run_thesis(
     jobs: Optional[int] = None,
     resume: bool = False,
     quiet: bool = False,
+    overrides: tuple[str, ...] = (),
 ) -> ThesisResult:
     """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) as studies into
     ``out/table-4.1`` and ``out/figure-4.1`` on every core, then read them.
@@ -121,7 +126,7 @@ def run_thesis(
     import io
     import shutil
 
-    for study in thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed):
+    for study in thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed, overrides):
         directory = out / study.name
         if not resume and (directory / MANIFEST).is_file():
             shutil.rmtree(directory)
