@@ -10,7 +10,13 @@ The columns of ``DIR/results.parquet``, in order:
 - ``error``: null, or the sentence that made the run fail (its summary
   columns are then null);
 - every summary field, flattened: ``throughput_qps``, ``latency_us.p99``,
-  ``cpu_pct.user``, ``drops_by_site.ring``, ``warnings`` (a list), …;
+  ``cpu_pct.user``, ``drops_by_site.ring``, ``warnings`` (a list),
+  ``dim.rx.time_share_pct.4``, …; a field that is a list of objects
+  (:data:`JSON_TEXT`: DIM's profile table and per-queue figures) is one
+  column of JSON text,
+  and a field that is null in some runs and an object in others (``dim``,
+  ``dim.rx``, ``irq_cores_cpu_pct``) has a column of its own beside those of
+  its members;
 - provenance: ``wall_s`` (the engine's), ``wall_time_s`` (the whole run
   call), ``irqlab_version``, ``git_commit``.
 
@@ -42,6 +48,9 @@ MIDDLE = ("seed", "duration_s", "error")
 
 #: Summary fields that repeat a leading column.
 _DUPLICATES = ("profile", "seed")
+
+#: Summary fields stored as JSON text (lists of objects), decoded by :func:`summary`.
+JSON_TEXT = ("dim.rx.profiles", "dim.rx.queues", "dim.tx.profiles", "dim.tx.queues")
 
 
 class ResultsError(ValueError):
@@ -178,8 +187,12 @@ def summary(row: Any, axes: Optional[Sequence[str]] = None) -> Summary:
     ``None`` (no latency); columns other than the summary's are left out.
 
     The axis columns are found in a Series's ``attrs`` (a row of
-    :func:`load`'s frame); give ``axes`` for a plain mapping."""
+    :func:`load`'s frame); give ``axes`` for a plain mapping. The columns
+    of :data:`JSON_TEXT` are decoded; a field that has a column of its own
+    beside its members' (``dim.rx``, null in some runs) is null when it and
+    all its members are."""
     data: dict[str, Any] = {}
+    null_parents: list[list[str]] = []
     if axes is None:
         axes = (getattr(row, "attrs", None) or {}).get("axes", ())
     items = row.items() if hasattr(row, "items") else row
@@ -194,12 +207,35 @@ def summary(row: Any, axes: Optional[Sequence[str]] = None) -> Summary:
             value = None
         if hasattr(value, "tolist"):
             value = value.tolist()
+        if key in JSON_TEXT and isinstance(value, str):
+            value = json.loads(value)
         node = data
         parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
+        for depth, part in enumerate(parts[:-1], start=1):
+            child = node.get(part)
+            if not isinstance(child, dict):
+                if child is None and part in node:
+                    null_parents.append(parts[:depth])
+                child = node[part] = {}
+            node = child
+        if value is None and isinstance(node.get(parts[-1]), dict):
+            null_parents.append(parts)
+            continue
         node[parts[-1]] = value
+    # Deepest first, so that `dim` sees `dim.rx` already collapsed.
+    for path in sorted(null_parents, key=len, reverse=True):
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        if _all_none(parent[path[-1]]):
+            parent[path[-1]] = None
     return Summary(data)
+
+
+def _all_none(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_all_none(v) for v in value.values())
+    return value is None
 
 
 def aggregate(
@@ -230,16 +266,18 @@ def aggregate(
     if missing:
         raise ResultsError(f"no column {missing[0]!r} in the results; columns are {', '.join(map(str, frame.columns))}")
     grouped = ok.groupby(groups, sort=False, dropna=False)
-    out = grouped.size().rename("n").to_frame()
+    columns: dict[str, Any] = {"n": grouped.size()}
     for m in metrics:
         g = grouped[m]
         mean, sd, n = g.mean(), g.std(ddof=1), g.count()
         q = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
         half = np.where(n > 1, q * sd / np.sqrt(n), np.nan)
-        out[f"{m}.mean"] = mean
-        out[f"{m}.ci_low"] = mean - half
-        out[f"{m}.ci_high"] = mean + half
-    return out.reset_index()
+        columns[f"{m}.mean"] = mean
+        columns[f"{m}.ci_low"] = mean - half
+        columns[f"{m}.ci_high"] = mean + half
+    # One concat rather than a column at a time: DIM's per-profile columns
+    # make enough metrics for pandas to warn about a fragmented frame.
+    return pd.concat(columns, axis=1).reset_index()
 
 
 def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":

@@ -5,6 +5,11 @@ and are stable: plots, reports and ``--json`` consumers read them.
 
 When no request completed in the measured time, every ``latency_us`` field
 is ``None`` (JSON ``null``), never a made-up 0, and ``warnings`` says why.
+
+``dim`` (what net DIM did: ``dim.rx.time_share_pct["4"]``, ``s["dim.rx.changes"]``)
+is ``None`` when no completion queue runs DIM, and ``dim.rx`` / ``dim.tx``
+when that direction does not; :meth:`Summary.flat` then has the one null
+field rather than null members, so no member needs :data:`NULLABLE_NUMBERS`.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         *([("retransmits", _num(s.get("retransmits"), 0))] if "retransmits" in s else []),
         ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
         ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
+        *_dim(s),
         ("requests completed", _num(s.get("requests_completed"), 0)),
         ("sim events", _num(s.get("sim_events"), 0)),
         ("wall time", _unit(s.get("wall_s"), 3, "s")),
@@ -138,6 +139,29 @@ def _drops(s: Summary) -> str:
 def _cpu(record: Any) -> str:
     names = [("user", "user"), ("system", "system"), ("softirq", "softirq"), ("irq", "irq"), ("idle", "idle")]
     return _parts(record, names, 1)
+
+
+def _dim(s: Summary) -> list[tuple[str, str]]:
+    """A line per direction whose completion queues run net DIM: the share
+    of the measured time each profile (index, rx-usecs/rx-frames) was in
+    force over all queues, and how often DIM changed profile."""
+    dim = s.get("dim")
+    if not isinstance(dim, Mapping):
+        return []
+    lines = []
+    for direction in ("rx", "tx"):
+        d = dim.get(direction)
+        if not isinstance(d, Mapping):
+            continue
+        profiles = d.get("profiles") or []
+        shares = d.get("time_share_pct") or {}
+        cells = []
+        for ix, share in shares.items():
+            p = profiles[int(ix)] if str(ix).isdigit() and int(ix) < len(profiles) else {}
+            cells.append(f"{ix} ({p.get('usecs', '?')}us/{p.get('frames', '?')}): {_num(share, 1)}")
+        cells.append(f"changes {_num(d.get('changes'), 0)}")
+        lines.append((f"dim {direction} (% time)", "   ".join(cells)))
+    return lines
 
 
 def _load(s: Summary) -> str:

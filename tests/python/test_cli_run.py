@@ -34,6 +34,7 @@ REQUIRED = {
     "softirqs_per_s": NUMBER,
     "watchdog_fires_per_s": NUMBER,
     "rx_ring_wait_us": NUMBER,
+    "dim": (dict, type(None)),
     "requests_completed": int,
     "sim_time_s": NUMBER,
     "sim_events": int,
@@ -132,3 +133,24 @@ def test_drops_by_site_add_up_to_drops():
     assert set(s["drops_by_site"]) == {"ring", "socket", "qdisc"}
     assert sum(s["drops_by_site"].values()) == s["drops"]
     assert isinstance(s["retransmits"], int) and s["retransmits"] >= 0
+
+
+def test_dim_reports_the_time_share_of_each_profile():
+    # The small scenario turns adaptive-rx off; TX DIM is on by default.
+    s = run_json()
+    assert s["dim"]["rx"] is None and s["dim"]["tx"]["cq_period_mode"] == "eqe"
+    assert run_json("--set", "coalesce.adaptive-tx=false")["dim"] is None
+    s = run_json("--profile", "adaptive-coalescing")
+    rx = s["dim"]["rx"]
+    assert rx["cq_period_mode"] == "cqe"
+    assert list(rx["time_share_pct"]) == ["0", "1", "2", "3", "4"] and len(rx["profiles"]) == 5
+    assert rx["profiles"][4] == {"usecs": 64, "frames": 64}
+    assert sum(rx["time_share_pct"].values()) == pytest.approx(100)
+    assert [q["queue"] for q in rx["queues"]] == [0, 1]
+    for q in rx["queues"]:
+        assert sum(q["time_share_pct"].values()) == pytest.approx(100)
+    assert rx["changes"] == sum(q["changes"] for q in rx["queues"])
+    table = irqlab("run", S, "--duration", SHORT, "--profile", "adaptive-coalescing").stdout
+    line = next(l for l in table.splitlines() if l.startswith("dim rx (% time)"))
+    assert "4 (64us/64): " in line and "changes" in line
+    assert any(l.startswith("dim tx (% time)") for l in table.splitlines())

@@ -286,3 +286,52 @@ def test_sql(swept: Path) -> None:
     with pytest.raises(ResultsError) as info:
         sql(swept, "SELECT FROM WHERE")
     assert str(info.value).startswith("--sql: ") and "\n" not in str(info.value)
+
+
+# -- DIM's profile time shares in the store (issue 10, item 3) ----------------------
+
+
+@pytest.fixture(scope="module")
+def dim_swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """no-coalescing (no RX DIM) and adaptive-coalescing, with TX DIM on and
+    off: rows whose `dim` is null, whose `dim.rx` is null, and complete ones."""
+    from irqlab.cli import main
+
+    out = tmp_path_factory.mktemp("dim") / "r"
+    status = main(["sweep", str(SMALL), "--profile", "no-coalescing,adaptive-coalescing",
+                   "--grid", "coalesce.adaptive-tx=true,false", "--seeds", "2", "--duration", "0.005",
+                   "--out", str(out), "--quiet"])
+    assert status == 0
+    return out
+
+
+def test_dim_columns_are_numeric_per_profile_and_round_trip(dim_swept: Path) -> None:
+    assert (dim_swept / RESULTS).is_file()
+    frame = load(dim_swept)
+    assert len(frame) == 8
+    for i in range(5):
+        assert frame[f"dim.rx.time_share_pct.{i}"].dtype.kind == "f"
+        assert frame[f"dim.tx.time_share_pct.{i}"].dtype.kind == "f"
+    adaptive = frame[frame["profile"] == "adaptive-coalescing"]
+    shares = adaptive[[f"dim.rx.time_share_pct.{i}" for i in range(5)]].sum(axis=1)
+    assert np.allclose(shares, 100.0)
+    assert frame[frame["profile"] == "no-coalescing"]["dim.rx.time_share_pct.4"].isna().all()
+    assert all(isinstance(v, str) for v in adaptive["dim.rx.queues"])  # JSON text
+    agg = aggregate(frame)
+    assert "dim.rx.time_share_pct.4.mean" in agg.columns and "dim.rx.changes.mean" in agg.columns
+    out = sql(dim_swept, 'SELECT profile, avg("dim.rx.time_share_pct.4") AS p4 FROM results GROUP BY profile ORDER BY profile')
+    assert out["profile"].tolist() == ["adaptive-coalescing", "no-coalescing"] and math.isnan(out["p4"][1])
+
+    originals = {(r["point"], r["replicate"]): r["summary"] for r in journal_records(dim_swept)}
+    kinds = set()
+    for _, row in frame.iterrows():
+        s = summary(row)
+        original = originals[(row["point"], row["replicate"])]
+        assert {k: v for k, v in s.to_dict().items() if k not in PROVENANCE} == {
+            k: v for k, v in original.items() if k not in PROVENANCE
+        }
+        dim = original["dim"]
+        kinds.add("null" if dim is None else "no rx" if dim["rx"] is None else "rx")
+        if dim and dim["rx"]:
+            assert s.dim.rx.queues == dim["rx"]["queues"]
+    assert kinds == {"null", "no rx", "rx"}

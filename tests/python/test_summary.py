@@ -128,3 +128,56 @@ def test_cli_prints_each_warning_as_one_line_on_stderr(monkeypatch, capsys, smal
             assert json.loads(out)["latency_us"]["p99"] is None
         else:
             assert "\u2014" in out
+
+
+# -- issue 10, item 3: what DIM did ---------------------------------------------
+
+_RX_CQE = [{"usecs": 2, "frames": 256}, {"usecs": 8, "frames": 128}, {"usecs": 16, "frames": 64},
+           {"usecs": 32, "frames": 64}, {"usecs": 64, "frames": 64}]
+WITH_DIM = {
+    **DATA,
+    "dim": {
+        "rx": {
+            "cq_period_mode": "cqe",
+            "profiles": _RX_CQE,
+            "time_share_pct": {"0": 2.0, "1": 5.0, "2": 3.0, "3": 10.0, "4": 80.0},
+            "changes": 7,
+            "queues": [
+                {"queue": 0, "time_share_pct": {"0": 4.0, "1": 10.0, "2": 6.0, "3": 0.0, "4": 80.0}, "changes": 5},
+                {"queue": 1, "time_share_pct": {"0": 0.0, "1": 0.0, "2": 0.0, "3": 20.0, "4": 80.0}, "changes": 2},
+            ],
+        },
+        "tx": None,
+    },
+}
+
+
+def test_dim_fields_by_attribute_item_and_dotted_name():
+    s = Summary(WITH_DIM)
+    assert s.dim.rx.time_share_pct["4"] == s["dim.rx.time_share_pct.4"] == 80.0
+    assert s.dim.rx.profiles[4]["usecs"] == 64 and s.dim.tx is None
+    assert s.dim.rx.queues[1]["changes"] == 2
+
+
+def test_dim_flattens_into_a_column_per_profile_and_one_for_the_queues():
+    s = Summary(WITH_DIM)
+    flat = s.flat()
+    assert [flat[f"dim.rx.time_share_pct.{i}"] for i in range(5)] == [2.0, 5.0, 3.0, 10.0, 80.0]
+    assert flat["dim.rx.profiles"][0]["frames"] == 256 and flat["dim.rx.changes"] == 7
+    assert flat["dim.tx"] is None and isinstance(flat["dim.rx.queues"], list)
+    df = s.to_pandas()
+    assert df["dim.rx.time_share_pct.4"].dtype.kind == "f"
+    assert Summary(DATA).flat().get("dim") is None  # a summary from before the field existed
+
+
+def test_table_has_a_dim_line_per_direction_that_runs_dim():
+    from irqlab.text import summary_table
+
+    lines = summary_table(Summary(WITH_DIM)).splitlines()
+    rx = [l for l in lines if l.startswith("dim rx (% time)")]
+    assert len(rx) == 1, lines
+    assert "0 (2us/256): 2.0" in rx[0] and "4 (64us/64): 80.0" in rx[0] and rx[0].endswith("changes 7")
+    assert not any(l.startswith("dim tx") for l in lines)
+    for without in (DATA, {**DATA, "dim": None}):
+        assert "dim " not in summary_table(Summary(without))
+    assert summary_table(Summary(WITH_DIM), ascii_only=True).isascii()

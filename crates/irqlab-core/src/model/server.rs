@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::scenario::{Config, IrqRouting, Scenario};
 use crate::stats::cycles::CycleTable;
 use crate::stats::latency::LatencyHistogram;
-use crate::stats::summary::{CpuPct, DropsBySite, Summary};
+use crate::stats::dim_profiles;
+use crate::stats::summary::{CpuPct, DimReport, DropsBySite, Summary};
 use std::collections::VecDeque;
 
 /// Every event of the model.
@@ -302,6 +303,10 @@ impl Server {
         }
         self.counters = Counters::default();
         self.latency.reset();
+        for q in &mut self.queues {
+            q.rx.dim_time.restart(now);
+            q.tx.dim_time.restart(now);
+        }
     }
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
@@ -404,12 +409,28 @@ impl Server {
             softirqs_per_s: per(self.counters.softirq_rounds),
             watchdog_fires_per_s: per(self.counters.watchdog_fires),
             rx_ring_wait_us: ratio(self.counters.ring_wait_ns as f64, polled as f64) / 1e3,
+            dim: self.dim_report(now),
             requests_completed: completed,
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),
             wall_s,
             warnings: self.warnings(completed, drops),
         }
+    }
+
+    /// What net DIM did on the RX and TX completion queues over the measured
+    /// window (`Summary::dim`); None when no CQ runs DIM. Every queue has the
+    /// same coalescing settings, so one mode and table per direction.
+    fn dim_report(&self, now: Nanos) -> Option<DimReport> {
+        let cq = |cq: Cq| {
+            let active = |q: &&QueuePair| q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs());
+            let dim = self.queues.iter().find(active)?.cq_ref(cq).dim.as_ref()?;
+            let (mode, direction) = (dim.mode(), dim.direction());
+            let queues = self.queues.iter().filter(active).map(|q| (q.id, &q.cq_ref(cq).dim_time));
+            Some(dim_profiles::cq_report(mode, direction, queues, now))
+        };
+        let (rx, tx) = (cq(Cq::Rx), cq(Cq::Tx));
+        (rx.is_some() || tx.is_some()).then_some(DimReport { rx, tx })
     }
 
     /// Sentences the reader of a summary needs to read it right.

@@ -1,7 +1,11 @@
 //! The run summary. Field names are stable: the CLI's `--json`, the Python
 //! API, plots and reports read them (SYSTEM.md "What every run reports").
 
+use crate::dim::net_dim::NET_DIM_PARAMS_NUM_PROFILES;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// Latency of the requests completed in the measurement window, µs; every
 /// field is `None` (JSON null) when none completed, never a made-up 0.
@@ -69,6 +73,9 @@ pub struct Summary {
     pub watchdog_fires_per_s: f64,
     /// Mean time a packet waits in the RX ring before a poll takes it, µs.
     pub rx_ring_wait_us: f64,
+    /// What net DIM (adaptive coalescing) did in the measured window; null
+    /// when no completion queue runs DIM.
+    pub dim: Option<DimReport>,
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,
@@ -76,4 +83,97 @@ pub struct Summary {
     /// What the reader should know to read the numbers right, one sentence
     /// each (e.g. that no request completed, so latency is not reported).
     pub warnings: Vec<String>,
+}
+
+/// Net DIM over the measured window, per direction: `rx` when `adaptive-rx`
+/// is on, `tx` when `adaptive-tx` is on and TX completions signal
+/// interrupts; null otherwise.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DimReport {
+    pub rx: Option<DimCqReport>,
+    pub tx: Option<DimCqReport>,
+}
+
+/// DIM of one direction's completion queues: which profile (the kernel's
+/// `dim->profile_ix`) was in force how long.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DimCqReport {
+    /// `"cqe"` or `"eqe"`: the CQ period mode (`cqe-mode-rx`/`cqe-mode-tx`),
+    /// which selects DIM's profile table.
+    pub cq_period_mode: String,
+    /// The profile table, in index order (0 = least moderation).
+    pub profiles: [DimProfileModer; NET_DIM_PARAMS_NUM_PROFILES],
+    /// Share of the measured time each profile was in force, over all
+    /// queues, percent (sums to 100).
+    pub time_share_pct: PerProfile<f64>,
+    /// Profile changes in the measured window, all queues together.
+    pub changes: u64,
+    /// The same per queue, in queue order.
+    pub queues: Vec<DimQueueReport>,
+}
+
+/// DIM of one queue's completion queue.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DimQueueReport {
+    pub queue: u32,
+    /// Share of the measured time each profile was in force, percent (sums to 100).
+    pub time_share_pct: PerProfile<f64>,
+    /// Profile changes in the measured window.
+    pub changes: u64,
+}
+
+/// One DIM profile's moderation (`struct dim_cq_moder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DimProfileModer {
+    /// Moderation timer, µs (`rx-usecs`/`tx-usecs`).
+    pub usecs: u16,
+    /// Completion-count bound (`rx-frames`/`tx-frames`).
+    pub frames: u16,
+}
+
+/// One value per DIM profile, in JSON an object keyed by the profile index
+/// (`"0"` … `"4"`), so that a flattened summary has a column per profile
+/// (`dim.rx.time_share_pct.4`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PerProfile<T>(pub [T; NET_DIM_PARAMS_NUM_PROFILES]);
+
+const PROFILE_KEYS: [&str; NET_DIM_PARAMS_NUM_PROFILES] = ["0", "1", "2", "3", "4"];
+
+impl<T: Serialize> Serialize for PerProfile<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in PROFILE_KEYS.iter().zip(&self.0) {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Copy + Default> Deserialize<'de> for PerProfile<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + Copy + Default> Visitor<'de> for V<T> {
+            type Value = PerProfile<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "an object with the keys \"0\" to \"{}\"", NET_DIM_PARAMS_NUM_PROFILES - 1)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = [T::default(); NET_DIM_PARAMS_NUM_PROFILES];
+                let mut seen = [false; NET_DIM_PARAMS_NUM_PROFILES];
+                while let Some(key) = map.next_key::<String>()? {
+                    let ix = PROFILE_KEYS
+                        .iter()
+                        .position(|k| *k == key)
+                        .ok_or_else(|| de::Error::unknown_field(&key, &PROFILE_KEYS))?;
+                    out[ix] = map.next_value()?;
+                    seen[ix] = true;
+                }
+                match seen.iter().position(|s| !s) {
+                    Some(ix) => Err(de::Error::missing_field(PROFILE_KEYS[ix])),
+                    None => Ok(PerProfile(out)),
+                }
+            }
+        }
+        deserializer.deserialize_map(V(std::marker::PhantomData))
+    }
 }

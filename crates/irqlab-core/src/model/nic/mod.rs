@@ -90,6 +90,14 @@ impl QueuePair {
         }
     }
 
+    /// The moderation of `cq`, to read.
+    pub fn cq_ref(&self, cq: Cq) -> &Moderation {
+        match cq {
+            Cq::Rx => &self.rx,
+            Cq::Tx => &self.tx,
+        }
+    }
+
     /// A packet's DMA completed. Returns false if the ring was full (drop).
     pub fn post(&mut self, pkt: RxPacket) -> bool {
         if self.ring.len() >= self.capacity {
@@ -165,6 +173,12 @@ impl QueuePair {
             self.tx.count(n, bytes);
         }
         n
+    }
+
+    /// TX completions signal interrupts (else the TX CQ's moderation, DIM
+    /// included, has nothing to do).
+    pub fn tx_irqs(&self) -> bool {
+        self.tx_irqs
     }
 
     /// DIM samples for both CQs at re-arm time.

@@ -13,6 +13,7 @@ use crate::dim::dim::DimSample;
 use crate::dim::net_dim::{DimCqPeriodMode, DimDirection, NetDim};
 use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
 use crate::engine::Nanos;
+use crate::stats::dim_profiles::DimProfileTime;
 
 /// What the CQ wants done after completions arrived, it was re-armed or its
 /// timer event came.
@@ -35,6 +36,9 @@ pub struct Moderation {
     pub frames: u32,
     cqe_mode: bool,
     pub dim: Option<NetDim>,
+    /// Time each DIM profile was in force (unused without DIM); accounted
+    /// at profile changes only.
+    pub dim_time: DimProfileTime,
     // DIM counters (wrapping, as the driver's): completions, bytes, events.
     pub dim_pkts: u32,
     pub dim_bytes: u64,
@@ -54,6 +58,7 @@ impl Moderation {
             }
             None => (usecs, frames),
         };
+        let dim_time = DimProfileTime::new(dim.as_ref().map_or(0, |d| d.profile_ix()));
         Moderation {
             armed: true,
             pending: 0,
@@ -62,6 +67,7 @@ impl Moderation {
             frames,
             cqe_mode,
             dim,
+            dim_time,
             dim_pkts: 0,
             dim_bytes: 0,
             dim_events: 0,
@@ -134,6 +140,7 @@ impl Moderation {
                 self.usecs = m.usec as u32;
                 self.frames = m.pkts as u32;
                 d.work_done();
+                self.dim_time.switch(now, d.profile_ix());
             }
         }
     }
@@ -185,5 +192,23 @@ mod tests {
         assert_eq!((q.usecs, q.frames), (8, 128), "RX CQE profile 1");
         let t = Moderation::new(1, 1, false, true, DimDirection::Tx);
         assert_eq!((t.usecs, t.frames), (8, 128), "TX EQE profile 1");
+    }
+
+    #[test]
+    fn the_time_per_dim_profile_follows_dims_changes() {
+        let mut q = Moderation::new(8, 128, true, true, DimDirection::Rx);
+        q.dim_time.restart(1_000); // the measurement starts
+        q.dim_sample(1_000); // opens DIM's first window
+        for _ in 0..64 {
+            q.fire(); // DIM_NEVENTS interrupts
+        }
+        q.count(640, 64_000);
+        // Traffic after none: net_dim leaves its parking spot, one step left.
+        q.dim_sample(101_000);
+        assert_eq!(q.dim.unwrap().profile_ix(), 0);
+        assert_eq!((q.usecs, q.frames), (2, 256), "RX CQE profile 0");
+        assert_eq!(q.dim_time.profile_ix(), 0);
+        assert_eq!(q.dim_time.changes(), 1);
+        assert_eq!(q.dim_time.ns_until(401_000), [300_000, 100_000, 0, 0, 0]);
     }
 }
