@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -39,6 +38,7 @@ from typing import IO, Callable, NoReturn, Optional
 
 from irqlab._core import ScenarioError, __version__
 from irqlab.bench import DEFAULT_SCENARIO, bench
+from irqlab.flags import seconds
 from irqlab.linux.cli import add_linux_parser
 from irqlab.loadgen import add_loadgen_parser
 from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
@@ -330,15 +330,7 @@ def _seed(text: Optional[str]) -> Optional[int]:
 
 
 def _duration(text: Optional[str]) -> Optional[float]:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"--duration must be a positive number of seconds (got {text!r})")
-    return value
+    return seconds(text, "--duration", UsageError)
 
 
 def _positive_int(text: str, flag: str) -> int:

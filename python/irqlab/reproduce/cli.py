@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Optional
+
+from irqlab.flags import seconds, whole_number
 
 # The reproduction modules (pandas, matplotlib) load only when the command
 # runs, so that every other `irqlab` command starts fast.
@@ -57,15 +58,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
 
 
 def _seconds(text: Optional[str], flag: str) -> Optional[float]:
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not (math.isfinite(v) and 0 < v <= 3600):
-        raise ReproduceUsageError(f"{flag} must be a number of seconds between 0 (exclusive) and 3600 (got {text!r})")
-    return v
+    return seconds(text, flag, ReproduceUsageError, most=3600)
 
 
 def prepare_out(text: str) -> Path:
@@ -95,22 +88,8 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
 
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
-    seed = None
-    if args.seed is not None:
-        try:
-            seed = int(args.seed)
-            if not 0 <= seed <= MAX_SEED:
-                raise ValueError
-        except ValueError:
-            raise ReproduceUsageError(f"--seed must be a whole number from 0 to {MAX_SEED} (got {args.seed!r})") from None
-    jobs = None
-    if args.jobs is not None:
-        try:
-            jobs = int(args.jobs)
-            if not 1 <= jobs <= 4096:
-                raise ValueError
-        except ValueError:
-            raise ReproduceUsageError(f"--jobs must be a whole number from 1 to 4096 (got {args.jobs!r})") from None
+    seed = whole_number(args.seed, "--seed", 0, MAX_SEED, ReproduceUsageError)
+    jobs = whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
     out = prepare_out(args.out)
     try:
         result = run_thesis(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import signal
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from contextlib import contextmanager
+
+from irqlab.flags import seconds, whole_number
 
 #: Exit status when some points of a sweep failed (the others are stored).
 EXIT_POINTS_FAILED = 3
@@ -85,27 +86,11 @@ def add_study_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _int(text: Optional[str], flag: str, low: int, high: int) -> Optional[int]:
-    if text is None:
-        return None
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise SweepUsageError(f"{flag} must be a whole number from {low} to {high} (got {text!r})")
-    return value
+    return whole_number(text, flag, low, high, SweepUsageError)
 
 
 def _seconds(text: Optional[str], flag: str) -> Optional[float]:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise SweepUsageError(f"{flag} must be a positive number of seconds (got {text!r})")
-    return value
+    return seconds(text, flag, SweepUsageError)
 
 
 def study_from_args(args: argparse.Namespace) -> Any:
