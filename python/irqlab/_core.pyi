@@ -41,6 +41,8 @@ def run(
     the signal's handler raises) instead of running to the end. When no
     request completes, the summary's ``latency_us`` fields are ``null`` and its
     ``warnings`` say so; ``drops_by_site`` and ``retransmits`` detail ``drops``.
+    ``held_at_client`` counts open-loop requests that waited at the client
+    for their connection (``load.open_loop_backlog = "client"``, mutilate).
     ``dim`` is what net DIM did (per direction, the share of the measured
     time each profile was in force and the profile changes), ``null`` when
     no completion queue runs DIM.

@@ -49,6 +49,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
         ("drops", _drops(s)),
         *([("retransmits", _num(s.get("retransmits"), 0))] if "retransmits" in s else []),
+        *([("held at client", _num(s.get("held_at_client"), 0))] if s.get("held_at_client") else []),
         ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
         ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
         *_dim(s),

@@ -24,6 +24,7 @@ wakeup_cycles = 0
 epoll_wait_cycles = 0
 epoll_event_cycles = 0
 recv_cycles = 0
+recv_cycles_per_request = 0
 send_cycles = 0
 send_cycles_per_64b = 0
 context_switch_cycles = 0
@@ -50,6 +51,8 @@ clients = 1
 threads_per_client = 1
 connections_per_thread = 1000
 qps = 100000
+# Poisson arrivals as the formulas assume: never held at the client.
+open_loop_backlog = "server"
 interarrival = "exponential"
 key_size = { dist = "fixed", bytes = 10 }
 value_size = { dist = "fixed", bytes = 10 }

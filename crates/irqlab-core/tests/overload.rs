@@ -2,13 +2,17 @@
 //! queries/s closed loop): every profile keeps serving, the application
 //! keeps a share of its cores (ksoftirqd takes the NET_RX work and the
 //! scheduler alternates it with the application), and every drop is counted
-//! where it happened. Memory staying flat as the run gets longer is checked
+//! where it happened. The client here pipelines (`load.open_loop_backlog =
+//! "server"`), so the excess reaches the server; a mutilate-like client
+//! holds it instead (the last tests). Memory staying flat as the run gets longer is checked
 //! on the real process in `tests/python/test_overload_memory.py`.
 
 mod common;
 use common::*;
 
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
+/// The open loop's excess queues at the server (a pipelining client).
+const SERVER: &str = "load.open_loop_backlog=server";
 const PROFILES: [&str; 4] = ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"];
 
 #[test]
@@ -16,7 +20,7 @@ fn every_profile_keeps_serving_at_2x_and_10x_capacity() {
     for qps in ["2000000", "10000000"] {
         for p in PROFILES {
             let qps_set = format!("load.qps={qps}");
-            let r = run_profile(THESIS, p, &[&qps_set, "run.duration_s=0.1", "run.warmup_s=0.05"]);
+            let r = run_profile(THESIS, p, &[&qps_set, SERVER, "run.duration_s=0.1", "run.warmup_s=0.05"]);
             let what = format!("{p} at {qps} queries/s");
             assert!(r.throughput_qps > 50_000.0, "{what}: {} queries/s", r.throughput_qps);
             let app = r.cpu_pct.user + r.cpu_pct.system;
@@ -39,7 +43,7 @@ fn every_profile_keeps_serving_at_2x_and_10x_capacity() {
 /// never drained: at 5 M queries/s nothing completed under any profile.
 #[test]
 fn ksoftirqd_alternates_with_the_application() {
-    let r = run_profile(THESIS, "irq-suspend", &["load.qps=5000000", "run.duration_s=0.1", "run.warmup_s=0.05"]);
+    let r = run_profile(THESIS, "irq-suspend", &["load.qps=5000000", SERVER, "run.duration_s=0.1", "run.warmup_s=0.05"]);
     // Two runnable threads per core, a slice each: about half the time each.
     assert!((r.cpu_pct.softirq - 50.0).abs() < 10.0, "{:?}", r.cpu_pct);
     assert!(r.context_switches_per_s > 0.0);
@@ -66,8 +70,8 @@ fn closed_loop_drops_are_retransmitted() {
 /// The socket receive buffer bounds what waits for the application.
 #[test]
 fn a_full_socket_buffer_drops_at_the_socket() {
-    let small = run_profile(THESIS, "no-coalescing", &["load.qps=2000000", "socket.rcvbuf_bytes=4096", "run.duration_s=0.05"]);
-    let big = run_profile(THESIS, "no-coalescing", &["load.qps=2000000", "socket.rcvbuf_bytes=1048576", "run.duration_s=0.05"]);
+    let small = run_profile(THESIS, "no-coalescing", &["load.qps=2000000", SERVER, "socket.rcvbuf_bytes=4096", "run.duration_s=0.05"]);
+    let big = run_profile(THESIS, "no-coalescing", &["load.qps=2000000", SERVER, "socket.rcvbuf_bytes=1048576", "run.duration_s=0.05"]);
     assert!(small.drops_by_site.socket > 0, "{:?}", small.drops_by_site);
     assert!(small.drops_by_site.socket > big.drops_by_site.socket, "{:?} vs {:?}", small.drops_by_site, big.drops_by_site);
 }
@@ -92,4 +96,38 @@ fn no_completion_means_null_latency_and_a_warning() {
     assert!(r.warnings.iter().any(|w| w.contains("no request completed")), "{:?}", r.warnings);
     let json = serde_json::to_value(&r).unwrap();
     assert!(json["latency_us"]["p99"].is_null());
+}
+
+/// mutilate (depth 1) holds a request at the client while its connection
+/// waits for a reply, so an open loop beyond capacity cannot push the
+/// server past its closed-loop maximum; the held requests are counted and
+/// the summary says what that does to latency.
+#[test]
+fn a_mutilate_client_holds_the_excess_and_serves_the_closed_loop_maximum() {
+    for p in ["no-coalescing", "adaptive-coalescing"] {
+        let closed = run_profile(THESIS, p, &["run.duration_s=0.2"]);
+        let open = run_profile(THESIS, p, &["load.qps=2000000", "run.duration_s=0.2"]);
+        let pipelined = run_profile(THESIS, p, &["load.qps=2000000", SERVER, "run.duration_s=0.2"]);
+        assert!(open.held_at_client > 0 && pipelined.held_at_client == 0);
+        assert!(open.warnings.iter().any(|w| w.contains("waited at the client")), "{:?}", open.warnings);
+        let ratio = open.throughput_qps / closed.throughput_qps;
+        assert!((ratio - 1.0).abs() < 0.02, "{p}: open {} vs closed {}", open.throughput_qps, closed.throughput_qps);
+        // No socket backlog builds up: latency stays that of the closed loop.
+        assert!(open.latency_us.p99.unwrap() < 2.0 * closed.latency_us.p99.unwrap(), "{p}");
+        assert!(pipelined.latency_us.p99.unwrap() > 10.0 * closed.latency_us.p99.unwrap(), "{p}");
+    }
+}
+
+/// A held connection would wait forever for a lost request: the client's
+/// TCP retransmits it, as in the closed loop.
+#[test]
+fn a_mutilate_client_retransmits_what_was_dropped() {
+    let r = run_profile(
+        THESIS,
+        "adaptive-coalescing",
+        &["load.qps=800000", "nic.rx-ring-size=16", "run.duration_s=0.5", "load.retransmit_timeout_ns=20000000"],
+    );
+    assert!(r.drops_by_site.ring > 0, "{:?}", r.drops_by_site);
+    assert!(r.retransmits > 0);
+    assert!(r.warnings.iter().any(|w| w.contains("retransmitted")), "{:?}", r.warnings);
 }

@@ -32,11 +32,16 @@ fn packed_routing_moves_interrupt_work_to_the_irq_core() {
     assert!(aligned.cpu_pct.softirq > 1.0);
 }
 
-/// Open loop beyond capacity: rings fill, packets are dropped at the NIC,
-/// the run stays bounded in memory and time, and throughput saturates.
+/// Open loop beyond capacity from a pipelining client: rings fill, packets
+/// are dropped at the NIC, the run stays bounded in memory and time, and
+/// throughput saturates.
 #[test]
 fn overload_drops_at_the_ring() {
-    let r = run_profile(TWO_CORES, "no-coalescing", &["load.qps=2000000", "nic.rx-ring-size=256"]);
+    let r = run_profile(
+        TWO_CORES,
+        "no-coalescing",
+        &["load.qps=2000000", "load.open_loop_backlog=server", "nic.rx-ring-size=256"],
+    );
     assert!(r.drops > 0);
     assert!(r.throughput_qps < 1_500_000.0, "{}", r.throughput_qps);
     assert!(r.cpu_pct.idle < 1.0, "{:?}", r.cpu_pct);

@@ -296,6 +296,16 @@ impl NetDim {
         NetDim { dim, direction }
     }
 
+    /// DIM as mlx5 enables it (`mlx5e_dim_enable`: `kvzalloc_node`, then
+    /// only `mode` and `priv` set): every field zero, so `profile_ix` is 0,
+    /// not the default profile. The CQ keeps the moderation it was created
+    /// with (the ethtool values) until DIM's first decision applies a
+    /// profile (`mlx5e_rx_dim_work`); that first decision steps right, to
+    /// profile 1, because the zeroed history makes any traffic "better".
+    pub fn zeroed(mode: DimCqPeriodMode, direction: DimDirection) -> Self {
+        NetDim { dim: Dim::new(mode), direction }
+    }
+
     /// The full DIM context, for inspection.
     pub fn dim(&self) -> &Dim {
         &self.dim

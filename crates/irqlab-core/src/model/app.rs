@@ -116,8 +116,16 @@ impl Server {
                 Phase::NextConn => match th.events.pop_front() {
                     None => th.phase = Phase::Start,
                     Some(conn) => {
+                        // memcached's `try_read_network`: one `read` takes
+                        // every request the socket holds. A request that
+                        // arrives during it makes the socket ready again.
+                        let c = &mut self.conns[conn as usize];
+                        c.on_ready = false;
+                        c.rx_bytes = 0;
+                        let n = c.rx.len() as u64;
+                        th.reqs.extend(c.rx.drain(..));
                         th.phase = Phase::InRecv(conn);
-                        return Some(sys(self.ns(k.recv_cycles)));
+                        return Some(sys(self.ns(k.recv_cycles + k.recv_cycles_per_request * n)));
                     }
                 },
                 Phase::NextReq => match th.reqs.pop_front() {
@@ -238,14 +246,7 @@ impl Server {
                     }
                 }
             }
-            Phase::InRecv(conn) => {
-                let c = &mut self.conns[conn as usize];
-                c.on_ready = false;
-                c.rx_bytes = 0;
-                let th = &mut self.threads[t as usize];
-                th.reqs.extend(c.rx.drain(..));
-                th.phase = Phase::NextReq;
-            }
+            Phase::InRecv(_) => self.threads[t as usize].phase = Phase::NextReq,
             Phase::InService => self.threads[t as usize].phase = Phase::SendReady,
             Phase::InSend => {
                 let p = self.threads[t as usize].cur.take().expect("request being sent");

@@ -1,17 +1,20 @@
 //! Clients: closed loop (each connection keeps `depth` requests outstanding,
 //! sending the next after a reply and an optional think time) for maximum
-//! throughput, and open loop (send times drawn in advance from the
-//! inter-arrival distribution, whatever the replies) for latency at a rate.
-//! Latency runs from the client's send to the reply's arrival at the
-//! client, wire and NIC time included. Request and reply sizes follow
-//! mutilate's ETC generators (`fb_key`, `fb_value`).
+//! throughput, and open loop (arrival times drawn in advance from the
+//! inter-arrival distribution, each on a connection drawn at random) for
+//! latency at a rate. In the open loop a connection that has `depth`
+//! requests outstanding holds the next at the client until a reply frees a
+//! slot, as mutilate does (`load.open_loop_backlog = "client"`), or sends
+//! it anyway (`"server"`). Latency runs from the client's send to the
+//! reply's arrival at the client, wire and NIC time included. Request and
+//! reply sizes follow mutilate's ETC generators (`fb_key`, `fb_value`).
 
 use super::nic::RxPacket;
 use super::server::{Ev, Server};
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
 use crate::error::Error;
-use crate::scenario::{Config, SizeCfg};
+use crate::scenario::{Config, OpenLoopBacklog, SizeCfg};
 use crate::workload::{InterArrival, SizeDist, SizeField};
 use rand::Rng;
 
@@ -33,6 +36,10 @@ pub struct Clients {
     think_ns: Nanos,
     /// Client → NIC ring: wire plus DMA.
     to_ring_ns: Nanos,
+    /// Open loop with the backlog at the client: per connection, requests
+    /// outstanding and requests waiting for a slot (empty otherwise).
+    outstanding: Vec<u32>,
+    held: Vec<u32>,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -61,8 +68,24 @@ impl Clients {
             depth: cfg.load.depth,
             think_ns: cfg.load.think_time_ns,
             to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
+            outstanding: if holds_at_client(cfg) { vec![0; cfg.load.connections() as usize] } else { Vec::new() },
+            held: if holds_at_client(cfg) { vec![0; cfg.load.connections() as usize] } else { Vec::new() },
         })
     }
+
+    /// Open loop, backlog at the client: requests keep their connection's
+    /// depth.
+    fn holds(&self) -> bool {
+        !self.outstanding.is_empty()
+    }
+}
+
+/// An open loop that holds requests at the client (mutilate).
+pub(crate) fn holds_at_client(cfg: &Config) -> bool {
+    cfg.load.qps.is_some() && cfg.load.open_loop_backlog == OpenLoopBacklog::Client
+}
+
+impl Clients {
 
     fn request(&mut self, conn: u32, sent_ns: Nanos) -> RxPacket {
         let key = self.key.sample(SizeField::Key, &mut self.sizes);
@@ -127,7 +150,19 @@ impl Server {
             let conn = rng.gen_range(0..self.clients.nconn);
             (gap, conn)
         };
-        self.client_send(sched, conn);
+        let c = &mut self.clients;
+        if !c.holds() || c.outstanding[conn as usize] < c.depth {
+            if c.holds() {
+                c.outstanding[conn as usize] += 1;
+            }
+            self.client_send(sched, conn);
+        } else {
+            // mutilate's WAITING_FOR_OPQ: sent when a reply frees a slot.
+            c.held[conn as usize] += 1;
+            if self.measuring && now < self.end_ns {
+                self.counters.held_at_client += 1;
+            }
+        }
         let next = now.saturating_add(gap);
         if next < self.end_ns {
             sched.at(next, Ev::OpenArrival);
@@ -137,11 +172,21 @@ impl Server {
     pub(crate) fn client_reply(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
         let now = sched.now();
         self.record_reply(now, sent_ns);
-        if self.clients.closed {
-            if self.clients.think_ns == 0 {
+        let c = &mut self.clients;
+        if c.closed {
+            if c.think_ns == 0 {
                 self.client_send(sched, conn);
             } else {
-                sched.after(self.clients.think_ns, Ev::ClientSend { conn });
+                sched.after(c.think_ns, Ev::ClientSend { conn });
+            }
+        } else if c.holds() {
+            // The slot goes to a held request at once (its time has come);
+            // mutilate measures it from this send.
+            if c.held[conn as usize] > 0 {
+                c.held[conn as usize] -= 1;
+                self.client_send(sched, conn);
+            } else {
+                c.outstanding[conn as usize] -= 1;
             }
         }
     }

@@ -94,8 +94,16 @@ pub struct Costs {
     pub epoll_wait_cycles: u64,
     /// Per ready event copied to user space by `ep_send_events`.
     pub epoll_event_cycles: u64,
-    /// One `read` of a request (syscall, `tcp_recvmsg`, copy).
+    /// One `read` of a connection (syscall entry and exit, `lock_sock`,
+    /// `tcp_recvmsg`'s fixed part, `tcp_cleanup_rbuf`). memcached reads
+    /// whatever the socket holds into its read buffer in one `read`
+    /// (`try_read_network`) and parses the requests from there.
     pub recv_cycles: u64,
+    /// Per request that `read` takes from the socket: its skb copied to user
+    /// space and freed (`skb_copy_datagram_iter`, `tcp_eat_recv_skb`). With
+    /// mutilate's depth 1 every read returns one request, so only a
+    /// pipelining client tells the two recv costs apart.
+    pub recv_cycles_per_request: u64,
     /// One `sendmsg` of a reply including the TX stack and driver transmit.
     pub send_cycles: u64,
     /// Additional TX cost per 64 bytes of reply value (copy and checksum).
@@ -134,7 +142,8 @@ impl Default for Costs {
             wakeup_cycles: 1_500,              // estimate (try_to_wake_up + ep_poll_callback)
             epoll_wait_cycles: 1_516,          // fit (syscalls group, 1500:3500:9500 split)
             epoll_event_cycles: 150,           // estimate
-            recv_cycles: 3_538,                // fit (syscalls group)
+            recv_cycles: 2_538,                // fit (syscalls group; the fitted 3,538 less the per-request part)
+            recv_cycles_per_request: 1_000,    // estimate (skb copy and free)
             send_cycles: 9_602,                // fit (syscalls group)
             send_cycles_per_64b: 20,           // estimate (copy + checksum of 64 B)
             context_switch_cycles: 2_500,      // estimate (~0.8 µs at 3 GHz)
@@ -338,6 +347,22 @@ impl Default for AppCfg {
     }
 }
 
+/// Where an open-loop request waits while its connection has `load.depth`
+/// requests outstanding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenLoopBacklog {
+    /// At the client, as mutilate does (`Connection::drive_write_machine`:
+    /// `WAITING_FOR_OPQ` while `op_queue` holds `depth` requests): it is
+    /// sent when a reply frees a slot, and its latency counts from that
+    /// send (mutilate's `start_time`), so the client's wait is not in the
+    /// latency. A dropped request is retransmitted, as TCP would.
+    Client,
+    /// Nowhere: it is sent on time whatever is outstanding (a pipelining
+    /// client) and queues in the server's socket; a dropped one is lost.
+    Server,
+}
+
 /// Key or value sizes: mutilate's ETC generators or a fixed size.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
@@ -360,6 +385,9 @@ pub struct LoadCfg {
     /// Open loop at this many queries per second (over all connections);
     /// absent means closed loop.
     pub qps: Option<f64>,
+    /// Open loop: where a request waits when its connection already has
+    /// `depth` requests outstanding.
+    pub open_loop_backlog: OpenLoopBacklog,
     pub interarrival: InterArrivalKind,
     pub key_size: SizeCfg,
     pub value_size: SizeCfg,
@@ -383,6 +411,7 @@ impl Default for LoadCfg {
             depth: 1,
             think_time_ns: 0,
             qps: None,
+            open_loop_backlog: OpenLoopBacklog::Client,
             interarrival: InterArrivalKind::Exponential,
             key_size: SizeCfg::Etc,
             value_size: SizeCfg::Etc,

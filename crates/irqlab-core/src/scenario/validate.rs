@@ -53,6 +53,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("costs.epoll_event_cycles", |c| c.costs.epoll_event_cycles, 0, MAX_CYCLES),
     int_field!("costs.recv_cycles", |c| c.costs.recv_cycles, 0, MAX_CYCLES),
     int_field!("costs.send_cycles", |c| c.costs.send_cycles, 0, MAX_CYCLES),
+    int_field!("costs.recv_cycles_per_request", |c| c.costs.recv_cycles_per_request, 0, MAX_CYCLES),
     int_field!("costs.send_cycles_per_64b", |c| c.costs.send_cycles_per_64b, 0, MAX_CYCLES),
     int_field!("costs.context_switch_cycles", |c| c.costs.context_switch_cycles, 0, MAX_CYCLES),
     int_field!("costs.interrupt_penalty_cycles", |c| c.costs.interrupt_penalty_cycles, 0, MAX_CYCLES),
@@ -109,6 +110,7 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
 const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
     ("load.interarrival", "\"exponential\" or \"fb_ia\""),
+    ("load.open_loop_backlog", "\"client\" or \"server\""),
 ];
 
 /// The accepted range of a field with a fixed one, in words ("a whole
@@ -239,12 +241,13 @@ fn progress(c: &Config) -> Result<(), Error> {
         ServiceDist::Exponential { mean_cycles } => mean_cycles,
         ServiceDist::Uniform { min_cycles, .. } => min_cycles,
     };
-    let per_request_cycles = k.rx_packet_cycles + k.recv_cycles + k.send_cycles + service_min;
+    let per_request_cycles =
+        k.rx_packet_cycles + k.recv_cycles + k.recv_cycles_per_request + k.send_cycles + service_min;
     if on_the_way_ns == 0 && per_request_cycles == 0 {
         return Err(Error::field(
             "nic.wire_latency_ns",
             "must be above 0 in a closed loop whose requests cost no cycles (costs.rx_packet_cycles, \
-             costs.recv_cycles, costs.send_cycles and the service minimum are all 0, and so are \
+             costs.recv_cycles, costs.recv_cycles_per_request, costs.send_cycles and the service minimum are all 0, and so are \
              nic.dma_latency_ns and load.think_time_ns), or requests would circulate forever at one instant",
         ));
     }

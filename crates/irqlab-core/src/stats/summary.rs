@@ -63,8 +63,14 @@ pub struct Summary {
     /// `drops_by_site`).
     pub drops: u64,
     pub drops_by_site: DropsBySite,
-    /// Closed loop: requests sent again after a drop (TCP retransmission).
+    /// Requests sent again after a drop (TCP retransmission): closed loop,
+    /// and open loop with the backlog at the client.
     pub retransmits: u64,
+    /// Open loop with `load.open_loop_backlog = "client"`: arrivals that
+    /// waited at the client because their connection had `load.depth`
+    /// requests outstanding (mutilate's `WAITING_FOR_OPQ`). Their latency
+    /// counts from the actual send, as mutilate measures it.
+    pub held_at_client: u64,
     /// Share of received packets taken from the ring by busy polling, percent.
     pub busy_poll_pct: f64,
     /// NET_RX softirq rounds (`net_rx_action`) per second.

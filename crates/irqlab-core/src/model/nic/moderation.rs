@@ -10,7 +10,10 @@
 //! (`napi_complete_done` returning true, then `mlx5e_cq_arm`).
 
 use crate::dim::dim::DimSample;
-use crate::dim::net_dim::{DimCqPeriodMode, DimDirection, NetDim};
+use crate::dim::net_dim::{
+    net_dim_get_rx_moderation, net_dim_get_tx_moderation, DimCqPeriodMode, DimDirection, NetDim,
+    NET_DIM_PARAMS_NUM_PROFILES,
+};
 use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
 use crate::engine::Nanos;
 use crate::stats::dim_profiles::DimProfileTime;
@@ -46,19 +49,16 @@ pub struct Moderation {
 }
 
 impl Moderation {
+    /// A CQ created with the ethtool values `usecs`/`frames`. With
+    /// `adaptive`, DIM starts zeroed as mlx5 allocates it
+    /// ([`NetDim::zeroed`]): the ethtool values stay in force until DIM's
+    /// first decision.
     pub fn new(usecs: u32, frames: u32, cqe_mode: bool, adaptive: bool, direction: DimDirection) -> Self {
         let dim = adaptive.then(|| {
             let mode = if cqe_mode { DimCqPeriodMode::StartFromCqe } else { DimCqPeriodMode::StartFromEqe };
-            NetDim::with_direction(mode, direction)
+            NetDim::zeroed(mode, direction)
         });
-        let (usecs, frames) = match &dim {
-            Some(d) => {
-                let m = d.current_moderation();
-                (m.usec as u32, m.pkts as u32)
-            }
-            None => (usecs, frames),
-        };
-        let dim_time = DimProfileTime::new(dim.as_ref().map_or(0, |d| d.profile_ix()));
+        let dim_time = DimProfileTime::new(dim.as_ref().map_or(0, |d| initial_profile_ix(d, usecs, frames)));
         Moderation {
             armed: true,
             pending: 0,
@@ -146,6 +146,23 @@ impl Moderation {
     }
 }
 
+/// The DIM profile whose moderation equals the ethtool values the CQ was
+/// created with (the thesis's 8 µs / 128 frames is profile 1 of both the
+/// RX CQE and the TX EQE table), else DIM's own index. The time before
+/// DIM's first decision is accounted to it: a stretch of `DIM_NEVENTS`
+/// interrupts, over long before any warm-up ends.
+fn initial_profile_ix(d: &NetDim, usecs: u32, frames: u32) -> u8 {
+    (0..NET_DIM_PARAMS_NUM_PROFILES)
+        .find(|&ix| {
+            let m = match d.direction() {
+                DimDirection::Rx => net_dim_get_rx_moderation(d.mode(), ix),
+                DimDirection::Tx => net_dim_get_tx_moderation(d.mode(), ix),
+            };
+            m.is_some_and(|m| (m.usec as u32, m.pkts as u32) == (usecs, frames))
+        })
+        .map_or(d.profile_ix(), |ix| ix as u8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,28 +204,50 @@ mod tests {
     }
 
     #[test]
-    fn adaptive_starts_from_dims_default_profile() {
-        let q = Moderation::new(1, 1, true, true, DimDirection::Rx);
-        assert_eq!((q.usecs, q.frames), (8, 128), "RX CQE profile 1");
-        let t = Moderation::new(1, 1, false, true, DimDirection::Tx);
-        assert_eq!((t.usecs, t.frames), (8, 128), "TX EQE profile 1");
+    fn adaptive_keeps_the_ethtool_values_and_starts_dim_zeroed_as_mlx5() {
+        let q = Moderation::new(8, 128, true, true, DimDirection::Rx);
+        assert_eq!((q.usecs, q.frames), (8, 128), "the CQ's creation values stay");
+        assert_eq!(q.dim.unwrap().profile_ix(), 0, "kvzalloc'ed struct dim");
+        assert_eq!(q.dim_time.profile_ix(), 1, "8/128 is RX CQE profile 1");
+        let t = Moderation::new(8, 128, false, true, DimDirection::Tx);
+        assert_eq!(t.dim_time.profile_ix(), 1, "8/128 is TX EQE profile 1");
+        // Values of no profile: the time goes to DIM's own index.
+        let o = Moderation::new(5, 7, true, true, DimDirection::Rx);
+        assert_eq!((o.usecs, o.frames), (5, 7));
+        assert_eq!(o.dim_time.profile_ix(), 0);
+    }
+
+    #[test]
+    fn dims_first_decision_steps_right_to_profile_1() {
+        let mut q = Moderation::new(3, 30, true, true, DimDirection::Rx);
+        q.dim_sample(1_000); // opens DIM's first window
+        for _ in 0..64 {
+            q.fire(); // DIM_NEVENTS interrupts
+        }
+        q.count(640, 64_000);
+        q.dim_sample(101_000);
+        assert_eq!(q.dim.unwrap().profile_ix(), 1);
+        assert_eq!((q.usecs, q.frames), (8, 128), "RX CQE profile 1 applied");
+        assert_eq!(q.dim_time.changes(), 1);
     }
 
     #[test]
     fn the_time_per_dim_profile_follows_dims_changes() {
-        let mut q = Moderation::new(8, 128, true, true, DimDirection::Rx);
+        // Created with RX CQE profile 0's values (2 µs / 256 frames).
+        let mut q = Moderation::new(2, 256, true, true, DimDirection::Rx);
+        assert_eq!(q.dim_time.profile_ix(), 0);
         q.dim_time.restart(1_000); // the measurement starts
         q.dim_sample(1_000); // opens DIM's first window
         for _ in 0..64 {
             q.fire(); // DIM_NEVENTS interrupts
         }
         q.count(640, 64_000);
-        // Traffic after none: net_dim leaves its parking spot, one step left.
+        // Traffic after none: net_dim leaves its parking spot, one step right.
         q.dim_sample(101_000);
-        assert_eq!(q.dim.unwrap().profile_ix(), 0);
-        assert_eq!((q.usecs, q.frames), (2, 256), "RX CQE profile 0");
-        assert_eq!(q.dim_time.profile_ix(), 0);
+        assert_eq!(q.dim.unwrap().profile_ix(), 1);
+        assert_eq!((q.usecs, q.frames), (8, 128), "RX CQE profile 1");
+        assert_eq!(q.dim_time.profile_ix(), 1);
         assert_eq!(q.dim_time.changes(), 1);
-        assert_eq!(q.dim_time.ns_until(401_000), [300_000, 100_000, 0, 0, 0]);
+        assert_eq!(q.dim_time.ns_until(401_000), [100_000, 300_000, 0, 0, 0]);
     }
 }
