@@ -43,8 +43,17 @@ def test_errors_are_relative_and_in_points(calibrate):
     e = calibrate.errors("busy-wait", s)
     assert e["qps_pct"] == pytest.approx(2.0) and e["cycles_per_query_pct"] == pytest.approx(-1.0)
     assert (e["user_pt"], e["system_pt"], e["softirq_pt"]) == pytest.approx((1.0, -2.0, 0.5))
-    # Residuals of a fit: the same errors, QPS relative and shares in points / 10.
-    assert calibrate.profile_residuals("busy-wait", s) == pytest.approx([0.02, 0.1, -0.2, 0.05])
+    # Residuals of a fit: the same errors in units of what Table 4.1 resolves
+    # (1 % of QPS, 1 point of a share), so 2 % of QPS weighs as 2 points.
+    assert calibrate.profile_residuals("busy-wait", s) == pytest.approx([2.0, 1.0, -2.0, 0.5])
+
+
+def test_the_read_share_splits_into_a_fixed_and_a_per_request_part(calibrate):
+    o = dict(kv.split("=", 1) for kv in calibrate.overrides(calibrate.START))
+    per_request = int(o["costs.recv_cycles_per_request"])
+    assert per_request == calibrate.RECV_CYCLES_PER_REQUEST
+    # At depth 1 a read takes one request: the fitted share is the sum.
+    assert int(o["costs.recv_cycles"]) + per_request == round(calibrate.START[1] * 3500 / 14500)
 
 
 def test_flags_that_exclude_each_other_are_refused():

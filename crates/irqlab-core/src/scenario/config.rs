@@ -135,20 +135,20 @@ impl Default for Costs {
     /// are published or first estimates and were held fixed during the fit.
     fn default() -> Self {
         Costs {
-            hardirq_cycles: 1_997,             // fit (irq_path group, 2000:1000:600 split)
-            softirq_entry_cycles: 999,         // fit (irq_path group)
-            napi_poll_cycles: 599,             // fit (irq_path group)
-            rx_packet_cycles: 5_777,           // fit
+            hardirq_cycles: 2_700,             // fit (irq_path group, 2000:1000:600 split)
+            softirq_entry_cycles: 1_350,       // fit (irq_path group)
+            napi_poll_cycles: 810,             // fit (irq_path group)
+            rx_packet_cycles: 5_732,           // fit
             wakeup_cycles: 1_500,              // estimate (try_to_wake_up + ep_poll_callback)
-            epoll_wait_cycles: 1_516,          // fit (syscalls group, 1500:3500:9500 split)
+            epoll_wait_cycles: 1_542,          // fit (syscalls group, 1500:3500:9500 split)
             epoll_event_cycles: 150,           // estimate
-            recv_cycles: 2_538,                // fit (syscalls group; the fitted 3,538 less the per-request part)
+            recv_cycles: 2_598,                // fit (syscalls group; the fitted 3,598 less the per-request part)
             recv_cycles_per_request: 1_000,    // estimate (skb copy and free)
-            send_cycles: 9_602,                // fit (syscalls group)
+            send_cycles: 9_766,                // fit (syscalls group)
             send_cycles_per_64b: 20,           // estimate (copy + checksum of 64 B)
             context_switch_cycles: 2_500,      // estimate (~0.8 µs at 3 GHz)
-            interrupt_penalty_cycles: 5_043,   // fit
-            irq_cold_cycles: 2_151,            // fit
+            interrupt_penalty_cycles: 4_665,   // fit
+            irq_cold_cycles: 787,              // fit
             tx_clean_cycles: 300,              // estimate
             timer_irq_cycles: 800,             // estimate (hrtimer interrupt)
             busy_poll_iteration_cycles: 200,   // estimate (loop + cpu_relax)
