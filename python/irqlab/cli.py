@@ -281,7 +281,7 @@ def _cmd_bench_sweep(args: argparse.Namespace) -> int:
     from irqlab.study.bench import bench_sweep, bench_sweep_table
 
     if args.profile is not None:
-        raise UsageError("--profile is not for --sweep: the benchmark sweep runs all four profiles")
+        raise UsageError("--profile is not for --sweep: the benchmark sweep runs the thesis's four profiles")
     duration_s = _duration(args.duration) or 0.1
     jobs = _positive_int(args.jobs, "--jobs") if args.jobs is not None else None
     scenario = Scenario.load(args.scenario or default_scenario())

@@ -9,8 +9,10 @@ import pytest
 from irqlab import _core
 
 
-def test_profiles_are_the_four_of_the_thesis():
-    assert _core.profiles() == ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"]
+def test_profiles_are_the_thesis_four_then_cai_and_karsten_mapped():
+    assert _core.profiles() == [
+        "no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend", "irq-batching", "kernel-polling",
+    ]
 
 
 def test_resolve_returns_the_config_as_json(small_text):

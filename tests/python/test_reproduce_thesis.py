@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from irqlab.reproduce.thesis import PROFILES, TABLE_4_1, run_thesis, shape_checks, table_4_1_rows
+from irqlab.reproduce.thesis import (
+    CAI_KARSTEN,
+    PROFILES,
+    TABLE_4_1,
+    cai_karsten_rows,
+    run_thesis,
+    shape_checks,
+    table_4_1_rows,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "thesis" / "bare-metal.toml"
@@ -72,13 +80,29 @@ def test_cli_writes_table_and_plots(tmp_path):
     assert "Table 4.1" in proc.stdout and "thesis" in proc.stdout
     for name in ("table-4.1.csv", "figure-4.1.csv", "explanations.csv", "summaries.json", "report.md",
                  "report.html", "figure-4.1a-p95.png", "figure-4.1b-p99.png", "figure-4.1c-cpu.png", "table-4.1.png",
-                 "table-4.1/results.parquet", "figure-4.1/results.parquet", "figure-4.1/study.toml"):
+                 "table-4.1/results.parquet", "figure-4.1/results.parquet", "figure-4.1/study.toml",
+                 "cai-karsten.csv", "cai-karsten/results.parquet"):
         f = out / name
         assert f.is_file() and f.stat().st_size > 0, name
     assert (out / "figure-4.1b-p99.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"report: {out / 'report.html'}" in proc.stdout
     html = (out / "report.html").read_text()
     assert "Table 4.1" in html and "claims" in html and "http://" not in html and "https://" not in html
+    # The second measurement beside Table 4.1, in all three outputs.
+    title = "Cai & Karsten (SIGMETRICS 2024), 8 cores: a prediction, not a fit"
+    stdout_lines = proc.stdout.splitlines()
+    start = stdout_lines.index(title)
+    assert start > stdout_lines.index("Table 4.1 (closed loop, memcached 8 cores): irqlab vs thesis")
+    table = stdout_lines[start + 1 : start + 2 + len(CAI_KARSTEN)]
+    assert table[0].split()[:3] == ["configuration", "their", "QPS"]
+    for line, c in zip(table[1:], CAI_KARSTEN):
+        assert line.startswith(c.name) and f"{c.qps:,}" in line and c.profile in line, line
+    assert "a judgement" in proc.stdout
+    assert html.count(title.replace("&", "&amp;")) == 2  # the contents and the heading
+    for c in CAI_KARSTEN:
+        assert f"<td>{c.profile}</td>" in html and f"<td>{c.qps:,}</td>" in html
+    assert "Study cai-karsten" in html
+    assert title in (out / "report.md").read_text()
 
 
 def test_claims_read_the_store(result):
@@ -86,13 +110,55 @@ def test_claims_read_the_store(result):
     # profile, one open-loop row per profile and load, nothing else.
     from irqlab import results
 
-    table_dir, figure_dir = result.directories
+    table_dir, figure_dir, cai_karsten_dir = result.directories
+    assert cai_karsten_dir.name == "cai-karsten"
     table, figure = results.load(table_dir), results.load(figure_dir)
     assert sorted(table["profile"]) == sorted(PROFILES)
     assert len(figure) == 3 * len(PROFILES) and set(figure["load.qps"]) == {100_000, 300_000, 500_000}
     row = table[table["profile"] == "busy-wait"].iloc[0]
     assert result.closed["busy-wait"].throughput_qps == row["throughput_qps"]
     assert result.closed["busy-wait"].seed == row["seed"] != 1  # derived from the base seed and the point
+
+
+def test_cai_karsten_is_a_prediction_from_the_store(result):
+    # Their published numbers, the mapped profiles, irqlab's QPS as the store
+    # holds it, and ratios each to its own vanilla; no simulated number is pinned.
+    from irqlab import results
+
+    store = results.load(result.directories[2])
+    assert sorted(store["profile"]) == sorted(c.profile for c in CAI_KARSTEN)
+    rows = cai_karsten_rows(result)
+    assert [r["configuration"] for r in rows] == ["vanilla", "IRQ batching", "IRQ suspension", "kernel polling"]
+    assert [r["their_qps"] for r in rows] == [724_000, 847_000, 967_000, 947_000]
+    vanilla = rows[0]
+    assert vanilla["profile"] == "adaptive-coalescing"
+    assert vanilla["their_ratio_to_vanilla"] == vanilla["irqlab_ratio_to_vanilla"] == 1.0
+    for r in rows:
+        sim = float(store[store["profile"] == r["profile"]]["throughput_qps"].iloc[0])
+        assert r["irqlab_qps"] == sim > 0
+        assert r["error_pct"] == pytest.approx(100 * (sim / r["their_qps"] - 1))
+        assert r["their_ratio_to_vanilla"] == pytest.approx(r["their_qps"] / 724_000)
+        assert r["irqlab_ratio_to_vanilla"] == pytest.approx(sim / vanilla["irqlab_qps"])
+    # Same scenario, seed and duration as Table 4.1: vanilla's run is Table 4.1's adaptive-coalescing run.
+    assert vanilla["irqlab_qps"] == result.closed["adaptive-coalescing"].throughput_qps
+
+
+def test_cai_karsten_study_file_lists_the_four_mapped_profiles():
+    from irqlab.reproduce.thesis import cai_karsten_study, thesis_studies
+    from irqlab.study import build_study, load_study_file
+
+    spec = load_study_file(ROOT / "scenarios" / "thesis" / "cai-karsten.study.toml")
+    study = build_study(spec.pop("scenario"), **spec)
+    assert study.name == "cai-karsten"
+    assert study.profiles == ("adaptive-coalescing", "irq-batching", "irq-suspend", "kernel-polling")
+    assert study.profiles == tuple(c.profile for c in CAI_KARSTEN)
+    table, _ = thesis_studies()
+    assert not study.axes and study.duration_s == table.duration_s and study.seed == table.seed
+    assert study.seeds == table.seeds and study.overrides == table.overrides
+    assert study.scenario_text == table.scenario_text
+    # The command line's changes reach it as they reach Table 4.1.
+    short = cai_karsten_study(closed_duration_s=0.2, seed=7, overrides=("load.depth=2",))
+    assert (short.duration_s, short.seed) == (0.2, 7) and "load.depth=2" in short.overrides
 
 
 def test_study_files_are_the_thesis_grid():
@@ -143,7 +209,9 @@ def test_cli_with_runs_too_short_to_complete_anything(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert all(line.startswith("irqlab: warning: ") for line in proc.stderr.splitlines()), proc.stderr
-    assert json.loads(proc.stdout)["checks"]
+    report = json.loads(proc.stdout)
+    assert report["checks"]
+    assert [row["profile"] for row in report["cai_karsten"]] == [c.profile for c in CAI_KARSTEN]
     assert (out / "report.md").is_file()
 
 
@@ -170,3 +238,9 @@ def test_shape_checks_and_text_without_latency(null):
     text = figure_4_1_text(r)
     if null is None:
         assert "\u2014" in text and "nan" not in text
+    # Cai & Karsten's table: no throughput, so no error and no ratio, and no "nan".
+    from irqlab.reproduce.report import cai_karsten_text
+
+    r.cai_karsten = {c.profile: nothing(c.profile) for c in CAI_KARSTEN}
+    text = cai_karsten_text(r)
+    assert "nan" not in text.lower() and "\u2014" in text

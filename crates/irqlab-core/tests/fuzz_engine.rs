@@ -10,6 +10,7 @@
 //! duration is bounded); inputs that validation rejects are skipped.
 //! `cargo test` runs a small budget; `make fuzz` sets `IRQLAB_FUZZ_CASES`.
 
+use irqlab_core::scenario::Profile;
 use irqlab_core::Scenario;
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
@@ -41,7 +42,7 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
         )),
     ];
     let load = (1u32..=4, 1u32..=4, 1u32..=16, 1u32..=4, 0u64..10_000, prop::option::of(1e3f64..2e7), any::<bool>(), any::<bool>(), 1_000u64..100_000_000);
-    let run = (1e-4f64..1e-2, 0.0f64..2e-3, any::<u64>(), prop::option::of(0usize..4));
+    let run = (1e-4f64..1e-2, 0.0f64..2e-3, any::<u64>(), prop::option::of(0usize..Profile::ALL.len()));
     (cpu, costs, nic, coalesce, napi, epoll, service, load, run).prop_map(
         |(cpu, costs, nic, co, napi, ep, service, load, run)| {
             let names = [
@@ -108,7 +109,7 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
                 None => o.push(format!("run.duration_s={}", run.0)),
             }
             if let Some(p) = run.3 {
-                o.push(format!("#profile={}", ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"][p]));
+                o.push(format!("#profile={}", Profile::ALL[p].name()));
             }
             o
         },

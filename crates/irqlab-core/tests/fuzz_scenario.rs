@@ -48,6 +48,7 @@ fn value() -> impl Strategy<Value = String> {
         Just("\"fb_ia\"".to_string()),
         Just("packed".to_string()),
         Just("busy-wait".to_string()),
+        Just("kernel-polling".to_string()),
         Just("[1, 2]".to_string()),
         Just("{ dist = \"fixed\", cycles = 10 }".to_string()),
         Just("{ dist = \"uniform\", min_cycles = 9, max_cycles = 3 }".to_string()),

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use irqlab_core::scenario::Profile;
 use irqlab_core::Summary;
 
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
@@ -26,7 +27,7 @@ fn check_fields(p: &str, r: &Summary) {
 
 #[test]
 fn every_profile_closed_and_open_loop() {
-    for p in ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"] {
+    for p in Profile::ALL.map(|p| p.name()) {
         let mut s = scenario(THESIS, &["run.duration_s=0.02", "run.warmup_s=0.005"]);
         s.set_profile(p).unwrap();
         let closed = irqlab_core::run(&s).unwrap();
@@ -49,7 +50,13 @@ fn every_profile_closed_and_open_loop() {
 #[test]
 fn who_takes_the_packets() {
     let mut s = scenario(THESIS, &["run.duration_s=0.02", "run.warmup_s=0.005"]);
-    for (p, polled) in [("no-coalescing", false), ("adaptive-coalescing", false), ("busy-wait", true), ("irq-suspend", true)] {
+    for (p, polled) in [
+        ("no-coalescing", false),
+        ("adaptive-coalescing", false),
+        ("busy-wait", true),
+        ("irq-suspend", true),
+        ("irq-batching", false),
+    ] {
         s.set_profile(p).unwrap();
         let r = irqlab_core::run(&s).unwrap();
         if polled {

@@ -6,7 +6,7 @@
 //! device's `adaptive-rx`, `rx-usecs` and `rx-frames`. What the device or the
 //! kernel cannot do is skipped and said so; what makes the profile
 //! meaningless (no per-NAPI configuration at all, or no IRQ suspension for
-//! the irq-suspend profile) is an error. Only the device named is touched.
+//! the irq-suspend and kernel-polling profiles) is an error. Only the device named is touched.
 
 use std::path::PathBuf;
 
@@ -168,7 +168,11 @@ fn missing_knob(knob: &str, profile: Profile) -> Error {
     if knob == "irq_suspend_timeout" {
         Error::KernelTooOld {
             what: "reports no irq-suspend-timeout in napi-get (no IRQ suspension)".into(),
-            purpose: if profile == Profile::IrqSuspend { "apply profile irq-suspend" } else { "set irq_suspend_timeout" },
+            purpose: match profile {
+                Profile::IrqSuspend => "apply profile irq-suspend",
+                Profile::KernelPolling => "apply profile kernel-polling",
+                _ => "set irq_suspend_timeout",
+            },
         }
     } else {
         Error::KernelTooOld {
@@ -361,7 +365,42 @@ mod tests {
     fn unknown_profiles_list_the_accepted_ones() {
         assert_eq!(
             parse_profile("fast").unwrap_err().to_string(),
-            "profile `fast` is unknown; accepted: no-coalescing, adaptive-coalescing, busy-wait, irq-suspend"
+            "profile `fast` is unknown; accepted: no-coalescing, adaptive-coalescing, busy-wait, irq-suspend, \
+             irq-batching, kernel-polling"
+        );
+    }
+
+    #[test]
+    fn irq_batching_sets_deferral_and_coalescing_like_the_others() {
+        let coalesce = Coalesce { use_adaptive_rx: Some(false), rx_usecs: Some(1), rx_max_frames: Some(128), ..Coalesce::default() };
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], Some(coalesce)), Profile::IrqBatching, None).unwrap();
+        let changed: Vec<_> = plan.changes.iter().map(|c| (c.knob, c.to)).collect();
+        assert_eq!(
+            changed,
+            vec![
+                ("defer_hard_irqs", Value::Int(100)),
+                ("gro_flush_timeout", Value::Int(20_000)),
+                ("adaptive-rx", Value::Bool(true)),
+                ("rx-usecs", Value::Int(8)),
+            ]
+        );
+        let unchanged: Vec<_> = plan.unchanged.iter().map(|c| (c.knob, c.to)).collect();
+        assert_eq!(unchanged, vec![("irq_suspend_timeout", Value::Int(0)), ("rx-frames", Value::Int(128))]);
+        // A kernel without IRQ suspension can still take it: the 0 is skipped.
+        let plan = plan_from(&veth(vec![napi(8193, None)], None), Profile::IrqBatching, None).unwrap();
+        assert!(plan.skipped.iter().any(|s| s.knob == "irq_suspend_timeout"));
+    }
+
+    #[test]
+    fn kernel_polling_suspends_irqs_without_deferral_and_needs_irq_suspension() {
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], None), Profile::KernelPolling, None).unwrap();
+        let changed: Vec<_> = plan.changes.iter().map(|c| (c.knob, c.to)).collect();
+        assert_eq!(changed, vec![("irq_suspend_timeout", Value::Int(20_000_000))]);
+        let err = plan_from(&veth(vec![napi(8193, None)], None), Profile::KernelPolling, None).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "this kernel reports no irq-suspend-timeout in napi-get (no IRQ suspension), so irqlab cannot \
+             apply profile kernel-polling (Linux 6.13 or later is needed)"
         );
     }
 }

@@ -21,10 +21,10 @@ from a table here, and reach the shim as environment variables:
 ``IRQLAB_PRELOAD_DEBUG``    1 with ``--debug``: one stderr line per epoll instance
 =========================== ====================================================
 
-The profiles without busy polling (``no-coalescing``, ``adaptive-coalescing``)
-resolve to 0 / 0 / 0 and blocking: the shim is still loaded but makes no
-ioctl, since a new epoll instance already has exactly those values; so those
-profiles run the program exactly as it is, on any kernel.
+The profiles without busy polling (``no-coalescing``, ``adaptive-coalescing``,
+``irq-batching``) resolve to 0 / 0 / 0 and blocking: the shim is still loaded
+but makes no ioctl, since a new epoll instance already has exactly those
+values; so those profiles run the program exactly as it is, on any kernel.
 
 If the kernel refuses the parameters, the program runs unchanged and the shim
 prints one warning line (``irqlab-preload: warning: ...``).

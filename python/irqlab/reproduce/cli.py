@@ -29,18 +29,23 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
     t = papers.add_parser(
         "thesis",
-        help="IRQ Suspend thesis, bare metal: Table 4.1 and Figure 4.1",
+        help="IRQ Suspend thesis, bare metal: Table 4.1 and Figure 4.1, and Cai & Karsten's 8-core results",
         description=(
             "Run Table 4.1 (closed loop, four profiles) and Figure 4.1 (open loop, 100k-500k QPS in steps "
             "of 50k) of the IRQ Suspend thesis as the studies scenarios/thesis/table-4.1.study.toml and "
-            "figure-4.1.study.toml; print them beside the paper and write the results stores (Parquet), "
-            "an HTML report, CSV, JSON, a Markdown report and PNG plots."
+            "figure-4.1.study.toml, and Cai & Karsten's (SIGMETRICS 2024) four 8-core configurations as "
+            "cai-karsten.study.toml (a prediction, not a fit); print them beside the papers and write the "
+            "results stores (Parquet), an HTML report, CSV, JSON, a Markdown report and PNG plots."
         ),
         allow_abbrev=False,
     )
     t.add_argument("--out", metavar="DIR", default="irqlab-out", help="output directory (default irqlab-out/)")
     t.add_argument("--scenario", metavar="FILE", help="scenario file (default scenarios/thesis/bare-metal.toml)")
-    t.add_argument("--closed-duration", metavar="S", help="simulated seconds per closed-loop run (default: the study's, 1.0)")
+    t.add_argument(
+        "--closed-duration",
+        metavar="S",
+        help="simulated seconds per closed-loop run, Table 4.1's and Cai & Karsten's (default: the studies', 1.0)",
+    )
     t.add_argument("--open-duration", metavar="S", help="simulated seconds per open-loop point (default: the study's, 0.5)")
     t.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
     t.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
@@ -78,11 +83,16 @@ def prepare_out(text: str) -> Path:
     return out
 
 
+def _json_row(row: dict[str, object]) -> dict[str, object]:
+    """A row with NaN (a run that did nothing) as null: JSON has no NaN."""
+    return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
 def _cmd_thesis(args: argparse.Namespace) -> int:
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import plots, report
     from irqlab.reproduce import html
-    from irqlab.reproduce.thesis import run_thesis, shape_checks
+    from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks
     from irqlab.run import MAX_SEED
     from irqlab.study.spec import StudyError
 
@@ -105,7 +115,8 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
     # A run's warnings (e.g. no request completed, so no latency), each once.
-    for warning in dict.fromkeys(w for s in [*result.closed.values(), *result.open.values()] for w in s.warnings):
+    runs = [*result.closed.values(), *result.open.values(), *result.cai_karsten.values()]
+    for warning in dict.fromkeys(w for s in runs for w in s.warnings):
         say_warning(warning)
     checks = shape_checks(result)
     figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
@@ -134,6 +145,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
+                    "cai_karsten": [_json_row(row) for row in cai_karsten_rows(result)],
                     "files": [str(f) for f in files + figures],
                 }
             )
@@ -141,6 +153,9 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         return 0
     write_stdout(report.table_4_1_text(result))
     write_stdout("")
+    if result.cai_karsten:
+        write_stdout(report.cai_karsten_text(result))
+        write_stdout("")
     write_stdout(report.explanation_text(result))
     write_stdout("")
     write_stdout(report.figure_4_1_text(result))

@@ -11,8 +11,11 @@ from typing import Optional
 import pandas as pd
 
 from irqlab.reproduce.thesis import (
+    CAI_KARSTEN_CAVEATS,
+    CAI_KARSTEN_SOURCE,
     ShapeCheck,
     ThesisResult,
+    cai_karsten_rows,
     explanation_rows,
     figure_4_1_rows,
     table_4_1_rows,
@@ -51,12 +54,48 @@ def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: lis
             "the simulated softirq share includes hard-IRQ time (the thesis reports no IRQ column).</p>"
             + _table(table_4_1_rows(result)),
         ),
+    ]
+    if result.cai_karsten:
+        sections.append(cai_karsten_section(result))
+    sections += [
         ("Why: what explains the throughput differences (closed loop)", _table(explanation_rows(result), "{:,.3f}")),
         ("Figure 4.1 (open loop)", _table(figure_4_1_rows(result))),
     ]
     if figures:
         sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
     return sections
+
+
+def cai_karsten_section(result: ThesisResult) -> tuple[str, str]:
+    """The second measurement beside Table 4.1: their QPS, the profile each
+    configuration maps to, irqlab's QPS, the error and both ratios to each
+    study's own vanilla."""
+    from irqlab.reproduce.report import CAI_KARSTEN_TITLE
+
+    rows = [
+        {
+            "configuration": row["configuration"],
+            "their QPS": row["their_qps"],
+            "irqlab profile": row["profile"],
+            "irqlab QPS": row["irqlab_qps"],
+            "error %": row["error_pct"],
+            "theirs / their vanilla": row["their_ratio_to_vanilla"],
+            "irqlab / irqlab's vanilla": row["irqlab_ratio_to_vanilla"],
+        }
+        for row in cai_karsten_rows(result)
+    ]
+    frame = pd.DataFrame(rows)
+    formats = {"their QPS": "{:,.0f}", "irqlab QPS": "{:,.0f}", "error %": "{:+.1f}"}
+    formatters = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in formats.items()}
+    table = frame.to_html(
+        index=False, escape=True, formatters=formatters, float_format=lambda x: f"{x:.3f}", na_rep="—", border=0
+    )
+    text = (
+        f"<p>Run on the thesis scenario unchanged, no constant tuned to these numbers (seed {result.seed}, "
+        f"{result.closed_duration_s} s simulated per run). {html.escape(CAI_KARSTEN_CAVEATS)}</p>"
+        f'<p class="note">Source: {html.escape(CAI_KARSTEN_SOURCE)}.</p>'
+    )
+    return (CAI_KARSTEN_TITLE, text + table)
 
 
 def sensitivity_section(variants: list, tornado: Path) -> tuple[str, str]:
@@ -82,11 +121,11 @@ def write_thesis_report(
     sections = thesis_sections(result, checks, figures)
     if variants is not None:
         sections.append(sensitivity_section(variants, out / "sensitivity-tornado.png"))
-    table_dir, figure_dir = result.directories
+    table_dir, figure_dir, *others = result.directories
     return write_report(
         figure_dir,
         out / "report.html",
         title="irqlab: the IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1)",
         sections_before=sections,
-        extra_dirs=(table_dir,),
+        extra_dirs=(table_dir, *others),
     )

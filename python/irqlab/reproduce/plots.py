@@ -17,8 +17,17 @@ LABELS = {
     "adaptive-coalescing": "Adaptive Coalescing",
     "irq-suspend": "IRQ Suspend",
     "busy-wait": "Busy Wait",
+    "irq-batching": "IRQ Batching",
+    "kernel-polling": "Kernel Polling",
 }
-MARKERS = {"no-coalescing": "o", "adaptive-coalescing": "s", "irq-suspend": "^", "busy-wait": "D"}
+MARKERS = {
+    "no-coalescing": "o",
+    "adaptive-coalescing": "s",
+    "irq-suspend": "^",
+    "busy-wait": "D",
+    "irq-batching": "v",
+    "kernel-polling": "P",
+}
 
 
 def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:

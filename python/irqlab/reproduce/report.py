@@ -9,9 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from irqlab.reproduce.thesis import (
+    CAI_KARSTEN_CAVEATS,
     PROFILES,
     ShapeCheck,
     ThesisResult,
+    cai_karsten_rows,
     explanation_rows,
     figure_4_1_rows,
     latency,
@@ -43,6 +45,50 @@ def table_4_1_text(r: ThesisResult) -> str:
             + f"{dev:>12}"
         )
     return "\n".join(lines)
+
+
+#: The heading of the Cai & Karsten comparison, in every output.
+CAI_KARSTEN_TITLE = "Cai & Karsten (SIGMETRICS 2024), 8 cores: a prediction, not a fit"
+
+
+def cai_karsten_text(r: ThesisResult) -> str:
+    """Their QPS, the profile each configuration maps to, irqlab's QPS, the
+    error, both ratios to each study's own vanilla, and the caveats; empty
+    when the study was not run."""
+    rows = cai_karsten_rows(r)
+    if not rows:
+        return ""
+    lines = [
+        CAI_KARSTEN_TITLE,
+        f"{'configuration':<16}{'their QPS':>11}  {'irqlab profile':<21}{'irqlab QPS':>11}{'error':>9}"
+        f"{'theirs/vanilla':>16}{'irqlab/vanilla':>16}",
+    ]
+    for row in rows:
+        lines.append(
+            f"{row['configuration']:<16}{_qps(row['their_qps']):>11}  {row['profile']:<21}"
+            f"{_qps(row['irqlab_qps']):>11}{_pct(row['error_pct']):>9}"
+            f"{_ratio(row['their_ratio_to_vanilla']):>16}{_ratio(row['irqlab_ratio_to_vanilla']):>16}"
+        )
+    lines += ["", *_wrap(CAI_KARSTEN_CAVEATS, 100)]
+    return "\n".join(lines)
+
+
+def _qps(x: object) -> str:
+    return "\u2014" if math.isnan(float(x)) else f"{float(x):,.0f}"  # type: ignore[arg-type]
+
+
+def _pct(x: object) -> str:
+    return "\u2014" if math.isnan(float(x)) else f"{float(x):+.1f} %"  # type: ignore[arg-type]
+
+
+def _ratio(x: object) -> str:
+    return "\u2014" if math.isnan(float(x)) else f"{float(x):.3f}"  # type: ignore[arg-type]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)
 
 
 def explanation_text(r: ThesisResult) -> str:
@@ -95,17 +141,21 @@ def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
 def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, rows in (
+    tables = [
         ("table-4.1.csv", table_4_1_rows(r)),
         ("explanations.csv", explanation_rows(r)),
         ("figure-4.1.csv", figure_4_1_rows(r)),
-    ):
+    ]
+    if r.cai_karsten:
+        tables.append(("cai-karsten.csv", cai_karsten_rows(r)))
+    for name, rows in tables:
         path = out / name
         pd.DataFrame(rows).to_csv(path, index=False)
         written.append(path)
     summaries = {
         "closed": {p: s.to_dict() for p, s in r.closed.items()},
         "open": [{"profile": p, "offered_qps": q, **s.to_dict()} for (p, q), s in sorted(r.open.items())],
+        "cai_karsten": {p: s.to_dict() for p, s in r.cai_karsten.items()},
         "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
         "seed": r.seed,
         "closed_duration_s": r.closed_duration_s,
@@ -124,6 +174,10 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         table_4_1_text(r),
         "```",
         "",
+    ]
+    if r.cai_karsten:
+        md += ["```", cai_karsten_text(r), "```", ""]
+    md += [
         "```",
         explanation_text(r),
         "```",

@@ -94,6 +94,7 @@ def run_sensitivity(
                 resume=resume,
                 quiet=quiet,
                 overrides=(f"{dotted}={value}",),
+                cai_karsten=False,
             )
             checks = {c.claim: c.holds for c in shape_checks(result)}
             v = Variant(dotted, factor, value)

@@ -6,11 +6,17 @@ depth 1 and the ETC workload. Table 4.1 is the closed-loop maximum
 throughput of the four profiles; Figure 4.1 is open loop from 100k to 500k
 QPS in steps of 50k (p95, p99 and CPU utilisation).
 
+Beside Table 4.1 stands a second measurement of the same kind of setup,
+Cai & Karsten (SIGMETRICS 2024), as a prediction, not a fit: their
+configurations mapped onto irqlab profiles (:data:`CAI_KARSTEN`), run on the
+thesis scenario unchanged, their QPS and ratios to their vanilla printed
+beside irqlab's.
+
 Everything here comes from simulator runs of ``scenarios/thesis/bare-metal.toml``,
-organised as two studies beside it (``table-4.1.study.toml`` and
-``figure-4.1.study.toml``) and run by the study machinery into a results
-store; the claims are checked on what the store holds. The paper's numbers
-are only printed beside them.
+organised as three studies beside it (``table-4.1.study.toml``,
+``figure-4.1.study.toml`` and ``cai-karsten.study.toml``) and run by the
+study machinery into a results store; the claims are checked on what the
+store holds. The papers' numbers are only printed beside them.
 """
 
 from __future__ import annotations
@@ -38,6 +44,60 @@ TABLE_4_1 = {
     "busy-wait": {"qps": 963_527, "ipc": 0.895, "cycles_per_query": 24_850, "user": 22, "system": 78, "softirq": 0},
 }
 
+
+@dataclass(frozen=True)
+class PublishedConfiguration:
+    """One of Cai & Karsten's configurations and the profile it maps to."""
+
+    #: Their configuration, as issue 10 names it.
+    name: str
+    #: Their maximum throughput (QPS, memcached, 8 cores).
+    qps: int
+    #: The irqlab profile it maps to (docs/calibration.md, "The second measurement").
+    profile: str
+    #: How sure the mapping is, in a few words.
+    mapping: str
+
+
+#: Where :data:`CAI_KARSTEN`'s numbers come from.
+CAI_KARSTEN_SOURCE = (
+    "Cai & Karsten, SIGMETRICS 2024 (POMACS 7(3), doi 10.1145/3626780): memcached on 8 cores, maximum QPS, "
+    "as quoted in issue 10 and in a secondary summary of the paper's table, which labels 847k \"IRQ packing\" "
+    "and 967k \"IRQ suppression\"; the paper's text was not available (docs/notes/second-measurement-sources.md)"
+)
+
+#: Cai & Karsten's memcached results on 8 cores (:data:`CAI_KARSTEN_SOURCE`),
+#: vanilla first, each with the irqlab profile it maps to. A prediction is
+#: made from them, never a fit: no constant is tuned to these numbers.
+CAI_KARSTEN = (
+    PublishedConfiguration(
+        "vanilla", 724_000, "adaptive-coalescing",
+        "deferral and busy poll off as in adaptive; their NIC coalescing unknown",
+    ),
+    PublishedConfiguration(
+        "IRQ batching", 847_000, "irq-batching",
+        "the issue's knobs (the cover letter's defer20); the paper's own values unknown",
+    ),
+    PublishedConfiguration(
+        "IRQ suspension", 967_000, "irq-suspend",
+        "the issue's mapping to Linux 6.13 IRQ suspension as the thesis configures it (suspend20)",
+    ),
+    PublishedConfiguration(
+        "kernel polling", 947_000, "kernel-polling",
+        "judgement: IRQ suspension without deferral (the cover letter's suspend0)",
+    ),
+)
+
+#: The mapping's caveats, for the reports (one or two sentences).
+CAI_KARSTEN_CAVEATS = (
+    "Their numbers come from another machine and setup, and no source available here gives their knob values: "
+    "irq-batching takes the issue's (the IRQ-suspension cover letter's defer20), kernel-polling is a judgement "
+    "(Linux 6.13 IRQ suspension without deferral, the cover letter's suspend0, for a prototype that masked the "
+    "queue's IRQ in epoll; without deferral Linux's busy poll cannot take over from interrupts), and vanilla's NIC "
+    "coalescing is unknown, so it runs as the thesis's adaptive coalescing. The baselines differ (724k against "
+    "irqlab's adaptive-coalescing), so compare the ratios to each study's own vanilla, not the absolute QPS."
+)
+
 #: Figure 4.1's offered loads (QPS).
 FIGURE_4_1_LOADS = tuple(range(100_000, 500_001, 50_000))
 
@@ -59,18 +119,23 @@ def default_scenario() -> Path:
 #: into the subdirectory of the output directory of the same name.
 TABLE_STUDY = "table-4.1"
 FIGURE_STUDY = "figure-4.1"
+CAI_KARSTEN_STUDY = "cai-karsten"
 
 
 @dataclass
 class ThesisResult:
-    """Summaries of every run, keyed by profile (closed) and (profile, qps) (open)."""
+    """Summaries of every run, keyed by profile (closed) and (profile, qps)
+    (open); ``cai_karsten`` holds the Cai & Karsten study's, keyed by
+    profile (empty when it was not run)."""
 
     closed: dict[str, Summary] = field(default_factory=dict)
     open: dict[tuple[str, int], Summary] = field(default_factory=dict)
+    cai_karsten: dict[str, Summary] = field(default_factory=dict)
     seed: int = 1
     closed_duration_s: float = 1.0
     open_duration_s: float = 0.5
-    #: The results directories the summaries were read from.
+    #: The results directories the summaries were read from: Table 4.1's,
+    #: Figure 4.1's and, when it was run, Cai & Karsten's.
     directories: tuple[Path, ...] = ()
 
 
@@ -85,21 +150,43 @@ def thesis_studies(
     """Table 4.1's and Figure 4.1's studies from their files, with what the
     command line changes (another scenario, durations, loads, base seed) and
     ``overrides`` (``"key=value"``) added to their ``[set]``."""
-    studies = []
-    for name, duration in ((TABLE_STUDY, closed_duration_s), (FIGURE_STUDY, open_duration_s)):
-        spec = load_study_file(thesis_dir() / f"{name}.study.toml")
-        if scenario is not None:
-            spec["scenario"] = Scenario.load(scenario)
-        if duration is not None:
-            spec["duration_s"] = duration
-        if seed is not None:
-            spec["seed"] = seed
-        if loads is not None and name == FIGURE_STUDY:
-            spec["axes"] = [Axis("load.qps", tuple(loads))]
-        if overrides:
-            spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
-        studies.append(build_study(spec.pop("scenario"), **spec))
-    return studies[0], studies[1]
+    table = _thesis_study(TABLE_STUDY, scenario, closed_duration_s, seed, overrides)
+    figure = _thesis_study(FIGURE_STUDY, scenario, open_duration_s, seed, overrides, loads)
+    return table, figure
+
+
+def cai_karsten_study(
+    scenario: Optional[Path] = None,
+    closed_duration_s: Optional[float] = None,
+    seed: Optional[int] = None,
+    overrides: tuple[str, ...] = (),
+) -> Study:
+    """The Cai & Karsten study from its file (closed loop, the four profiles
+    of :data:`CAI_KARSTEN`), changed as :func:`thesis_studies` changes Table
+    4.1's."""
+    return _thesis_study(CAI_KARSTEN_STUDY, scenario, closed_duration_s, seed, overrides)
+
+
+def _thesis_study(
+    name: str,
+    scenario: Optional[Path],
+    duration: Optional[float],
+    seed: Optional[int],
+    overrides: tuple[str, ...],
+    loads: Optional[tuple[int, ...]] = None,
+) -> Study:
+    spec = load_study_file(thesis_dir() / f"{name}.study.toml")
+    if scenario is not None:
+        spec["scenario"] = Scenario.load(scenario)
+    if duration is not None:
+        spec["duration_s"] = duration
+    if seed is not None:
+        spec["seed"] = seed
+    if loads is not None:
+        spec["axes"] = [Axis("load.qps", tuple(loads))]
+    if overrides:
+        spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
+    return build_study(spec.pop("scenario"), **spec)
 
 
 def run_thesis(
@@ -114,11 +201,14 @@ def run_thesis(
     resume: bool = False,
     quiet: bool = False,
     overrides: tuple[str, ...] = (),
+    cai_karsten: bool = True,
 ) -> ThesisResult:
     """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) as studies into
-    ``out/table-4.1`` and ``out/figure-4.1`` on every core, then read them.
+    ``out/table-4.1`` and ``out/figure-4.1`` on every core (``jobs``: that
+    many), and, with ``cai_karsten``, the Cai & Karsten study (closed loop,
+    Table 4.1's duration) into ``out/cai-karsten``; then read them.
 
-    Without ``resume`` the two results directories start afresh (earlier
+    Without ``resume`` the results directories start afresh (earlier
     results there, from this or another irqlab, are removed); with it, what a
     previous, interrupted reproduction finished is kept.
     """
@@ -126,7 +216,10 @@ def run_thesis(
     import io
     import shutil
 
-    for study in thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed, overrides):
+    studies = list(thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed, overrides))
+    if cai_karsten:
+        studies.append(cai_karsten_study(scenario, closed_duration_s, seed, overrides))
+    for study in studies:
         directory = out / study.name
         if not resume and (directory / MANIFEST).is_file():
             shutil.rmtree(directory)
@@ -140,7 +233,9 @@ def run_thesis(
 
 
 def read_thesis(out: Path) -> ThesisResult:
-    """The thesis result from the results directories under ``out`` (the claim checks read the store)."""
+    """The thesis result from the results directories under ``out`` (the
+    claim checks read the store); the Cai & Karsten study's when ``out``
+    holds one."""
     from irqlab import results
 
     table = results.load(out / TABLE_STUDY)
@@ -150,6 +245,10 @@ def read_thesis(out: Path) -> ThesisResult:
         result.closed[str(row["profile"])] = results.summary(row)
     for _, row in results.succeeded(figure).iterrows():
         result.open[(str(row["profile"]), int(row["load.qps"]))] = results.summary(row)
+    if (out / CAI_KARSTEN_STUDY / MANIFEST).is_file():
+        result.directories += (out / CAI_KARSTEN_STUDY,)
+        for _, row in results.succeeded(results.load(out / CAI_KARSTEN_STUDY)).iterrows():
+            result.cai_karsten[str(row["profile"])] = results.summary(row)
     result.seed = int(_study_value(out / TABLE_STUDY, "seed", 1))
     result.closed_duration_s = float(table["duration_s"].iloc[0]) if len(table) else math.nan
     result.open_duration_s = float(figure["duration_s"].iloc[0]) if len(figure) else math.nan
@@ -227,6 +326,32 @@ def explanation_rows(r: ThesisResult) -> list[dict[str, float | str]]:
                 "busy_poll_pct": s.busy_poll_pct,
                 "softirqs_per_s": s.softirqs_per_s,
                 "watchdog_fires_per_s": s.watchdog_fires_per_s,
+            }
+        )
+    return rows
+
+
+def cai_karsten_rows(r: ThesisResult) -> list[dict[str, float | str]]:
+    """Per Cai & Karsten configuration: their QPS, the profile it maps to,
+    irqlab's QPS for it (NaN when the run is missing), the error relative to
+    theirs, and both ratios to each study's own vanilla (their 724k; irqlab's
+    run of the profile vanilla maps to). Empty when the study was not run."""
+    if not r.cai_karsten:
+        return []
+    vanilla = CAI_KARSTEN[0]
+    base = r.cai_karsten[vanilla.profile].throughput_qps if vanilla.profile in r.cai_karsten else math.nan
+    rows: list[dict[str, float | str]] = []
+    for c in CAI_KARSTEN:
+        sim = r.cai_karsten[c.profile].throughput_qps if c.profile in r.cai_karsten else math.nan
+        rows.append(
+            {
+                "configuration": c.name,
+                "their_qps": float(c.qps),
+                "profile": c.profile,
+                "irqlab_qps": sim,
+                "error_pct": 100.0 * (ratio(sim, c.qps) - 1.0),
+                "their_ratio_to_vanilla": c.qps / vanilla.qps,
+                "irqlab_ratio_to_vanilla": ratio(sim, base),
             }
         )
     return rows

@@ -27,6 +27,7 @@ from irqlab.loadgen import find_binary
 from irqlab.testbed import netns, procstat
 from irqlab.testbed.netns import CLIENT_NS, SERVER_ADDR, SERVER_DEV, SERVER_NS, Testbed, TestbedError
 
+#: The profiles measured by default: the thesis's four (``--profiles`` takes any).
 PROFILES = ("no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend")
 PORT = 11211
 

@@ -62,7 +62,7 @@ impl Scenario {
     }
 
     /// Select a profile by name (`no-coalescing`, `adaptive-coalescing`,
-    /// `busy-wait`, `irq-suspend`).
+    /// `busy-wait`, `irq-suspend`, `irq-batching`, `kernel-polling`).
     pub fn set_profile(&mut self, name: &str) -> Result<(), Error> {
         let p = Profile::by_name(name).map_err(|e| Error::Override(format!("profile {e}")))?;
         let old = self.profile.replace(p);

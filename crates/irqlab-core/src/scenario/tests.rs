@@ -72,7 +72,50 @@ fn profiles_match_the_thesis_appendix() {
         ("busy-wait", true, 8, 100, 5_000_000, 0, 1000, true, false),
         ("irq-suspend", true, 8, 100, 20_000, 20_000_000, 0, true, true),
     ];
-    for (name, adaptive, usecs, defer, gro, suspend, bp_usecs, prefer, blocking) in table {
+    check_profile_table(&table);
+}
+
+/// Cai & Karsten's configurations as mapped (docs/calibration.md, "The
+/// second measurement"): irq-batching is the cover letter's `defer20`,
+/// kernel-polling its `suspend0`; both keep adaptive's NIC coalescing.
+#[test]
+fn profiles_match_the_cover_letter_cases_cai_and_karsten_map_to() {
+    let table = [
+        ("irq-batching", true, 8, 100, 20_000, 0, 0, false, true),
+        ("kernel-polling", true, 8, 0, 0, 20_000_000, 0, true, true),
+    ];
+    check_profile_table(&table);
+    for name in ["irq-batching", "kernel-polling"] {
+        let mut s = Scenario::from_toml_str(MIN).unwrap();
+        s.set_profile(name).unwrap();
+        let c = s.config();
+        assert_eq!(c.coalesce.rx_frames, 128, "{name}");
+        assert!(c.coalesce.cqe_mode_rx, "{name}");
+    }
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    s.set_profile("irq-batching").unwrap();
+    assert_eq!(s.config().epoll.busy_poll_budget, 0);
+    s.set_profile("kernel-polling").unwrap();
+    assert_eq!(s.config().epoll.busy_poll_budget, 64);
+}
+
+#[test]
+fn every_profile_is_listed_once_by_name_thesis_four_first() {
+    let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
+    assert_eq!(
+        names,
+        ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend", "irq-batching", "kernel-polling"]
+    );
+    for p in Profile::ALL {
+        assert_eq!(Profile::by_name(p.name()), Ok(p));
+    }
+    assert!(Profile::by_name("fast").unwrap_err().ends_with("irq-batching, kernel-polling"));
+}
+
+type ProfileRow = (&'static str, bool, u32, u32, u64, u64, u32, bool, bool);
+
+fn check_profile_table(table: &[ProfileRow]) {
+    for &(name, adaptive, usecs, defer, gro, suspend, bp_usecs, prefer, blocking) in table {
         let mut s = Scenario::from_toml_str(MIN).unwrap();
         s.set_profile(name).unwrap();
         let c = s.config();
