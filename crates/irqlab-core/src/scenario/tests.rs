@@ -254,7 +254,7 @@ fn requests_in_flight_are_bounded() {
 
 #[test]
 fn a_closed_loop_that_takes_no_time_is_rejected() {
-    let zero = "[costs]\nrx_packet_cycles = 0\nrecv_cycles = 0\nsend_cycles = 0\n\
+    let zero = "[costs]\nrx_packet_cycles = 0\nrecv_cycles = 0\nrecv_cycles_per_request = 0\nsend_cycles = 0\n\
                 [app]\nservice = { dist = \"fixed\", cycles = 0 }\n\
                 [nic]\nwire_latency_ns = 0\ndma_latency_ns = 0\n";
     let e = Scenario::from_toml_str(zero).unwrap_err().to_string();
