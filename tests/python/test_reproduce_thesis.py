@@ -103,6 +103,28 @@ def test_cli_writes_table_and_plots(tmp_path):
         assert f"<td>{c.profile}</td>" in html and f"<td>{c.qps:,}</td>" in html
     assert "Study cai-karsten" in html
     assert title in (out / "report.md").read_text()
+    # The leave-one-out predictions, after Table 4.1 and before Cai & Karsten.
+    loo = "Out of sample: each profile predicted by the fit that left it out"
+    assert stdout_lines.index("Table 4.1 (closed loop, memcached 8 cores): irqlab vs thesis") < stdout_lines.index(loo) < start
+    rows = stdout_lines[stdout_lines.index(loo) + 3 : stdout_lines.index(loo) + 7]
+    assert sorted(r.split()[0] for r in rows) == sorted(PROFILES)
+    assert loo in html and loo in (out / "report.md").read_text()
+    assert (out / "leave-one-out.csv").is_file() and (out / "leave-one-out" / "predictions.json").is_file()
+
+
+def test_each_profile_is_predicted_by_the_fit_that_left_it_out(result):
+    from irqlab.reproduce.thesis import TABLE_4_1
+
+    assert sorted(p.fit.holdout for p in result.holdout) == sorted(PROFILES)
+    for p in result.holdout:
+        assert p.fit.holdout not in p.fit.fitted_on
+        table_run = result.closed[p.fit.holdout]
+        # Table 4.1's run of the profile, but for the fit's constants.
+        assert p.summary.seed == table_run.seed and p.summary.profile == p.fit.holdout
+        assert p.summary.throughput_qps != table_run.throughput_qps
+        published = TABLE_4_1[p.fit.holdout]["qps"]
+        assert p.errors["qps_pct"] == pytest.approx(100 * (p.summary.throughput_qps / published - 1))
+    assert result.holdout_procedure["starts"] >= 1
 
 
 def test_claims_read_the_store(result):

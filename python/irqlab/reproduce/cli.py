@@ -116,6 +116,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         raise ReproduceUsageError(str(e)) from None
     # A run's warnings (e.g. no request completed, so no latency), each once.
     runs = [*result.closed.values(), *result.open.values(), *result.cai_karsten.values()]
+    runs += [p.summary for p in result.holdout]
     for warning in dict.fromkeys(w for s in runs for w in s.warnings):
         say_warning(warning)
     checks = shape_checks(result)
@@ -146,6 +147,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
                 {
                     "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
                     "cai_karsten": [_json_row(row) for row in cai_karsten_rows(result)],
+                    "leave_one_out": [_json_row(row) for row in report.holdout_rows(result)],
                     "files": [str(f) for f in files + figures],
                 }
             )
@@ -153,6 +155,9 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         return 0
     write_stdout(report.table_4_1_text(result))
     write_stdout("")
+    if result.holdout:
+        write_stdout(report.holdout_text(result))
+        write_stdout("")
     if result.cai_karsten:
         write_stdout(report.cai_karsten_text(result))
         write_stdout("")

@@ -55,6 +55,8 @@ def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: lis
             + _table(table_4_1_rows(result)),
         ),
     ]
+    if result.holdout:
+        sections.append(holdout_section(result))
     if result.cai_karsten:
         sections.append(cai_karsten_section(result))
     sections += [
@@ -64,6 +66,41 @@ def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: lis
     if figures:
         sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
     return sections
+
+
+def holdout_section(result: ThesisResult) -> tuple[str, str]:
+    """Each Table 4.1 profile predicted by the leave-one-out fit that never saw it."""
+    from irqlab.reproduce import holdout
+    from irqlab.reproduce.report import HOLDOUT_NOTE, HOLDOUT_TITLE, holdout_rows
+
+    rows = [
+        {
+            "held out": row["held_out"],
+            "fitted on": row["fitted_on"],
+            "QPS": row["qps"],
+            "thesis QPS": row["thesis_qps"],
+            "QPS error %": row["qps_pct"],
+            "cycles/query %": row["cycles_per_query_pct"],
+            "user pt": row["user_pt"],
+            "system pt": row["system_pt"],
+            "softirq pt": row["softirq_pt"],
+            "in-sample QPS errors (fit)": row["in_sample_qps_errors"],
+        }
+        for row in holdout_rows(result)
+    ]
+    frame = pd.DataFrame(rows)
+    formats = {"QPS": "{:,.0f}", "thesis QPS": "{:,.0f}"}
+    formatters = {k: (lambda f: lambda x: f.format(x))(f) for k, f in formats.items()}
+    table = frame.to_html(index=False, escape=True, formatters=formatters, float_format=lambda x: f"{x:+.1f}", border=0)
+    proc = result.holdout_procedure
+    text = (
+        "<p>For each profile of Table 4.1, the cost constants fitted on the other three "
+        f"(<code>tools/calibrate.py --leave-one-out</code>, best of {html.escape(str(proc.get('starts', '?')))} "
+        f"starts, {html.escape(str(proc.get('duration_s', '?')))} s per fit run; kept in "
+        f"<code>scenarios/thesis/{holdout.LOO_FILE}</code>), run on the held-out profile at Table 4.1's "
+        f"duration ({result.closed_duration_s} s) and seed. {html.escape(HOLDOUT_NOTE)}</p>"
+    )
+    return (HOLDOUT_TITLE, text + table)
 
 
 def cai_karsten_section(result: ThesisResult) -> tuple[str, str]:

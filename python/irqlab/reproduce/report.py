@@ -11,6 +11,7 @@ import pandas as pd
 from irqlab.reproduce.thesis import (
     CAI_KARSTEN_CAVEATS,
     PROFILES,
+    TABLE_4_1,
     ShapeCheck,
     ThesisResult,
     cai_karsten_rows,
@@ -48,6 +49,51 @@ def table_4_1_text(r: ThesisResult) -> str:
 
 
 #: The heading of the Cai & Karsten comparison, in every output.
+HOLDOUT_TITLE = "Out of sample: each profile predicted by the fit that left it out"
+
+
+def holdout_text(r: ThesisResult) -> str:
+    """The leave-one-out predictions against Table 4.1 (empty without them)."""
+    from irqlab.reproduce import holdout
+
+    if not r.holdout:
+        return ""
+    proc = r.holdout_procedure
+    lines = [
+        HOLDOUT_TITLE,
+        f"(constants from tools/calibrate.py --leave-one-out, best of {proc.get('starts', '?')} starts, kept in "
+        f"scenarios/thesis/{holdout.LOO_FILE}; each run at Table 4.1's duration and seed)",
+        holdout.text_table(r.holdout),
+        *_wrap(HOLDOUT_NOTE, 100),
+    ]
+    return "\n".join(lines)
+
+
+#: What the predictions show, for the reports (docs/calibration.md says more).
+HOLDOUT_NOTE = (
+    "The polling profiles predict each other and adaptive-coalescing's throughput is predicted, not its CPU split; "
+    "no-coalescing is not predicted: its interruption costs are calibrated on it. The all-profile fit stays the "
+    "default (docs/calibration.md, \"Out of sample\")."
+)
+
+
+def holdout_rows(r: ThesisResult) -> list[dict[str, object]]:
+    """One row per held-out profile: the prediction and its errors."""
+    from irqlab.reproduce import holdout
+
+    return [
+        {
+            "held_out": p.fit.holdout,
+            "fitted_on": " ".join(p.fit.fitted_on),
+            "qps": p.summary.throughput_qps,
+            "thesis_qps": TABLE_4_1[p.fit.holdout]["qps"],
+            **{k: p.errors[k] for k in holdout.ERRORS},
+            "in_sample_qps_errors": holdout.in_sample_qps(p),
+        }
+        for p in r.holdout
+    ]
+
+
 CAI_KARSTEN_TITLE = "Cai & Karsten (SIGMETRICS 2024), 8 cores: a prediction, not a fit"
 
 
@@ -148,6 +194,8 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
     ]
     if r.cai_karsten:
         tables.append(("cai-karsten.csv", cai_karsten_rows(r)))
+    if r.holdout:
+        tables.append(("leave-one-out.csv", holdout_rows(r)))
     for name, rows in tables:
         path = out / name
         pd.DataFrame(rows).to_csv(path, index=False)
@@ -156,6 +204,7 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         "closed": {p: s.to_dict() for p, s in r.closed.items()},
         "open": [{"profile": p, "offered_qps": q, **s.to_dict()} for (p, q), s in sorted(r.open.items())],
         "cai_karsten": {p: s.to_dict() for p, s in r.cai_karsten.items()},
+        "leave_one_out": {p.fit.holdout: p.summary.to_dict() for p in r.holdout},
         "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
         "seed": r.seed,
         "closed_duration_s": r.closed_duration_s,
@@ -175,6 +224,8 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         "```",
         "",
     ]
+    if r.holdout:
+        md += ["```", holdout_text(r), "```", ""]
     if r.cai_karsten:
         md += ["```", cai_karsten_text(r), "```", ""]
     md += [

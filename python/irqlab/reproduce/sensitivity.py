@@ -95,6 +95,7 @@ def run_sensitivity(
                 quiet=quiet,
                 overrides=(f"{dotted}={value}",),
                 cai_karsten=False,
+                leave_one_out=False,
             )
             checks = {c.claim: c.holds for c in shape_checks(result)}
             v = Variant(dotted, factor, value)

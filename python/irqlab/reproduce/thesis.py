@@ -131,6 +131,11 @@ class ThesisResult:
     closed: dict[str, Summary] = field(default_factory=dict)
     open: dict[tuple[str, int], Summary] = field(default_factory=dict)
     cai_karsten: dict[str, Summary] = field(default_factory=dict)
+    #: Each Table 4.1 profile predicted by the leave-one-out fit that never
+    #: saw it (:mod:`irqlab.reproduce.holdout`); empty when not run.
+    holdout: list = field(default_factory=list)
+    #: How those fits were made (``tools/calibrate.py``'s procedure).
+    holdout_procedure: dict = field(default_factory=dict)
     seed: int = 1
     closed_duration_s: float = 1.0
     open_duration_s: float = 0.5
@@ -202,11 +207,15 @@ def run_thesis(
     quiet: bool = False,
     overrides: tuple[str, ...] = (),
     cai_karsten: bool = True,
+    leave_one_out: bool = True,
 ) -> ThesisResult:
     """Run Table 4.1 (closed loop) and Figure 4.1 (open loop) as studies into
     ``out/table-4.1`` and ``out/figure-4.1`` on every core (``jobs``: that
     many), and, with ``cai_karsten``, the Cai & Karsten study (closed loop,
-    Table 4.1's duration) into ``out/cai-karsten``; then read them.
+    Table 4.1's duration) into ``out/cai-karsten``; then read them. With
+    ``leave_one_out`` and the thesis scenario, each Table 4.1 profile is also
+    predicted by the leave-one-out fit that never saw it
+    (:mod:`irqlab.reproduce.holdout`, into ``out/leave-one-out``).
 
     Without ``resume`` the results directories start afresh (earlier
     results there, from this or another irqlab, are removed); with it, what a
@@ -229,7 +238,36 @@ def run_thesis(
         if result.failures:
             first = result.failures[0]
             raise ScenarioError(f"{study.name}: point {first.what} failed: {first.error}")
-    return read_thesis(out)
+    from irqlab.reproduce import holdout
+
+    # The predictions are cheap and made afresh: never one from an earlier
+    # reproduction (perhaps of another scenario) beside these results.
+    shutil.rmtree(out / holdout.LOO_DIR, ignore_errors=True)
+    thesis = read_thesis(out)
+    if leave_one_out and (scenario is None or Path(scenario).resolve() == default_scenario().resolve()):
+        _predict_held_out(thesis, out, jobs, overrides)
+    return thesis
+
+
+def _predict_held_out(thesis: ThesisResult, out: Path, jobs: Optional[int], overrides: tuple[str, ...]) -> None:
+    """Each profile with the constants of the leave-one-out fit that left it
+    out, at Table 4.1's duration and with the seed of Table 4.1's run of it,
+    written to ``out/leave-one-out/`` (only for the thesis scenario: the fits
+    were made on it)."""
+    from irqlab.reproduce import holdout
+
+    directory = out / holdout.LOO_DIR
+    path = thesis_dir() / holdout.LOO_FILE
+    if not path.is_file():
+        return
+    fits, procedure = holdout.load_fits(path)
+    fits = [f for f in fits if f.holdout in thesis.closed]
+    seeds = {p: int(s.seed) for p, s in thesis.closed.items()}
+    predictions = holdout.predict(
+        fits, default_scenario(), TABLE_4_1, seeds, thesis.closed_duration_s, jobs, overrides
+    )
+    holdout.save(predictions, procedure, directory)
+    thesis.holdout, thesis.holdout_procedure = predictions, procedure
 
 
 def read_thesis(out: Path) -> ThesisResult:
@@ -249,6 +287,9 @@ def read_thesis(out: Path) -> ThesisResult:
         result.directories += (out / CAI_KARSTEN_STUDY,)
         for _, row in results.succeeded(results.load(out / CAI_KARSTEN_STUDY)).iterrows():
             result.cai_karsten[str(row["profile"])] = results.summary(row)
+    from irqlab.reproduce import holdout
+
+    result.holdout, result.holdout_procedure = holdout.read(out / holdout.LOO_DIR)
     result.seed = int(_study_value(out / TABLE_STUDY, "seed", 1))
     result.closed_duration_s = float(table["duration_s"].iloc[0]) if len(table) else math.nan
     result.open_duration_s = float(figure["duration_s"].iloc[0]) if len(figure) else math.nan

@@ -78,6 +78,11 @@ impl Clients {
     fn holds(&self) -> bool {
         !self.outstanding.is_empty()
     }
+
+    /// Requests waiting at the client now, over all connections.
+    pub(crate) fn held_backlog(&self) -> u64 {
+        self.held.iter().map(|&h| u64::from(h)).sum()
+    }
 }
 
 /// An open loop that holds requests at the client (mutilate).
