@@ -61,7 +61,7 @@ native:
 # reproduced from the simulator, printed beside the paper, with a report and
 # plots in irqlab-out/.
 demo: setup
-	$(BIN)/irqlab reproduce thesis --out irqlab-out
+	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup

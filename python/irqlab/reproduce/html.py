@@ -27,6 +27,19 @@ def _table(rows: list[dict[str, object]], floats: str = "{:,.1f}") -> str:
     return frame.to_html(index=False, escape=True, float_format=lambda x: floats.format(x), na_rep="—", border=0)
 
 
+def _renamed_table(
+    rows: list[dict[str, object]], columns: dict[str, str], formats: dict[str, str], float_format
+) -> str:
+    """``rows``' ``columns`` (key → heading) as an HTML table; a column in
+    ``formats`` is formatted so (a missing value as "—"), other numbers by
+    ``float_format``."""
+    frame = pd.DataFrame([{heading: row[key] for key, heading in columns.items()} for row in rows])
+    formatters = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in formats.items()}
+    return frame.to_html(
+        index=False, escape=True, formatters=formatters, float_format=float_format, na_rep="—", border=0
+    )
+
+
 def _image(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode()
     alt = html.escape(path.stem)
@@ -73,25 +86,14 @@ def holdout_section(result: ThesisResult) -> tuple[str, str]:
     from irqlab.reproduce import holdout
     from irqlab.reproduce.report import HOLDOUT_NOTE, HOLDOUT_TITLE, holdout_rows
 
-    rows = [
-        {
-            "held out": row["held_out"],
-            "fitted on": row["fitted_on"],
-            "QPS": row["qps"],
-            "thesis QPS": row["thesis_qps"],
-            "QPS error %": row["qps_pct"],
-            "cycles/query %": row["cycles_per_query_pct"],
-            "user pt": row["user_pt"],
-            "system pt": row["system_pt"],
-            "softirq pt": row["softirq_pt"],
-            "in-sample QPS errors (fit)": row["in_sample_qps_errors"],
-        }
-        for row in holdout_rows(result)
-    ]
-    frame = pd.DataFrame(rows)
-    formats = {"QPS": "{:,.0f}", "thesis QPS": "{:,.0f}"}
-    formatters = {k: (lambda f: lambda x: f.format(x))(f) for k, f in formats.items()}
-    table = frame.to_html(index=False, escape=True, formatters=formatters, float_format=lambda x: f"{x:+.1f}", border=0)
+    columns = {
+        "held_out": "held out", "fitted_on": "fitted on", "qps": "QPS", "thesis_qps": "thesis QPS",
+        "qps_pct": "QPS error %", "cycles_per_query_pct": "cycles/query %", "user_pt": "user pt",
+        "system_pt": "system pt", "softirq_pt": "softirq pt", "in_sample_qps_errors": "in-sample QPS errors (fit)",
+    }
+    table = _renamed_table(
+        holdout_rows(result), columns, {"QPS": "{:,.0f}", "thesis QPS": "{:,.0f}"}, lambda x: f"{x:+.1f}"
+    )
     proc = result.holdout_procedure
     text = (
         "<p>For each profile of Table 4.1, the cost constants fitted on the other three "
@@ -109,24 +111,13 @@ def cai_karsten_section(result: ThesisResult) -> tuple[str, str]:
     study's own vanilla."""
     from irqlab.reproduce.report import CAI_KARSTEN_TITLE
 
-    rows = [
-        {
-            "configuration": row["configuration"],
-            "their QPS": row["their_qps"],
-            "irqlab profile": row["profile"],
-            "irqlab QPS": row["irqlab_qps"],
-            "error %": row["error_pct"],
-            "theirs / their vanilla": row["their_ratio_to_vanilla"],
-            "irqlab / irqlab's vanilla": row["irqlab_ratio_to_vanilla"],
-        }
-        for row in cai_karsten_rows(result)
-    ]
-    frame = pd.DataFrame(rows)
+    columns = {
+        "configuration": "configuration", "their_qps": "their QPS", "profile": "irqlab profile",
+        "irqlab_qps": "irqlab QPS", "error_pct": "error %", "their_ratio_to_vanilla": "theirs / their vanilla",
+        "irqlab_ratio_to_vanilla": "irqlab / irqlab's vanilla",
+    }
     formats = {"their QPS": "{:,.0f}", "irqlab QPS": "{:,.0f}", "error %": "{:+.1f}"}
-    formatters = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in formats.items()}
-    table = frame.to_html(
-        index=False, escape=True, formatters=formatters, float_format=lambda x: f"{x:.3f}", na_rep="—", border=0
-    )
+    table = _renamed_table(cai_karsten_rows(result), columns, formats, lambda x: f"{x:.3f}")
     text = (
         f"<p>Run on the thesis scenario unchanged, no constant tuned to these numbers (seed {result.seed}, "
         f"{result.closed_duration_s} s simulated per run). {html.escape(CAI_KARSTEN_CAVEATS)}</p>"

@@ -217,14 +217,20 @@ mod tests {
         assert_eq!(o.dim_time.profile_ix(), 0);
     }
 
+    /// DIM's first window: opened at 1 µs, then `DIM_NEVENTS` interrupts
+    /// and 640 packets; the next sample closes it.
+    fn first_window(q: &mut Moderation) {
+        q.dim_sample(1_000);
+        for _ in 0..64 {
+            q.fire();
+        }
+        q.count(640, 64_000);
+    }
+
     #[test]
     fn dims_first_decision_steps_right_to_profile_1() {
         let mut q = Moderation::new(3, 30, true, true, DimDirection::Rx);
-        q.dim_sample(1_000); // opens DIM's first window
-        for _ in 0..64 {
-            q.fire(); // DIM_NEVENTS interrupts
-        }
-        q.count(640, 64_000);
+        first_window(&mut q);
         q.dim_sample(101_000);
         assert_eq!(q.dim.unwrap().profile_ix(), 1);
         assert_eq!((q.usecs, q.frames), (8, 128), "RX CQE profile 1 applied");
@@ -237,11 +243,7 @@ mod tests {
         let mut q = Moderation::new(2, 256, true, true, DimDirection::Rx);
         assert_eq!(q.dim_time.profile_ix(), 0);
         q.dim_time.restart(1_000); // the measurement starts
-        q.dim_sample(1_000); // opens DIM's first window
-        for _ in 0..64 {
-            q.fire(); // DIM_NEVENTS interrupts
-        }
-        q.count(640, 64_000);
+        first_window(&mut q);
         // Traffic after none: net_dim leaves its parking spot, one step right.
         q.dim_sample(101_000);
         assert_eq!(q.dim.unwrap().profile_ix(), 1);
