@@ -99,7 +99,7 @@ impl Server {
     pub(crate) fn thread_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let k = self.cfg.costs.clone();
         loop {
-            let th = &mut self.threads[t as usize];
+            let th = &mut self.kernel.threads[t as usize];
             match th.phase {
                 Phase::Start => {
                     th.phase = Phase::InEpollEntry;
@@ -109,7 +109,7 @@ impl Server {
                     if let Some(seg) = self.ep_poll_step(sched, t) {
                         return Some(seg);
                     }
-                    if self.threads[t as usize].phase == Phase::Sleeping {
+                    if self.kernel.threads[t as usize].phase == Phase::Sleeping {
                         return None;
                     }
                 }
@@ -119,7 +119,7 @@ impl Server {
                         // memcached's `try_read_network`: one `read` takes
                         // every request the socket holds. A request that
                         // arrives during it makes the socket ready again.
-                        let c = &mut self.conns[conn as usize];
+                        let c = &mut self.kernel.conns[conn as usize];
                         c.on_ready = false;
                         c.rx_bytes = 0;
                         let n = c.rx.len() as u64;
@@ -136,11 +136,11 @@ impl Server {
                         let base = match self.cfg.app.service {
                             ServiceDist::Fixed { cycles } => cycles,
                             ServiceDist::Exponential { mean_cycles } => {
-                                let u: f64 = self.service_rng[t as usize].gen::<f64>();
+                                let u: f64 = self.kernel.service_rng[t as usize].gen::<f64>();
                                 (-(1.0 - u).ln() * mean_cycles as f64).round() as u64
                             }
                             ServiceDist::Uniform { min_cycles, max_cycles } => {
-                                self.service_rng[t as usize].gen_range(min_cycles..=max_cycles)
+                                self.kernel.service_rng[t as usize].gen_range(min_cycles..=max_cycles)
                             }
                         };
                         let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
@@ -159,8 +159,8 @@ impl Server {
                 }
                 Phase::BusyNext { owned } => {
                     let napi = th.busy_napi;
-                    let prefer = self.epolls[t as usize].prefer_busy_poll;
-                    let owned = owned || self.napis[napi as usize].busy_poll_acquire(prefer);
+                    let prefer = self.kernel.epolls[t as usize].prefer_busy_poll;
+                    let owned = owned || self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
                     return Some(self.busy_iteration(t, owned));
                 }
                 Phase::BusyStopReady => return Some(self.busy_poll_stop(sched, t)),
@@ -175,23 +175,23 @@ impl Server {
     /// setting the phase (Sleeping, or Start for a non-blocking return).
     fn ep_poll_step(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let k = &self.cfg.costs;
-        let ep = &self.epolls[t as usize];
+        let ep = &self.kernel.epolls[t as usize];
         if !ep.ready.is_empty() {
             let n = (ep.ready.len() as u32).min(ep.maxevents);
-            self.threads[t as usize].phase = Phase::InSendEvents(n);
+            self.kernel.threads[t as usize].phase = Phase::InSendEvents(n);
             return Some(sys(self.ns(k.epoll_event_cycles * n as u64)));
         }
         if let (Some(napi), true) = (ep.napi_id, ep.busy_loop_on()) {
             // ep_busy_loop → napi_busy_loop: first iteration.
-            let th = &mut self.threads[t as usize];
+            let th = &mut self.kernel.threads[t as usize];
             th.busy_start_ns = sched.now();
             th.busy_napi = napi;
             let prefer = ep.prefer_busy_poll;
-            let owned = self.napis[napi as usize].busy_poll_acquire(prefer);
+            let owned = self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
             return Some(self.busy_iteration(t, owned));
         }
         // Nothing to poll: sleep, or return 0 at once when non-blocking.
-        let th = &mut self.threads[t as usize];
+        let th = &mut self.kernel.threads[t as usize];
         if ep.blocking {
             th.phase = Phase::Sleeping;
             self.tr(sched.now(), TraceEvent::Sleep { thread: t });
@@ -206,28 +206,28 @@ impl Server {
     /// Runs with bottom halves disabled; the loop's own cost is the spin
     /// that follows when the loop goes on.
     fn busy_iteration(&mut self, t: ThreadId, owned: bool) -> Seg {
-        let napi = self.threads[t as usize].busy_napi;
-        let budget = self.epolls[t as usize].busy_poll_budget;
+        let napi = self.kernel.threads[t as usize].busy_napi;
+        let budget = self.kernel.epolls[t as usize].busy_poll_budget;
         let mut cycles = 0;
         if owned {
-            let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+            let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
             let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
-            self.threads[t as usize].polled = buf;
+            self.kernel.threads[t as usize].polled = buf;
             cycles += c;
         }
-        self.threads[t as usize].phase = Phase::InBusyIter { owned };
+        self.kernel.threads[t as usize].phase = Phase::InBusyIter { owned };
         Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: true }
     }
 
     /// Effects of the thread's completed step.
     pub(crate) fn thread_step_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let now = sched.now();
-        let phase = self.threads[t as usize].phase;
+        let phase = self.kernel.threads[t as usize].phase;
         match phase {
-            Phase::InEpollEntry => self.threads[t as usize].phase = Phase::EpCheck,
+            Phase::InEpollEntry => self.kernel.threads[t as usize].phase = Phase::EpCheck,
             Phase::InSendEvents(n) => {
-                let ep = &mut self.epolls[t as usize];
-                let th = &mut self.threads[t as usize];
+                let ep = &mut self.kernel.epolls[t as usize];
+                let th = &mut self.kernel.threads[t as usize];
                 for _ in 0..n {
                     match ep.ready.pop_front() {
                         Some(c) => th.events.push_back(c),
@@ -239,58 +239,58 @@ impl Server {
                 if ep.prefer_busy_poll && !th.events.is_empty() {
                     if let Some(napi) = ep.napi_id {
                         self.tr(now, TraceEvent::SuspendIrqs { napi });
-                        if let Some(d) = self.napis[napi as usize].suspend_irqs() {
-                            let core = self.threads[t as usize].core;
+                        if let Some(d) = self.kernel.napis[napi as usize].suspend_irqs() {
+                            let core = self.kernel.threads[t as usize].core;
                             self.napi_timer_start(sched, napi, core, d, TimerReason::Suspend);
                         }
                     }
                 }
             }
-            Phase::InRecv(_) => self.threads[t as usize].phase = Phase::NextReq,
-            Phase::InService => self.threads[t as usize].phase = Phase::SendReady,
+            Phase::InRecv(_) => self.kernel.threads[t as usize].phase = Phase::NextReq,
+            Phase::InService => self.kernel.threads[t as usize].phase = Phase::SendReady,
             Phase::InSend => {
-                let p = self.threads[t as usize].cur.take().expect("request being sent");
-                self.threads[t as usize].phase = Phase::NextReq;
-                let queue = self.conns[p.conn as usize].queue;
+                let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
+                self.kernel.threads[t as usize].phase = Phase::NextReq;
+                let queue = self.kernel.conns[p.conn as usize].queue;
                 self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
             }
             Phase::InBusyIter { owned } => {
-                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
-                let napi = self.threads[t as usize].busy_napi;
+                let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
+                let napi = self.kernel.threads[t as usize].busy_napi;
                 if owned {
                     self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
                     self.tx_restart(sched, napi);
                 }
                 self.deliver(sched, &mut buf, true);
-                self.threads[t as usize].polled = buf;
-                let ep = &self.epolls[t as usize];
-                let elapsed = now - self.threads[t as usize].busy_start_ns;
+                self.kernel.threads[t as usize].polled = buf;
+                let ep = &self.kernel.epolls[t as usize];
+                let elapsed = now - self.kernel.threads[t as usize].busy_start_ns;
                 let loop_end = !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
                 if !loop_end {
-                    self.threads[t as usize].phase = Phase::BusySpin { owned };
+                    self.kernel.threads[t as usize].phase = Phase::BusySpin { owned };
                     return;
                 }
                 if owned {
-                    self.threads[t as usize].phase = Phase::BusyStopReady;
+                    self.kernel.threads[t as usize].phase = Phase::BusyStopReady;
                     return;
                 }
                 self.busy_loop_finished(sched, t);
             }
-            Phase::InBusySpin { owned } => self.threads[t as usize].phase = Phase::BusyNext { owned },
+            Phase::InBusySpin { owned } => self.kernel.threads[t as usize].phase = Phase::BusyNext { owned },
             Phase::InBusyStop { skip_schedule } => {
-                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+                let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let rc = buf.len() as u32;
-                let napi = self.threads[t as usize].busy_napi;
+                let napi = self.kernel.threads[t as usize].busy_napi;
                 self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
                 self.tx_restart(sched, napi);
                 self.deliver(sched, &mut buf, true);
-                self.threads[t as usize].polled = buf;
-                let napi = self.threads[t as usize].busy_napi;
-                let core = self.threads[t as usize].core;
-                let budget = self.epolls[t as usize].busy_poll_budget;
+                self.kernel.threads[t as usize].polled = buf;
+                let napi = self.kernel.threads[t as usize].busy_napi;
+                let core = self.kernel.threads[t as usize].core;
+                let budget = self.kernel.epolls[t as usize].busy_poll_budget;
                 if rc < budget {
                     self.driver_complete(sched, core, napi, rc);
-                } else if self.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
+                } else if self.kernel.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
                     self.napi_enqueue(core, napi);
                 }
                 self.busy_loop_finished(sched, t);
@@ -302,18 +302,18 @@ impl Server {
     /// `busy_poll_stop`: leave busy-poll mode, with prefer_busy_poll reload
     /// the deferral count and arm the watchdog, then poll once more.
     fn busy_poll_stop(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Seg {
-        let napi = self.threads[t as usize].busy_napi;
-        let prefer = self.epolls[t as usize].prefer_busy_poll;
-        let (skip, timer) = self.napis[napi as usize].busy_poll_stop(prefer);
-        let core = self.threads[t as usize].core;
+        let napi = self.kernel.threads[t as usize].busy_napi;
+        let prefer = self.kernel.epolls[t as usize].prefer_busy_poll;
+        let (skip, timer) = self.kernel.napis[napi as usize].busy_poll_stop(prefer);
+        let core = self.kernel.threads[t as usize].core;
         if let Some(d) = timer {
             self.napi_timer_start(sched, napi, core, d, TimerReason::BusyPollStop);
         }
-        let budget = self.epolls[t as usize].busy_poll_budget;
-        let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+        let budget = self.kernel.epolls[t as usize].busy_poll_budget;
+        let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
         let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
-        self.threads[t as usize].polled = buf;
-        self.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
+        self.kernel.threads[t as usize].polled = buf;
+        self.kernel.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
         Seg { class: CpuClass::System, ns: self.ns(c), bh_disabled: true }
     }
 
@@ -322,26 +322,26 @@ impl Server {
     /// then sleep or return 0.
     fn busy_loop_finished(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let _ = sched;
-        if !self.epolls[t as usize].ready.is_empty() {
-            self.threads[t as usize].phase = Phase::EpCheck;
+        if !self.kernel.epolls[t as usize].ready.is_empty() {
+            self.kernel.threads[t as usize].phase = Phase::EpCheck;
             return;
         }
-        let napi = self.threads[t as usize].busy_napi;
-        if self.epolls[t as usize].prefer_busy_poll {
-            let scheduled = self.napis[napi as usize].resume_irqs();
+        let napi = self.kernel.threads[t as usize].busy_napi;
+        if self.kernel.epolls[t as usize].prefer_busy_poll {
+            let scheduled = self.kernel.napis[napi as usize].resume_irqs();
             self.tr(sched.now(), TraceEvent::ResumeIrqs { napi, scheduled });
             if scheduled {
-                let core = self.threads[t as usize].core;
+                let core = self.kernel.threads[t as usize].core;
                 self.napi_enqueue(core, napi);
             }
         }
-        let ep = &mut self.epolls[t as usize];
+        let ep = &mut self.kernel.epolls[t as usize];
         ep.napi_id = None;
         if ep.blocking {
-            self.threads[t as usize].phase = Phase::Sleeping;
+            self.kernel.threads[t as usize].phase = Phase::Sleeping;
             self.tr(sched.now(), TraceEvent::Sleep { thread: t });
         } else {
-            self.threads[t as usize].phase = Phase::Start;
+            self.kernel.threads[t as usize].phase = Phase::Start;
         }
     }
 }

@@ -57,7 +57,7 @@ impl Server {
                 }
                 self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
-            let conn = &mut self.conns[p.conn as usize];
+            let conn = &mut self.kernel.conns[p.conn as usize];
             if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {
                 // tcp_data_queue: no receive-buffer room, the segment is
                 // dropped after the protocol work was done.
@@ -69,14 +69,14 @@ impl Server {
             let (t, q) = (conn.thread, conn.queue);
             if !conn.on_ready {
                 conn.on_ready = true;
-                let ep = &mut self.epolls[t as usize];
+                let ep = &mut self.kernel.epolls[t as usize];
                 ep.ready.push_back(p.conn);
                 if ep.busy_loop_on() {
                     ep.napi_id = Some(q);
                 }
-                if self.threads[t as usize].is_sleeping() {
+                if self.kernel.threads[t as usize].is_sleeping() {
                     self.tr(now, TraceEvent::Wake { thread: t });
-                    self.threads[t as usize].wake();
+                    self.kernel.threads[t as usize].wake();
                     self.thread_make_runnable(sched, t);
                 }
             }

@@ -14,6 +14,7 @@ pub mod app;
 pub mod client;
 pub mod cpu;
 pub mod epoll;
+pub mod kernel;
 pub mod napi;
 pub mod nic;
 pub mod sched;

@@ -22,7 +22,7 @@ impl Server {
     /// Start `owner`'s segment on `core` now.
     pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
         let now = sched.now();
-        let c = &mut self.cores[core as usize];
+        let c = &mut self.kernel.cores[core as usize];
         debug_assert!(c.running.is_none());
         c.set_class(now, seg.class);
         c.waking_done = true;
@@ -34,7 +34,7 @@ impl Server {
     /// A hard interrupt is raised on `core`.
     pub(crate) fn raise_irq(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         let now = sched.now();
-        let c = &mut self.cores[core as usize];
+        let c = &mut self.kernel.cores[core as usize];
         c.irq_pending.push_back(src);
         match c.running {
             Some(Running { owner: Owner::HardIrq(_), .. }) | Some(Running { owner: Owner::Waking, .. }) => {}
@@ -54,11 +54,11 @@ impl Server {
     /// Decide what `core` runs now that nothing is running on it.
     pub(crate) fn kick(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let now = sched.now();
-        if self.cores[core as usize].running.is_some() {
+        if self.kernel.cores[core as usize].running.is_some() {
             return;
         }
         loop {
-            let c = &mut self.cores[core as usize];
+            let c = &mut self.kernel.cores[core as usize];
             if c.running.is_some() {
                 return;
             }
@@ -88,11 +88,11 @@ impl Server {
                 }
                 continue;
             }
-            let c = &mut self.cores[core as usize];
+            let c = &mut self.kernel.cores[core as usize];
             // 3. Resume what was preempted.
             if let Some(f) = c.stack.pop() {
                 self.resume_frame(sched, core, f);
-                if self.cores[core as usize].running.is_some() {
+                if self.kernel.cores[core as usize].running.is_some() {
                     return;
                 }
                 continue;
@@ -123,7 +123,7 @@ impl Server {
                         return;
                     }
                     // Nothing left: ksoftirqd sleeps; switch away from it.
-                    let c = &mut self.cores[core as usize];
+                    let c = &mut self.kernel.cores[core as usize];
                     c.ksoftirqd_mode = false;
                     c.ksoftirqd_turn = false;
                     c.context_switches += 1;
@@ -139,12 +139,12 @@ impl Server {
                     }
                     None => {
                         // Blocked: the core looks for other work.
-                        self.cores[core as usize].current_thread = None;
+                        self.kernel.cores[core as usize].current_thread = None;
                         continue;
                     }
                 }
             }
-            let c = &mut self.cores[core as usize];
+            let c = &mut self.kernel.cores[core as usize];
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
                 if c.last_thread != Some(t) || c.switched_out {
@@ -187,7 +187,7 @@ impl Server {
         // the penalty as overhead before the thread's next step.
         self.apply_effects(sched, core, f.owner);
         if let (Owner::Thread(t, _), true) = (f.owner, penalty > 0) {
-            if self.cores[core as usize].running.is_none() {
+            if self.kernel.cores[core as usize].running.is_none() {
                 let seg = Seg { class: CpuClass::User, ns: penalty, bh_disabled: false };
                 self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
             }
@@ -196,7 +196,7 @@ impl Server {
 
     /// The running segment of `core` completed.
     pub(crate) fn core_segment_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let r = self.cores[core as usize].running.take().expect("a segment was running");
+        let r = self.kernel.cores[core as usize].running.take().expect("a segment was running");
         self.segment_effects(sched, core, r.owner);
     }
 
@@ -221,7 +221,7 @@ impl Server {
     fn hardirq_done(&mut self, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         match src {
             IrqSrc::Queue(q) => {
-                if self.napis[q as usize].schedule_prep() {
+                if self.kernel.napis[q as usize].schedule_prep() {
                     self.napi_enqueue(core, q);
                 }
             }
@@ -229,7 +229,7 @@ impl Server {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;
                 }
-                let scheduled = self.napis[n as usize].watchdog();
+                let scheduled = self.kernel.napis[n as usize].watchdog();
                 self.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
                 if scheduled {
                     self.napi_enqueue(core, n);
@@ -240,15 +240,15 @@ impl Server {
 
     /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX.
     pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
-        let c = &mut self.cores[core as usize];
+        let c = &mut self.kernel.cores[core as usize];
         c.poll_list.push_back(napi);
         c.softirq_pending = true;
     }
 
     /// A thread becomes runnable on its core (`try_to_wake_up`).
     pub(crate) fn thread_make_runnable(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let core = self.threads[t as usize].core;
-        let c = &mut self.cores[core as usize];
+        let core = self.kernel.threads[t as usize].core;
+        let c = &mut self.kernel.cores[core as usize];
         if c.current_thread == Some(t) || c.runqueue.contains(&t) {
             return;
         }
@@ -261,7 +261,7 @@ impl Server {
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
     fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let c = &mut self.cores[core as usize];
+        let c = &mut self.kernel.cores[core as usize];
         let lat = self.cfg.cpu.wakeup_latency_ns;
         if lat > 0 && sched.now() > 0 {
             c.wakeups_from_idle += 1;

@@ -6,10 +6,11 @@ use super::app::AppThread;
 use super::client::Clients;
 use super::cpu::{Core, CpuClass, IrqSrc};
 use super::epoll::Epoll;
+use super::kernel::{Conn, Kernel, NapiTimer};
 use super::napi::{Napi, NapiConfig};
 use super::nic::{Cq, CqSettings, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
-use crate::engine::timer::{LazyTimer, TimerFire, TimerPost};
+use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
@@ -46,26 +47,6 @@ pub enum Ev {
     WarmupEnd,
 }
 
-/// The NAPI watchdog (`napi->timer`, HRTIMER_MODE_REL_PINNED): it fires on
-/// the core that armed it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NapiTimer {
-    pub timer: LazyTimer,
-    pub core: u32,
-}
-
-/// A socket of one client connection on the server.
-pub struct Conn {
-    pub queue: u32,
-    pub thread: u32,
-    /// Requests received and not yet read by the application.
-    pub rx: VecDeque<RxPacket>,
-    /// Bytes of the requests in `rx`, charged against `socket.rcvbuf_bytes`.
-    pub rx_bytes: u64,
-    /// On its epoll instance's ready list.
-    pub on_ready: bool,
-}
-
 /// Counters over the measurement window.
 #[derive(Default, Clone, Debug)]
 pub struct Counters {
@@ -90,27 +71,23 @@ pub enum DropSite {
     Qdisc,
 }
 
+/// The machine: its kernel, its NIC's queue pairs and the clients that
+/// load it, with the run's bookkeeping. The kernel's receive path,
+/// scheduler and application live in [`Kernel`]; the NIC and the clients
+/// are outside it.
 pub struct Server {
     pub cfg: Config,
     pub freq_ghz: f64,
-    pub cores: Vec<Core>,
+    /// The one kernel of a bare-metal machine.
+    pub kernel: Kernel,
     pub queues: Vec<QueuePair>,
-    pub napis: Vec<Napi>,
-    /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
-    pub napi_timer: Vec<NapiTimer>,
-    pub threads: Vec<AppThread>,
-    pub epolls: Vec<Epoll>,
-    pub conns: Vec<Conn>,
     pub clients: Clients,
     pub counters: Counters,
     pub latency: LatencyHistogram,
     pub measuring: bool,
     pub warmup_end_ns: Nanos,
     pub end_ns: Nanos,
-    pub softirq: Vec<super::softirq::SoftirqState>,
-    pub softirq_buf: Vec<Vec<RxPacket>>,
     pub streams: RngStreams,
-    pub service_rng: Vec<crate::engine::StreamRng>,
     profile: Option<String>,
     name: String,
     pub trace: Option<super::trace::Trace>,
@@ -165,25 +142,28 @@ impl Server {
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
-        Ok(Server {
-            freq_ghz: cfg.cpu.freq_ghz,
+        let kernel = Kernel {
             cores,
-            queues,
             napi_timer: vec![NapiTimer::default(); nq as usize],
             napis,
             threads,
             epolls,
             conns,
+            softirq: vec![Default::default(); cfg.total_cores() as usize],
+            softirq_buf: vec![Vec::with_capacity(64); cfg.total_cores() as usize],
+            service_rng,
+        };
+        Ok(Server {
+            freq_ghz: cfg.cpu.freq_ghz,
+            kernel,
+            queues,
             clients,
             counters: Counters::default(),
             latency: LatencyHistogram::new(),
             measuring: warmup_end_ns == 0,
             warmup_end_ns,
             end_ns,
-            softirq: vec![Default::default(); cfg.total_cores() as usize],
-            softirq_buf: vec![Vec::with_capacity(64); cfg.total_cores() as usize],
             streams,
-            service_rng,
             profile: s.profile().map(|p| p.name().to_string()),
             name: cfg.name.clone(),
             trace: None,
@@ -227,7 +207,7 @@ impl Server {
     ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
-        for t in 0..self.threads.len() as u32 {
+        for t in 0..self.kernel.threads.len() as u32 {
             self.thread_make_runnable(&mut sched, t);
         }
         self.clients_start(&mut sched);
@@ -286,7 +266,7 @@ impl Server {
     /// (`hrtimer_start` replaces any earlier expiry).
     pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
         self.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
-        let t = &mut self.napi_timer[napi as usize];
+        let t = &mut self.kernel.napi_timer[napi as usize];
         if t.core != core && t.timer.is_armed() {
             // Re-armed from another CPU: the old expiry must not fire there.
             t.timer.cancel();
@@ -300,7 +280,7 @@ impl Server {
     fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.measuring = true;
-        for c in &mut self.cores {
+        for c in &mut self.kernel.cores {
             c.reset_stats(now);
         }
         self.counters = Counters::default();
@@ -372,7 +352,7 @@ impl Server {
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
-        for (i, c) in self.cores.iter_mut().enumerate() {
+        for (i, c) in self.kernel.cores.iter_mut().enumerate() {
             let a = c.accounted(now);
             if i < app {
                 app_tab.add(&a);
@@ -398,7 +378,7 @@ impl Server {
             throughput_qps: per(completed),
             latency_us: self.latency.summary_us(),
             cpu_pct: app_tab.pct(),
-            irq_cores_cpu_pct: (self.cores.len() > app).then(|| irq_tab.pct()),
+            irq_cores_cpu_pct: (self.kernel.cores.len() > app).then(|| irq_tab.pct()),
             irqs_per_s: per(irqs),
             packets_per_irq: ratio(polled as f64, irqs as f64),
             context_switches_per_s: per(ctx_switches),
@@ -481,7 +461,7 @@ impl World for Server {
     fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {
         match ev {
             Ev::CoreDone { core, gen } => {
-                if self.cores[core as usize].gen == gen {
+                if self.kernel.cores[core as usize].gen == gen {
                     self.core_segment_done(sched, core);
                 }
             }
@@ -495,7 +475,7 @@ impl World for Server {
                 self.moderation(sched, queue, Cq::Tx, a);
             }
             Ev::NapiTimer { napi, gen } => {
-                let t = &mut self.napi_timer[napi as usize];
+                let t = &mut self.kernel.napi_timer[napi as usize];
                 match t.timer.on_event(sched.now(), gen) {
                     TimerFire::Ignore => {}
                     TimerFire::Repost(at, gen) => sched.at(at, Ev::NapiTimer { napi, gen }),

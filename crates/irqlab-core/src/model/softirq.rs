@@ -41,10 +41,10 @@ impl Server {
     pub(crate) fn softirq_next(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
         let now = sched.now();
         let weight = self.cfg.napi.weight;
-        let st = &mut self.softirq[core as usize];
+        let st = &mut self.kernel.softirq[core as usize];
         if !st.active {
             // handle_softirqs: start (or restart) a round.
-            let c = &mut self.cores[core as usize];
+            let c = &mut self.kernel.cores[core as usize];
             c.softirq_pending = false;
             if c.poll_list.is_empty() {
                 st.restarts = 0;
@@ -63,8 +63,8 @@ impl Server {
                 self.counters.softirq_rounds += 1;
             }
         }
-        let st = &mut self.softirq[core as usize];
-        let c = &mut self.cores[core as usize];
+        let st = &mut self.kernel.softirq[core as usize];
+        let c = &mut self.kernel.cores[core as usize];
         let budget_us = self.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
         if st.to_poll == 0 || c.poll_list.is_empty() || st.budget_left <= 0 || now - st.round_start_ns >= budget_us {
             // End of the round: anything left re-raises NET_RX.
@@ -106,10 +106,10 @@ impl Server {
             self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
         };
         st.entered = true;
-        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+        let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
         let (n, cycles) = self.driver_poll_take(napi, weight, &mut buf);
-        self.softirq_buf[core as usize] = buf;
-        self.softirq[core as usize].polling = Some((napi, n));
+        self.kernel.softirq_buf[core as usize] = buf;
+        self.kernel.softirq[core as usize].polling = Some((napi, n));
         Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
     }
 
@@ -123,7 +123,7 @@ impl Server {
             }
             // handle_softirqs returned: done, or out of restarts/time, in
             // which case ksoftirqd (already running) starts another call.
-            if self.cores[core as usize].poll_list.is_empty() {
+            if self.kernel.cores[core as usize].poll_list.is_empty() {
                 return None;
             }
         }
@@ -131,20 +131,20 @@ impl Server {
 
     /// The poll segment completed: deliver what it took, then complete or requeue.
     pub(crate) fn softirq_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let Some((napi, n)) = self.softirq[core as usize].polling.take() else { return };
-        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+        let Some((napi, n)) = self.kernel.softirq[core as usize].polling.take() else { return };
+        let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
         self.deliver(sched, &mut buf, false);
-        self.softirq_buf[core as usize] = buf;
-        self.softirq[core as usize].budget_left -= n as i64;
+        self.kernel.softirq_buf[core as usize] = buf;
+        self.kernel.softirq[core as usize].budget_left -= n as i64;
         self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
         // Reaped TX descriptors let the stack restart a stopped queue.
         self.tx_restart(sched, napi);
         let weight = self.cfg.napi.weight;
-        if n < weight || self.napis[napi as usize].prefer_busy_poll {
+        if n < weight || self.kernel.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);
         } else {
             // Whole weight used: stay scheduled, poll again next round.
-            self.cores[core as usize].poll_list.push_back(napi);
+            self.kernel.cores[core as usize].poll_list.push_back(napi);
         }
     }
 
@@ -163,8 +163,8 @@ impl Server {
         // ep_poll_callback wakes a sleeping waiter once per poll.
         let mut woken: u64 = 0;
         for p in buf.iter() {
-            let t = self.conns[p.conn as usize].thread;
-            if self.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
+            let t = self.kernel.conns[p.conn as usize].thread;
+            if self.kernel.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
                 woken |= 1u64 << (t % 64);
                 cycles += k.wakeup_cycles;
             }
@@ -176,7 +176,7 @@ impl Server {
     /// `napi_complete_done`, then re-arm the IRQ (with a DIM sample) if it
     /// returned true, arm the watchdog, or reschedule on MISSED.
     pub(crate) fn driver_complete(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
-        let c = self.napis[napi as usize].complete_done(work);
+        let c = self.kernel.napis[napi as usize].complete_done(work);
         if let Some(t) = c.start_timer_ns {
             self.napi_timer_start(sched, napi, core, t, TimerReason::Complete);
         }

@@ -1,0 +1,56 @@
+//! A Linux kernel as the model runs it: its CPUs (scheduler, hard IRQ >
+//! softirq > threads), NET_RX softirq state and poll lists, NAPI instances
+//! and their watchdog timers, the application's threads, their epoll
+//! instances and sockets. The code that runs on it is in `sched.rs`,
+//! `softirq.rs`, `epoll.rs` and `app.rs`; the devices that raise its
+//! interrupts and the clients are outside it (`Server`). A bare-metal
+//! machine has one kernel; a guest will be another instance of the same
+//! struct, run by the same code.
+
+use super::app::AppThread;
+use super::cpu::Core;
+use super::epoll::Epoll;
+use super::napi::Napi;
+use super::nic::RxPacket;
+use super::softirq::SoftirqState;
+use crate::engine::timer::LazyTimer;
+use crate::engine::StreamRng;
+use std::collections::VecDeque;
+
+pub struct Kernel {
+    pub cores: Vec<Core>,
+    pub napis: Vec<Napi>,
+    /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
+    pub napi_timer: Vec<NapiTimer>,
+    pub threads: Vec<AppThread>,
+    pub epolls: Vec<Epoll>,
+    /// The sockets of the client connections, by connection.
+    pub conns: Vec<Conn>,
+    /// Per core: `net_rx_action`'s state and poll list.
+    pub softirq: Vec<SoftirqState>,
+    /// Per core: the packets of the poll in progress.
+    pub softirq_buf: Vec<Vec<RxPacket>>,
+    /// Per application thread: its service-time stream.
+    pub service_rng: Vec<StreamRng>,
+}
+
+/// The NAPI watchdog (`napi->timer`, HRTIMER_MODE_REL_PINNED): it fires on
+/// the core that armed it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NapiTimer {
+    pub timer: LazyTimer,
+    pub core: u32,
+}
+
+/// A socket of one client connection on the server.
+pub struct Conn {
+    pub queue: u32,
+    pub thread: u32,
+    /// Requests received and not yet read by the application.
+    pub rx: VecDeque<RxPacket>,
+    /// Bytes of the requests in `rx`, charged against `socket.rcvbuf_bytes`.
+    pub rx_bytes: u64,
+    /// On its epoll instance's ready list.
+    pub on_ready: bool,
+}
+
