@@ -259,9 +259,9 @@ impl Server {
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 if owned {
                     self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
-                    self.tx_restart(sched, napi);
+                    self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
                 }
-                self.deliver(sched, &mut buf, true);
+                self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
                 let ep = &self.kernel.epolls[t as usize];
                 let elapsed = now - self.kernel.threads[t as usize].busy_start_ns;
@@ -282,8 +282,8 @@ impl Server {
                 let rc = buf.len() as u32;
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
-                self.tx_restart(sched, napi);
-                self.deliver(sched, &mut buf, true);
+                self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
+                self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 let core = self.kernel.threads[t as usize].core;

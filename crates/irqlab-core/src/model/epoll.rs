@@ -47,7 +47,7 @@ impl Server {
     /// Deliver polled packets to their sockets (TCP receive, then
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
-    pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>, busy_polled: bool) {
+    pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
         let now = sched.now();
         for p in buf.drain(..) {
             if self.measuring {
@@ -66,13 +66,15 @@ impl Server {
             }
             conn.rx_bytes += p.bytes as u64;
             conn.rx.push_back(p);
-            let (t, q) = (conn.thread, conn.queue);
+            let t = conn.thread;
             if !conn.on_ready {
                 conn.on_ready = true;
                 let ep = &mut self.kernel.epolls[t as usize];
                 ep.ready.push_back(p.conn);
                 if ep.busy_loop_on() {
-                    ep.napi_id = Some(q);
+                    // sk_mark_napi_id: the socket learns the NAPI that
+                    // received it, and ep_poll_callback hands it to epoll.
+                    ep.napi_id = Some(napi);
                 }
                 if self.kernel.threads[t as usize].is_sleeping() {
                     self.tr(now, TraceEvent::Wake { thread: t });

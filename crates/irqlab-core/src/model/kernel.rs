@@ -20,6 +20,13 @@ use std::collections::VecDeque;
 pub struct Kernel {
     pub cores: Vec<Core>,
     pub napis: Vec<Napi>,
+    /// The device queue each NAPI polls: the driver registers one NAPI per
+    /// channel (`mlx5e_open_channel` → `netif_napi_add`) and its poll
+    /// reaps that channel's queues.
+    pub napi_queue: Vec<u32>,
+    /// The NAPI a device queue's interrupt schedules (the handler's
+    /// channel, `mlx5e_completion_event` → `napi_schedule`).
+    pub queue_napi: Vec<u32>,
     /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
     pub napi_timer: Vec<NapiTimer>,
     pub threads: Vec<AppThread>,

@@ -221,8 +221,9 @@ impl Server {
     fn hardirq_done(&mut self, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         match src {
             IrqSrc::Queue(q) => {
-                if self.kernel.napis[q as usize].schedule_prep() {
-                    self.napi_enqueue(core, q);
+                let napi = self.kernel.queue_napi[q as usize];
+                if self.kernel.napis[napi as usize].schedule_prep() {
+                    self.napi_enqueue(core, napi);
                 }
             }
             IrqSrc::NapiTimer(n) => {

@@ -146,6 +146,9 @@ impl Server {
             cores,
             napi_timer: vec![NapiTimer::default(); nq as usize],
             napis,
+            // One NAPI per queue pair, as mlx5 registers them.
+            napi_queue: (0..nq).collect(),
+            queue_napi: (0..nq).collect(),
             threads,
             epolls,
             conns,

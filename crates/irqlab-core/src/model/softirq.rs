@@ -133,12 +133,12 @@ impl Server {
     pub(crate) fn softirq_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let Some((napi, n)) = self.kernel.softirq[core as usize].polling.take() else { return };
         let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
-        self.deliver(sched, &mut buf, false);
+        self.deliver(sched, napi, &mut buf, false);
         self.kernel.softirq_buf[core as usize] = buf;
         self.kernel.softirq[core as usize].budget_left -= n as i64;
         self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
         // Reaped TX descriptors let the stack restart a stopped queue.
-        self.tx_restart(sched, napi);
+        self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
         let weight = self.cfg.napi.weight;
         if n < weight || self.kernel.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);
@@ -153,7 +153,7 @@ impl Server {
     /// cycles of the poll including the wake-ups its deliveries cause).
     pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
-        let q = &mut self.queues[napi as usize];
+        let q = &mut self.queues[self.kernel.napi_queue[napi as usize] as usize];
         // mlx5e_napi_poll reaps TX completions first (not counted as work).
         let tx = q.reap_tx(budget);
         q.take(budget, buf);
@@ -185,11 +185,12 @@ impl Server {
         }
         if c.rearm_irq {
             let now = sched.now();
-            self.tr(now, TraceEvent::IrqRearmed { queue: napi });
-            let q = &mut self.queues[napi as usize];
+            let queue = self.kernel.napi_queue[napi as usize];
+            self.tr(now, TraceEvent::IrqRearmed { queue });
+            let q = &mut self.queues[queue as usize];
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
-                self.moderation(sched, napi, cq, signal);
+                self.moderation(sched, queue, cq, signal);
             }
         }
     }
