@@ -251,7 +251,7 @@ impl Server {
             Phase::InSend => {
                 let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
                 self.kernel.threads[t as usize].phase = Phase::NextReq;
-                let queue = self.kernel.conns[p.conn as usize].queue;
+                let queue = self.kernel.conns[p.conn as usize].tx_queue;
                 self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
             }
             Phase::InBusyIter { owned } => {

@@ -143,7 +143,7 @@ impl Server {
             return;
         }
         let pkt = self.clients.request(conn, sent_ns);
-        let queue = self.kernel.conns[conn as usize].queue;
+        let queue = self.nic.rss_queue(conn);
         sched.at(now + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
     }
 

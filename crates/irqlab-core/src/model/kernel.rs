@@ -51,7 +51,11 @@ pub struct NapiTimer {
 
 /// A socket of one client connection on the server.
 pub struct Conn {
-    pub queue: u32,
+    /// The TX queue its replies leave by: the flow's RX queue, which is the
+    /// sending core's queue under the thesis's aligned routing (XPS maps
+    /// each core to its own queue); with packed routing the model keeps the
+    /// flow's queue.
+    pub tx_queue: u32,
     pub thread: u32,
     /// Requests received and not yet read by the application.
     pub rx: VecDeque<RxPacket>,

@@ -8,7 +8,7 @@ use super::cpu::{Core, CpuClass, IrqSrc};
 use super::epoll::Epoll;
 use super::kernel::{Conn, Kernel, NapiTimer};
 use super::napi::{Napi, NapiConfig};
-use super::nic::{Cq, CqSettings, QueuePair, RxPacket, Signal};
+use super::nic::{Cq, CqSettings, PhysicalNic, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
@@ -80,7 +80,7 @@ pub struct Server {
     pub freq_ghz: f64,
     /// The one kernel of a bare-metal machine.
     pub kernel: Kernel,
-    pub queues: Vec<QueuePair>,
+    pub nic: PhysicalNic,
     pub clients: Clients,
     pub counters: Counters,
     pub latency: LatencyHistogram,
@@ -124,18 +124,20 @@ impl Server {
         let threads: Vec<AppThread> = (0..app_cores).map(|t| AppThread::new(t, t)).collect();
         let epolls: Vec<Epoll> = (0..app_cores).map(|_| Epoll::new(&cfg.epoll)).collect();
         // RSS spreads connections over the queues evenly (an ideal indirection
-        // table); each connection is served by the thread of its queue's core
-        // when routing is aligned (thesis §3.1.2 with SO_INCOMING_NAPI_ID),
-        // and round-robin over the application threads when packed.
+        // table, `PhysicalNic::new`); each connection is served by the thread
+        // of its queue's core when routing is aligned (thesis §3.1.2 with
+        // SO_INCOMING_NAPI_ID), and round-robin over the application threads
+        // when packed.
         let nconn = cfg.load.connections() as u32;
+        let nic = PhysicalNic::new(queues, nconn);
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
-                let queue = i % nq;
+                let queue = nic.rss_queue(i);
                 let thread = match cfg.nic.irq_routing {
                     IrqRouting::Aligned => queue,
                     IrqRouting::Packed => i % app_cores,
                 };
-                Conn { queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
+                Conn { tx_queue: queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
             })
             .collect();
         let clients = Clients::new(&cfg, &streams)?;
@@ -159,7 +161,7 @@ impl Server {
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             kernel,
-            queues,
+            nic,
             clients,
             counters: Counters::default(),
             latency: LatencyHistogram::new(),
@@ -237,7 +239,7 @@ impl Server {
     fn packet_arrive(&mut self, sched: &mut Scheduler<Ev>, queue: u32, mut pkt: RxPacket) {
         let now = sched.now();
         pkt.arrived_ns = now;
-        let q = &mut self.queues[queue as usize];
+        let q = &mut self.nic.queues[queue as usize];
         if !q.post(pkt) {
             self.dropped(sched, DropSite::Ring, pkt.conn, pkt.sent_ns);
             return;
@@ -256,7 +258,7 @@ impl Server {
 
     fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
-        let q = &mut self.queues[queue as usize];
+        let q = &mut self.nic.queues[queue as usize];
         q.fire(cq);
         if self.measuring {
             self.counters.hard_irqs += 1;
@@ -288,7 +290,7 @@ impl Server {
         }
         self.counters = Counters::default();
         self.latency.reset();
-        for q in &mut self.queues {
+        for q in &mut self.nic.queues {
             q.rx.dim_time.restart(now);
             q.tx.dim_time.restart(now);
         }
@@ -297,7 +299,7 @@ impl Server {
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
     /// while the ring is full.
     pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
-        let q = &mut self.queues[queue as usize];
+        let q = &mut self.nic.queues[queue as usize];
         if !q.tx_post() {
             if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
                 self.dropped(sched, DropSite::Qdisc, conn, sent_ns);
@@ -314,11 +316,11 @@ impl Server {
 
     /// Descriptors were reaped: send what waits in the qdisc.
     pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
-        while let Some(&(conn, sent_ns, bytes)) = self.queues[queue as usize].qdisc.front() {
-            if self.queues[queue as usize].tx_in_use >= self.queues[queue as usize].tx_capacity {
+        while let Some(&(conn, sent_ns, bytes)) = self.nic.queues[queue as usize].qdisc.front() {
+            if self.nic.queues[queue as usize].tx_in_use >= self.nic.queues[queue as usize].tx_capacity {
                 break;
             }
-            self.queues[queue as usize].qdisc.pop_front();
+            self.nic.queues[queue as usize].qdisc.pop_front();
             self.transmit(sched, queue, conn, sent_ns, bytes);
         }
     }
@@ -410,9 +412,9 @@ impl Server {
     fn dim_report(&self, now: Nanos) -> Option<DimReport> {
         let cq = |cq: Cq| {
             let active = |q: &&QueuePair| q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs());
-            let dim = self.queues.iter().find(active)?.cq_ref(cq).dim.as_ref()?;
+            let dim = self.nic.queues.iter().find(active)?.cq_ref(cq).dim.as_ref()?;
             let (mode, direction) = (dim.mode(), dim.direction());
-            let queues = self.queues.iter().filter(active).map(|q| (q.id, &q.cq_ref(cq).dim_time));
+            let queues = self.nic.queues.iter().filter(active).map(|q| (q.id, &q.cq_ref(cq).dim_time));
             Some(dim_profiles::cq_report(mode, direction, queues, now))
         };
         let (rx, tx) = (cq(Cq::Rx), cq(Cq::Tx));
@@ -470,11 +472,11 @@ impl World for Server {
             }
             Ev::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
             Ev::ModerationTimer { queue, cq, gen } => {
-                let a = self.queues[queue as usize].on_timer(sched.now(), cq, gen);
+                let a = self.nic.queues[queue as usize].on_timer(sched.now(), cq, gen);
                 self.moderation(sched, queue, cq, a);
             }
             Ev::TxDone { queue, bytes } => {
-                let a = self.queues[queue as usize].tx_done(sched.now(), bytes);
+                let a = self.nic.queues[queue as usize].tx_done(sched.now(), bytes);
                 self.moderation(sched, queue, Cq::Tx, a);
             }
             Ev::NapiTimer { napi, gen } => {

@@ -153,7 +153,7 @@ impl Server {
     /// cycles of the poll including the wake-ups its deliveries cause).
     pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
-        let q = &mut self.queues[self.kernel.napi_queue[napi as usize] as usize];
+        let q = &mut self.nic.queues[self.kernel.napi_queue[napi as usize] as usize];
         // mlx5e_napi_poll reaps TX completions first (not counted as work).
         let tx = q.reap_tx(budget);
         q.take(budget, buf);
@@ -187,7 +187,7 @@ impl Server {
             let now = sched.now();
             let queue = self.kernel.napi_queue[napi as usize];
             self.tr(now, TraceEvent::IrqRearmed { queue });
-            let q = &mut self.queues[queue as usize];
+            let q = &mut self.nic.queues[queue as usize];
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
                 self.moderation(sched, queue, cq, signal);

@@ -9,6 +9,29 @@ use crate::engine::Nanos;
 pub use moderation::{Moderation, Signal};
 use std::collections::VecDeque;
 
+/// The physical NIC: its queue pairs and receive-side scaling.
+pub struct PhysicalNic {
+    pub queues: Vec<QueuePair>,
+    /// Per connection, the RX queue its packets land in.
+    rss: Vec<u32>,
+}
+
+impl PhysicalNic {
+    /// `queues` with `connections` flows spread evenly over them: RSS hashes
+    /// a flow's 4-tuple (Toeplitz) through the indirection table; the model
+    /// takes the ideal spread, flow i on queue i mod n.
+    pub fn new(queues: Vec<QueuePair>, connections: u32) -> Self {
+        let n = queues.len() as u32;
+        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect() }
+    }
+
+    /// The RX queue of connection `conn`'s packets.
+    #[inline]
+    pub fn rss_queue(&self, conn: u32) -> u32 {
+        self.rss[conn as usize]
+    }
+}
+
 /// A received packet waiting in a ring: one memcached request.
 #[derive(Clone, Copy, Debug)]
 pub struct RxPacket {
