@@ -17,8 +17,19 @@ use crate::engine::timer::LazyTimer;
 use crate::engine::StreamRng;
 use std::collections::VecDeque;
 
+/// What a core is for, as the summary groups them: the application's
+/// cores (`cpu_pct`) or cores that only take interrupts (`irq_cores_cpu_pct`,
+/// IRQ packing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreRole {
+    App,
+    Irq,
+}
+
 pub struct Kernel {
     pub cores: Vec<Core>,
+    /// Per core, its group (set by the builder, not implied by its index).
+    pub core_role: Vec<CoreRole>,
     pub napis: Vec<Napi>,
     /// The device queue each NAPI polls: the driver registers one NAPI per
     /// channel (`mlx5e_open_channel` → `netif_napi_add`) and its poll

@@ -6,7 +6,7 @@ use super::app::AppThread;
 use super::client::Clients;
 use super::cpu::{Core, CpuClass, IrqSrc};
 use super::epoll::Epoll;
-use super::kernel::{Conn, Kernel, NapiTimer};
+use super::kernel::{Conn, CoreRole, Kernel, NapiTimer};
 use super::napi::{Napi, NapiConfig};
 use super::nic::{Cq, CqSettings, PhysicalNic, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
@@ -145,6 +145,11 @@ impl Server {
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
         let kernel = Kernel {
+            // The application's threads run on the first cores; packed
+            // routing adds the IRQ cores after them.
+            core_role: (0..cores.len() as u32)
+                .map(|c| if c < app_cores { CoreRole::App } else { CoreRole::Irq })
+                .collect(),
             cores,
             napi_timer: vec![NapiTimer::default(); nq as usize],
             napis,
@@ -353,13 +358,12 @@ impl Server {
     fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
         let now = sched.now();
         let dur_s = self.cfg.run.duration_s;
-        let app = self.cfg.cpu.app_cores as usize;
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
         for (i, c) in self.kernel.cores.iter_mut().enumerate() {
             let a = c.accounted(now);
-            if i < app {
+            if self.kernel.core_role[i] == CoreRole::App {
                 app_tab.add(&a);
                 ctx_switches += c.context_switches;
             } else {
@@ -383,7 +387,7 @@ impl Server {
             throughput_qps: per(completed),
             latency_us: self.latency.summary_us(),
             cpu_pct: app_tab.pct(),
-            irq_cores_cpu_pct: (self.kernel.cores.len() > app).then(|| irq_tab.pct()),
+            irq_cores_cpu_pct: self.kernel.core_role.contains(&CoreRole::Irq).then(|| irq_tab.pct()),
             irqs_per_s: per(irqs),
             packets_per_irq: ratio(polled as f64, irqs as f64),
             context_switches_per_s: per(ctx_switches),
