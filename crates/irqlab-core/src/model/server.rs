@@ -1,6 +1,7 @@
 //! Assembly of the modelled server and the glue between the engine's events
-//! and the model parts. Models are plain structs; `Server` owns them all and
-//! each concern adds its own `impl Server` block in its own file.
+//! and the model parts. Models are plain structs: `Server` owns the kernel
+//! (`kernel.rs`), the NIC (`nic/`) and the clients, and each concern adds
+//! its own `impl Server` block in its own file.
 
 use super::app::AppThread;
 use super::client::Clients;
