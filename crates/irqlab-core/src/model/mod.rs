@@ -1,7 +1,10 @@
 //! The modelled world around the engine: a bare-metal server's receive path.
 //!
+//! - [`kernel`]: what a kernel owns (cores, NAPIs, threads, epolls,
+//!   sockets) and the NAPI ↔ device-queue maps;
 //! - [`cpu`]: cores, contexts, preemption and time accounting;
-//! - [`nic`]: RX rings and interrupt moderation (static and DIM);
+//! - [`nic`]: the physical NIC: RSS, RX rings and interrupt moderation
+//!   (static and DIM);
 //! - [`napi`]: the NAPI state machine of Linux ≥ 6.13;
 //! - [`server`]: assembly, the event loop glue and the summary;
 //! - [`sched`]: what a core runs next (hard IRQ > softirq > threads);
