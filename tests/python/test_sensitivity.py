@@ -41,6 +41,17 @@ def test_factor_one_reproduces_the_baseline_exactly(tmp_path, baseline):
     assert (tmp_path / "sensitivity" / "costs.tx_clean_cycles-x1" / "figure-4.1" / "results.parquet").is_file()
 
 
+def test_the_variants_take_the_baselines_base_seed(tmp_path):
+    # A baseline with another base seed: factor 1 still reproduces it only
+    # if the variants run with that seed too.
+    seeded = run_thesis(out=tmp_path / "base", quiet=True, seed=7, **SHORT)
+    [v] = run_sensitivity(
+        tmp_path, Scenario.load(default_scenario()), seeded,
+        fields=("costs.tx_clean_cycles",), factors=(1.0,), quiet=True, seed=7, **SHORT,
+    )
+    assert v.qps_change_pct == {p: 0.0 for p in PROFILES}
+
+
 def test_a_costlier_path_lowers_every_profiles_throughput(tmp_path, baseline):
     [v] = run_sensitivity(
         tmp_path, Scenario.load(default_scenario()), baseline,

@@ -137,6 +137,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
             jobs=jobs,
             resume=args.resume,
             quiet=args.quiet or args.json,
+            seed=seed,
         )
         files.append(report.write_csv(sensitivity.rows(variants), out / "sensitivity.csv"))
         files.append(sensitivity.tornado(variants, out / "sensitivity-tornado.png"))

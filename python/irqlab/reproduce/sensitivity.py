@@ -74,9 +74,11 @@ def run_sensitivity(
     jobs: Optional[int] = None,
     resume: bool = False,
     quiet: bool = False,
+    seed: Optional[int] = None,
 ) -> list[Variant]:
     """Run every variant (``len(fields) × len(factors)`` reproductions) and
-    compare each with ``baseline``, which must come from the same durations."""
+    compare each with ``baseline``, which must come from the same durations
+    and base ``seed``."""
     base_checks = {c.claim: c.holds for c in shape_checks(baseline)}
     variants = []
     for dotted in fields:
@@ -89,6 +91,7 @@ def run_sensitivity(
                 Path(scenario.source) if scenario.source else None,
                 closed_duration_s=closed_duration_s,
                 open_duration_s=open_duration_s,
+                seed=seed,
                 out=directory,
                 jobs=jobs,
                 resume=resume,
