@@ -96,7 +96,8 @@ def predict(
     overrides: tuple[str, ...] = (),
 ) -> list[HoldoutPrediction]:
     """Run each fit's held-out profile with the fit's constants (after the
-    reproduction's own ``overrides``), with ``seeds[profile]``."""
+    reproduction's own ``overrides``), with ``seeds[profile]``, on ``jobs``
+    threads (default: every core, as a sweep)."""
 
     def one(f: HoldoutFit) -> HoldoutPrediction:
         s = irqlab.run(
@@ -105,7 +106,9 @@ def predict(
         )
         return HoldoutPrediction(f, s, errors(s, table[f.holdout]))
 
-    with cf.ThreadPoolExecutor(max(1, jobs or 2)) as ex:
+    from irqlab.study.executor import default_jobs
+
+    with cf.ThreadPoolExecutor(jobs or default_jobs()) as ex:
         return list(ex.map(one, fits))
 
 

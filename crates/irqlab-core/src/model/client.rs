@@ -58,6 +58,8 @@ impl Clients {
                 streams.stream(kind::CLIENT_ARRIVALS, 0),
             )),
         };
+        // Depth bookkeeping only where requests are held at the client.
+        let per_connection = if holds_at_client(cfg) { cfg.load.connections() as usize } else { 0 };
         Ok(Clients {
             closed: cfg.load.qps.is_none(),
             arrivals,
@@ -68,8 +70,8 @@ impl Clients {
             depth: cfg.load.depth,
             think_ns: cfg.load.think_time_ns,
             to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
-            outstanding: if holds_at_client(cfg) { vec![0; cfg.load.connections() as usize] } else { Vec::new() },
-            held: if holds_at_client(cfg) { vec![0; cfg.load.connections() as usize] } else { Vec::new() },
+            outstanding: vec![0; per_connection],
+            held: vec![0; per_connection],
         })
     }
 
@@ -83,14 +85,6 @@ impl Clients {
     pub(crate) fn held_backlog(&self) -> u64 {
         self.held.iter().map(|&h| u64::from(h)).sum()
     }
-}
-
-/// An open loop that holds requests at the client (mutilate).
-pub(crate) fn holds_at_client(cfg: &Config) -> bool {
-    cfg.load.qps.is_some() && cfg.load.open_loop_backlog == OpenLoopBacklog::Client
-}
-
-impl Clients {
 
     fn request(&mut self, conn: u32, sent_ns: Nanos) -> RxPacket {
         let key = self.key.sample(SizeField::Key, &mut self.sizes);
@@ -103,6 +97,11 @@ impl Clients {
             reply_bytes: key + value + VALUE_OVERHEAD_BYTES,
         }
     }
+}
+
+/// An open loop that holds requests at the client (mutilate).
+pub(crate) fn holds_at_client(cfg: &Config) -> bool {
+    cfg.load.qps.is_some() && cfg.load.open_loop_backlog == OpenLoopBacklog::Client
 }
 
 impl Server {
