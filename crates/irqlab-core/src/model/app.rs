@@ -97,13 +97,12 @@ fn sys(ns: Nanos) -> Seg {
 impl Server {
     /// The thread's next segment, or None when it blocks.
     pub(crate) fn thread_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        let k = self.cfg.costs.clone();
         loop {
             let th = &mut self.kernel.threads[t as usize];
             match th.phase {
                 Phase::Start => {
                     th.phase = Phase::InEpollEntry;
-                    return Some(sys(self.ns(k.epoll_wait_cycles)));
+                    return Some(sys(self.ns(self.cfg.costs.epoll_wait_cycles)));
                 }
                 Phase::EpCheck => {
                     if let Some(seg) = self.ep_poll_step(sched, t) {
@@ -125,7 +124,7 @@ impl Server {
                         let n = c.rx.len() as u64;
                         th.reqs.extend(c.rx.drain(..));
                         th.phase = Phase::InRecv(conn);
-                        return Some(sys(self.ns(k.recv_cycles + k.recv_cycles_per_request * n)));
+                        return Some(sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n)));
                     }
                 },
                 Phase::NextReq => match th.reqs.pop_front() {
@@ -150,12 +149,12 @@ impl Server {
                 Phase::SendReady => {
                     let p = th.cur.expect("request in service");
                     th.phase = Phase::InSend;
-                    let cycles = k.send_cycles + k.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
+                    let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
                     return Some(sys(self.ns(cycles)));
                 }
                 Phase::BusySpin { owned } => {
                     th.phase = Phase::InBusySpin { owned };
-                    return Some(sys(self.ns(k.busy_poll_iteration_cycles)));
+                    return Some(sys(self.ns(self.cfg.costs.busy_poll_iteration_cycles)));
                 }
                 Phase::BusyNext { owned } => {
                     let napi = th.busy_napi;
