@@ -28,7 +28,7 @@ impl Server {
         c.waking_done = true;
         c.gen = c.gen.wrapping_add(1);
         c.running = Some(Running { owner, class: seg.class, end_ns: now + seg.ns, bh_disabled: seg.bh_disabled });
-        sched.at(now + seg.ns, Ev::CoreDone { core, gen: c.gen });
+        sched.at(now + seg.ns, Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
     }
 
     /// A hard interrupt is raised on `core`.
@@ -64,10 +64,10 @@ impl Server {
             }
             // 1. Hard IRQs, after waking from idle if the core slept.
             if let Some(&src) = c.irq_pending.front() {
-                if self.cfg.cpu.wakeup_latency_ns > 0 && !c.waking_done {
+                if self.kernel.wakeup_latency_ns > 0 && !c.waking_done {
                     c.wakeups_from_idle += 1;
                     c.waking_done = true;
-                    let seg = Seg { class: CpuClass::Idle, ns: self.cfg.cpu.wakeup_latency_ns, bh_disabled: false };
+                    let seg = Seg { class: CpuClass::Idle, ns: self.kernel.wakeup_latency_ns, bh_disabled: false };
                     self.start_segment(sched, core, Owner::Waking, seg);
                     return;
                 }
@@ -263,7 +263,7 @@ impl Server {
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
     fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let c = &mut self.kernel.cores[core as usize];
-        let lat = self.cfg.cpu.wakeup_latency_ns;
+        let lat = self.kernel.wakeup_latency_ns;
         if lat > 0 && sched.now() > 0 {
             c.wakeups_from_idle += 1;
             c.waking_done = true;

@@ -7,7 +7,7 @@ use super::app::AppThread;
 use super::client::Clients;
 use super::cpu::{Core, CpuClass, IrqSrc};
 use super::epoll::Epoll;
-use super::kernel::{Conn, CoreRole, Kernel, NapiTimer};
+use super::kernel::{Conn, CoreRole, Kernel, KernelId, NapiTimer, HOST};
 use super::napi::{Napi, NapiConfig};
 use super::nic::{Cq, CqSettings, PhysicalNic, QueuePair, RxPacket, Signal};
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
@@ -25,16 +25,17 @@ use std::collections::VecDeque;
 /// Every event of the model.
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
-    /// The running segment of `core` completes (ignored if `gen` is stale).
-    CoreDone { core: u32, gen: u32 },
+    /// The running segment of `kernel`'s `core` completes (ignored if
+    /// `gen` is stale).
+    CoreDone { kernel: KernelId, core: u32, gen: u32 },
     /// A request's DMA into RX queue `queue` completes.
     PacketArrive { queue: u32, pkt: RxPacket },
     /// The interrupt-moderation timer of a queue's CQ expires.
     ModerationTimer { queue: u32, cq: Cq, gen: u32 },
     /// A transmitted reply's descriptor completes on queue `queue`.
     TxDone { queue: u32, bytes: u32 },
-    /// The NAPI watchdog hrtimer expires.
-    NapiTimer { napi: u32, gen: u32 },
+    /// The NAPI watchdog hrtimer of `kernel`'s NAPI `napi` expires.
+    NapiTimer { kernel: KernelId, napi: u32, gen: u32 },
     /// A reply reaches its client.
     ReplyArrive { conn: u32, sent_ns: Nanos },
     /// Open loop: the next request is due.
@@ -79,8 +80,13 @@ pub enum DropSite {
 pub struct Server {
     pub cfg: Config,
     pub freq_ghz: f64,
-    /// The one kernel of a bare-metal machine.
+    /// The active kernel: the one whose code runs now (see
+    /// `model/kernel.rs`).
     pub kernel: Kernel,
+    /// Every kernel by [`KernelId`], the host's first ([`HOST`]); the
+    /// active kernel's slot holds an empty placeholder meanwhile.
+    kernels: Vec<Kernel>,
+    active: KernelId,
     pub nic: PhysicalNic,
     pub clients: Clients,
     pub counters: Counters,
@@ -146,6 +152,8 @@ impl Server {
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
         let kernel = Kernel {
+            id: HOST,
+            wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
             // The application's threads run on the first cores; packed
             // routing adds the IRQ cores after them.
             core_role: (0..cores.len() as u32)
@@ -167,6 +175,8 @@ impl Server {
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             kernel,
+            kernels: vec![Kernel::default()],
+            active: HOST,
             nic,
             clients,
             counters: Counters::default(),
@@ -180,6 +190,53 @@ impl Server {
             trace: None,
             cfg,
         })
+    }
+
+    /// Make kernel `k` the active one (`model/kernel.rs`).
+    #[inline]
+    pub(crate) fn switch_to(&mut self, k: KernelId) {
+        if k != self.active {
+            self.switch_slow(k);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn switch_slow(&mut self, k: KernelId) {
+        std::mem::swap(&mut self.kernel, &mut self.kernels[self.active]);
+        std::mem::swap(&mut self.kernel, &mut self.kernels[k]);
+        self.active = k;
+    }
+
+    /// Run `f` with kernel `k` active, then make the caller's kernel
+    /// active again.
+    #[inline]
+    pub(crate) fn in_kernel<R>(&mut self, k: KernelId, f: impl FnOnce(&mut Self) -> R) -> R {
+        let prev = self.active;
+        self.switch_to(k);
+        let r = f(self);
+        self.switch_to(prev);
+        r
+    }
+
+    /// The active kernel's id.
+    #[inline]
+    pub fn active_kernel(&self) -> KernelId {
+        self.active
+    }
+
+    /// Kernel `k`, active or parked.
+    pub fn kernel_ref(&self, k: KernelId) -> &Kernel {
+        if k == self.active {
+            &self.kernel
+        } else {
+            &self.kernels[k]
+        }
+    }
+
+    /// Number of kernels (1 on bare metal).
+    pub fn kernel_count(&self) -> usize {
+        self.kernels.len()
     }
 
     #[inline]
@@ -218,9 +275,13 @@ impl Server {
     ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
-        for t in 0..self.kernel.threads.len() as u32 {
-            self.thread_make_runnable(&mut sched, t);
+        for k in 0..self.kernels.len() {
+            self.switch_to(k);
+            for t in 0..self.kernel.threads.len() as u32 {
+                self.thread_make_runnable(&mut sched, t);
+            }
         }
+        self.switch_to(HOST);
         self.clients_start(&mut sched);
         if self.warmup_end_ns > 0 {
             sched.at(self.warmup_end_ns, Ev::WarmupEnd);
@@ -254,6 +315,7 @@ impl Server {
         self.moderation(sched, queue, Cq::Rx, signal);
     }
 
+    #[inline]
     pub fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
         match signal {
             Signal::Nothing => {}
@@ -270,6 +332,7 @@ impl Server {
             self.counters.hard_irqs += 1;
         }
         let core = q.irq_core;
+        self.switch_to(HOST);
         self.raise_irq(sched, core, IrqSrc::Queue(queue));
     }
 
@@ -284,16 +347,20 @@ impl Server {
         }
         t.core = core;
         if let TimerPost::At(at, gen) = t.timer.start(sched.now() + delay_ns) {
-            sched.at(at, Ev::NapiTimer { napi, gen });
+            sched.at(at, Ev::NapiTimer { kernel: self.active, napi, gen });
         }
     }
 
     fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.measuring = true;
-        for c in &mut self.kernel.cores {
-            c.reset_stats(now);
+        for k in 0..self.kernels.len() {
+            self.switch_to(k);
+            for c in &mut self.kernel.cores {
+                c.reset_stats(now);
+            }
         }
+        self.switch_to(HOST);
         self.counters = Counters::default();
         self.latency.reset();
         for q in &mut self.nic.queues {
@@ -358,6 +425,7 @@ impl Server {
 
     fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
         let now = sched.now();
+        self.switch_to(HOST);
         let dur_s = self.cfg.run.duration_s;
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
@@ -468,9 +536,11 @@ impl Server {
 impl World for Server {
     type Event = Ev;
 
+    #[inline]
     fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {
         match ev {
-            Ev::CoreDone { core, gen } => {
+            Ev::CoreDone { kernel, core, gen } => {
+                self.switch_to(kernel);
                 if self.kernel.cores[core as usize].gen == gen {
                     self.core_segment_done(sched, core);
                 }
@@ -484,11 +554,12 @@ impl World for Server {
                 let a = self.nic.queues[queue as usize].tx_done(sched.now(), bytes);
                 self.moderation(sched, queue, Cq::Tx, a);
             }
-            Ev::NapiTimer { napi, gen } => {
+            Ev::NapiTimer { kernel, napi, gen } => {
+                self.switch_to(kernel);
                 let t = &mut self.kernel.napi_timer[napi as usize];
                 match t.timer.on_event(sched.now(), gen) {
                     TimerFire::Ignore => {}
-                    TimerFire::Repost(at, gen) => sched.at(at, Ev::NapiTimer { napi, gen }),
+                    TimerFire::Repost(at, gen) => sched.at(at, Ev::NapiTimer { kernel, napi, gen }),
                     TimerFire::Expire => {
                         let core = t.core;
                         self.raise_irq(sched, core, IrqSrc::NapiTimer(napi));
