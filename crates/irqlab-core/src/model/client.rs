@@ -69,7 +69,10 @@ impl Clients {
             nconn: cfg.load.connections() as u32,
             depth: cfg.load.depth,
             think_ns: cfg.load.think_time_ns,
-            to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
+            to_ring_ns: {
+                let (dma_extra, wire_extra) = super::nic::vf::extra_latency_ns(cfg);
+                cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns + dma_extra + wire_extra
+            },
             outstanding: vec![0; per_connection],
             held: vec![0; per_connection],
         })

@@ -1,6 +1,12 @@
 //! Cores: one context at a time with priorities hard IRQ > softirq > threads,
 //! preemption, and per-context time accounting (user / system / softirq /
-//! irq / idle, as `/proc/stat` splits it).
+//! irq / idle, and guest / steal where a VM runs, as `/proc/stat` splits
+//! it).
+//!
+//! A core is physical or virtual. A virtual core (a guest's CPU) executes
+//! only while its vCPU thread is in guest mode on a physical core of the
+//! host (`model/vm/vcpu.rs`); meanwhile it is *frozen*: its running segment
+//! waits on its stack and nothing starts.
 //!
 //! A core executes *segments*: a stretch of work of one accounting class
 //! owned by a hard IRQ, the NET_RX softirq or a thread. Effects of a segment
@@ -20,7 +26,16 @@ pub enum CpuClass {
     Softirq = 2,
     Irq = 3,
     Idle = 4,
+    /// A host core running a vCPU thread in guest mode (`/proc/stat`'s
+    /// guest column, counted apart from user here).
+    Guest = 5,
+    /// A guest core whose work waits while the host runs something else on
+    /// its vCPU's core (the guest's steal time).
+    Steal = 6,
 }
+
+/// Number of accounting classes.
+pub const CLASSES: usize = 7;
 
 pub type ThreadId = u32;
 pub type CoreId = u32;
@@ -32,6 +47,12 @@ pub enum IrqSrc {
     Queue(u32),
     /// The NAPI watchdog hrtimer of NAPI `n` expired.
     NapiTimer(u32),
+    /// Host: the MSI-X vector of a device queue assigned to a guest
+    /// (`vfio_msihandler` → irqfd → KVM injection, `model/vm/kvm.rs`).
+    Vfio(u32),
+    /// Host: the reschedule IPI that makes vCPU thread `t`, running in
+    /// guest mode on this core, exit so that KVM can inject (`kvm_vcpu_kick`).
+    VcpuKick(u32),
 }
 
 /// What a thread segment is, so completion knows whether the thread's
@@ -43,6 +64,9 @@ pub enum ThreadSeg {
     /// Overhead with no effect on the program (context switch, interruption
     /// penalty).
     Overhead,
+    /// A vCPU thread in guest mode: open-ended, it lasts until the guest
+    /// halts or the host preempts it (`model/vm/vcpu.rs`).
+    Guest,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +132,12 @@ pub struct Core {
     pub waking_done: bool,
     /// The last thread was switched out for the idle task.
     pub switched_out: bool,
-    acct_ns: [Nanos; 5],
+    /// A virtual core: the host thread of its vCPU (None: physical core).
+    pub vcpu: Option<ThreadId>,
+    /// A virtual core whose vCPU is not in guest mode now (exited, halted
+    /// or preempted on the host): nothing runs on it.
+    pub frozen: bool,
+    acct_ns: [Nanos; CLASSES],
     acct_class: CpuClass,
     acct_since: Nanos,
     pub context_switches: u64,
@@ -135,7 +164,9 @@ impl Core {
             gen: 0,
             waking_done: false,
             switched_out: false,
-            acct_ns: [0; 5],
+            vcpu: None,
+            frozen: false,
+            acct_ns: [0; CLASSES],
             acct_class: CpuClass::Idle,
             acct_since: 0,
             context_switches: 0,
@@ -154,7 +185,7 @@ impl Core {
     }
 
     /// Time per class so far (charging up to `now`).
-    pub fn accounted(&mut self, now: Nanos) -> [Nanos; 5] {
+    pub fn accounted(&mut self, now: Nanos) -> [Nanos; CLASSES] {
         let c = self.acct_class;
         self.set_class(now, c);
         self.acct_ns
@@ -164,7 +195,7 @@ impl Core {
     pub fn reset_stats(&mut self, now: Nanos) {
         let c = self.acct_class;
         self.set_class(now, c);
-        self.acct_ns = [0; 5];
+        self.acct_ns = [0; CLASSES];
         self.context_switches = 0;
         self.interruptions = 0;
         self.wakeups_from_idle = 0;
@@ -210,9 +241,9 @@ mod tests {
         c.set_class(25, CpuClass::Irq);
         c.set_class(30, CpuClass::User);
         let a = c.accounted(40);
-        assert_eq!(a, [25, 0, 0, 5, 10]);
+        assert_eq!(a, [25, 0, 0, 5, 10, 0, 0]);
         c.reset_stats(40);
-        assert_eq!(c.accounted(50), [10, 0, 0, 0, 0]);
+        assert_eq!(c.accounted(50), [10, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]

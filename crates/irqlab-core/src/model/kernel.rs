@@ -22,6 +22,7 @@ use super::epoll::Epoll;
 use super::napi::Napi;
 use super::nic::RxPacket;
 use super::softirq::SoftirqState;
+use super::vm::vcpu::VcpuThread;
 use crate::engine::timer::LazyTimer;
 use crate::engine::{Nanos, StreamRng};
 use std::collections::VecDeque;
@@ -39,6 +40,9 @@ pub const HOST: KernelId = 0;
 pub enum CoreRole {
     App,
     Irq,
+    /// Neither: a guest's vCPU with no application thread, or a host core
+    /// running a vCPU (the host's cores are summarised apart).
+    Other,
 }
 
 #[derive(Default)]
@@ -62,6 +66,10 @@ pub struct Kernel {
     /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
     pub napi_timer: Vec<NapiTimer>,
     pub threads: Vec<AppThread>,
+    /// The host's vCPU threads (`model/vm/vcpu.rs`); their thread ids
+    /// start at `vcpu_base`, after the application's threads.
+    pub vcpus: Vec<VcpuThread>,
+    pub vcpu_base: u32,
     pub epolls: Vec<Epoll>,
     /// The sockets of the client connections, by connection.
     pub conns: Vec<Conn>,
@@ -71,6 +79,18 @@ pub struct Kernel {
     pub softirq_buf: Vec<Vec<RxPacket>>,
     /// Per application thread: its service-time stream.
     pub service_rng: Vec<StreamRng>,
+}
+
+impl Kernel {
+    /// The core thread `t` runs on.
+    #[inline]
+    pub fn thread_core(&self, t: u32) -> u32 {
+        if t < self.vcpu_base {
+            self.threads[t as usize].core
+        } else {
+            self.vcpus[(t - self.vcpu_base) as usize].core
+        }
+    }
 }
 
 /// The NAPI watchdog (`napi->timer`, HRTIMER_MODE_REL_PINNED): it fires on

@@ -11,7 +11,9 @@
 //! - [`softirq`]: `net_rx_action`;
 //! - [`epoll`] and [`app`]: `ep_poll` with busy polling and IRQ suspension,
 //!   and the memcached-like event-loop thread;
-//! - [`client`]: closed- and open-loop clients.
+//! - [`client`]: closed- and open-loop clients;
+//! - [`vm`]: guests: vCPU threads, KVM's interrupt delivery and halt
+//!   polling.
 
 pub mod app;
 pub mod client;
@@ -24,3 +26,4 @@ pub mod sched;
 pub mod server;
 pub mod softirq;
 pub mod trace;
+pub mod vm;

@@ -20,6 +20,7 @@ pub struct Seg {
 
 impl Server {
     /// Start `owner`'s segment on `core` now.
+    #[inline(always)]
     pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
         let now = sched.now();
         let c = &mut self.kernel.cores[core as usize];
@@ -27,8 +28,12 @@ impl Server {
         c.set_class(now, seg.class);
         c.waking_done = true;
         c.gen = c.gen.wrapping_add(1);
-        c.running = Some(Running { owner, class: seg.class, end_ns: now + seg.ns, bh_disabled: seg.bh_disabled });
-        sched.at(now + seg.ns, Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
+        let end_ns = now.saturating_add(seg.ns);
+        c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
+        // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
+        if seg.ns != Nanos::MAX {
+            sched.at(end_ns, Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
+        }
     }
 
     /// A hard interrupt is raised on `core`.
@@ -45,6 +50,10 @@ impl Server {
                 if is_thread {
                     c.interruptions += 1;
                 }
+                if let Owner::Thread(t, ThreadSeg::Guest) = owner {
+                    // A VM exit: the guest stops where it is.
+                    self.vcpu_preempted(sched, t);
+                }
                 self.kick(sched, core);
             }
             None => self.kick(sched, core),
@@ -54,7 +63,8 @@ impl Server {
     /// Decide what `core` runs now that nothing is running on it.
     pub(crate) fn kick(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let now = sched.now();
-        if self.kernel.cores[core as usize].running.is_some() {
+        let c = &self.kernel.cores[core as usize];
+        if c.running.is_some() || c.frozen {
             return;
         }
         loop {
@@ -75,6 +85,7 @@ impl Server {
                 let cycles = match src {
                     IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
+                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) => self.vm_irq_cycles(src),
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
@@ -132,7 +143,16 @@ impl Server {
             }
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {
-                match self.thread_next(sched, t) {
+                let next = match self.vcpu_index(t) {
+                    None => self.thread_next(sched, t),
+                    Some(v) => self.vcpu_next(v),
+                };
+                match next {
+                    Some(seg) if seg.class == CpuClass::Guest => {
+                        self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Guest), seg);
+                        self.vcpu_entered(sched, (t - self.kernel.vcpu_base) as usize);
+                        return;
+                    }
                     Some(seg) => {
                         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Step), seg);
                         return;
@@ -168,11 +188,33 @@ impl Server {
                 c.context_switches += 1;
                 c.switched_out = true;
             }
+            if let Some(t) = c.vcpu {
+                // A guest CPU idles by halting its vCPU.
+                self.vcpu_halt(sched, t, core);
+            }
             return;
         }
     }
 
     fn resume_frame(&mut self, sched: &mut Scheduler<Ev>, core: u32, f: Frame) {
+        if let Owner::Thread(t, seg) = f.owner {
+            if let Some(v) = self.vcpu_index(t) {
+                if seg == ThreadSeg::Guest {
+                    // Back to a vCPU that was in guest mode: it enters again.
+                    self.vcpu_resume(t);
+                    return;
+                }
+                if std::mem::take(&mut self.kernel.vcpus[v].poll_frame_stale) {
+                    // A halt poll that a wake-up ended while it was preempted.
+                    return;
+                }
+                // The host's own entry or poll: no penalty (the guest's
+                // threads pay theirs on the guest core).
+                let seg = Seg { class: f.class, ns: f.remaining_ns, bh_disabled: f.bh_disabled };
+                self.start_segment(sched, core, f.owner, seg);
+                return;
+            }
+        }
         let penalty = match f.owner {
             // Cache and pipeline disturbance after an interruption.
             Owner::Thread(..) if f.interrupted => self.ns(self.cfg.costs.interrupt_penalty_cycles),
@@ -197,6 +239,7 @@ impl Server {
     /// The running segment of `core` completed.
     pub(crate) fn core_segment_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let r = self.kernel.cores[core as usize].running.take().expect("a segment was running");
+        debug_assert!(!self.kernel.cores[core as usize].frozen, "a frozen core completes nothing");
         self.segment_effects(sched, core, r.owner);
     }
 
@@ -210,8 +253,12 @@ impl Server {
             Owner::Waking => {}
             Owner::HardIrq(src) => self.hardirq_done(sched, core, src),
             Owner::Softirq => self.softirq_step_done(sched, core),
-            Owner::Thread(t, ThreadSeg::Step) => self.thread_step_done(sched, t),
+            Owner::Thread(t, ThreadSeg::Step) => match self.vcpu_index(t) {
+                None => self.thread_step_done(sched, t),
+                Some(v) => self.vcpu_step_done(v),
+            },
             Owner::Thread(_, ThreadSeg::Overhead) => {}
+            Owner::Thread(_, ThreadSeg::Guest) => unreachable!("a guest-mode segment has no end"),
         }
     }
 
@@ -226,6 +273,7 @@ impl Server {
                     self.napi_enqueue(core, napi);
                 }
             }
+            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) => self.vm_hardirq_done(_sched, src),
             IrqSrc::NapiTimer(n) => {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;
@@ -248,12 +296,17 @@ impl Server {
 
     /// A thread becomes runnable on its core (`try_to_wake_up`).
     pub(crate) fn thread_make_runnable(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let core = self.kernel.threads[t as usize].core;
+        let core = self.kernel.thread_core(t);
         let c = &mut self.kernel.cores[core as usize];
         if c.current_thread == Some(t) || c.runqueue.contains(&t) {
             return;
         }
         c.runqueue.push_back(t);
+        if c.frozen {
+            // A guest CPU out of guest mode: its vCPU must enter first.
+            self.guest_core_wake(sched, core);
+            return;
+        }
         if !c.waking_done {
             // A wake-up of a sleeping core: IPI, then C-state exit.
             self.kick_after_wakeup(sched, core);

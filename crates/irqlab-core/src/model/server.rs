@@ -5,11 +5,12 @@
 
 use super::app::AppThread;
 use super::client::Clients;
-use super::cpu::{Core, CpuClass, IrqSrc};
+use super::cpu::{Core, CpuClass, IrqSrc, CLASSES};
 use super::epoll::Epoll;
 use super::kernel::{Conn, CoreRole, Kernel, KernelId, NapiTimer, HOST};
 use super::napi::{Napi, NapiConfig};
-use super::nic::{Cq, CqSettings, PhysicalNic, QueuePair, RxPacket, Signal};
+use super::nic::{vf, Cq, CqSettings, IrqRoute, PhysicalNic, QueuePair, RxPacket, Signal};
+use super::vm::vcpu::VcpuThread;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
@@ -19,7 +20,7 @@ use crate::scenario::{Config, IrqRouting, Scenario};
 use crate::stats::cycles::CycleTable;
 use crate::stats::latency::LatencyHistogram;
 use crate::stats::dim_profiles;
-use crate::stats::summary::{CpuPct, DimReport, DropsBySite, Summary};
+use crate::stats::summary::{CpuPct, DimReport, DropsBySite, Summary, VmReport};
 use std::collections::VecDeque;
 
 /// Every event of the model.
@@ -63,6 +64,13 @@ pub struct Counters {
     pub retransmits: u64,
     /// Open-loop arrivals that waited at the client for a free slot.
     pub held_at_client: u64,
+    /// Entries of vCPUs into guest mode after an exit (halts included).
+    pub vm_exits: u64,
+    /// vCPU halts (HLT exits) and those ended during KVM's halt poll.
+    pub vm_halts: u64,
+    pub halt_poll_wakeups: u64,
+    /// Interrupts KVM injected into guests.
+    pub virtual_irqs: u64,
 }
 
 /// Where a request or reply was dropped.
@@ -87,6 +95,8 @@ pub struct Server {
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
     active: KernelId,
+    /// The kernel that runs the application and owns the sockets.
+    pub app_kernel: KernelId,
     pub nic: PhysicalNic,
     pub clients: Clients,
     pub counters: Counters,
@@ -94,6 +104,10 @@ pub struct Server {
     pub measuring: bool,
     pub warmup_end_ns: Nanos,
     pub end_ns: Nanos,
+    /// Extra latency of an assigned device's DMA (IOMMU) and between its
+    /// queues and the wire (SR-IOV switch), ns (`nic/vf.rs`).
+    pub vm_dma_extra_ns: Nanos,
+    pub vm_wire_extra_ns: Nanos,
     pub streams: RngStreams,
     profile: Option<String>,
     name: String,
@@ -106,7 +120,12 @@ impl Server {
         let streams = RngStreams::new(cfg.run.seed);
         let app_cores = cfg.cpu.app_cores;
         let nq = cfg.queues();
-        let cores: Vec<Core> = (0..cfg.total_cores()).map(Core::new).collect();
+        // The kernel that runs the application and drives the NIC's
+        // queues: the host's on bare metal, else the guest's.
+        let guest = cfg.vm.is_guest();
+        let app_kernel: KernelId = if guest { 1 } else { HOST };
+        let ncores = if guest { cfg.vcpus() } else { cfg.total_cores() };
+        let cores: Vec<Core> = (0..ncores).map(Core::new).collect();
         let irq_core = |q: u32| match cfg.nic.irq_routing {
             IrqRouting::Aligned => q % app_cores,
             IrqRouting::Packed => app_cores + q % cfg.nic.irq_cores,
@@ -121,7 +140,12 @@ impl Server {
             irqs: cfg.nic.tx_completion_irqs,
         };
         let queues: Vec<QueuePair> =
-            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, irq_core(q), rx, tx)).collect();
+            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx)).collect();
+        let routes: Vec<IrqRoute> = if guest {
+            vf::vfio_routes(nq, app_kernel, irq_core)
+        } else {
+            (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
+        };
         let ncfg = NapiConfig {
             defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
             gro_flush_timeout: cfg.napi.gro_flush_timeout,
@@ -136,7 +160,7 @@ impl Server {
         // SO_INCOMING_NAPI_ID), and round-robin over the application threads
         // when packed.
         let nconn = cfg.load.connections() as u32;
-        let nic = PhysicalNic::new(queues, nconn);
+        let nic = PhysicalNic::new(queues, nconn, routes);
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
                 let queue = nic.rss_queue(i);
@@ -151,13 +175,19 @@ impl Server {
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
-        let kernel = Kernel {
-            id: HOST,
-            wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
+        let mut kernel = Kernel {
+            id: app_kernel,
+            // A guest's idle vCPU halts into the host, which pays the wake-up.
+            wakeup_latency_ns: if guest { 0 } else { cfg.cpu.wakeup_latency_ns },
             // The application's threads run on the first cores; packed
-            // routing adds the IRQ cores after them.
-            core_role: (0..cores.len() as u32)
-                .map(|c| if c < app_cores { CoreRole::App } else { CoreRole::Irq })
+            // routing adds the IRQ cores after them; a guest's other vCPUs
+            // run nothing.
+            core_role: (0..ncores)
+                .map(|c| match (c < app_cores, guest) {
+                    (true, _) => CoreRole::App,
+                    (false, false) => CoreRole::Irq,
+                    (false, true) => CoreRole::Other,
+                })
                 .collect(),
             cores,
             napi_timer: vec![NapiTimer::default(); nq as usize],
@@ -165,18 +195,45 @@ impl Server {
             // One NAPI per queue pair, as mlx5 registers them.
             napi_queue: (0..nq).collect(),
             queue_napi: (0..nq).collect(),
+            vcpu_base: threads.len() as u32,
             threads,
+            vcpus: Vec::new(),
             epolls,
             conns,
-            softirq: vec![Default::default(); cfg.total_cores() as usize],
-            softirq_buf: vec![Vec::with_capacity(64); cfg.total_cores() as usize],
+            softirq: vec![Default::default(); ncores as usize],
+            softirq_buf: vec![Vec::with_capacity(64); ncores as usize],
             service_rng,
         };
+        let kernels = if guest {
+            // vCPU i is a host thread pinned to host core i; the guest's
+            // cores wait for their vCPUs to enter guest mode.
+            let host_cores = cfg.vcpus();
+            for (i, c) in kernel.cores.iter_mut().enumerate() {
+                c.vcpu = Some(i as u32);
+                c.frozen = true;
+            }
+            let host = Kernel {
+                id: HOST,
+                wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
+                cores: (0..host_cores).map(Core::new).collect(),
+                core_role: vec![CoreRole::Other; host_cores as usize],
+                vcpus: (0..host_cores).map(|i| VcpuThread::new(i, app_kernel, i)).collect(),
+                vcpu_base: 0,
+                softirq: vec![Default::default(); host_cores as usize],
+                softirq_buf: vec![Vec::new(); host_cores as usize],
+                ..Kernel::default()
+            };
+            vec![Kernel::default(), std::mem::replace(&mut kernel, host)]
+        } else {
+            vec![Kernel::default()]
+        };
+        let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             kernel,
-            kernels: vec![Kernel::default()],
+            kernels,
             active: HOST,
+            app_kernel,
             nic,
             clients,
             counters: Counters::default(),
@@ -184,6 +241,8 @@ impl Server {
             measuring: warmup_end_ns == 0,
             warmup_end_ns,
             end_ns,
+            vm_dma_extra_ns,
+            vm_wire_extra_ns,
             streams,
             profile: s.profile().map(|p| p.name().to_string()),
             name: cfg.name.clone(),
@@ -275,9 +334,12 @@ impl Server {
     ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
-        for k in 0..self.kernels.len() {
+        // Guests first: their threads wait on their frozen cores until the
+        // host's vCPU threads enter guest mode.
+        for k in (0..self.kernels.len()).rev() {
             self.switch_to(k);
-            for t in 0..self.kernel.threads.len() as u32 {
+            let n = self.kernel.threads.len() + self.kernel.vcpus.len();
+            for t in 0..n as u32 {
                 self.thread_make_runnable(&mut sched, t);
             }
         }
@@ -331,9 +393,12 @@ impl Server {
         if self.measuring {
             self.counters.hard_irqs += 1;
         }
-        let core = q.irq_core;
-        self.switch_to(HOST);
-        self.raise_irq(sched, core, IrqSrc::Queue(queue));
+        match self.nic.route(queue) {
+            IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
+            IrqRoute::Vfio { host_core, .. } => {
+                self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
+            }
+        }
     }
 
     /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
@@ -382,9 +447,10 @@ impl Server {
             return;
         }
         let now = sched.now();
-        sched.at(now + self.cfg.nic.wire_latency_ns, Ev::ReplyArrive { conn, sent_ns });
+        let wire_ns = self.cfg.nic.wire_latency_ns + self.vm_dma_extra_ns + self.vm_wire_extra_ns;
+        sched.at(now + wire_ns, Ev::ReplyArrive { conn, sent_ns });
         // The TX descriptor completes once the NIC has DMAed the reply.
-        sched.at(now + self.cfg.nic.dma_latency_ns, Ev::TxDone { queue, bytes });
+        sched.at(now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns, Ev::TxDone { queue, bytes });
     }
 
     /// Descriptors were reaped: send what waits in the qdisc.
@@ -425,20 +491,27 @@ impl Server {
 
     fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
         let now = sched.now();
-        self.switch_to(HOST);
         let dur_s = self.cfg.run.duration_s;
+        let vm = self.vm_report(now);
+        // The application's cores, as the kernel that runs them sees them.
+        self.switch_to(self.app_kernel);
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
-        for (i, c) in self.kernel.cores.iter_mut().enumerate() {
+        let kernel = &mut self.kernel;
+        for (i, c) in kernel.cores.iter_mut().enumerate() {
             let a = c.accounted(now);
-            if self.kernel.core_role[i] == CoreRole::App {
-                app_tab.add(&a);
-                ctx_switches += c.context_switches;
-            } else {
-                irq_tab.add(&a);
+            match kernel.core_role[i] {
+                CoreRole::App => {
+                    app_tab.add(&a);
+                    ctx_switches += c.context_switches;
+                }
+                CoreRole::Irq => irq_tab.add(&a),
+                CoreRole::Other => {}
             }
         }
+        let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
+        self.switch_to(HOST);
         let completed = self.counters.completed;
         let polled = self.counters.packets_polled;
         let irqs = self.counters.hard_irqs;
@@ -456,7 +529,7 @@ impl Server {
             throughput_qps: per(completed),
             latency_us: self.latency.summary_us(),
             cpu_pct: app_tab.pct(),
-            irq_cores_cpu_pct: self.kernel.core_role.contains(&CoreRole::Irq).then(|| irq_tab.pct()),
+            irq_cores_cpu_pct: has_irq_cores.then(|| irq_tab.pct()),
             irqs_per_s: per(irqs),
             packets_per_irq: ratio(polled as f64, irqs as f64),
             context_switches_per_s: per(ctx_switches),
@@ -471,12 +544,37 @@ impl Server {
             watchdog_fires_per_s: per(self.counters.watchdog_fires),
             rx_ring_wait_us: ratio(self.counters.ring_wait_ns as f64, polled as f64) / 1e3,
             dim: self.dim_report(now),
+            vm,
             requests_completed: completed,
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),
             wall_s,
             warnings: self.warnings(completed, drops),
         }
+    }
+
+    /// What the virtualization layer did (None on bare metal): counters
+    /// and the host's view of the vCPU cores.
+    fn vm_report(&mut self, now: Nanos) -> Option<VmReport> {
+        if !self.cfg.vm.is_guest() {
+            return None;
+        }
+        self.switch_to(HOST);
+        let mut host = CycleTable::default();
+        for c in &mut self.kernel.cores {
+            host.add(&c.accounted(now));
+        }
+        let per = |x: u64| x as f64 / self.cfg.run.duration_s;
+        let k = &self.counters;
+        let kind = serde_json::to_value(self.cfg.vm.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        Some(VmReport {
+            kind,
+            vm_exits_per_s: per(k.vm_exits),
+            virtual_irqs_per_s: per(k.virtual_irqs),
+            halts_per_s: per(k.vm_halts),
+            halt_poll_success_pct: if k.vm_halts > 0 { 100.0 * k.halt_poll_wakeups as f64 / k.vm_halts as f64 } else { 0.0 },
+            host_cpu_pct: host.pct(),
+        })
     }
 
     /// What net DIM did on the RX and TX completion queues over the measured
@@ -562,7 +660,13 @@ impl World for Server {
                     TimerFire::Repost(at, gen) => sched.at(at, Ev::NapiTimer { kernel, napi, gen }),
                     TimerFire::Expire => {
                         let core = t.core;
-                        self.raise_irq(sched, core, IrqSrc::NapiTimer(napi));
+                        if kernel == HOST {
+                            self.raise_irq(sched, core, IrqSrc::NapiTimer(napi));
+                        } else {
+                            // A guest hrtimer is emulated by the host: it
+                            // expires as an injected interrupt.
+                            self.kvm_inject(sched, kernel, core, IrqSrc::NapiTimer(napi));
+                        }
                     }
                 }
             }
@@ -576,7 +680,7 @@ impl World for Server {
 }
 
 /// Accounting helper for the summary (kept here: it only reshapes numbers).
-pub fn pct_of(a: &[Nanos; 5]) -> CpuPct {
+pub fn pct_of(a: &[Nanos; CLASSES]) -> CpuPct {
     let total: Nanos = a.iter().sum();
     let p = |i: usize| if total > 0 { 100.0 * a[i] as f64 / total as f64 } else { 0.0 };
     CpuPct {
@@ -585,5 +689,7 @@ pub fn pct_of(a: &[Nanos; 5]) -> CpuPct {
         softirq: p(CpuClass::Softirq as usize),
         irq: p(CpuClass::Irq as usize),
         idle: p(CpuClass::Idle as usize),
+        guest: p(CpuClass::Guest as usize),
+        steal: p(CpuClass::Steal as usize),
     }
 }

@@ -25,6 +25,8 @@ pub struct Config {
     pub epoll: EpollCfg,
     pub app: AppCfg,
     pub load: LoadCfg,
+    /// The application in a KVM guest (absent: bare metal).
+    pub vm: super::vm::VmCfg,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -440,6 +442,14 @@ impl Config {
             self.cpu.app_cores
         } else {
             self.nic.queues
+        }
+    }
+    /// vCPUs of the guest, when the application runs in one.
+    pub fn vcpus(&self) -> u32 {
+        if self.vm.vcpus == 0 {
+            self.cpu.app_cores
+        } else {
+            self.vm.vcpus
         }
     }
     /// Total cores modelled: application cores plus dedicated IRQ cores.

@@ -7,8 +7,10 @@
 pub mod config;
 pub mod profile;
 mod validate;
+pub mod vm;
 
 pub use config::*;
+pub use vm::{VmCfg, VmKind};
 pub use profile::{Coalesce, EpollParams, PerNapi, Profile, ProfileKnobs};
 
 use crate::error::{one_line, Error};

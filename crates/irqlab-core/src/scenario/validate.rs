@@ -96,6 +96,17 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.depth", |c| c.load.depth, 1, 1024),
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
     int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
+    int_field!("vm.vcpus", |c| c.vm.vcpus, 0, 1024),
+    int_field!("vm.exit_entry_cycles", |c| c.vm.exit_entry_cycles, 0, MAX_CYCLES),
+    int_field!("vm.vfio_irq_cycles", |c| c.vm.vfio_irq_cycles, 0, MAX_CYCLES),
+    int_field!("vm.ipi_cycles", |c| c.vm.ipi_cycles, 0, MAX_CYCLES),
+    int_field!("vm.halt_poll_ns", |c| c.vm.halt_poll_ns, 0, MAX_NS),
+    // kvm_main.c takes these as unsigned ints; a grow of 0 or 1 never grows.
+    int_field!("vm.halt_poll_ns_grow", |c| c.vm.halt_poll_ns_grow, 0, 1024),
+    int_field!("vm.halt_poll_ns_grow_start", |c| c.vm.halt_poll_ns_grow_start, 0, MAX_NS),
+    int_field!("vm.halt_poll_ns_shrink", |c| c.vm.halt_poll_ns_shrink, 0, 1024),
+    int_field!("vm.iommu_latency_ns", |c| c.vm.iommu_latency_ns, 0, MAX_NS),
+    int_field!("vm.eswitch_latency_ns", |c| c.vm.eswitch_latency_ns, 0, MAX_NS),
 ];
 
 pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
@@ -111,6 +122,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
     ("load.interarrival", "\"exponential\" or \"fb_ia\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
+    ("vm.kind", "\"none\", \"passthrough\" or \"sriov\""),
 ];
 
 /// The accepted range of a field with a fixed one, in words ("a whole
@@ -174,6 +186,22 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
                 c.cpu.app_cores, c.nic.queues
             ),
         ));
+    }
+
+    if c.vm.is_guest() {
+        if c.vcpus() < c.cpu.app_cores {
+            return Err(Error::field(
+                "vm.vcpus",
+                format!("must be at least cpu.app_cores ({}) or 0 (got {})", c.cpu.app_cores, c.vm.vcpus),
+            ));
+        }
+        if c.nic.irq_routing == IrqRouting::Packed {
+            return Err(Error::field(
+                "nic.irq_routing",
+                "must be \"aligned\" when vm.kind is \"passthrough\" or \"sriov\": the guest's driver takes \
+                 its queues' interrupts on its application vCPUs",
+            ));
+        }
     }
 
     match c.app.service {

@@ -37,6 +37,18 @@ pub struct CpuPct {
     pub softirq: f64,
     pub irq: f64,
     pub idle: f64,
+    /// Host cores: time a vCPU thread ran in guest mode. Absent when 0
+    /// (bare metal, and every guest core).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub guest: f64,
+    /// Guest cores: time their work waited while the host ran something
+    /// else on their vCPU's core. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steal: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -82,6 +94,10 @@ pub struct Summary {
     /// What net DIM (adaptive coalescing) did in the measured window; null
     /// when no completion queue runs DIM.
     pub dim: Option<DimReport>,
+    /// The application runs in a guest (`vm.kind`): what the
+    /// virtualization layer did. Absent on bare metal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmReport>,
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,
@@ -89,6 +105,28 @@ pub struct Summary {
     /// What the reader should know to read the numbers right, one sentence
     /// each (e.g. that no request completed, so latency is not reported).
     pub warnings: Vec<String>,
+}
+
+/// What the virtualization layer did over the measured window. In a VM run
+/// `cpu_pct` is the guest's own view of its application vCPUs (with the
+/// time the host took from them as `steal`); `host_cpu_pct` is the host's
+/// view of the cores running the vCPUs, guest mode as `guest`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VmReport {
+    /// `vm.kind`: "passthrough" or "sriov".
+    pub kind: String,
+    /// VM exits per second, all vCPUs: each return to guest mode after an
+    /// exit (interrupt, IPI, halt) counts one.
+    pub vm_exits_per_s: f64,
+    /// Interrupts KVM injected into the guest per second (device vectors
+    /// and the guest's timers).
+    pub virtual_irqs_per_s: f64,
+    /// vCPU halts (the guest idled) per second, and the share of them that
+    /// KVM's halt poll ended (the vCPU never slept), percent.
+    pub halts_per_s: f64,
+    pub halt_poll_success_pct: f64,
+    /// The host's cores that run the vCPUs.
+    pub host_cpu_pct: CpuPct,
 }
 
 /// Net DIM over the measured window, per direction: `rx` when `adaptive-rx`

@@ -3,26 +3,39 @@
 //! in an mlx5 channel: RX and TX completions signal one event queue).
 
 pub mod moderation;
+pub mod route;
+pub mod vf;
 
 use crate::dim::net_dim::DimDirection;
 use crate::engine::Nanos;
 pub use moderation::{Moderation, Signal};
+pub use route::IrqRoute;
 use std::collections::VecDeque;
 
-/// The physical NIC: its queue pairs and receive-side scaling.
+/// The physical NIC: its queue pairs, receive-side scaling and where each
+/// pair's interrupt goes.
 pub struct PhysicalNic {
     pub queues: Vec<QueuePair>,
     /// Per connection, the RX queue its packets land in.
     rss: Vec<u32>,
+    /// Per queue pair, the path of its MSI-X vector.
+    routes: Vec<IrqRoute>,
 }
 
 impl PhysicalNic {
     /// `queues` with `connections` flows spread evenly over them: RSS hashes
     /// a flow's 4-tuple (Toeplitz) through the indirection table; the model
     /// takes the ideal spread, flow i on queue i mod n.
-    pub fn new(queues: Vec<QueuePair>, connections: u32) -> Self {
+    pub fn new(queues: Vec<QueuePair>, connections: u32, routes: Vec<IrqRoute>) -> Self {
         let n = queues.len() as u32;
-        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect() }
+        debug_assert_eq!(routes.len(), queues.len());
+        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect(), routes }
+    }
+
+    /// The path of queue pair `q`'s interrupt.
+    #[inline]
+    pub fn route(&self, q: u32) -> IrqRoute {
+        self.routes[q as usize]
     }
 
     /// The RX queue of connection `conn`'s packets.
@@ -68,8 +81,6 @@ pub struct QueuePair {
     pub id: u32,
     pub ring: VecDeque<RxPacket>,
     pub capacity: usize,
-    /// Core the pair's MSI-X vector is routed to.
-    pub irq_core: u32,
     pub rx: Moderation,
     pub tx: Moderation,
     tx_irqs: bool,
@@ -87,12 +98,11 @@ pub struct QueuePair {
 }
 
 impl QueuePair {
-    pub fn new(id: u32, capacity: usize, tx_capacity: u32, irq_core: u32, rx: CqSettings, tx: CqSettings) -> Self {
+    pub fn new(id: u32, capacity: usize, tx_capacity: u32, rx: CqSettings, tx: CqSettings) -> Self {
         QueuePair {
             id,
             ring: VecDeque::with_capacity(capacity.min(1 << 16)),
             capacity,
-            irq_core,
             rx: Moderation::new(rx.usecs, rx.frames, rx.cqe_mode, rx.adaptive, DimDirection::Rx),
             tx: Moderation::new(tx.usecs, tx.frames, tx.cqe_mode, tx.adaptive, DimDirection::Tx),
             tx_irqs: tx.irqs,
@@ -224,7 +234,7 @@ mod tests {
 
     #[test]
     fn full_ring_drops() {
-        let mut q = QueuePair::new(0, 2, 8, 0, s(0, 0, true), s(0, 0, true));
+        let mut q = QueuePair::new(0, 2, 8, s(0, 0, true), s(0, 0, true));
         assert!(q.post(pkt(0)) && q.post(pkt(1)));
         assert!(!q.post(pkt(2)));
         assert_eq!(q.drops, 1);
@@ -235,7 +245,7 @@ mod tests {
 
     #[test]
     fn tx_completions_signal_only_when_enabled_and_are_reaped() {
-        let mut q = QueuePair::new(0, 8, 2, 0, s(0, 0, true), s(0, 2, true));
+        let mut q = QueuePair::new(0, 8, 2, s(0, 0, true), s(0, 2, true));
         assert!(q.tx_post() && q.tx_post());
         assert!(!q.tx_post(), "the TX ring holds 2 descriptors");
         assert_eq!(q.tx_done(0, 100), Signal::Nothing);
@@ -248,7 +258,7 @@ mod tests {
         let [(_, rx), (_, tx)] = q.arm(5);
         assert_eq!(rx, Signal::Nothing);
         assert_eq!(tx, Signal::Nothing, "one of two frames");
-        let mut off = QueuePair::new(0, 8, 8, 0, s(0, 0, true), s(0, 1, false));
+        let mut off = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 1, false));
         assert!(off.tx_post());
         assert_eq!(off.tx_done(0, 100), Signal::Nothing);
         assert_eq!(off.reap_tx(64), 1);

@@ -1,0 +1,144 @@
+//! KVM's interrupt delivery into a guest, without APICv (Sandy Bridge-EP):
+//! `kvm_set_msi` → `__apic_accept_irq` → `vmx_deliver_interrupt` sets the
+//! vector pending and calls `kvm_vcpu_kick`, which
+//! - for a vCPU running in guest mode, sends a reschedule IPI to its core:
+//!   the IPI forces a VM exit there (host time: `vm.ipi_cycles`), and the
+//!   interrupt is injected at the next entry, which pays
+//!   `vm.exit_entry_cycles`;
+//! - for a vCPU whose thread is out of guest mode on its core (the host is
+//!   running an interrupt, a softirq or the entry itself), does nothing
+//!   more: the interrupt is injected at the coming entry;
+//! - for a halted vCPU, ends its halt poll at once, or wakes its sleeping
+//!   thread (`kvm_vcpu_wake_up` → `try_to_wake_up`; the host core pays its
+//!   C-state exit and the context switch).
+//!
+//! An assigned device's MSI-X vector (VFIO, passthrough and SR-IOV) is a
+//! host hard IRQ first: `vfio_msihandler` → `eventfd_signal` →
+//! `irqfd_wakeup` → `kvm_set_msi`, in the host's interrupt context on the
+//! core the vector's affinity names (`vm.vfio_irq_cycles`).
+
+use crate::engine::Scheduler;
+use crate::model::cpu::{IrqSrc, Owner, ThreadSeg};
+use crate::model::kernel::{KernelId, HOST};
+use crate::model::server::{Ev, Server};
+use crate::model::vm::vcpu::VcpuPhase;
+
+impl Server {
+    /// Deliver interrupt `src` to CPU `gc` of guest `guest`: kick the
+    /// vCPU, then raise the interrupt on the guest core, where it runs as
+    /// soon as the vCPU is in guest mode.
+    #[inline(never)]
+    pub(crate) fn kvm_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
+        if self.measuring {
+            self.counters.virtual_irqs += 1;
+        }
+        self.kvm_vcpu_kick(sched, guest, gc);
+        self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
+    }
+
+    /// `kvm_vcpu_kick` for the vCPU of CPU `gc` of guest `guest`: make it
+    /// leave guest mode or wake it up, so that it enters (again) and sees
+    /// what is pending.
+    #[inline(never)]
+    pub(crate) fn kvm_vcpu_kick(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32) {
+        let t = self.kernel_ref(guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        let now = sched.now();
+        self.in_kernel(HOST, |s| {
+            let v = s.vcpu_index(t).expect("a vCPU thread");
+            let core = s.kernel.vcpus[v].core;
+            match s.kernel.vcpus[v].phase {
+                VcpuPhase::InGuest => {
+                    // Running in guest mode (not preempted on its core):
+                    // the IPI forces the exit. (A device vector on the
+                    // vCPU's own core has already exited it: the vCPU is
+                    // then preempted, not running. A guest timer expiring
+                    // there is the same exit, taken for the timer.)
+                    let running = matches!(
+                        s.kernel.cores[core as usize].running,
+                        Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest)
+                    );
+                    if running {
+                        s.raise_irq(sched, core, IrqSrc::VcpuKick(t));
+                    }
+                }
+                VcpuPhase::Entering => {}
+                VcpuPhase::HaltPoll => {
+                    s.vcpu_woken(v, now);
+                    let c = &mut s.kernel.cores[core as usize];
+                    match c.running {
+                        Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Step) => {
+                            // The poll loop sees the pending interrupt.
+                            c.running = None;
+                            c.gen = c.gen.wrapping_add(1);
+                            s.kick(sched, core);
+                        }
+                        // The poll was preempted by a host interrupt: it
+                        // must not resume.
+                        _ => s.kernel.vcpus[v].poll_frame_stale = true,
+                    }
+                }
+                VcpuPhase::Blocked => {
+                    s.vcpu_woken(v, now);
+                    s.thread_make_runnable(sched, t);
+                }
+            }
+        });
+    }
+
+    /// The halted vCPU `v` has an event: it enters guest mode next, and
+    /// KVM adapts its poll window to how long it was halted.
+    fn vcpu_woken(&mut self, v: usize, now: crate::engine::Nanos) {
+        let vcpu = &mut self.kernel.vcpus[v];
+        let polled = vcpu.phase == VcpuPhase::HaltPoll;
+        vcpu.phase = VcpuPhase::Entering;
+        let halt_ns = now - vcpu.halt_start_ns;
+        vcpu.adapt_halt_poll(halt_ns, &self.cfg.vm);
+        if self.measuring && polled {
+            self.counters.halt_poll_wakeups += 1;
+        }
+    }
+
+    /// Host cycles of the hard IRQ `src` (VM sources only), on the active
+    /// (host) kernel: a VFIO vector that must also wake a sleeping vCPU
+    /// thread pays `try_to_wake_up`.
+    #[inline(never)]
+    pub(crate) fn vm_irq_cycles(&self, src: IrqSrc) -> u64 {
+        match src {
+            IrqSrc::Vfio(q) => {
+                let route = self.nic.route(q);
+                let blocked = route
+                    .vfio_vcpu()
+                    .and_then(|(g, gc)| self.kernel_ref(g).cores[gc as usize].vcpu)
+                    .and_then(|t| self.vcpu_index(t))
+                    .is_some_and(|v| self.kernel.vcpus[v].phase == VcpuPhase::Blocked);
+                self.cfg.vm.vfio_irq_cycles + if blocked { self.cfg.costs.wakeup_cycles } else { 0 }
+            }
+            IrqSrc::VcpuKick(_) => self.cfg.vm.ipi_cycles,
+            _ => unreachable!("not a VM interrupt source"),
+        }
+    }
+
+    /// End of a VM-related host hard IRQ on `core`.
+    #[inline(never)]
+    pub(crate) fn vm_hardirq_done(&mut self, sched: &mut Scheduler<Ev>, src: IrqSrc) {
+        match src {
+            IrqSrc::Vfio(q) => {
+                if let Some((guest, gc)) = self.nic.route(q).vfio_vcpu() {
+                    self.kvm_inject(sched, guest, gc, IrqSrc::Queue(q));
+                }
+            }
+            // The exit happened; the entry follows when the vCPU thread
+            // resumes.
+            IrqSrc::VcpuKick(_) => {}
+            _ => unreachable!("not a VM interrupt source"),
+        }
+    }
+
+    /// A thread became runnable on a guest core whose vCPU is halted or
+    /// out of guest mode: the guest's reschedule IPI kicks the vCPU.
+    #[inline(never)]
+    pub(crate) fn guest_core_wake(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
+        let guest = self.active_kernel();
+        self.kvm_vcpu_kick(sched, guest, gc);
+    }
+}

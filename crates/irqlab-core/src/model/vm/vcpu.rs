@@ -1,0 +1,248 @@
+//! A vCPU: a host thread pinned to one physical core whose "program" is a
+//! guest CPU (`vcpu_run` → `vcpu_enter_guest` in `arch/x86/kvm/x86.c`).
+//!
+//! The host runs it like any thread (hard IRQs and softirqs preempt it; it
+//! sleeps and is woken). While it is in guest mode its host segment is
+//! open-ended (`ThreadSeg::Guest`, accounted as guest time) and the guest
+//! core executes; whatever the host runs on that core instead stops the
+//! guest (a VM exit): the guest core *freezes* with its running segment kept
+//! on its stack, and resumes where it was once the vCPU has entered guest
+//! mode again, paying `vm.exit_entry_cycles` of host time first.
+//!
+//! When the guest core has nothing to run, the guest executes HLT and the
+//! vCPU leaves guest mode (`kvm_vcpu_halt`): KVM polls for up to the vCPU's
+//! current window (host system time, idle for the guest), then sleeps; an
+//! interrupt for the guest ends the poll at once, or wakes the sleeping
+//! thread through the host scheduler. The window adapts as
+//! `kvm_vcpu_halt` does: from 0, it grows to `halt_poll_ns_grow_start` and
+//! then by `halt_poll_ns_grow` while the vCPU is woken within the maximum
+//! (`halt_poll_ns`), and shrinks by `halt_poll_ns_shrink` when it is not.
+
+use crate::engine::{Nanos, Scheduler};
+use crate::model::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
+use crate::model::kernel::{KernelId, HOST};
+use crate::model::sched::Seg;
+use crate::model::server::{Ev, Server};
+use crate::scenario::VmCfg;
+
+/// Where a vCPU thread is in `vcpu_run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VcpuPhase {
+    /// Back from an exit (or woken): the world switch into guest mode is next.
+    Entering,
+    /// In guest mode: the guest core runs while this thread's host segment
+    /// runs.
+    InGuest,
+    /// `kvm_vcpu_halt` polling for a wake-up.
+    HaltPoll,
+    /// Asleep in `kvm_vcpu_block` until an interrupt for the guest wakes it.
+    Blocked,
+}
+
+pub struct VcpuThread {
+    /// Host core it is pinned to.
+    pub core: u32,
+    /// The guest and the guest CPU it runs.
+    pub guest: KernelId,
+    pub guest_core: u32,
+    pub phase: VcpuPhase,
+    /// KVM's per-vCPU poll window (`vcpu->halt_poll_ns`), starting at 0.
+    pub halt_poll_ns: Nanos,
+    /// When the guest last halted.
+    pub halt_start_ns: Nanos,
+    /// A poll segment preempted on the host stack was ended by a wake-up:
+    /// it must not resume.
+    pub poll_frame_stale: bool,
+}
+
+impl VcpuThread {
+    pub fn new(core: u32, guest: KernelId, guest_core: u32) -> Self {
+        VcpuThread {
+            core,
+            guest,
+            guest_core,
+            phase: VcpuPhase::Entering,
+            halt_poll_ns: 0,
+            halt_start_ns: 0,
+            poll_frame_stale: false,
+        }
+    }
+
+    /// `kvm_vcpu_halt`'s adaptation after a halt of `halt_ns` (polling
+    /// included) that ended with a wake-up.
+    pub fn adapt_halt_poll(&mut self, halt_ns: Nanos, c: &VmCfg) {
+        let max = c.halt_poll_ns;
+        if self.halt_poll_ns > max {
+            self.halt_poll_ns = max;
+        }
+        if halt_ns <= self.halt_poll_ns {
+            // The poll caught the wake-up: keep the window.
+        } else if self.halt_poll_ns > 0 && halt_ns > max {
+            // shrink_halt_poll_ns
+            let v = if c.halt_poll_ns_shrink == 0 { 0 } else { self.halt_poll_ns / c.halt_poll_ns_shrink as u64 };
+            self.halt_poll_ns = if v < c.halt_poll_ns_grow_start { 0 } else { v };
+        } else if self.halt_poll_ns < max && halt_ns < max {
+            // grow_halt_poll_ns
+            if c.halt_poll_ns_grow >= 1 {
+                let v = (self.halt_poll_ns * c.halt_poll_ns_grow as u64).max(c.halt_poll_ns_grow_start);
+                self.halt_poll_ns = v.min(max);
+            }
+        }
+    }
+}
+
+impl Server {
+    /// The vCPU thread's next host segment, or None when it sleeps.
+    #[inline(never)]
+    pub(crate) fn vcpu_next(&mut self, v: usize) -> Option<Seg> {
+        let vcpu = &mut self.kernel.vcpus[v];
+        match vcpu.phase {
+            VcpuPhase::Entering => {
+                if self.measuring {
+                    self.counters.vm_exits += 1;
+                }
+                Some(Seg { class: CpuClass::System, ns: self.ns(self.cfg.vm.exit_entry_cycles), bh_disabled: false })
+            }
+            VcpuPhase::InGuest => Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false }),
+            VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
+            VcpuPhase::Blocked => None,
+        }
+    }
+
+    /// A host segment of the vCPU thread completed.
+    #[inline(never)]
+    pub(crate) fn vcpu_step_done(&mut self, v: usize) {
+        let vcpu = &mut self.kernel.vcpus[v];
+        vcpu.phase = match vcpu.phase {
+            VcpuPhase::Entering => VcpuPhase::InGuest,
+            // The poll found nothing: `kvm_vcpu_block`.
+            VcpuPhase::HaltPoll => VcpuPhase::Blocked,
+            p => unreachable!("vCPU host segment done in phase {p:?}"),
+        };
+    }
+
+    /// The vCPU thread's guest-mode segment started on its host core: the
+    /// guest core runs again.
+    #[inline(never)]
+    pub(crate) fn vcpu_entered(&mut self, sched: &mut Scheduler<Ev>, v: usize) {
+        let (guest, gc) = (self.kernel.vcpus[v].guest, self.kernel.vcpus[v].guest_core);
+        self.in_kernel(guest, |s| {
+            s.kernel.cores[gc as usize].frozen = false;
+            s.kick(sched, gc);
+        });
+    }
+
+    /// The host preempted vCPU thread `t` in guest mode (a VM exit): the
+    /// guest core stops where it is, and a thread it was running pays the
+    /// interruption penalty when it resumes, as after a hard IRQ on bare
+    /// metal.
+    #[inline(never)]
+    pub(crate) fn vcpu_preempted(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let v = (t - self.kernel.vcpu_base) as usize;
+        let (guest, gc) = (self.kernel.vcpus[v].guest, self.kernel.vcpus[v].guest_core);
+        let now = sched.now();
+        self.in_kernel(guest, |s| {
+            let c = &mut s.kernel.cores[gc as usize];
+            c.frozen = true;
+            if let Some(r) = c.running {
+                let thread = matches!(r.owner, Owner::Thread(..));
+                c.preempt(now, true);
+                if thread {
+                    c.interruptions += 1;
+                }
+                c.set_class(now, CpuClass::Steal);
+            }
+        });
+    }
+
+    /// A preempted guest-mode segment comes back to the top of the host
+    /// core's stack: enter guest mode again (an exit was taken).
+    #[inline(never)]
+    pub(crate) fn vcpu_resume(&mut self, t: ThreadId) {
+        let v = (t - self.kernel.vcpu_base) as usize;
+        self.kernel.vcpus[v].phase = VcpuPhase::Entering;
+    }
+
+    /// The guest core of vCPU thread `host_thread` has nothing to run: HLT.
+    /// Called with the guest active; the guest core is frozen from now on.
+    #[inline(never)]
+    pub(crate) fn vcpu_halt(&mut self, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
+        self.kernel.cores[gc as usize].frozen = true;
+        let now = sched.now();
+        self.in_kernel(HOST, |s| {
+            let v = (host_thread - s.kernel.vcpu_base) as usize;
+            let core = s.kernel.vcpus[v].core;
+            let c = &mut s.kernel.cores[core as usize];
+            let r = c.running.take().expect("a halting vCPU is in guest mode");
+            debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
+            c.gen = c.gen.wrapping_add(1);
+            let vcpu = &mut s.kernel.vcpus[v];
+            vcpu.halt_start_ns = now;
+            vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
+            if s.measuring {
+                s.counters.vm_halts += 1;
+            }
+            s.kick(sched, core);
+        });
+    }
+
+    /// Host thread `t` is a vCPU thread: its index in `kernel.vcpus`.
+    #[inline]
+    pub(crate) fn vcpu_index(&self, t: ThreadId) -> Option<usize> {
+        (t >= self.kernel.vcpu_base).then(|| (t - self.kernel.vcpu_base) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> VmCfg {
+        VmCfg::default()
+    }
+
+    #[test]
+    fn halt_poll_window_grows_from_grow_start_until_it_catches_the_wake_ups() {
+        let c = cfg();
+        let mut v = VcpuThread::new(0, 1, 0);
+        let mut seen = vec![];
+        for _ in 0..7 {
+            // Every halt ends with a wake-up 150 µs later.
+            v.adapt_halt_poll(150_000, &c);
+            seen.push(v.halt_poll_ns);
+        }
+        assert_eq!(seen, [10_000, 20_000, 40_000, 80_000, 160_000, 160_000, 160_000]);
+        // Grown past the maximum, the window is capped at it.
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.halt_poll_ns = 160_000;
+        v.adapt_halt_poll(190_000, &c);
+        assert_eq!(v.halt_poll_ns, 200_000);
+    }
+
+    #[test]
+    fn a_caught_wake_up_keeps_the_window_and_a_long_halt_halves_it() {
+        let c = cfg();
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.halt_poll_ns = 40_000;
+        v.adapt_halt_poll(30_000, &c);
+        assert_eq!(v.halt_poll_ns, 40_000);
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 20_000);
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 10_000);
+        // Below grow_start it drops to 0 (shrink_halt_poll_ns).
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+        // A window of 0 does not shrink; a long halt does not grow it.
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+    }
+
+    #[test]
+    fn halt_polling_off_never_polls() {
+        let c = VmCfg { halt_poll_ns: 0, ..cfg() };
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.adapt_halt_poll(1_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+    }
+}

@@ -1,0 +1,98 @@
+//! The `[vm]` section: the application runs in a KVM guest instead of on
+//! bare metal. Every other section then describes the guest: its kernel's
+//! knobs (`napi`, `coalesce`, `epoll`, the profiles), its application, the
+//! NIC queues its driver owns. `[vm]` describes the host around it: vCPUs,
+//! how device interrupts reach the guest, and KVM's own costs and halt
+//! polling. Sources for every default: `docs/notes/virtualization-sources.md`
+//! and `docs/calibration.md` ("Virtual machines").
+
+use serde::{Deserialize, Serialize};
+
+/// How the guest gets its network device (thesis §2.4, §4.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VmKind {
+    /// No guest: the application runs on the host (bare metal).
+    None,
+    /// The whole NIC (its physical function) bound to `vfio-pci` and
+    /// assigned to the guest (thesis §2.4.5, §4.6 "Full Passthrough").
+    Passthrough,
+    /// A virtual function of the NIC assigned to the guest through
+    /// `vfio-pci` (thesis §2.4.6, §4.6 "Partial Passthrough"). With one
+    /// VM its per-packet path is the passthrough path; the NIC's switching
+    /// between the wire and the VF adds `eswitch_latency_ns`.
+    Sriov,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VmCfg {
+    pub kind: VmKind,
+    /// vCPUs of the guest; vCPU i is pinned to host core i (thesis §4.1.2:
+    /// "each virtual CPU is explicitly pinned to a designated physical
+    /// core"). The guest's application threads run on its first
+    /// `cpu.app_cores` vCPUs. 0 means one per application core.
+    pub vcpus: u32,
+    /// One VM exit and re-entry, the world switch alone, cycles; charged on
+    /// the host core each time a vCPU enters guest mode again after an
+    /// exit. Default 2,000: SplitX (Landau et al., WIOV 2011) on a Nehalem
+    /// X5570, the nearest published Intel measurement; an estimate for
+    /// Sandy Bridge-EP.
+    pub exit_entry_cycles: u64,
+    /// The host's hard IRQ of an assigned device's MSI-X vector:
+    /// interrupt entry, `vfio_msihandler` → `eventfd_signal` →
+    /// `irqfd_wakeup` → `kvm_set_msi` → `kvm_vcpu_kick`, and exit, cycles.
+    /// Default 2,700: taken equal to the host's own NIC hard IRQ
+    /// (`costs.hardirq_cycles`, fitted on Table 4.1): the same entry and
+    /// exit path with a handler of similar size. No measurement found.
+    pub vfio_irq_cycles: u64,
+    /// The host side of the reschedule IPI that makes a vCPU running in
+    /// guest mode on another core exit (`smp_send_reschedule`, the exit's
+    /// interrupt handling), cycles. Default 1,000: an estimate; no
+    /// measurement on this hardware was found.
+    pub ipi_cycles: u64,
+    /// KVM halt polling (`virt/kvm/kvm_main.c`): the most a halted vCPU
+    /// polls before it sleeps, ns (x86 `KVM_HALT_POLL_NS_DEFAULT` 200 µs);
+    /// 0 turns halt polling off.
+    pub halt_poll_ns: u64,
+    /// `halt_poll_ns_grow` (2), `halt_poll_ns_grow_start` (10 µs) and
+    /// `halt_poll_ns_shrink` (2 since Linux 6.11): a vCPU's poll window
+    /// starts at 0, grows from `grow_start` by `grow` while wake-ups come
+    /// sooner than the maximum, and shrinks by `shrink` when they do not.
+    pub halt_poll_ns_grow: u32,
+    pub halt_poll_ns_grow_start: u64,
+    pub halt_poll_ns_shrink: u32,
+    /// Extra DMA latency of a packet written by an assigned device through
+    /// the IOMMU (an IOTLB miss's page walk), ns. VFIO maps the guest's
+    /// memory once, so there is no per-packet CPU cost; no latency for the
+    /// E5-2670's VT-d was found, so the default is 0.
+    pub iommu_latency_ns: u64,
+    /// SR-IOV: latency of the NIC's internal switch between the wire and a
+    /// VF, ns. No measurement for the ConnectX-4 Lx was found; default 0.
+    pub eswitch_latency_ns: u64,
+}
+
+impl Default for VmCfg {
+    fn default() -> Self {
+        VmCfg {
+            kind: VmKind::None,
+            vcpus: 0,
+            exit_entry_cycles: 2_000,
+            vfio_irq_cycles: 2_700,
+            ipi_cycles: 1_000,
+            halt_poll_ns: 200_000,
+            halt_poll_ns_grow: 2,
+            halt_poll_ns_grow_start: 10_000,
+            halt_poll_ns_shrink: 2,
+            iommu_latency_ns: 0,
+            eswitch_latency_ns: 0,
+        }
+    }
+}
+
+impl VmCfg {
+    /// The application runs in a guest.
+    pub fn is_guest(&self) -> bool {
+        self.kind != VmKind::None
+    }
+}
