@@ -43,8 +43,10 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
     ];
     let load = (1u32..=4, 1u32..=4, 1u32..=16, 1u32..=4, 0u64..10_000, prop::option::of(1e3f64..2e7), any::<bool>(), any::<bool>(), 1_000u64..100_000_000);
     let run = (1e-4f64..1e-2, 0.0f64..2e-3, any::<u64>(), prop::option::of(0usize..Profile::ALL.len()));
-    (cpu, costs, nic, coalesce, napi, epoll, service, load, run).prop_map(
-        |(cpu, costs, nic, co, napi, ep, service, load, run)| {
+    // A guest half the time: kind, costs, halt polling, extra vCPUs.
+    let vm = (0usize..4, cost(), cost(), cost(), 0u64..300_000, 0u32..4, 0u64..50_000, 0u32..4, 0u32..3);
+    (cpu, costs, nic, coalesce, napi, epoll, service, load, run, vm).prop_map(
+        |(cpu, costs, nic, co, napi, ep, service, load, run, vm)| {
             let names = [
                 "hardirq_cycles", "softirq_entry_cycles", "napi_poll_cycles", "rx_packet_cycles", "wakeup_cycles",
                 "epoll_wait_cycles", "epoll_event_cycles", "recv_cycles", "send_cycles", "send_cycles_per_64b",
@@ -100,6 +102,20 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
                 format!("run.seed={}", run.2 >> 1),
                 format!("run.warmup_s={}", run.1),
             ]);
+            if vm.0 >= 2 {
+                o.extend([
+                    format!("vm.kind=\"{}\"", if vm.0 == 2 { "passthrough" } else { "sriov" }),
+                    format!("vm.exit_entry_cycles={}", vm.1),
+                    format!("vm.vfio_irq_cycles={}", vm.2),
+                    format!("vm.ipi_cycles={}", vm.3),
+                    format!("vm.halt_poll_ns={}", vm.4),
+                    format!("vm.halt_poll_ns_grow={}", vm.5),
+                    format!("vm.halt_poll_ns_grow_start={}", vm.6),
+                    format!("vm.halt_poll_ns_shrink={}", vm.7),
+                    format!("vm.vcpus={}", cpu.0 + vm.8),
+                    format!("vm.iommu_latency_ns={}", vm.6 / 10),
+                ]);
+            }
             match load.5 {
                 // Bound the offered requests of one run to ~40,000.
                 Some(qps) => {
@@ -139,9 +155,11 @@ proptest! {
             Ok(r) => r,
             Err(e) => panic!("{e}\nscenario overrides: {o:?}"),
         };
-        let c = &r.cpu_pct;
-        let total = c.user + c.system + c.softirq + c.irq + c.idle;
-        prop_assert!((total - 100.0).abs() < 1e-6, "cpu adds to {}", total);
+        let sum = |c: &irqlab_core::stats::summary::CpuPct| c.user + c.system + c.softirq + c.irq + c.idle + c.guest + c.steal;
+        prop_assert!((sum(&r.cpu_pct) - 100.0).abs() < 1e-6, "cpu adds to {}", sum(&r.cpu_pct));
+        if let Some(vm) = &r.vm {
+            prop_assert!((sum(&vm.host_cpu_pct) - 100.0).abs() < 1e-6, "host cpu adds to {}", sum(&vm.host_cpu_pct));
+        }
         let d = &r.drops_by_site;
         prop_assert_eq!(r.drops, d.ring + d.socket + d.qdisc);
         prop_assert_eq!(r.latency_us.p99.is_none(), r.requests_completed == 0);

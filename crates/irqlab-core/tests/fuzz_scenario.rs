@@ -30,7 +30,8 @@ const KEYS: &[&str] = &[
     "epoll.maxevents", "app.service", "app.service.dist", "app.service.cycles", "app.service_cycles_per_64b",
     "load.clients", "load.threads_per_client", "load.connections_per_thread", "load.depth",
     "load.think_time_ns", "load.qps", "load.interarrival", "load.key_size", "load.value_size",
-    "load.get_fraction", "load.retransmit_timeout_ns", "load", "bogus", "cpu.bogus", "a..b", ".x", "x.",
+    "load.get_fraction", "load.retransmit_timeout_ns", "load", "vm.kind", "vm.vcpus", "vm.exit_entry_cycles",
+    "vm.halt_poll_ns", "vm.halt_poll_ns_grow", "vm.halt_poll_ns_shrink", "vm.iommu_latency_ns", "vm", "bogus", "cpu.bogus", "a..b", ".x", "x.",
 ];
 
 /// Override values of every TOML type, in and out of every range.
@@ -49,6 +50,8 @@ fn value() -> impl Strategy<Value = String> {
         Just("packed".to_string()),
         Just("busy-wait".to_string()),
         Just("kernel-polling".to_string()),
+        Just("\"passthrough\"".to_string()),
+        Just("\"sriov\"".to_string()),
         Just("[1, 2]".to_string()),
         Just("{ dist = \"fixed\", cycles = 10 }".to_string()),
         Just("{ dist = \"uniform\", min_cycles = 9, max_cycles = 3 }".to_string()),
