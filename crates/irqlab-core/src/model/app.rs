@@ -7,6 +7,7 @@
 //! and answered (sendmsg).
 
 use super::cpu::{CpuClass, ThreadId};
+use super::kernel::Device;
 use super::nic::RxPacket;
 use super::sched::Seg;
 use super::server::{Ev, Server};
@@ -251,7 +252,13 @@ impl Server {
                 let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
                 self.kernel.threads[t as usize].phase = Phase::NextReq;
                 let queue = self.kernel.conns[p.conn as usize].tx_queue;
-                self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
+                match self.kernel.device {
+                    Device::Nic => self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes),
+                    Device::Virtio => {
+                        let core = self.kernel.threads[t as usize].core;
+                        self.virtio_transmit(sched, core, queue, p.conn, p.sent_ns, p.reply_bytes)
+                    }
+                }
             }
             Phase::InBusyIter { owned } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);

@@ -53,6 +53,9 @@ pub enum IrqSrc {
     /// Host: the reschedule IPI that makes vCPU thread `t`, running in
     /// guest mode on this core, exit so that KVM can inject (`kvm_vcpu_kick`).
     VcpuKick(u32),
+    /// Host: a guest's TX notification of virtio queue `q`, an MMIO write
+    /// trapped on the vCPU's core and handled by KVM's ioeventfd.
+    VirtioKick(u32),
 }
 
 /// What a thread segment is, so completion knows whether the thread's

@@ -2,6 +2,7 @@
 //! parameters set by `EPIOCSPARAMS`, and the NAPI id learned from sockets.
 //! Delivery to sockets (`ep_poll_callback`) lives here too.
 
+use super::kernel::RxSink;
 use super::nic::RxPacket;
 use super::server::{Ev, Server};
 use super::trace::TraceEvent;
@@ -48,6 +49,10 @@ impl Server {
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
     pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
+        if self.kernel.rx_sink == RxSink::Bridge {
+            // A VirtIO host: the stack forwards to the guest's tap.
+            return self.bridge_deliver(sched, buf);
+        }
         let now = sched.now();
         for p in buf.drain(..) {
             if self.measuring {

@@ -23,6 +23,7 @@ use super::napi::Napi;
 use super::nic::RxPacket;
 use super::softirq::SoftirqState;
 use super::vm::vcpu::VcpuThread;
+use super::vm::vhost::VhostWorker;
 use crate::engine::timer::LazyTimer;
 use crate::engine::{Nanos, StreamRng};
 use std::collections::VecDeque;
@@ -66,10 +67,17 @@ pub struct Kernel {
     /// Per NAPI: the watchdog hrtimer and the core it is pinned to.
     pub napi_timer: Vec<NapiTimer>,
     pub threads: Vec<AppThread>,
-    /// The host's vCPU threads (`model/vm/vcpu.rs`); their thread ids
-    /// start at `vcpu_base`, after the application's threads.
+    /// The host's vCPU threads (`model/vm/vcpu.rs`), then its vhost
+    /// workers (`model/vm/vhost.rs`); their thread ids follow the
+    /// application's threads, from `vcpu_base` on.
     pub vcpus: Vec<VcpuThread>,
+    pub vhosts: Vec<VhostWorker>,
     pub vcpu_base: u32,
+    /// The device whose queues this kernel's NAPIs poll.
+    pub device: Device,
+    /// Where received packets go after the protocol: sockets, or (a VirtIO
+    /// host) the bridge to the guest's tap.
+    pub rx_sink: RxSink,
     pub epolls: Vec<Epoll>,
     /// The sockets of the client connections, by connection.
     pub conns: Vec<Conn>,
@@ -81,15 +89,65 @@ pub struct Kernel {
     pub service_rng: Vec<StreamRng>,
 }
 
+/// A kernel's network device: the physical NIC (bare metal, the VirtIO
+/// host, a passthrough or SR-IOV guest) or a virtio-net device (a VirtIO
+/// guest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Device {
+    #[default]
+    Nic,
+    Virtio,
+}
+
+/// Where `deliver` puts a received packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RxSink {
+    /// Its connection's socket (`tcp_v4_rcv` → `ep_poll_callback`).
+    #[default]
+    Sockets,
+    /// The bridge, the tap and the guest's vhost worker (`br_handle_frame`
+    /// → `tun_net_xmit`).
+    Bridge,
+}
+
+/// What a thread is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadKind {
+    /// The application's event loop `threads[i]`.
+    App(u32),
+    /// vCPU thread `vcpus[i]`.
+    Vcpu(usize),
+    /// vhost worker `vhosts[i]`.
+    Vhost(usize),
+}
+
 impl Kernel {
+    #[inline]
+    pub fn thread_kind(&self, t: u32) -> ThreadKind {
+        if t < self.vcpu_base {
+            return ThreadKind::App(t);
+        }
+        let i = (t - self.vcpu_base) as usize;
+        if i < self.vcpus.len() {
+            ThreadKind::Vcpu(i)
+        } else {
+            ThreadKind::Vhost(i - self.vcpus.len())
+        }
+    }
+
     /// The core thread `t` runs on.
     #[inline]
     pub fn thread_core(&self, t: u32) -> u32 {
-        if t < self.vcpu_base {
-            self.threads[t as usize].core
-        } else {
-            self.vcpus[(t - self.vcpu_base) as usize].core
+        match self.thread_kind(t) {
+            ThreadKind::App(i) => self.threads[i as usize].core,
+            ThreadKind::Vcpu(i) => self.vcpus[i].core,
+            ThreadKind::Vhost(i) => self.vhosts[i].core,
         }
+    }
+
+    /// The thread id of vhost worker `i`.
+    pub fn vhost_thread(&self, i: usize) -> u32 {
+        self.vcpu_base + (self.vcpus.len() + i) as u32
     }
 }
 

@@ -6,6 +6,8 @@
 //! it runs anything.
 
 use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
+use super::kernel::ThreadKind;
+use super::vm::vcpu::VcpuPhase;
 use super::server::{Ev, Server};
 use super::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
@@ -85,7 +87,7 @@ impl Server {
                 let cycles = match src {
                     IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
-                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) => self.vm_irq_cycles(src),
+                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_irq_cycles(src),
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
@@ -143,14 +145,16 @@ impl Server {
             }
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {
-                let next = match self.vcpu_index(t) {
-                    None => self.thread_next(sched, t),
-                    Some(v) => self.vcpu_next(v),
+                let next = match self.kernel.thread_kind(t) {
+                    ThreadKind::App(_) => self.thread_next(sched, t),
+                    ThreadKind::Vcpu(v) => self.vcpu_next(v),
+                    ThreadKind::Vhost(w) => self.vhost_next(w),
                 };
                 match next {
                     Some(seg) if seg.class == CpuClass::Guest => {
                         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Guest), seg);
-                        self.vcpu_entered(sched, (t - self.kernel.vcpu_base) as usize);
+                        let v = self.vcpu_index(t).expect("only a vCPU runs guest mode");
+                        self.vcpu_entered(sched, v);
                         return;
                     }
                     Some(seg) => {
@@ -208,6 +212,14 @@ impl Server {
                     // A halt poll that a wake-up ended while it was preempted.
                     return;
                 }
+                let c = &mut self.kernel.cores[core as usize];
+                if self.kernel.vcpus[v].phase == VcpuPhase::HaltPoll && !c.runqueue.is_empty() {
+                    // Another task became runnable: the poll stops and the
+                    // vCPU sleeps (`kvm_vcpu_can_poll`).
+                    c.current_thread = None;
+                    self.kernel.vcpus[v].phase = VcpuPhase::Blocked;
+                    return;
+                }
                 // The host's own entry or poll: no penalty (the guest's
                 // threads pay theirs on the guest core).
                 let seg = Seg { class: f.class, ns: f.remaining_ns, bh_disabled: f.bh_disabled };
@@ -253,9 +265,10 @@ impl Server {
             Owner::Waking => {}
             Owner::HardIrq(src) => self.hardirq_done(sched, core, src),
             Owner::Softirq => self.softirq_step_done(sched, core),
-            Owner::Thread(t, ThreadSeg::Step) => match self.vcpu_index(t) {
-                None => self.thread_step_done(sched, t),
-                Some(v) => self.vcpu_step_done(v),
+            Owner::Thread(t, ThreadSeg::Step) => match self.kernel.thread_kind(t) {
+                ThreadKind::App(_) => self.thread_step_done(sched, t),
+                ThreadKind::Vcpu(v) => self.vcpu_step_done(v),
+                ThreadKind::Vhost(w) => self.vhost_step_done(sched, w),
             },
             Owner::Thread(_, ThreadSeg::Overhead) => {}
             Owner::Thread(_, ThreadSeg::Guest) => unreachable!("a guest-mode segment has no end"),
@@ -273,7 +286,7 @@ impl Server {
                     self.napi_enqueue(core, napi);
                 }
             }
-            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) => self.vm_hardirq_done(_sched, src),
+            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_hardirq_done(_sched, src),
             IrqSrc::NapiTimer(n) => {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;
@@ -307,6 +320,14 @@ impl Server {
             self.guest_core_wake(sched, core);
             return;
         }
+        if let Some(Running { owner: Owner::Thread(other, seg), .. }) = c.running {
+            if !self.kernel.vcpus.is_empty() && other != t && self.vcpu_index(other).is_some() {
+                // The core runs a vCPU: the woken thread takes it.
+                self.vcpu_contended(sched, core, other, seg);
+                return;
+            }
+        }
+        let c = &mut self.kernel.cores[core as usize];
         if !c.waking_done {
             // A wake-up of a sleeping core: IPI, then C-state exit.
             self.kick_after_wakeup(sched, core);

@@ -7,16 +7,18 @@ use super::app::AppThread;
 use super::client::Clients;
 use super::cpu::{Core, CpuClass, IrqSrc, CLASSES};
 use super::epoll::Epoll;
-use super::kernel::{Conn, CoreRole, Kernel, KernelId, NapiTimer, HOST};
+use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use super::napi::{Napi, NapiConfig};
 use super::nic::{vf, Cq, CqSettings, IrqRoute, PhysicalNic, QueuePair, RxPacket, Signal};
 use super::vm::vcpu::VcpuThread;
+use super::vm::vhost::VhostWorker;
+use super::vm::virtio_net::VirtioNet;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
-use crate::scenario::{Config, IrqRouting, Scenario};
+use crate::scenario::{CoalesceCfg, Config, IrqRouting, Profile, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
 use crate::stats::latency::LatencyHistogram;
 use crate::stats::dim_profiles;
@@ -71,6 +73,8 @@ pub struct Counters {
     pub halt_poll_wakeups: u64,
     /// Interrupts KVM injected into guests.
     pub virtual_irqs: u64,
+    /// VirtIO: TX notifications of the guest (MMIO exits to ioeventfd).
+    pub virtio_kicks: u64,
 }
 
 /// Where a request or reply was dropped.
@@ -97,6 +101,8 @@ pub struct Server {
     active: KernelId,
     /// The kernel that runs the application and owns the sockets.
     pub app_kernel: KernelId,
+    /// The guest's virtio-net device (`vm.kind = "virtio"`).
+    pub virtio: Option<VirtioNet>,
     pub nic: PhysicalNic,
     pub clients: Clients,
     pub counters: Counters,
@@ -123,14 +129,23 @@ impl Server {
         // The kernel that runs the application and drives the NIC's
         // queues: the host's on bare metal, else the guest's.
         let guest = cfg.vm.is_guest();
+        let virtio = cfg.vm.kind == VmKind::Virtio;
         let app_kernel: KernelId = if guest { 1 } else { HOST };
         let ncores = if guest { cfg.vcpus() } else { cfg.total_cores() };
+        // The guest's queues: the NIC's (assigned) or its virtio-net's.
+        let guest_queues = if cfg.vm.guest_queues == 0 { app_cores } else { cfg.vm.guest_queues };
+        let app_nq = if virtio { guest_queues } else { nq };
         let cores: Vec<Core> = (0..ncores).map(Core::new).collect();
+        // A VirtIO host numbers its IRQ cores after the vCPUs' cores.
+        let first_irq_core = if virtio { cfg.vcpus() } else { app_cores };
         let irq_core = |q: u32| match cfg.nic.irq_routing {
             IrqRouting::Aligned => q % app_cores,
-            IrqRouting::Packed => app_cores + q % cfg.nic.irq_cores,
+            IrqRouting::Packed => first_irq_core + q % cfg.nic.irq_cores,
         };
-        let c = &cfg.coalesce;
+        // A VirtIO host's NIC keeps the driver's default (DIM, thesis
+        // A.2) under every profile: the profiles apply inside the guest.
+        let host_default = CoalesceCfg::from_profile(Profile::AdaptiveCoalescing.knobs().coalesce);
+        let c = if virtio { &host_default } else { &cfg.coalesce };
         let rx = CqSettings { usecs: c.rx_usecs, frames: c.rx_frames, cqe_mode: c.cqe_mode_rx, adaptive: c.adaptive_rx, irqs: true };
         let tx = CqSettings {
             usecs: c.tx_usecs,
@@ -141,7 +156,7 @@ impl Server {
         };
         let queues: Vec<QueuePair> =
             (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx)).collect();
-        let routes: Vec<IrqRoute> = if guest {
+        let routes: Vec<IrqRoute> = if guest && !virtio {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
             (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
@@ -151,7 +166,7 @@ impl Server {
             gro_flush_timeout: cfg.napi.gro_flush_timeout,
             irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
         };
-        let napis: Vec<Napi> = (0..nq).map(|q| Napi::new(q, ncfg)).collect();
+        let napis: Vec<Napi> = (0..app_nq).map(|q| Napi::new(q, ncfg)).collect();
         let threads: Vec<AppThread> = (0..app_cores).map(|t| AppThread::new(t, t)).collect();
         let epolls: Vec<Epoll> = (0..app_cores).map(|_| Epoll::new(&cfg.epoll)).collect();
         // RSS spreads connections over the queues evenly (an ideal indirection
@@ -161,12 +176,19 @@ impl Server {
         // when packed.
         let nconn = cfg.load.connections() as u32;
         let nic = PhysicalNic::new(queues, nconn, routes);
+        let virtio_dev = virtio.then(|| {
+            VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
+        });
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
-                let queue = nic.rss_queue(i);
-                let thread = match cfg.nic.irq_routing {
-                    IrqRouting::Aligned => queue,
-                    IrqRouting::Packed => i % app_cores,
+                let queue = match &virtio_dev {
+                    Some(v) => v.conn_queue[i as usize],
+                    None => nic.rss_queue(i),
+                };
+                let thread = match (cfg.nic.irq_routing, virtio) {
+                    (_, true) => queue % app_cores,
+                    (IrqRouting::Aligned, false) => queue,
+                    (IrqRouting::Packed, false) => i % app_cores,
                 };
                 Conn { tx_queue: queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
             })
@@ -190,14 +212,17 @@ impl Server {
                 })
                 .collect(),
             cores,
-            napi_timer: vec![NapiTimer::default(); nq as usize],
+            napi_timer: vec![NapiTimer::default(); app_nq as usize],
             napis,
-            // One NAPI per queue pair, as mlx5 registers them.
-            napi_queue: (0..nq).collect(),
-            queue_napi: (0..nq).collect(),
+            // One NAPI per queue pair, as mlx5 and virtio-net register them.
+            napi_queue: (0..app_nq).collect(),
+            queue_napi: (0..app_nq).collect(),
             vcpu_base: threads.len() as u32,
             threads,
             vcpus: Vec::new(),
+            vhosts: Vec::new(),
+            device: if virtio { Device::Virtio } else { Device::Nic },
+            rx_sink: RxSink::Sockets,
             epolls,
             conns,
             softirq: vec![Default::default(); ncores as usize],
@@ -207,22 +232,38 @@ impl Server {
         let kernels = if guest {
             // vCPU i is a host thread pinned to host core i; the guest's
             // cores wait for their vCPUs to enter guest mode.
-            let host_cores = cfg.vcpus();
+            let vcpus = cfg.vcpus();
             for (i, c) in kernel.cores.iter_mut().enumerate() {
                 c.vcpu = Some(i as u32);
                 c.frozen = true;
             }
-            let host = Kernel {
+            // The host's cores: the vCPUs', then (VirtIO with IRQ packing)
+            // the cores that take the NIC's interrupts.
+            let host_cores = if virtio { cfg.total_cores() - app_cores + vcpus } else { vcpus };
+            let mut host = Kernel {
                 id: HOST,
                 wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
                 cores: (0..host_cores).map(Core::new).collect(),
-                core_role: vec![CoreRole::Other; host_cores as usize],
-                vcpus: (0..host_cores).map(|i| VcpuThread::new(i, app_kernel, i)).collect(),
+                core_role: (0..host_cores).map(|c| if c < vcpus { CoreRole::Other } else { CoreRole::Irq }).collect(),
+                vcpus: (0..vcpus).map(|i| VcpuThread::new(i, app_kernel, i)).collect(),
                 vcpu_base: 0,
                 softirq: vec![Default::default(); host_cores as usize],
-                softirq_buf: vec![Vec::new(); host_cores as usize],
+                softirq_buf: vec![Vec::with_capacity(64); host_cores as usize],
                 ..Kernel::default()
             };
+            if virtio {
+                // The host drives the NIC with its own NAPIs (no deferral:
+                // the profiles apply in the guest), and bridges to the tap;
+                // one vhost worker per guest queue pair.
+                host.napis = (0..nq).map(|q| Napi::new(q, NapiConfig::default())).collect();
+                host.napi_timer = vec![NapiTimer::default(); nq as usize];
+                host.napi_queue = (0..nq).collect();
+                host.queue_napi = (0..nq).collect();
+                host.rx_sink = RxSink::Bridge;
+                host.vhosts = (0..guest_queues)
+                    .map(|q| VhostWorker::new(cfg.vm.vhost_core.unwrap_or_else(|| irq_core(q % nq)), q))
+                    .collect();
+            }
             vec![Kernel::default(), std::mem::replace(&mut kernel, host)]
         } else {
             vec![Kernel::default()]
@@ -235,6 +276,7 @@ impl Server {
             active: HOST,
             app_kernel,
             nic,
+            virtio: virtio_dev,
             clients,
             counters: Counters::default(),
             latency: LatencyHistogram::new(),
@@ -455,6 +497,10 @@ impl Server {
 
     /// Descriptors were reaped: send what waits in the qdisc.
     pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        if self.kernel.device == Device::Virtio {
+            // A virtio guest has no qdisc here; its poll freed RX buffers.
+            return self.virtio_refilled(sched, queue);
+        }
         while let Some(&(conn, sent_ns, bytes)) = self.nic.queues[queue as usize].qdisc.front() {
             if self.nic.queues[queue as usize].tx_in_use >= self.nic.queues[queue as usize].tx_capacity {
                 break;
@@ -561,9 +607,15 @@ impl Server {
         }
         self.switch_to(HOST);
         let mut host = CycleTable::default();
-        for c in &mut self.kernel.cores {
-            host.add(&c.accounted(now));
+        let mut host_irq = CycleTable::default();
+        for (i, c) in self.kernel.cores.iter_mut().enumerate() {
+            match self.kernel.core_role[i] {
+                CoreRole::Irq => host_irq.add(&c.accounted(now)),
+                _ => host.add(&c.accounted(now)),
+            }
         }
+        let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
+        let virtio = self.cfg.vm.kind == VmKind::Virtio;
         let per = |x: u64| x as f64 / self.cfg.run.duration_s;
         let k = &self.counters;
         let kind = serde_json::to_value(self.cfg.vm.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
@@ -574,6 +626,8 @@ impl Server {
             halts_per_s: per(k.vm_halts),
             halt_poll_success_pct: if k.vm_halts > 0 { 100.0 * k.halt_poll_wakeups as f64 / k.vm_halts as f64 } else { 0.0 },
             host_cpu_pct: host.pct(),
+            host_irq_cores_cpu_pct: has_irq_cores.then(|| host_irq.pct()),
+            tx_kicks_per_s: virtio.then(|| per(k.virtio_kicks)),
         })
     }
 
@@ -611,6 +665,13 @@ impl Server {
                  latency covers completed requests only",
                 d.ring, d.socket, d.qdisc
             ));
+        }
+        if self.cfg.vm.kind == VmKind::Virtio && self.cfg.coalesce.adaptive_rx {
+            w.push(
+                "the guest's virtio-net device has no interrupt coalescing (no VIRTIO_NET_F_NOTF_COAL with vhost-net), \
+                 so adaptive-rx and the other coalesce settings have no effect in the guest"
+                    .to_string(),
+            );
         }
         // A request held for a moment is normal at any load (the next
         // arrival on a connection whose reply is on its way); a backlog

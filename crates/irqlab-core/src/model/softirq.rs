@@ -12,6 +12,7 @@
 //! the application (see [`super::sched`]).
 
 use super::cpu::CpuClass;
+use super::kernel::{Device, RxSink};
 use super::nic::RxPacket;
 use super::sched::Seg;
 use super::server::{Ev, Server};
@@ -59,7 +60,7 @@ impl Server {
             st.to_poll = c.poll_list.len() as u32;
             st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
-            if self.measuring {
+            if self.measuring && self.kernel.id == self.app_kernel {
                 self.counters.softirq_rounds += 1;
             }
         }
@@ -153,13 +154,24 @@ impl Server {
     /// cycles of the poll including the wake-ups its deliveries cause).
     pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
-        let q = &mut self.nic.queues[self.kernel.napi_queue[napi as usize] as usize];
+        let qi = self.kernel.napi_queue[napi as usize] as usize;
+        let q = match self.kernel.device {
+            Device::Nic => &mut self.nic.queues[qi],
+            Device::Virtio => &mut self.virtio.as_mut().expect("virtio device").queues[qi],
+        };
         // mlx5e_napi_poll reaps TX completions first (not counted as work).
         let tx = q.reap_tx(budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
         let k = &self.cfg.costs;
         let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
+        if self.kernel.rx_sink == RxSink::Bridge {
+            // The tap wakes the guest's vhost worker (`sk_data_ready`).
+            if n > 0 {
+                cycles += k.wakeup_cycles;
+            }
+            return (n, cycles);
+        }
         // ep_poll_callback wakes a sleeping waiter once per poll.
         let mut woken: u64 = 0;
         for p in buf.iter() {
@@ -187,6 +199,9 @@ impl Server {
             let now = sched.now();
             let queue = self.kernel.napi_queue[napi as usize];
             self.tr(now, TraceEvent::IrqRearmed { queue });
+            if self.kernel.device == Device::Virtio {
+                return self.virtqueue_napi_complete(core, napi, queue, now);
+            }
             let q = &mut self.nic.queues[queue as usize];
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {

@@ -239,6 +239,19 @@ pub struct CoalesceCfg {
     #[serde(rename = "cqe-mode-tx")]
     pub cqe_mode_tx: bool,
 }
+impl CoalesceCfg {
+    /// A profile's RX coalescing with the default TX settings.
+    pub fn from_profile(c: super::profile::Coalesce) -> Self {
+        CoalesceCfg {
+            adaptive_rx: c.adaptive_rx,
+            rx_usecs: c.rx_usecs,
+            rx_frames: c.rx_frames,
+            cqe_mode_rx: c.cqe_mode_rx,
+            ..CoalesceCfg::default()
+        }
+    }
+}
+
 impl Default for CoalesceCfg {
     fn default() -> Self {
         CoalesceCfg {

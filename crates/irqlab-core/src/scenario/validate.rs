@@ -5,6 +5,7 @@
 //! ([`accepted_range`]).
 
 use super::config::*;
+use super::vm::VmKind;
 use crate::error::Error;
 
 const MAX_CYCLES: u64 = 1_000_000_000;
@@ -107,6 +108,12 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("vm.halt_poll_ns_shrink", |c| c.vm.halt_poll_ns_shrink, 0, 1024),
     int_field!("vm.iommu_latency_ns", |c| c.vm.iommu_latency_ns, 0, MAX_NS),
     int_field!("vm.eswitch_latency_ns", |c| c.vm.eswitch_latency_ns, 0, MAX_NS),
+    int_field!("vm.guest_queues", |c| c.vm.guest_queues, 0, 1024),
+    int_field!("vm.virtqueue_size", |c| c.vm.virtqueue_size, 1, 32_768),
+    int_field!("vm.tap_queue_len", |c| c.vm.tap_queue_len, 1, 1_000_000),
+    int_field!("vm.vhost_packet_cycles", |c| c.vm.vhost_packet_cycles, 0, MAX_CYCLES),
+    int_field!("vm.vhost_batch_cycles", |c| c.vm.vhost_batch_cycles, 0, MAX_CYCLES),
+    int_field!("vm.kick_cycles", |c| c.vm.kick_cycles, 0, MAX_CYCLES),
 ];
 
 pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
@@ -122,7 +129,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
     ("load.interarrival", "\"exponential\" or \"fb_ia\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
-    ("vm.kind", "\"none\", \"passthrough\" or \"sriov\""),
+    ("vm.kind", "\"none\", \"passthrough\", \"sriov\" or \"virtio\""),
 ];
 
 /// The accepted range of a field with a fixed one, in words ("a whole
@@ -195,12 +202,29 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
                 format!("must be at least cpu.app_cores ({}) or 0 (got {})", c.cpu.app_cores, c.vm.vcpus),
             ));
         }
-        if c.nic.irq_routing == IrqRouting::Packed {
+        if c.nic.irq_routing == IrqRouting::Packed && c.vm.kind != VmKind::Virtio {
             return Err(Error::field(
                 "nic.irq_routing",
                 "must be \"aligned\" when vm.kind is \"passthrough\" or \"sriov\": the guest's driver takes \
                  its queues' interrupts on its application vCPUs",
             ));
+        }
+        if c.vm.kind == VmKind::Virtio {
+            if c.vm.guest_queues > c.vcpus() {
+                return Err(Error::field(
+                    "vm.guest_queues",
+                    format!("must be at most the vCPUs ({}) or 0 (got {})", c.vcpus(), c.vm.guest_queues),
+                ));
+            }
+            let host_cores = c.vcpus() + if c.nic.irq_routing == IrqRouting::Packed { c.nic.irq_cores } else { 0 };
+            if let Some(core) = c.vm.vhost_core {
+                if core >= host_cores {
+                    return Err(Error::field(
+                        "vm.vhost_core",
+                        format!("must name a host core from 0 to {} (got {core})", host_cores - 1),
+                    ));
+                }
+            }
         }
     }
 

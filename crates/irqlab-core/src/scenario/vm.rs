@@ -22,6 +22,13 @@ pub enum VmKind {
     /// VM its per-packet path is the passthrough path; the NIC's switching
     /// between the wire and the VF adds `eswitch_latency_ns`.
     Sriov,
+    /// A paravirtual virtio-net device with vhost-net (thesis §2.4.2,
+    /// §4.5, Appendix B): the host's NIC and stack receive, a bridge and a
+    /// tap hand each packet to a vhost worker thread, which copies it into
+    /// the guest's virtqueue and notifies the guest through irqfd. The
+    /// scenario's `[nic]` and the host's interrupt routing then describe the
+    /// host's NIC; the guest's device has no interrupt coalescing.
+    Virtio,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -70,6 +77,39 @@ pub struct VmCfg {
     /// SR-IOV: latency of the NIC's internal switch between the wire and a
     /// VF, ns. No measurement for the ConnectX-4 Lx was found; default 0.
     pub eswitch_latency_ns: u64,
+    /// VirtIO: queue pairs the guest uses (0: one per application core,
+    /// each on its application vCPU, as `ethtool -L combined` would set).
+    pub guest_queues: u32,
+    /// VirtIO: descriptors per virtqueue (`rx_queue_size`, Appendix B: 256).
+    pub virtqueue_size: u32,
+    /// VirtIO: packets a tap queue holds for its vhost worker
+    /// (`TUN_READQ_SIZE` 500, `drivers/net/tun.c`); more are dropped.
+    pub tap_queue_len: u32,
+    /// VirtIO: the host core of every vhost worker; absent, each queue's
+    /// worker runs on the host core that takes that queue's flows'
+    /// interrupts (thesis §3.1.3: the I/O threads run where the interrupts
+    /// are handled). Since Linux 6.4 a worker is a thread of the QEMU
+    /// process and inherits its cgroup, so the emulator core
+    /// (`<emulatorpin>`: 5 in Appendix B.1, 6 in B.2) is the other reading.
+    pub vhost_core: Option<u32>,
+    /// VirtIO: a vhost worker's cycles per packet moved between the tap
+    /// and a virtqueue, either way (`handle_rx`: `tun_recvmsg` copy into
+    /// guest memory and used-ring update; `handle_tx_copy`: building the
+    /// buffer and `tun_sendmsg` into the host stack and the bridge).
+    /// Default 2,000: an estimate (no measurement found); the host-side
+    /// protocol work is charged apart (`costs.rx_packet_cycles` on the
+    /// host's receive, `costs.send_cycles` on transmit).
+    pub vhost_packet_cycles: u64,
+    /// VirtIO: a vhost worker's cycles per batch (work dequeue, the
+    /// `vhost_signal` → `eventfd_signal` → `irqfd_wakeup` → `kvm_set_msi`
+    /// of its notification). Default 1,000: an estimate.
+    pub vhost_batch_cycles: u64,
+    /// VirtIO: the host's handling of the guest's TX notification (an
+    /// MMIO write trapped to KVM's ioeventfd, which wakes the vhost worker),
+    /// beyond the exit/entry itself. Default 1,600: QEMU's pci-testdev
+    /// measures 3,609 cycles for the whole MMIO ioeventfd round trip
+    /// (hardware not stated), less `exit_entry_cycles`.
+    pub kick_cycles: u64,
 }
 
 impl Default for VmCfg {
@@ -86,6 +126,13 @@ impl Default for VmCfg {
             halt_poll_ns_shrink: 2,
             iommu_latency_ns: 0,
             eswitch_latency_ns: 0,
+            guest_queues: 0,
+            virtqueue_size: 256,
+            tap_queue_len: 500,
+            vhost_core: None,
+            vhost_packet_cycles: 2_000,
+            vhost_batch_cycles: 1_000,
+            kick_cycles: 1_600,
         }
     }
 }

@@ -113,7 +113,7 @@ pub struct Summary {
 /// view of the cores running the vCPUs, guest mode as `guest`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct VmReport {
-    /// `vm.kind`: "passthrough" or "sriov".
+    /// `vm.kind`: "passthrough", "sriov" or "virtio".
     pub kind: String,
     /// VM exits per second, all vCPUs: each return to guest mode after an
     /// exit (interrupt, IPI, halt) counts one.
@@ -127,6 +127,11 @@ pub struct VmReport {
     pub halt_poll_success_pct: f64,
     /// The host's cores that run the vCPUs.
     pub host_cpu_pct: CpuPct,
+    /// VirtIO with IRQ packing: the host's cores that take the NIC's
+    /// interrupts (and, unless placed elsewhere, run the vhost workers).
+    pub host_irq_cores_cpu_pct: Option<CpuPct>,
+    /// VirtIO: the guest's TX notifications (MMIO exits) per second.
+    pub tx_kicks_per_s: Option<f64>,
 }
 
 /// Net DIM over the measured window, per direction: `rx` when `adaptive-rx`

@@ -114,6 +114,7 @@ impl Server {
                 self.cfg.vm.vfio_irq_cycles + if blocked { self.cfg.costs.wakeup_cycles } else { 0 }
             }
             IrqSrc::VcpuKick(_) => self.cfg.vm.ipi_cycles,
+            IrqSrc::VirtioKick(_) => self.cfg.vm.kick_cycles,
             _ => unreachable!("not a VM interrupt source"),
         }
     }
@@ -130,6 +131,7 @@ impl Server {
             // The exit happened; the entry follows when the vCPU thread
             // resumes.
             IrqSrc::VcpuKick(_) => {}
+            IrqSrc::VirtioKick(q) => self.virtio_kicked(sched, q),
             _ => unreachable!("not a VM interrupt source"),
         }
     }

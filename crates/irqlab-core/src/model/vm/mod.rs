@@ -11,7 +11,9 @@
 //!   a wake-up for a halted one) and injection at entry; the VFIO route of
 //!   an assigned device's MSI-X vector (thesis §4.6: "interrupts must
 //!   first be rerouted via the VFIO-PCI layer before the virtual CPU can
-//!   be notified").
+//!   be notified");
+//! - [`virtio_net`] and [`vhost`]: the paravirtual device and its host
+//!   worker threads (thesis §2.4.2, §4.5).
 //!
 //! Sandy Bridge-EP (the thesis's E5-2670) has neither APICv nor posted
 //! interrupts (`docs/notes/virtualization-sources.md` §3.2), so every
@@ -20,3 +22,5 @@
 
 pub mod kvm;
 pub mod vcpu;
+pub mod vhost;
+pub mod virtio_net;

@@ -20,7 +20,7 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
-use crate::model::kernel::{KernelId, HOST};
+use crate::model::kernel::{KernelId, ThreadKind, HOST};
 use crate::model::sched::Seg;
 use crate::model::server::{Ev, Server};
 use crate::scenario::VmCfg;
@@ -103,7 +103,16 @@ impl Server {
                 }
                 Some(Seg { class: CpuClass::System, ns: self.ns(self.cfg.vm.exit_entry_cycles), bh_disabled: false })
             }
-            VcpuPhase::InGuest => Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false }),
+            VcpuPhase::InGuest => {
+                let (core, t) = (vcpu.core, self.kernel.vcpu_base + v as u32);
+                let c = &mut self.kernel.cores[core as usize];
+                if !c.runqueue.is_empty() {
+                    // A host thread woke meanwhile: it runs first.
+                    c.runqueue.push_back(t);
+                    return None;
+                }
+                Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
+            }
             VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
             VcpuPhase::Blocked => None,
         }
@@ -138,7 +147,7 @@ impl Server {
     /// metal.
     #[inline(never)]
     pub(crate) fn vcpu_preempted(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let v = (t - self.kernel.vcpu_base) as usize;
+        let v = self.vcpu_index(t).expect("a vCPU thread");
         let (guest, gc) = (self.kernel.vcpus[v].guest, self.kernel.vcpus[v].guest_core);
         let now = sched.now();
         self.in_kernel(guest, |s| {
@@ -159,8 +168,16 @@ impl Server {
     /// core's stack: enter guest mode again (an exit was taken).
     #[inline(never)]
     pub(crate) fn vcpu_resume(&mut self, t: ThreadId) {
-        let v = (t - self.kernel.vcpu_base) as usize;
+        let v = self.vcpu_index(t).expect("a vCPU thread");
         self.kernel.vcpus[v].phase = VcpuPhase::Entering;
+        let core = self.kernel.vcpus[v].core;
+        let c = &mut self.kernel.cores[core as usize];
+        if !c.runqueue.is_empty() {
+            // Another host thread (a vhost worker) was woken meanwhile: it
+            // runs first, and the vCPU waits its turn.
+            c.current_thread = None;
+            c.runqueue.push_back(t);
+        }
     }
 
     /// The guest core of vCPU thread `host_thread` has nothing to run: HLT.
@@ -170,7 +187,7 @@ impl Server {
         self.kernel.cores[gc as usize].frozen = true;
         let now = sched.now();
         self.in_kernel(HOST, |s| {
-            let v = (host_thread - s.kernel.vcpu_base) as usize;
+            let v = s.vcpu_index(host_thread).expect("a vCPU thread");
             let core = s.kernel.vcpus[v].core;
             let c = &mut s.kernel.cores[core as usize];
             let r = c.running.take().expect("a halting vCPU is in guest mode");
@@ -189,7 +206,31 @@ impl Server {
     /// Host thread `t` is a vCPU thread: its index in `kernel.vcpus`.
     #[inline]
     pub(crate) fn vcpu_index(&self, t: ThreadId) -> Option<usize> {
-        (t >= self.kernel.vcpu_base).then(|| (t - self.kernel.vcpu_base) as usize)
+        match self.kernel.thread_kind(t) {
+            ThreadKind::Vcpu(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Another host thread became runnable on `core`, where vCPU `v`'s
+    /// thread runs: in guest mode, the wake-up's reschedule IPI makes it
+    /// exit (it then yields, `vcpu_resume`); halt polling stops at once
+    /// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
+    #[inline(never)]
+    pub(crate) fn vcpu_contended(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
+        let v = self.vcpu_index(t).expect("a vCPU thread");
+        match (seg, self.kernel.vcpus[v].phase) {
+            (ThreadSeg::Guest, _) => self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t)),
+            (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
+                let c = &mut self.kernel.cores[core as usize];
+                c.running = None;
+                c.gen = c.gen.wrapping_add(1);
+                c.current_thread = None;
+                self.kernel.vcpus[v].phase = VcpuPhase::Blocked;
+                self.kick(sched, core);
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,0 +1,120 @@
+//! A vhost-net worker: a host thread per guest queue pair
+//! (`vhost_task`, `drivers/vhost/net.c`) that moves packets between the
+//! tap and the virtqueues. Woken by the tap (`sk_data_ready` →
+//! `vhost_poll_queue`) or by the guest's TX notification (ioeventfd), it
+//! runs `handle_tx` and `handle_rx` in batches of up to `VHOST_NET_BATCH`
+//! (64) packets until both are empty, then sleeps. Each packet costs
+//! `vm.vhost_packet_cycles`, each batch `vm.vhost_batch_cycles` (its
+//! dequeue and the signal of its used buffers). Busy polling of the
+//! worker (`poll_us`) is off in the thesis's XML and not modelled.
+//!
+//! A worker woken on a core where a vCPU runs in guest mode takes the core
+//! from it (the wake-up's reschedule IPI makes the vCPU exit) and gives it
+//! back when it sleeps: the thesis's "incoming hardware interrupts trigger
+//! context switches from the VM application to the IRQ handler. Once the
+//! I/O threads complete packet polling, the system restores the VM
+//! context" (§3.1.3).
+
+use super::super::cpu::CpuClass;
+use super::super::kernel::HOST;
+use super::super::nic::RxPacket;
+use super::super::sched::Seg;
+use super::super::server::{Ev, Server};
+use crate::engine::{Nanos, Scheduler};
+
+/// `VHOST_NET_BATCH`.
+pub const VHOST_NET_BATCH: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    None,
+    Tx,
+    Rx,
+}
+
+pub struct VhostWorker {
+    pub core: u32,
+    /// The guest queue pair it serves.
+    pub queue: u32,
+    /// Runnable or running (notifications from the guest are suppressed).
+    pub awake: bool,
+    work: Work,
+    rx_batch: Vec<RxPacket>,
+    tx_batch: Vec<(u32, Nanos, u32)>,
+}
+
+impl VhostWorker {
+    pub fn new(core: u32, queue: u32) -> Self {
+        VhostWorker { core, queue, awake: false, work: Work::None, rx_batch: Vec::new(), tx_batch: Vec::new() }
+    }
+}
+
+impl Server {
+    /// Wake the worker of queue `q` if it sleeps (host kernel active).
+    pub(crate) fn vhost_wake(&mut self, sched: &mut Scheduler<Ev>, q: u32) {
+        debug_assert_eq!(self.active_kernel(), HOST);
+        let w = q as usize;
+        if self.kernel.vhosts[w].awake {
+            return;
+        }
+        self.kernel.vhosts[w].awake = true;
+        let t = self.kernel.vhost_thread(w);
+        self.thread_make_runnable(sched, t);
+    }
+
+    /// The worker's next batch, or None when the tap and the TX
+    /// virtqueue are empty (it sleeps).
+    #[inline(never)]
+    pub(crate) fn vhost_next(&mut self, w: usize) -> Option<Seg> {
+        let q = self.kernel.vhosts[w].queue as usize;
+        let v = self.virtio.as_mut().expect("virtio device");
+        let worker = &mut self.kernel.vhosts[w];
+        let n = if !v.tx[q].is_empty() {
+            let n = v.tx[q].len().min(VHOST_NET_BATCH);
+            worker.tx_batch.extend(v.tx[q].drain(..n));
+            worker.work = Work::Tx;
+            n
+        } else {
+            let n = v.tap[q].len().min(VHOST_NET_BATCH).min(v.rx_room(q as u32));
+            if n == 0 {
+                // handle_rx found nothing it can copy (or no free guest
+                // buffers): sleep until the tap or the guest wakes it.
+                worker.awake = false;
+                worker.work = Work::None;
+                return None;
+            }
+            worker.rx_batch.extend(v.tap[q].drain(..n));
+            worker.work = Work::Rx;
+            n
+        };
+        let vm = &self.cfg.vm;
+        let cycles = vm.vhost_batch_cycles + n as u64 * vm.vhost_packet_cycles;
+        Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
+    }
+
+    /// A batch is done: replies go to the host's NIC; packets become used
+    /// buffers of the guest's RX virtqueue.
+    #[inline(never)]
+    pub(crate) fn vhost_step_done(&mut self, sched: &mut Scheduler<Ev>, w: usize) {
+        let q = self.kernel.vhosts[w].queue;
+        match self.kernel.vhosts[w].work {
+            Work::Tx => {
+                let mut batch = std::mem::take(&mut self.kernel.vhosts[w].tx_batch);
+                for (conn, sent_ns, bytes) in batch.drain(..) {
+                    let queue = self.nic.rss_queue(conn);
+                    self.transmit(sched, queue, conn, sent_ns, bytes);
+                }
+                self.kernel.vhosts[w].tx_batch = batch;
+            }
+            Work::Rx => {
+                let mut batch = std::mem::take(&mut self.kernel.vhosts[w].rx_batch);
+                for p in batch.drain(..) {
+                    self.virtio_rx_used(sched, q, p);
+                }
+                self.kernel.vhosts[w].rx_batch = batch;
+            }
+            Work::None => unreachable!("a worker segment without work"),
+        }
+        self.kernel.vhosts[w].work = Work::None;
+    }
+}
