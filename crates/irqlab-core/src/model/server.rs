@@ -142,9 +142,11 @@ impl Server {
             IrqRouting::Aligned => q % app_cores,
             IrqRouting::Packed => first_irq_core + q % cfg.nic.irq_cores,
         };
-        // A VirtIO host's NIC keeps the driver's default (DIM, thesis
-        // A.2) under every profile: the profiles apply inside the guest.
-        let host_default = CoalesceCfg::from_profile(Profile::AdaptiveCoalescing.knobs().coalesce);
+        // A VirtIO host's NIC keeps its own coalescing (by default the
+        // driver's, DIM: thesis A.2) under every profile: the profiles
+        // apply inside the guest.
+        let host_profile = Profile::by_name(&cfg.vm.host_nic_coalescing).unwrap_or(Profile::AdaptiveCoalescing);
+        let host_default = CoalesceCfg::from_profile(host_profile.knobs().coalesce);
         let c = if virtio { &host_default } else { &cfg.coalesce };
         let rx = CqSettings { usecs: c.rx_usecs, frames: c.rx_frames, cqe_mode: c.cqe_mode_rx, adaptive: c.adaptive_rx, irqs: true };
         let tx = CqSettings {

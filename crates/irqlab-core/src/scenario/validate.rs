@@ -210,6 +210,13 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             ));
         }
         if c.vm.kind == VmKind::Virtio {
+            if super::Profile::by_name(&c.vm.host_nic_coalescing).is_err() {
+                let names: Vec<&str> = super::Profile::ALL.iter().map(|p| p.name()).collect();
+                return Err(Error::field(
+                    "vm.host_nic_coalescing",
+                    format!("must name a profile ({}), got {:?}", names.join(", "), c.vm.host_nic_coalescing),
+                ));
+            }
             if c.vm.guest_queues > c.vcpus() {
                 return Err(Error::field(
                     "vm.guest_queues",
