@@ -53,6 +53,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
         ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
         *_dim(s),
+        *_vm(s),
         ("requests completed", _num(s.get("requests_completed"), 0)),
         ("sim events", _num(s.get("sim_events"), 0)),
         ("wall time", _unit(s.get("wall_s"), 3, "s")),
@@ -139,7 +140,33 @@ def _drops(s: Summary) -> str:
 
 def _cpu(record: Any) -> str:
     names = [("user", "user"), ("system", "system"), ("softirq", "softirq"), ("irq", "irq"), ("idle", "idle")]
+    # A VM's host cores run guest mode; its guest cores lose steal time.
+    # Both fields are absent when zero.
+    if isinstance(record, Mapping):
+        names += [(k, k) for k in ("guest", "steal") if record.get(k)]
     return _parts(record, names, 1)
+
+
+def _vm(s: Summary) -> list[tuple[str, str]]:
+    """The virtualization layer's lines of a VM run (none on bare metal)."""
+    vm = s.get("vm")
+    if not isinstance(vm, Mapping):
+        return []
+    rows = [
+        ("vm", str(vm.get("kind", _NA))),
+        ("host vcpu cores cpu (%)", _cpu(vm.get("host_cpu_pct"))),
+    ]
+    if vm.get("host_irq_cores_cpu_pct") is not None:
+        rows.append(("host irq cores cpu (%)", _cpu(vm.get("host_irq_cores_cpu_pct"))))
+    rows += [
+        ("vm exits/s", _num(vm.get("vm_exits_per_s"), 0)),
+        ("virtual irqs/s", _num(vm.get("virtual_irqs_per_s"), 0)),
+        ("vcpu halts/s", f"{_num(vm.get('halts_per_s'), 0)}   "
+                         f"{_num(vm.get('halt_poll_success_pct'), 1)} % ended in the halt poll"),
+    ]
+    if vm.get("tx_kicks_per_s") is not None:
+        rows.append(("tx notifications/s", _num(vm.get("tx_kicks_per_s"), 0)))
+    return rows
 
 
 def _dim(s: Summary) -> list[tuple[str, str]]:
