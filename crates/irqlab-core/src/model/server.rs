@@ -10,8 +10,6 @@ use super::epoll::Epoll;
 use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use super::napi::{Napi, NapiConfig};
 use super::nic::{vf, Cq, CqSettings, IrqRoute, PhysicalNic, QueuePair, RxPacket, Signal};
-use super::vm::vcpu::VcpuThread;
-use super::vm::vhost::VhostWorker;
 use super::vm::virtio_net::VirtioNet;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
@@ -232,40 +230,7 @@ impl Server {
             service_rng,
         };
         let kernels = if guest {
-            // vCPU i is a host thread pinned to host core i; the guest's
-            // cores wait for their vCPUs to enter guest mode.
-            let vcpus = cfg.vcpus();
-            for (i, c) in kernel.cores.iter_mut().enumerate() {
-                c.vcpu = Some(i as u32);
-                c.frozen = true;
-            }
-            // The host's cores: the vCPUs', then (VirtIO with IRQ packing)
-            // the cores that take the NIC's interrupts.
-            let host_cores = if virtio { cfg.total_cores() - app_cores + vcpus } else { vcpus };
-            let mut host = Kernel {
-                id: HOST,
-                wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
-                cores: (0..host_cores).map(Core::new).collect(),
-                core_role: (0..host_cores).map(|c| if c < vcpus { CoreRole::Other } else { CoreRole::Irq }).collect(),
-                vcpus: (0..vcpus).map(|i| VcpuThread::new(i, app_kernel, i)).collect(),
-                vcpu_base: 0,
-                softirq: vec![Default::default(); host_cores as usize],
-                softirq_buf: vec![Vec::with_capacity(64); host_cores as usize],
-                ..Kernel::default()
-            };
-            if virtio {
-                // The host drives the NIC with its own NAPIs (no deferral:
-                // the profiles apply in the guest), and bridges to the tap;
-                // one vhost worker per guest queue pair.
-                host.napis = (0..nq).map(|q| Napi::new(q, NapiConfig::default())).collect();
-                host.napi_timer = vec![NapiTimer::default(); nq as usize];
-                host.napi_queue = (0..nq).collect();
-                host.queue_napi = (0..nq).collect();
-                host.rx_sink = RxSink::Bridge;
-                host.vhosts = (0..guest_queues)
-                    .map(|q| VhostWorker::new(cfg.vm.vhost_core.unwrap_or_else(|| irq_core(q % nq)), q))
-                    .collect();
-            }
+            let host = super::vm::host_kernel(&cfg, &mut kernel, nq, guest_queues, irq_core);
             vec![Kernel::default(), std::mem::replace(&mut kernel, host)]
         } else {
             vec![Kernel::default()]
