@@ -132,8 +132,9 @@ def test_claims_read_the_store(result):
     # profile, one open-loop row per profile and load, nothing else.
     from irqlab import results
 
-    table_dir, figure_dir, cai_karsten_dir = result.directories
+    table_dir, figure_dir, cai_karsten_dir, *vm_dirs = result.directories
     assert cai_karsten_dir.name == "cai-karsten"
+    assert [d.name for d in vm_dirs] == ["table-4.4", "figure-4.4", "table-4.5", "figure-4.5"]
     table, figure = results.load(table_dir), results.load(figure_dir)
     assert sorted(table["profile"]) == sorted(PROFILES)
     assert len(figure) == 3 * len(PROFILES) and set(figure["load.qps"]) == {100_000, 300_000, 500_000}
@@ -195,9 +196,13 @@ def test_study_files_are_the_thesis_grid():
 
 def test_cli_resume_keeps_finished_runs_and_default_starts_afresh(tmp_path):
     out = tmp_path / "out"
+    # --no-vm: the VM studies run through the same loop; three reproductions
+    # of them would only make this test slower.
     args = [sys.executable, "-m", "irqlab", "reproduce", "thesis", "--out", str(out),
-            "--closed-duration", "0.02", "--open-duration", "0.01", "--quiet", "--no-plots", "--json"]
-    assert subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT).returncode == 0
+            "--closed-duration", "0.02", "--open-duration", "0.01", "--quiet", "--no-plots", "--json", "--no-vm"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert first.returncode == 0
+    assert json.loads(first.stdout)["vm"] == [] and not (out / "table-4.4").exists()
     journal = out / "figure-4.1" / "journal.jsonl"
     lines = journal.read_text().splitlines()
     assert len(lines) == 36
@@ -234,6 +239,7 @@ def test_cli_with_runs_too_short_to_complete_anything(tmp_path):
     report = json.loads(proc.stdout)
     assert report["checks"]
     assert [row["profile"] for row in report["cai_karsten"]] == [c.profile for c in CAI_KARSTEN]
+    assert report["vm"] and report["vm_checks"]
     assert (out / "report.md").is_file()
 
 

@@ -7,9 +7,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from irqlab.flags import seconds, whole_number
+
+if TYPE_CHECKING:
+    from irqlab.reproduce.thesis import ThesisResult
 
 # The reproduction modules (pandas, matplotlib) load only when the command
 # runs, so that every other `irqlab` command starts fast.
@@ -29,12 +32,16 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
     t = papers.add_parser(
         "thesis",
-        help="IRQ Suspend thesis, bare metal: Table 4.1 and Figure 4.1, and Cai & Karsten's 8-core results",
+        help="IRQ Suspend thesis: Table 4.1 and Figure 4.1 (bare metal), Tables 4.4-4.5 and Figures 4.4-4.5 "
+        "(VMs), and Cai & Karsten's 8-core results",
         description=(
             "Run Table 4.1 (closed loop, four profiles) and Figure 4.1 (open loop, 100k-500k QPS in steps "
             "of 50k) of the IRQ Suspend thesis as the studies scenarios/thesis/table-4.1.study.toml and "
             "figure-4.1.study.toml, and Cai & Karsten's (SIGMETRICS 2024) four 8-core configurations as "
-            "cai-karsten.study.toml (a prediction, not a fit); print them beside the papers and write the "
+            "cai-karsten.study.toml (a prediction, not a fit); run both thesis studies again with memcached in a "
+            "KVM guest, once per VM setup whose scenario file exists (passthrough.toml: Table 4.4 and Figure 4.4; "
+            "sriov.toml: Table 4.5 and Figure 4.5), with the same seeds, durations and loads, and check the "
+            "thesis's VM claims (section 4.6) on them; print them beside the papers and write the "
             "results stores (Parquet), an HTML report, CSV, JSON, a Markdown report and PNG plots."
         ),
         allow_abbrev=False,
@@ -56,6 +63,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         help="also rerun both studies with each unfitted constant at x0.5 and x1.5 and report which claims flip "
         "(20 more reproductions; a tornado chart in the report)",
     )
+    t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables 4.4-4.5, Figures 4.4-4.5)")
     t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     t.add_argument("--quiet", action="store_true", help="no progress indication")
     t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")
@@ -88,11 +96,31 @@ def _json_row(row: dict[str, object]) -> dict[str, object]:
     return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
 
 
+def _vm_json(r: "ThesisResult") -> list[dict[str, object]]:
+    """Each VM setup run: what it is, its table's and figure's rows."""
+    from irqlab.reproduce.thesis import VM_PAPER_UNAVAILABLE, figure_rows, vm_table_rows
+
+    return [
+        {
+            "setup": vm.setup.key,
+            "label": vm.setup.label,
+            "scenario": f"scenarios/thesis/{vm.setup.scenario}",
+            "table": vm.setup.table,
+            "figure": vm.setup.figure,
+            "profiles": list(vm.setup.profiles),
+            "thesis": VM_PAPER_UNAVAILABLE,
+            "table_rows": [_json_row(row) for row in vm_table_rows(r, vm.setup)],
+            "figure_rows": [_json_row(row) for row in figure_rows(vm.open, vm.setup.profiles)],
+        }
+        for vm in r.vm.values()
+    ]
+
+
 def _cmd_thesis(args: argparse.Namespace) -> int:
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import plots, report
     from irqlab.reproduce import html
-    from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks
+    from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks, vm_checks
     from irqlab.run import MAX_SEED
     from irqlab.study.spec import StudyError
 
@@ -111,17 +139,21 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
             jobs=jobs,
             resume=args.resume,
             quiet=args.quiet or args.json,
+            vm=not args.no_vm,
         )
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
     # A run's warnings (e.g. no request completed, so no latency), each once.
     runs = [*result.closed.values(), *result.open.values(), *result.cai_karsten.values()]
     runs += [p.summary for p in result.holdout]
+    runs += [s for vm in result.vm.values() for s in (*vm.closed.values(), *vm.open.values())]
     for warning in dict.fromkeys(w for s in runs for w in s.warnings):
         say_warning(warning)
     checks = shape_checks(result)
+    vm_claims = vm_checks(result)
     figures = [] if args.no_plots else plots.figure_4_1(result, out) + [plots.table_4_1_chart(result, out)]
-    files = report.write_files(result, checks, out, figures)
+    figures += [] if args.no_plots else plots.vm_figures(result, out)
+    files = report.write_files(result, checks, out, figures, vm_claims)
     variants = None
     if args.sensitivity:
         from irqlab.reproduce import sensitivity
@@ -141,14 +173,17 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         )
         files.append(report.write_csv(sensitivity.rows(variants), out / "sensitivity.csv"))
         files.append(sensitivity.tornado(variants, out / "sensitivity-tornado.png"))
-    files.append(html.write_thesis_report(result, checks, out, figures, variants))
+    files.append(html.write_thesis_report(result, checks, out, figures, variants, vm_claims))
     if args.json:
         write_stdout(
             json.dumps(
                 {
-                    "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
+                    "checks": [report.check_row(c) for c in checks],
                     "cai_karsten": [_json_row(row) for row in cai_karsten_rows(result)],
                     "leave_one_out": [_json_row(row) for row in report.holdout_rows(result)],
+                    "vm": _vm_json(result),
+                    "vm_checks": [report.check_row(c) for c in vm_claims],
+                    "vm_skipped": result.vm_skipped,
                     "files": [str(f) for f in files + figures],
                 }
             )
@@ -168,6 +203,9 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     write_stdout("")
     write_stdout(report.checks_text(checks))
     write_stdout("")
+    if result.vm or result.vm_skipped:
+        write_stdout(report.vm_text(result, vm_claims))
+        write_stdout("")
     write_stdout(
         f"wrote {len(files) + len(figures)} files to {out}/ (report.html, report.md, CSV, JSON"
         + ("" if args.no_plots else ", PNG plots")

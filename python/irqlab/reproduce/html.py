@@ -1,5 +1,5 @@
 """The HTML report of ``irqlab reproduce thesis``: the thesis's tables and
-claims first, then the generic study report of both results stores."""
+claims first, then the generic study report of every results store."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from irqlab.reproduce.thesis import (
     cai_karsten_rows,
     explanation_rows,
     figure_4_1_rows,
+    figure_rows,
     table_4_1_rows,
+    vm_table_rows,
 )
 
 
@@ -46,14 +48,20 @@ def _image(path: Path) -> str:
     return f'<figure><img src="data:image/png;base64,{data}" alt="{alt}"><figcaption>{alt}</figcaption></figure>'
 
 
-def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: list[Path]) -> list[tuple[str, str]]:
-    """(heading, HTML) sections specific to the thesis."""
-    held = sum(c.holds for c in checks)
-    claims = "".join(
+def _claims(checks: list[ShapeCheck]) -> str:
+    return "".join(
         f'<li class="{"ok" if c.holds else "no"}"><b>{"holds" if c.holds else "does not hold"}</b>: '
         f"{html.escape(c.claim)} <span>({html.escape(c.detail)})</span></li>"
         for c in checks
     )
+
+
+def thesis_sections(
+    result: ThesisResult, checks: list[ShapeCheck], figures: list[Path], vm_checks: list[ShapeCheck] = ()
+) -> list[tuple[str, str]]:
+    """(heading, HTML) sections specific to the thesis."""
+    held = sum(c.holds for c in checks)
+    claims = _claims(checks)
     sections = [
         (
             "The thesis's claims, checked on the simulation",
@@ -76,8 +84,47 @@ def thesis_sections(result: ThesisResult, checks: list[ShapeCheck], figures: lis
         ("Why: what explains the throughput differences (closed loop)", _table(explanation_rows(result), "{:,.3f}")),
         ("Figure 4.1 (open loop)", _table(figure_4_1_rows(result))),
     ]
+    sections += vm_sections(result, list(vm_checks))
     if figures:
         sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
+    return sections
+
+
+def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[str, str]]:
+    """The VM part (§4.6): the claims, then each setup's table and figure;
+    none when no setup was run or skipped."""
+    from irqlab.reproduce.report import VM_CHECKS_TITLE, VM_TABLE_NOTE, VM_TITLE, vm_figure_title, vm_table_title
+    from irqlab.reproduce.thesis import VM_PAPER_NOTE
+
+    if not result.vm and not result.vm_skipped:
+        return []
+    skipped = "".join(f'<p class="note">Skipped: {html.escape(m)}</p>' for m in result.vm_skipped)
+    scenarios = ", ".join(f"<code>scenarios/thesis/{html.escape(vm.setup.scenario)}</code>" for vm in result.vm.values())
+    intro = (
+        "<p>Table 4.1's and Figure 4.1's studies rerun with memcached in a KVM guest"
+        + (f" ({scenarios})" if scenarios else "")
+        + f": same seeds, durations and loads. {html.escape(VM_PAPER_NOTE)} {html.escape(VM_TABLE_NOTE)}</p>"
+    )
+    held = sum(c.holds for c in checks)
+    sections = [(VM_TITLE, intro + skipped)]
+    if result.vm:
+        sections.append(
+            (VM_CHECKS_TITLE, f"<p>{held} of {len(checks)} hold.</p><ul class=\"claims\">{_claims(checks)}</ul>")
+        )
+    columns = {
+        "profile": "profile", "qps": "QPS", "qps_vs_bare_metal_pct": "QPS vs bare metal %",
+        "cycles_per_query": "cycles/query", "user": "user %", "system": "system %", "softirq": "softirq %",
+        "steal": "steal %", "host_busy_pct": "host busy %", "vm_exits_per_s": "VM exits/s",
+        "virtual_irqs_per_s": "virtual IRQs/s", "thesis": "thesis",
+    }
+    formats = {
+        "QPS": "{:,.0f}", "QPS vs bare metal %": "{:+.2f}", "cycles/query": "{:,.0f}", "VM exits/s": "{:,.0f}",
+        "virtual IRQs/s": "{:,.0f}",
+    }
+    for vm in result.vm.values():
+        table = _renamed_table(vm_table_rows(result, vm.setup), columns, formats, lambda x: f"{x:.1f}")
+        sections.append((vm_table_title(vm.setup), table))
+        sections.append((vm_figure_title(vm.setup), _table(figure_rows(vm.open, vm.setup.profiles))))
     return sections
 
 
@@ -141,19 +188,25 @@ def sensitivity_section(variants: list, tornado: Path) -> tuple[str, str]:
 
 
 def write_thesis_report(
-    result: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path], variants: Optional[list] = None
+    result: ThesisResult,
+    checks: list[ShapeCheck],
+    out: Path,
+    figures: list[Path],
+    variants: Optional[list] = None,
+    vm_checks: list[ShapeCheck] = (),
 ) -> Path:
-    """``out/report.html``: the thesis sections, then both studies."""
+    """``out/report.html``: the thesis sections, then every study."""
+    from irqlab.reproduce.report import title
     from irqlab.study.report import write_report
 
-    sections = thesis_sections(result, checks, figures)
+    sections = thesis_sections(result, checks, figures, list(vm_checks))
     if variants is not None:
         sections.append(sensitivity_section(variants, out / "sensitivity-tornado.png"))
     table_dir, figure_dir, *others = result.directories
     return write_report(
         figure_dir,
         out / "report.html",
-        title="irqlab: the IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1)",
+        title=title(result),
         sections_before=sections,
         extra_dirs=(table_dir, *others),
     )

@@ -1,5 +1,6 @@
 """Figures in the thesis's layout (Figure 4.1 a–c: p95, p99 and CPU
-utilisation against throughput, one line per profile)."""
+utilisation against throughput, one line per profile; Figures 4.4 and 4.5
+likewise for the VM setups)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from irqlab.reproduce.thesis import PROFILES, ThesisResult, latency  # noqa: E402
+from irqlab.reproduce.thesis import PROFILES, ThesisResult, host_busy, latency  # noqa: E402
 
 LABELS = {
     "no-coalescing": "No Coalescing",
@@ -32,19 +33,37 @@ MARKERS = {
 
 def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:
     """Write figure-4.1a-p95.png, figure-4.1b-p99.png, figure-4.1c-cpu.png."""
+    return _figure(r.open, PROFILES, out, "figure-4.1", "CPU utilization (%)", lambda s: 100.0 - s.cpu_pct.idle,
+                   "Memcached 8 cores, simulated (irqlab)")
+
+
+def vm_figures(r: ThesisResult, out: Path) -> list[Path]:
+    """Each VM setup's figure in Figure 4.1's layout (figure-4.4a-p95.png
+    …), CPU being the host's busy share of the vCPU cores."""
+    written: list[Path] = []
+    for vm in r.vm.values():
+        written += _figure(
+            vm.open, vm.setup.profiles, out, vm.setup.figure_study, "Host CPU busy, vCPU cores (%)", host_busy,
+            f"Memcached in a KVM guest ({vm.setup.label}), 8 vCPUs, simulated (irqlab)",
+        )
+    return written
+
+
+def _figure(open_: dict, profiles: tuple[str, ...], out: Path, stem: str, cpu_label: str, cpu, suptitle: str) -> list[Path]:
     panels = [
-        ("figure-4.1a-p95.png", "(a) 95th Percentile Latency", "p95 latency (µs)", lambda s: latency(s, "p95")),
-        ("figure-4.1b-p99.png", "(b) 99th Percentile Latency", "p99 latency (µs)", lambda s: latency(s, "p99")),
-        ("figure-4.1c-cpu.png", "(c) CPU Utilization", "CPU utilization (%)", lambda s: 100.0 - s.cpu_pct.idle),
+        (f"{stem}a-p95.png", "(a) 95th Percentile Latency", "p95 latency (µs)", lambda s: latency(s, "p95")),
+        (f"{stem}b-p99.png", "(b) 99th Percentile Latency", "p99 latency (µs)", lambda s: latency(s, "p99")),
+        (f"{stem}c-cpu.png", "(c) CPU Utilization", cpu_label, cpu),
     ]
-    loads = sorted({q for (_, q) in r.open})
+    loads = sorted({q for (_, q) in open_})
     written = []
     for name, title, ylabel, value in panels:
         fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-        for p in PROFILES:
-            xs = [r.open[(p, q)].throughput_qps / 1e3 for q in loads]
-            ys = [value(r.open[(p, q)]) for q in loads]
-            ax.plot(xs, ys, marker=MARKERS[p], label=LABELS[p])
+        for p in profiles:
+            runs = [open_[(p, q)] for q in loads if (p, q) in open_]
+            xs = [s.throughput_qps / 1e3 for s in runs]
+            ys = [value(s) for s in runs]
+            ax.plot(xs, ys, marker=MARKERS.get(p, "x"), label=LABELS.get(p, p))
         ax.set_xlabel("Throughput (K QPS)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
@@ -54,7 +73,7 @@ def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:
             ax.set_ylim(0, 105)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        fig.suptitle("Memcached 8 cores, simulated (irqlab)", fontsize=9)
+        fig.suptitle(suptitle, fontsize=9)
         fig.tight_layout()
         path = out / name
         fig.savefig(path)

@@ -12,13 +12,19 @@ from irqlab.reproduce.thesis import (
     CAI_KARSTEN_CAVEATS,
     PROFILES,
     TABLE_4_1,
+    VM_PAPER_NOTE,
+    VM_PAPER_UNAVAILABLE,
     ShapeCheck,
     ThesisResult,
+    VmSetup,
     cai_karsten_rows,
     explanation_rows,
     figure_4_1_rows,
+    figure_rows,
+    host_busy,
     latency,
     table_4_1_rows,
+    vm_table_rows,
 )
 
 METRIC_LABEL = {
@@ -152,18 +158,85 @@ def explanation_text(r: ThesisResult) -> str:
 
 
 def figure_4_1_text(r: ThesisResult) -> str:
-    lines = [
+    return _figure_text(
         "Figure 4.1 (open loop): p95 / p99 latency (µs) and CPU utilisation (%)",
-        f"{'offered':>8}  " + "".join(f"{p:>26}" for p in PROFILES),
-    ]
-    loads = sorted({q for (_, q) in r.open})
+        r.open, PROFILES, lambda s: 100 - s.cpu_pct.idle,
+    )
+
+
+def _figure_text(title: str, open_: dict, profiles: tuple[str, ...], cpu) -> str:
+    lines = [title, f"{'offered':>8}  " + "".join(f"{p:>26}" for p in profiles)]
+    loads = sorted({q for (_, q) in open_})
     for q in loads:
         cells = []
-        for p in PROFILES:
-            s = r.open[(p, q)]
-            cells.append(f"{_us(latency(s, 'p95'))}/{_us(latency(s, 'p99'))} {100 - s.cpu_pct.idle:>5.1f}%")
+        for p in profiles:
+            s = open_.get((p, q))
+            cells.append("\u2014" if s is None else f"{_us(latency(s, 'p95'))}/{_us(latency(s, 'p99'))} {cpu(s):>5.1f}%")
         lines.append(f"{q // 1000:>7}k  " + "".join(f"{c:>26}" for c in cells))
     return "\n".join(lines)
+
+
+#: The heading of the VM part, in every output.
+VM_TITLE = "Virtual machines (thesis §4.6): memcached in a KVM guest, 8 vCPUs pinned 1:1"
+
+
+def vm_table_title(setup: VmSetup) -> str:
+    return f"Table {setup.table} ({setup.label}, closed loop): irqlab; thesis {VM_PAPER_UNAVAILABLE}"
+
+
+def vm_figure_title(setup: VmSetup) -> str:
+    return (
+        f"Figure {setup.figure} ({setup.label}, open loop): p95 / p99 latency (µs) and host CPU busy of the "
+        f"vCPU cores (%); thesis {VM_PAPER_UNAVAILABLE}"
+    )
+
+
+#: What the VM tables' columns are, for the reports.
+VM_TABLE_NOTE = (
+    "user/system/softirq/steal are the guest's view of its vCPUs (softirq includes hard-IRQ time, as in "
+    "Table 4.1); host busy is the host's busy share of the cores running the vCPUs (100 - host idle: guest "
+    "time, exits, halt polling); vs BM is the QPS change from Table 4.1's run of the profile."
+)
+
+
+def vm_table_text(r: ThesisResult, setup: VmSetup) -> str:
+    """A VM setup's table: per profile QPS, its change from bare metal,
+    cycles per query, the guest's CPU split, the host's busy share, VM exits
+    and virtual interrupts per second, and the thesis column (unavailable)."""
+    lines = [
+        vm_table_title(setup),
+        f"{'profile':<21}{'QPS':>10}{'vs BM':>9}{'cycles/q':>10}{'user%':>7}{'sys%':>7}{'sirq%':>7}{'steal%':>7}"
+        f"{'host busy%':>11}{'exits/s':>10}{'vIRQs/s':>10}  thesis",
+    ]
+    for row in vm_table_rows(r, setup):
+        lines.append(
+            f"{row['profile']:<21}{_qps(row['qps']):>10}{_pct(row['qps_vs_bare_metal_pct']):>9}"
+            f"{_qps(row['cycles_per_query']):>10}{row['user']:>7.1f}{row['system']:>7.1f}{row['softirq']:>7.1f}"
+            f"{row['steal']:>7.1f}{row['host_busy_pct']:>11.1f}{_qps(row['vm_exits_per_s']):>10}"
+            f"{_qps(row['virtual_irqs_per_s']):>10}  {row['thesis']}"
+        )
+    return "\n".join(lines)
+
+
+def vm_figure_text(r: ThesisResult, setup: VmSetup) -> str:
+    return _figure_text(vm_figure_title(setup), r.vm[setup.key].open, setup.profiles, host_busy)
+
+
+def vm_text(r: ThesisResult, vm_checks: list[ShapeCheck]) -> str:
+    """The VM part: the skipped setups, each setup's table and figure, and
+    the §4.6 claims; empty when no setup was run or skipped."""
+    if not r.vm and not r.vm_skipped:
+        return ""
+    parts = [VM_TITLE + "\n" + "\n".join(_wrap(VM_PAPER_NOTE + " " + VM_TABLE_NOTE, 100))]
+    parts += [f"skipped: {m}" for m in r.vm_skipped]
+    for vm in r.vm.values():
+        parts += [vm_table_text(r, vm.setup), vm_figure_text(r, vm.setup)]
+    if r.vm:
+        parts.append(checks_text(vm_checks, VM_CHECKS_TITLE))
+    return "\n\n".join(parts)
+
+
+VM_CHECKS_TITLE = "The thesis's VM claims (§4.6), checked on the simulation (BM = bare metal, QPS = closed loop)"
 
 
 def _us(x: float) -> str:
@@ -171,8 +244,8 @@ def _us(x: float) -> str:
     return "\u2014".rjust(7) if math.isnan(x) else f"{x:>7.1f}"
 
 
-def checks_text(checks: list[ShapeCheck]) -> str:
-    lines = ["The thesis's claims, checked on the simulation"]
+def checks_text(checks: list[ShapeCheck], title: str = "The thesis's claims, checked on the simulation") -> str:
+    lines = [title]
     for c in checks:
         lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.claim}: {c.detail}")
     return "\n".join(lines)
@@ -184,7 +257,27 @@ def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
     return path
 
 
-def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
+def check_row(c: ShapeCheck) -> dict[str, object]:
+    """A check for JSON: claim, holds, detail, and for a VM claim its number and setup."""
+    row: dict[str, object] = {"claim": c.claim, "holds": c.holds, "detail": c.detail}
+    if c.id:
+        row.update(id=c.id, setup=c.setup)
+    return row
+
+
+def title(r: ThesisResult) -> str:
+    """The reports' title: what was reproduced."""
+    if not r.vm:
+        return "irqlab: the IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1)"
+    tables = ", ".join(["4.1", *(vm.setup.table for vm in r.vm.values())])
+    figures = ", ".join(["4.1", *(vm.setup.figure for vm in r.vm.values())])
+    return f"irqlab: the IRQ Suspend thesis on bare metal and in VMs (Tables {tables}; Figures {figures})"
+
+
+def write_files(
+    r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: list[Path], vm_checks: list[ShapeCheck] = ()
+) -> list[Path]:
+    vm_checks = list(vm_checks)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     tables = [
@@ -196,6 +289,9 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         tables.append(("cai-karsten.csv", cai_karsten_rows(r)))
     if r.holdout:
         tables.append(("leave-one-out.csv", holdout_rows(r)))
+    for vm in r.vm.values():
+        tables.append((f"{vm.setup.table_study}.csv", vm_table_rows(r, vm.setup)))
+        tables.append((f"{vm.setup.figure_study}.csv", figure_rows(vm.open, vm.setup.profiles)))
     for name, rows in tables:
         path = out / name
         pd.DataFrame(rows).to_csv(path, index=False)
@@ -205,7 +301,16 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         "open": [{"profile": p, "offered_qps": q, **s.to_dict()} for (p, q), s in sorted(r.open.items())],
         "cai_karsten": {p: s.to_dict() for p, s in r.cai_karsten.items()},
         "leave_one_out": {p.fit.holdout: p.summary.to_dict() for p in r.holdout},
-        "checks": [{"claim": c.claim, "holds": c.holds, "detail": c.detail} for c in checks],
+        "checks": [check_row(c) for c in checks],
+        "vm": {
+            vm.setup.key: {
+                "closed": {p: s.to_dict() for p, s in vm.closed.items()},
+                "open": [{"profile": p, "offered_qps": q, **s.to_dict()} for (p, q), s in sorted(vm.open.items())],
+            }
+            for vm in r.vm.values()
+        },
+        "vm_checks": [check_row(c) for c in vm_checks],
+        "vm_skipped": r.vm_skipped,
         "seed": r.seed,
         "closed_duration_s": r.closed_duration_s,
         "open_duration_s": r.open_duration_s,
@@ -213,11 +318,12 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
     path = out / "summaries.json"
     path.write_text(json.dumps(summaries, indent=1))
     written.append(path)
+    scenarios = ", ".join(f"`scenarios/thesis/{vm.setup.scenario}`" for vm in r.vm.values())
     md = [
-        "# irqlab: the IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1)",
+        f"# {title(r)}",
         "",
-        f"Simulated with `scenarios/thesis/bare-metal.toml`, seed {r.seed}; closed loop "
-        f"{r.closed_duration_s} s and open loop {r.open_duration_s} s of simulated time per point.",
+        f"Simulated with `scenarios/thesis/bare-metal.toml`{f' and {scenarios}' if scenarios else ''}, seed "
+        f"{r.seed}; closed loop {r.closed_duration_s} s and open loop {r.open_duration_s} s of simulated time per point.",
         "",
         "```",
         table_4_1_text(r),
@@ -242,6 +348,13 @@ def write_files(r: ThesisResult, checks: list[ShapeCheck], out: Path, figures: l
         "```",
         "",
     ]
+    if r.vm or r.vm_skipped:
+        md += [f"## {VM_TITLE}", "", *_wrap(VM_PAPER_NOTE + " " + VM_TABLE_NOTE, 100), ""]
+        md += [f"Skipped: {m}" + "\n" for m in r.vm_skipped]
+        for vm in r.vm.values():
+            md += ["```", vm_table_text(r, vm.setup), "```", "", "```", vm_figure_text(r, vm.setup), "```", ""]
+        if r.vm:
+            md += ["```", checks_text(vm_checks, VM_CHECKS_TITLE), "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
     path.write_text("\n".join(md) + "\n")
