@@ -63,7 +63,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         help="also rerun both studies with each unfitted constant at x0.5 and x1.5 and report which claims flip "
         "(20 more reproductions; a tornado chart in the report)",
     )
-    t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables 4.4-4.5, Figures 4.4-4.5)")
+    t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables and Figures 4.2-4.5)")
     t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     t.add_argument("--quiet", action="store_true", help="no progress indication")
     t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")

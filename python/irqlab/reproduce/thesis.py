@@ -129,6 +129,12 @@ class VmSetup:
     figure: str
     #: The profiles the thesis ran on it.
     profiles: tuple[str, ...] = PROFILES
+    #: Which claims apply: "passthrough" (§4.6: P1-P6) or "virtio" (§4.5:
+    #: V1-V12, and P5, P6, which the thesis also states for VirtIO).
+    claims: str = "passthrough"
+    #: Its figure's open-loop loads when the command line gives none (None:
+    #: Figure 4.1's). The VirtIO setups saturate far below bare metal.
+    loads: Optional[tuple[int, ...]] = None
 
     @property
     def table_study(self) -> str:
@@ -143,7 +149,16 @@ class VmSetup:
 
 #: The thesis's VM setups (§4.6), each run as Table 4.1 and Figure 4.1 are;
 #: a setup whose scenario file is missing is skipped with a message.
+VIRTIO_PROFILES = ("no-coalescing", "irq-suspend", "busy-wait")
 VM_SETUPS = (
+    VmSetup(
+        "virtio-aligned", "VirtIO aligned", "VA", "virtio-aligned.toml", "4.2", "4.2",
+        VIRTIO_PROFILES, "virtio", tuple(range(50_000, 250_001, 25_000)),
+    ),
+    VmSetup(
+        "virtio-packed", "VirtIO 4 + 2", "VP", "virtio-packed.toml", "4.3", "4.3",
+        VIRTIO_PROFILES, "virtio", tuple(range(50_000, 450_001, 50_000)),
+    ),
     VmSetup("passthrough", "full passthrough", "PT", "passthrough.toml", "4.4", "4.4"),
     VmSetup("sriov", "SR-IOV", "SR", "sriov.toml", "4.5", "4.5"),
 )
@@ -350,7 +365,7 @@ def run_thesis(
             skipped.append(f"{what} skipped: {thesis_dir() / setup.scenario} does not exist")
         else:
             run_setups.append(setup)
-            studies += vm_studies(setup, closed_duration_s, open_duration_s, loads, seed, overrides)
+            studies += vm_studies(setup, closed_duration_s, open_duration_s, loads or setup.loads, seed, overrides)
     for study in studies:
         directory = out / study.name
         if not resume and (directory / MANIFEST).is_file():
@@ -751,12 +766,106 @@ def vm_checks(r: ThesisResult) -> list[ShapeCheck]:
     hold; a claim about a profile the setup was not run with is left out
     for it."""
     checks: list[ShapeCheck] = []
-    vms = list(r.vm.values())
+    vms = [vm for vm in r.vm.values() if vm.setup.claims == "passthrough"]
     bm = {p: s.throughput_qps for p, s in r.closed.items()}
     for make in (_p1, _p2, _p3, _p4, _p5, _p6):
         for vm in vms:
             checks += make(r, vm, bm)
+    return checks + virtio_checks(r)
+
+
+def virtio_checks(r: ThesisResult) -> list[ShapeCheck]:
+    """The thesis's claims about its VirtIO setups (§4.5), on the setups of
+    kind "virtio" that were run (VA aligned, VP packed; QPS closed loop):
+
+    - V1: aligned, irq-suspend and busy-wait serve more than no-coalescing.
+    - V2: their gain over no-coalescing is smaller packed than aligned.
+    - V3: irq-suspend and busy-wait spend less of the application vCPUs in
+      softirq than no-coalescing, in each setup.
+    - V4: packed, irq-suspend and busy-wait still serve more than
+      no-coalescing.
+    - V5: packed serves more than aligned, profile by profile.
+    - V6: busy-wait and irq-suspend take far fewer VM exits than
+      no-coalescing (below half), in each setup.
+    - V8: at the lowest load, the three profiles' p99 are within 25 %.
+    - V10: at the lowest load both setups share with Figure 4.1, every
+      profile's p99 is above bare metal's.
+    - V12: busy-wait's guest CPU is ~100 % at every load, irq-suspend's is
+      below it at the lowest, and no-coalescing's and irq-suspend's rise
+      with load.
+    - P5 and P6 (also stated for VirtIO: Figures 4.2c, 4.3c; the
+      footnotes).
+    """
+    vms = {vm.setup.key: vm for vm in r.vm.values() if vm.setup.claims == "virtio"}
+    if not vms:
+        return []
+    bm = {p: s.throughput_qps for p, s in r.closed.items()}
+    checks: list[ShapeCheck] = []
+    va, vp = vms.get("virtio-aligned"), vms.get("virtio-packed")
+    nc, is_, bw = "no-coalescing", "irq-suspend", "busy-wait"
+
+    def gains(vm: VmResult) -> dict[str, float]:
+        return {p: ratio(_qps(vm, p), _qps(vm, nc)) for p in (is_, bw)}
+
+    def gain_text(vm: VmResult) -> str:
+        return ", ".join(f"{SHORT[p]}/nc {_f(g, '{:.3f}')}" for p, g in gains(vm).items())
+
+    if va is not None:
+        checks.append(_vm_check(va, "V1", "irq-suspend and busy-wait serve more than no-coalescing",
+                                all(g > 1.0 for g in gains(va).values()), gain_text(va)))
+    if va is not None and vp is not None:
+        ga, gp = gains(va), gains(vp)
+        checks.append(_vm_check(vp, "V2", "the gain of irq-suspend and busy-wait over no-coalescing is smaller packed than aligned",
+                                all(gp[p] < ga[p] for p in ga), f"VP {gain_text(vp)}; VA {gain_text(va)}"))
+    for vm in vms.values():
+        soft = {p: vm.closed[p].cpu_pct.softirq if p in vm.closed else math.nan for p in (nc, is_, bw)}
+        checks.append(_vm_check(vm, "V3", "irq-suspend and busy-wait spend less of the application vCPUs in softirq",
+                                soft[is_] < soft[nc] and soft[bw] < soft[nc],
+                                ", ".join(f"{SHORT[p]} {_f(v, '{:.1f}')} %" for p, v in soft.items())))
+    if vp is not None:
+        checks.append(_vm_check(vp, "V4", "irq-suspend and busy-wait still serve more than no-coalescing",
+                                all(g > 1.0 for g in gains(vp).values()), gain_text(vp)))
+    if va is not None and vp is not None:
+        checks.append(_vm_check(vp, "V5", "packed serves more than aligned, profile by profile",
+                                all(_qps(vp, p) > _qps(va, p) for p in (nc, is_, bw)),
+                                ", ".join(f"{SHORT[p]} VP {_k(_qps(vp, p))} vs VA {_k(_qps(va, p))}" for p in (nc, is_, bw))))
+    for vm in vms.values():
+        exits = {p: float(vm.closed[p].vm.vm_exits_per_s) if p in vm.closed else math.nan for p in (nc, is_, bw)}
+        checks.append(_vm_check(vm, "V6", "busy-wait and irq-suspend take far fewer VM exits than no-coalescing (below half)",
+                                exits[bw] < 0.5 * exits[nc] and exits[is_] < 0.5 * exits[nc],
+                                ", ".join(f"{SHORT[p]} {_k(v)}/s" for p, v in exits.items())))
+    for vm in vms.values():
+        loads = sorted({q for (_, q) in vm.open})
+        if not loads:
+            continue
+        low = loads[0]
+        p99 = {p: _p99(vm.open.get((p, low))) for p in (nc, is_, bw)}
+        lo, hi = min(p99.values()), max(p99.values())
+        checks.append(_vm_check(vm, "V8", f"at {low // 1000}k QPS the three profiles' p99 are within 25 %",
+                                hi <= 1.25 * lo, ", ".join(f"{SHORT[p]} {us(v)}" for p, v in p99.items())))
+        common = sorted(set(loads) & {q for (_, q) in r.open})
+        if common:
+            q = common[0]
+            pairs = {p: (_p99(vm.open.get((p, q))), _p99(r.open.get((p, q)))) for p in (nc, is_, bw)}
+            checks.append(_vm_check(vm, "V10", f"at {q // 1000}k QPS every profile's p99 is above bare metal's",
+                                    all(v > b for v, b in pairs.values()),
+                                    ", ".join(f"{SHORT[p]} {us(v)} vs BM {us(b)}" for p, (v, b) in pairs.items())))
+        guest = {(p, q): 100.0 - s.cpu_pct.idle for (p, q), s in vm.open.items()}
+        series = {p: [guest.get((p, q), math.nan) for q in loads] for p in (nc, is_, bw)}
+        rises = all(series[p][-1] > series[p][0] for p in (nc, is_))
+        holds = rises and min(series[bw]) > 99.0 and series[is_][0] < series[bw][0]
+        checks.append(_vm_check(vm, "V12", "busy-wait's vCPUs ~100 % busy at every load; irq-suspend below it at the lowest; "
+                                "no-coalescing and irq-suspend rise with load", holds,
+                                ", ".join(f"{SHORT[p]} {_f(v[0], '{:.0f}')} -> {_f(v[-1], '{:.0f}')} %" for p, v in series.items())))
+    for vm in vms.values():
+        checks += _p5(r, vm, bm) + _p6(r, vm, bm)
     return checks
+
+
+def _p99(s: Optional[Summary]) -> float:
+    if s is None or s.latency_us.p99 is None:
+        return math.nan
+    return float(s.latency_us.p99)
 
 
 def _qps(vm: VmResult, p: str) -> float:

@@ -572,13 +572,18 @@ impl Server {
         if !self.cfg.vm.is_guest() {
             return None;
         }
+        // Host core i runs vCPU i: group it by what guest CPU i is for.
+        let guest_role = self.kernel_ref(self.app_kernel).core_role.clone();
         self.switch_to(HOST);
         let mut host = CycleTable::default();
         let mut host_irq = CycleTable::default();
         for (i, c) in self.kernel.cores.iter_mut().enumerate() {
-            match self.kernel.core_role[i] {
-                CoreRole::Irq => host_irq.add(&c.accounted(now)),
-                _ => host.add(&c.accounted(now)),
+            let a = c.accounted(now);
+            match (self.kernel.core_role[i], guest_role.get(i)) {
+                (CoreRole::Irq, _) => host_irq.add(&a),
+                (_, Some(CoreRole::App)) => host.add(&a),
+                // A vCPU that runs no application thread.
+                _ => {}
             }
         }
         let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);

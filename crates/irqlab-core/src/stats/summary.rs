@@ -125,7 +125,8 @@ pub struct VmReport {
     /// KVM's halt poll ended (the vCPU never slept), percent.
     pub halts_per_s: f64,
     pub halt_poll_success_pct: f64,
-    /// The host's cores that run the vCPUs.
+    /// The host's cores that run the guest's application vCPUs (the
+    /// cores of vCPUs that run no application thread are left out).
     pub host_cpu_pct: CpuPct,
     /// VirtIO with IRQ packing: the host's cores that take the NIC's
     /// interrupts (and, unless placed elsewhere, run the vhost workers).
