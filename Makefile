@@ -1,6 +1,6 @@
 # irqlab: one command per job.
 #
-#   make demo    set up, then reproduce the thesis's Tables 4.1, 4.4, 4.5 and Figures 4.1, 4.4, 4.5 (irqlab-out/report.html)
+#   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length

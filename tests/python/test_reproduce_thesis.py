@@ -134,7 +134,7 @@ def test_claims_read_the_store(result):
 
     table_dir, figure_dir, cai_karsten_dir, *vm_dirs = result.directories
     assert cai_karsten_dir.name == "cai-karsten"
-    assert [d.name for d in vm_dirs] == ["table-4.4", "figure-4.4", "table-4.5", "figure-4.5"]
+    assert [d.name for d in vm_dirs] == [f"{k}-4.{n}" for n in (2, 3, 4, 5) for k in ("table", "figure")]
     table, figure = results.load(table_dir), results.load(figure_dir)
     assert sorted(table["profile"]) == sorted(PROFILES)
     assert len(figure) == 3 * len(PROFILES) and set(figure["load.qps"]) == {100_000, 300_000, 500_000}

@@ -21,6 +21,7 @@ import pytest
 
 from irqlab.reproduce.thesis import (
     PROFILES,
+    VIRTIO_PROFILES,
     VM_PAPER_UNAVAILABLE,
     VM_SETUPS,
     ThesisResult,
@@ -47,11 +48,15 @@ def result(tmp_path_factory):
 
 
 def test_setups_are_the_thesis_vm_tables_and_figures():
-    assert [(s.key, s.scenario, s.table, s.figure) for s in VM_SETUPS] == [
-        ("passthrough", "passthrough.toml", "4.4", "4.4"),
-        ("sriov", "sriov.toml", "4.5", "4.5"),
+    assert [(s.key, s.scenario, s.table, s.figure, s.claims) for s in VM_SETUPS] == [
+        ("virtio-aligned", "virtio-aligned.toml", "4.2", "4.2", "virtio"),
+        ("virtio-packed", "virtio-packed.toml", "4.3", "4.3", "virtio"),
+        ("passthrough", "passthrough.toml", "4.4", "4.4", "passthrough"),
+        ("sriov", "sriov.toml", "4.5", "4.5", "passthrough"),
     ]
-    assert all(s.profiles == PROFILES for s in VM_SETUPS)
+    # VirtIO has no adaptive coalescing (§4.5).
+    assert all(s.profiles == (VIRTIO_PROFILES if s.claims == "virtio" else PROFILES) for s in VM_SETUPS)
+    assert VIRTIO_PROFILES == ("no-coalescing", "irq-suspend", "busy-wait")
 
 
 def test_vm_runs_are_the_bare_metal_runs_in_a_guest(result):
@@ -59,20 +64,21 @@ def test_vm_runs_are_the_bare_metal_runs_in_a_guest(result):
     # each VM run has the seed of the bare-metal run it is compared with.
     from irqlab import results
 
-    assert list(result.vm) == ["passthrough", "sriov"] and result.vm_skipped == []
+    assert list(result.vm) == [s.key for s in VM_SETUPS] and result.vm_skipped == []
     for vm in result.vm.values():
-        assert sorted(vm.closed) == sorted(PROFILES)
-        assert sorted(vm.open) == sorted(result.open)
+        kind = "virtio" if vm.setup.claims == "virtio" else vm.setup.key
+        assert sorted(vm.closed) == sorted(vm.setup.profiles)
+        assert sorted(vm.open) == sorted(k for k in result.open if k[0] in vm.setup.profiles)
         for p, s in vm.closed.items():
-            assert s.vm.kind == vm.setup.key and s.seed == result.closed[p].seed
+            assert s.vm.kind == kind and s.seed == result.closed[p].seed
             assert s.sim_time_s == result.closed[p].sim_time_s
         for key, s in vm.open.items():
-            assert s.vm.kind == vm.setup.key and s.seed == result.open[key].seed
+            assert s.vm.kind == kind and s.seed == result.open[key].seed
             assert s.sim_time_s == result.open[key].sim_time_s
         # Read from the setup's own results stores.
         stores = {d.name: d for d in result.directories}
         table, figure = results.load(stores[vm.setup.table_study]), results.load(stores[vm.setup.figure_study])
-        assert sorted(table["profile"]) == sorted(PROFILES) and set(figure["load.qps"]) == set(LOADS)
+        assert sorted(table["profile"]) == sorted(vm.setup.profiles) and set(figure["load.qps"]) == set(LOADS)
         row = table[table["profile"] == "busy-wait"].iloc[0]
         assert vm.closed["busy-wait"].throughput_qps == row["throughput_qps"]
     assert all(s.get("vm") is None for s in result.closed.values())
@@ -81,7 +87,7 @@ def test_vm_runs_are_the_bare_metal_runs_in_a_guest(result):
 def test_vm_table_rows(result):
     for setup in VM_SETUPS:
         rows = vm_table_rows(result, setup)
-        assert [r["profile"] for r in rows] == list(PROFILES)
+        assert [r["profile"] for r in rows] == list(setup.profiles)
         for r in rows:
             s = result.vm[setup.key].closed[r["profile"]]
             assert r["qps"] == s.throughput_qps and r["cycles_per_query"] == s.cycles_per_query
@@ -98,10 +104,16 @@ def test_every_vm_claim_is_checked_on_every_setup(result):
     checks = vm_checks(result)
     for setup in VM_SETUPS:
         ids = [c.id for c in checks if c.setup == setup.key]
-        assert {"P1", "P2", "P3", "P5", "P6"} <= set(ids)
-        # P4: Figure 4.1's checks on the setup's figure (one per load >= 300k,
-        # then four more).
-        assert ids.count("P4") == 1 + 4
+        if setup.claims == "passthrough":
+            assert {"P1", "P2", "P3", "P5", "P6"} <= set(ids)
+            # P4: Figure 4.1's checks on the setup's figure (one per load >=
+            # 300k, then four more).
+            assert ids.count("P4") == 1 + 4
+        else:
+            # §4.5's claims, each on the setup it is about; P5 and P6 too.
+            assert {"V3", "V6", "V8", "V10", "V12", "P5", "P6"} <= set(ids) and not {"P1", "P2", "P3", "P4"} & set(ids)
+    assert {c.id for c in checks if c.setup == "virtio-aligned"} >= {"V1"}
+    assert {c.id for c in checks if c.setup == "virtio-packed"} >= {"V2", "V4", "V5"}
     for c in checks:
         assert c.claim.startswith(f"{c.id} ") and c.detail and isinstance(c.holds, bool)
 
@@ -178,7 +190,7 @@ def test_cli_reports_the_vm_tables_and_claims(tmp_path):
     lines = proc.stdout.splitlines()
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
-    checks_title = "The thesis's VM claims (§4.6), checked on the simulation (BM = bare metal, QPS = closed loop)"
+    checks_title = "The thesis's VM claims (§4.5–4.6), checked on the simulation (BM = bare metal, QPS = closed loop)"
     for setup in VM_SETUPS:
         table = f"Table {setup.table} ({setup.label}, closed loop): irqlab; thesis unavailable"
         figure = f"Figure {setup.figure} ({setup.label}, open loop)"
@@ -198,13 +210,14 @@ def test_cli_reports_the_vm_tables_and_claims(tmp_path):
     # The claims, after the tables, each with its verdict and numbers.
     assert lines.index(checks_title) > lines.index("Table 4.5 (SR-IOV, closed loop): irqlab; thesis unavailable")
     claims = [line for line in lines[lines.index(checks_title) + 1 :] if line.startswith("  [")]
-    for claim in ("P1", "P2", "P3", "P4", "P5", "P6"):
-        for setup in VM_SETUPS:
+    for setup in VM_SETUPS:
+        ids = ("P1", "P2", "P3", "P4", "P5", "P6") if setup.claims == "passthrough" else ("V3", "V6", "V8", "P5", "P6")
+        for claim in ids:
             assert any(f"] {claim} {setup.label}: " in line for line in claims), (claim, setup.key)
     assert checks_title in md and checks_title.replace("'", "&#x27;") in html
     assert "does not hold" in html or "holds" in html
     summaries = json.loads((out / "summaries.json").read_text())
-    assert sorted(summaries["vm"]) == ["passthrough", "sriov"] and summaries["vm_checks"]
+    assert sorted(summaries["vm"]) == sorted(s.key for s in VM_SETUPS) and summaries["vm_checks"]
 
 
 def test_cli_json_and_a_missing_scenario_file_is_skipped(tmp_path):
@@ -218,7 +231,8 @@ def test_cli_json_and_a_missing_scenario_file_is_skipped(tmp_path):
     proc = subprocess.run(args + ["--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    [vm] = report["vm"]
+    assert [v["setup"] for v in report["vm"]] == ["virtio-aligned", "virtio-packed", "passthrough"]
+    vm = report["vm"][2]
     assert (vm["setup"], vm["table"], vm["figure"], vm["thesis"]) == ("passthrough", "4.4", "4.4", "unavailable")
     assert [r["profile"] for r in vm["table_rows"]] == list(PROFILES)
     row = vm["table_rows"][0]
@@ -226,8 +240,8 @@ def test_cli_json_and_a_missing_scenario_file_is_skipped(tmp_path):
                 "virtual_irqs_per_s"):
         assert isinstance(row[key], (int, float)) and not math.isnan(row[key]), key
     assert len(vm["figure_rows"]) == 9 * len(PROFILES) and "host_cpu_pct" in vm["figure_rows"][0]
-    assert {c["setup"] for c in report["vm_checks"]} == {"passthrough"}
-    assert {c["id"] for c in report["vm_checks"]} == {"P1", "P2", "P3", "P4", "P5", "P6"}
+    assert {c["setup"] for c in report["vm_checks"]} == {"virtio-aligned", "virtio-packed", "passthrough"}
+    assert {c["id"] for c in report["vm_checks"] if c["setup"] == "passthrough"} == {"P1", "P2", "P3", "P4", "P5", "P6"}
     assert all(isinstance(c["holds"], bool) and c["detail"] for c in report["vm_checks"])
     assert all("id" not in c for c in report["checks"])  # the bare-metal claims as before
     [message] = report["vm_skipped"]

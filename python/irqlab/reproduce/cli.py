@@ -32,7 +32,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
     t = papers.add_parser(
         "thesis",
-        help="IRQ Suspend thesis: Table 4.1 and Figure 4.1 (bare metal), Tables 4.4-4.5 and Figures 4.4-4.5 "
+        help="IRQ Suspend thesis: Table 4.1 and Figure 4.1 (bare metal), Tables 4.2-4.5 and Figures 4.2-4.5 "
         "(VMs), and Cai & Karsten's 8-core results",
         description=(
             "Run Table 4.1 (closed loop, four profiles) and Figure 4.1 (open loop, 100k-500k QPS in steps "

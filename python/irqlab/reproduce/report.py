@@ -236,7 +236,7 @@ def vm_text(r: ThesisResult, vm_checks: list[ShapeCheck]) -> str:
     return "\n\n".join(parts)
 
 
-VM_CHECKS_TITLE = "The thesis's VM claims (§4.6), checked on the simulation (BM = bare metal, QPS = closed loop)"
+VM_CHECKS_TITLE = "The thesis's VM claims (§4.5–4.6), checked on the simulation (BM = bare metal, QPS = closed loop)"
 
 
 def _us(x: float) -> str:

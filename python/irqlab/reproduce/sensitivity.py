@@ -7,7 +7,7 @@ half times its value; Table 4.1 and Figure 4.1 are run again as studies
 each. The result is, per constant and factor, the largest change of a
 profile's closed-loop throughput and the claims that flip (hold at the
 baseline and not with the change, or the reverse), drawn as a tornado chart.
-The variants are bare metal only: the VM setups (Tables 4.4 and 4.5) and
+The variants are bare metal only: the VM setups (Tables 4.2-4.5) and
 their claims are not rerun.
 """
 

@@ -1,5 +1,5 @@
 """The IRQ Suspend thesis on bare metal (Table 4.1, Figure 4.1) and in
-virtual machines (§4.6: Tables 4.4 and 4.5, Figures 4.4 and 4.5).
+virtual machines (§4.5–4.6: Tables 4.2–4.5, Figures 4.2–4.5).
 
 Shafiei 2025, sections 4.1–4.4 and appendix A: memcached on 8 cores at
 3 GHz, one RX/TX queue pair per core, mutilate with 6 × 8 × 16 connections at
@@ -590,7 +590,7 @@ def _share(record: object, key: str) -> float:
 
 
 def vm_table_rows(r: ThesisResult, setup: VmSetup) -> list[dict[str, float | str]]:
-    """A VM setup's table (Tables 4.4, 4.5): per profile, closed loop, QPS
+    """A VM setup's table (Tables 4.2–4.5): per profile, closed loop, QPS
     and its change from bare metal (Table 4.1's run), cycles per query, the
     guest's user/system/softirq(+IRQ, as in Table 4.1)/steal shares of its
     vCPUs, the host's busy share of the vCPU cores, VM exits and virtual
@@ -728,7 +728,7 @@ def figure_checks(
     return checks
 
 
-# -- the VM claims (§4.6) ------------------------------------------------------
+# -- the VM claims (§4.5–4.6) ------------------------------------------------------
 
 #: The profiles' short names in the checks' numbers.
 SHORT = {
