@@ -404,8 +404,13 @@ impl Server {
         }
         match self.nic.route(queue) {
             IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
-            IrqRoute::Vfio { host_core, .. } => {
-                self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
+            IrqRoute::Vfio { host_core, guest, guest_core } => {
+                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
+                    // VT-d posted interrupt: straight into the running guest.
+                    self.posted_inject(sched, guest, guest_core, IrqSrc::Queue(queue));
+                } else {
+                    self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
+                }
             }
         }
     }

@@ -74,6 +74,15 @@ pub struct VmCfg {
     /// memory once, so there is no per-packet CPU cost; no latency for the
     /// E5-2670's VT-d was found, so the default is 0.
     pub iommu_latency_ns: u64,
+    /// Passthrough and SR-IOV: the device's interrupts for a vCPU in guest
+    /// mode are posted (VT-d posted interrupts with APICv): delivered into
+    /// the guest with no exit and no host handler; a vCPU out of guest mode
+    /// is notified through the host as without. Default off: the thesis's
+    /// Sandy Bridge-EP has neither APICv nor posted interrupts
+    /// (`docs/notes/virtualization-sources.md` §3.2); ELI (ASPLOS 2012)
+    /// reports exitless interrupts bring assigned-device guests to 97–100 %
+    /// of bare metal.
+    pub posted_interrupts: bool,
     /// SR-IOV: latency of the NIC's internal switch between the wire and a
     /// VF, ns. No measurement for the ConnectX-4 Lx was found; default 0.
     pub eswitch_latency_ns: u64,
@@ -131,6 +140,7 @@ impl Default for VmCfg {
             halt_poll_ns_grow_start: 10_000,
             halt_poll_ns_shrink: 2,
             iommu_latency_ns: 0,
+            posted_interrupts: false,
             eswitch_latency_ns: 0,
             guest_queues: 0,
             virtqueue_size: 256,

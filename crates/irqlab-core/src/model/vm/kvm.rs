@@ -36,6 +36,28 @@ impl Server {
         self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
     }
 
+    /// The vCPU of CPU `gc` of guest `guest` runs in guest mode now (its
+    /// thread's guest-mode segment runs on its core).
+    pub(crate) fn vcpu_in_guest_mode(&self, guest: KernelId, gc: u32) -> bool {
+        let Some(t) = self.kernel_ref(guest).cores[gc as usize].vcpu else { return false };
+        let host = self.kernel_ref(HOST);
+        let core = host.thread_core(t);
+        matches!(host.cores[core as usize].running, Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest))
+    }
+
+    /// A posted interrupt (`vm.posted_interrupts`: VT-d posting with APICv,
+    /// `vmx_pi_update_irte`) for a vCPU in guest mode: the device writes the
+    /// vector into the vCPU's posted-interrupt descriptor and the CPU
+    /// delivers it without an exit or any host handler. A vCPU out of guest
+    /// mode gets the host's notification instead (the VFIO path).
+    #[inline(never)]
+    pub(crate) fn posted_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
+        if self.measuring {
+            self.counters.virtual_irqs += 1;
+        }
+        self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
+    }
+
     /// `kvm_vcpu_kick` for the vCPU of CPU `gc` of guest `guest`: make it
     /// leave guest mode or wake it up, so that it enters (again) and sees
     /// what is pending.
