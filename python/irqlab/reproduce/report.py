@@ -177,7 +177,7 @@ def _figure_text(title: str, open_: dict, profiles: tuple[str, ...], cpu) -> str
 
 
 #: The heading of the VM part, in every output.
-VM_TITLE = "Virtual machines (thesis §4.6): memcached in a KVM guest, 8 vCPUs pinned 1:1"
+VM_TITLE = "Virtual machines (thesis §4.5–4.6): memcached in a KVM guest, 8 vCPUs pinned 1:1"
 
 
 def vm_table_title(setup: VmSetup) -> str:
