@@ -265,7 +265,7 @@ impl Server {
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 if owned {
                     self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
-                    self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
+                    self.driver_poll_done(sched, napi);
                 }
                 self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
@@ -288,7 +288,7 @@ impl Server {
                 let rc = buf.len() as u32;
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
-                self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
+                self.driver_poll_done(sched, napi);
                 self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
                 let napi = self.kernel.threads[t as usize].busy_napi;

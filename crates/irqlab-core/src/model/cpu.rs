@@ -223,6 +223,14 @@ impl Core {
         }
     }
 
+    /// End the running segment now, unfinished and without effects (a halt
+    /// poll cut short, a guest-mode segment left at HLT): its pending
+    /// completion event goes stale.
+    pub fn abandon(&mut self) -> Option<Running> {
+        self.gen = self.gen.wrapping_add(1);
+        self.running.take()
+    }
+
     /// A softirq may run now: none is in progress and no bottom-half-disabled
     /// segment is preempted.
     pub fn softirq_can_run(&self) -> bool {

@@ -469,10 +469,6 @@ impl Server {
 
     /// Descriptors were reaped: send what waits in the qdisc.
     pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
-        if self.kernel.device == Device::Virtio {
-            // A virtio guest has no qdisc here; its poll freed RX buffers.
-            return self.virtio_refilled(sched, queue);
-        }
         while let Some(&(conn, sent_ns, bytes)) = self.nic.queues[queue as usize].qdisc.front() {
             if self.nic.queues[queue as usize].tx_in_use >= self.nic.queues[queue as usize].tx_capacity {
                 break;

@@ -138,8 +138,8 @@ impl Server {
         self.kernel.softirq_buf[core as usize] = buf;
         self.kernel.softirq[core as usize].budget_left -= n as i64;
         self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
-        // Reaped TX descriptors let the stack restart a stopped queue.
-        self.tx_restart(sched, self.kernel.napi_queue[napi as usize]);
+        // Reaped TX descriptors restart a stopped queue; freed virtqueue buffers a worker.
+        self.driver_poll_done(sched, napi);
         let weight = self.cfg.napi.weight;
         if n < weight || self.kernel.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);
@@ -182,6 +182,17 @@ impl Server {
             }
         }
         (n, cycles)
+    }
+
+    /// After a poll of `napi` (softirq or busy poll): on the NIC, reaped TX
+    /// descriptors let the stack restart a stopped queue; on virtio-net,
+    /// the RX buffers it freed let a waiting vhost worker go on.
+    pub(crate) fn driver_poll_done(&mut self, sched: &mut Scheduler<Ev>, napi: u32) {
+        let queue = self.kernel.napi_queue[napi as usize];
+        match self.kernel.device {
+            Device::Nic => self.tx_restart(sched, queue),
+            Device::Virtio => self.virtio_refilled(sched, queue),
+        }
     }
 
     /// The driver's completion after a poll that used less than its budget:

@@ -90,8 +90,7 @@ impl Server {
                     match c.running {
                         Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Step) => {
                             // The poll loop sees the pending interrupt.
-                            c.running = None;
-                            c.gen = c.gen.wrapping_add(1);
+                            c.abandon();
                             s.kick(sched, core);
                         }
                         // The poll was preempted by a host interrupt: it

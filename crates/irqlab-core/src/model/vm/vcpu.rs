@@ -190,9 +190,8 @@ impl Server {
             let v = s.vcpu_index(host_thread).expect("a vCPU thread");
             let core = s.kernel.vcpus[v].core;
             let c = &mut s.kernel.cores[core as usize];
-            let r = c.running.take().expect("a halting vCPU is in guest mode");
+            let r = c.abandon().expect("a halting vCPU is in guest mode");
             debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
-            c.gen = c.gen.wrapping_add(1);
             let vcpu = &mut s.kernel.vcpus[v];
             vcpu.halt_start_ns = now;
             vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
@@ -223,8 +222,7 @@ impl Server {
             (ThreadSeg::Guest, _) => self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t)),
             (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
                 let c = &mut self.kernel.cores[core as usize];
-                c.running = None;
-                c.gen = c.gen.wrapping_add(1);
+                c.abandon();
                 c.current_thread = None;
                 self.kernel.vcpus[v].phase = VcpuPhase::Blocked;
                 self.kick(sched, core);
