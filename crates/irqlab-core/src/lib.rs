@@ -7,12 +7,13 @@
 //! - [`model`]: the modelled world around the kernel — cores, the NIC, the Linux
 //!   receive path (hard IRQ → NAPI → NET_RX softirq, busy polling, epoll), the
 //!   application and the clients.
-//! - [`dim`]: a port of Linux `lib/dim` (dynamic interrupt moderation).
+//! - [`dim`]: a port of Linux `lib/dim` (dynamic interrupt moderation), which
+//!   lives in the policy tier (`irqlab-policy`) and is re-exported here.
 //! - [`workload`]: mutilate's ETC key/value sizes and inter-arrival generators.
 //! - [`scenario`]: the validated scenario (TOML), overrides and profiles.
 //! - [`stats`]: histograms and the run summary every tool reads.
 
-pub mod dim;
+pub use irqlab_policy::dim;
 pub mod engine;
 pub mod error;
 pub mod model;

@@ -49,9 +49,11 @@ impl Server {
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
     pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
-        if self.kernel.rx_sink == RxSink::Bridge {
+        match self.kernel.rx_sink {
+            RxSink::Sockets => {}
             // A VirtIO host: the stack forwards to the guest's tap.
-            return self.bridge_deliver(sched, buf);
+            RxSink::Bridge => return self.bridge_deliver(sched, buf),
+            RxSink::Forward => return self.forward_deliver(sched, napi, buf),
         }
         let now = sched.now();
         for p in buf.drain(..) {

@@ -108,6 +108,10 @@ pub enum RxSink {
     /// The bridge, the tap and the guest's vhost worker (`br_handle_frame`
     /// → `tun_net_xmit`).
     Bridge,
+    /// Back out of the NIC it came from, inside the poll (Open vSwitch's
+    /// kernel datapath: `netdev_frame_hook` → `ovs_dp_process_packet` →
+    /// `dev_queue_xmit`), with no application thread (`model/forward.rs`).
+    Forward,
 }
 
 /// What a thread is.

@@ -4,7 +4,7 @@
 //!   sockets) and the NAPI ↔ device-queue maps;
 //! - [`cpu`]: cores, contexts, preemption and time accounting;
 //! - [`nic`]: the physical NIC: RSS, RX rings and interrupt moderation
-//!   (static and DIM);
+//!   (static and DIM on a ConnectX-4; the 82599's throttled vector);
 //! - [`napi`]: the NAPI state machine of Linux ≥ 6.13;
 //! - [`server`]: assembly, the event loop glue and the summary;
 //! - [`sched`]: what a core runs next (hard IRQ > softirq > threads);
@@ -12,6 +12,7 @@
 //! - [`epoll`] and [`app`]: `ep_poll` with busy polling and IRQ suspension,
 //!   and the memcached-like event-loop thread;
 //! - [`client`]: closed- and open-loop clients;
+//! - [`forward`]: in-kernel forwarding inside NAPI (the ITR paper's DuT);
 //! - [`vm`]: guests: vCPU threads, KVM's interrupt delivery and halt
 //!   polling.
 
@@ -19,6 +20,7 @@ pub mod app;
 pub mod client;
 pub mod cpu;
 pub mod epoll;
+pub mod forward;
 pub mod kernel;
 pub mod napi;
 pub mod nic;

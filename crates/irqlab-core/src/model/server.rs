@@ -9,14 +9,14 @@ use super::cpu::{Core, CpuClass, IrqSrc, CLASSES};
 use super::epoll::Epoll;
 use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use super::napi::{Napi, NapiConfig};
-use super::nic::{vf, Cq, CqSettings, IrqRoute, PhysicalNic, QueuePair, RxPacket, Signal};
+use super::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
 use super::vm::virtio_net::VirtioNet;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
-use crate::scenario::{CoalesceCfg, Config, IrqRouting, Profile, Scenario, VmKind};
+use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
 use crate::stats::latency::LatencyHistogram;
 use crate::stats::dim_profiles;
@@ -154,8 +154,18 @@ impl Server {
             adaptive: c.adaptive_tx,
             irqs: cfg.nic.tx_completion_irqs,
         };
-        let queues: Vec<QueuePair> =
-            (0..nq).map(|q| QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx)).collect();
+        let queues: Vec<QueuePair> = (0..nq)
+            .map(|q| {
+                let pair = QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx);
+                match cfg.nic.kind {
+                    NicKind::Connectx4 => pair,
+                    NicKind::I82599 => pair.with_eitr(
+                        EitrVector::new(super::nic::eitr::policy(&cfg.itr)),
+                        cfg.nic.rx_packet_buffer_bytes,
+                    ),
+                }
+            })
+            .collect();
         let routes: Vec<IrqRoute> = if guest && !virtio {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
@@ -167,8 +177,11 @@ impl Server {
             irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
         };
         let napis: Vec<Napi> = (0..app_nq).map(|q| Napi::new(q, ncfg)).collect();
-        let threads: Vec<AppThread> = (0..app_cores).map(|t| AppThread::new(t, t)).collect();
-        let epolls: Vec<Epoll> = (0..app_cores).map(|_| Epoll::new(&cfg.epoll)).collect();
+        // A forwarding kernel runs no application thread.
+        let forwarding = cfg.app.kind == AppKind::Forwarding;
+        let nthreads = if forwarding { 0 } else { app_cores };
+        let threads: Vec<AppThread> = (0..nthreads).map(|t| AppThread::new(t, t)).collect();
+        let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
         // RSS spreads connections over the queues evenly (an ideal indirection
         // table, `PhysicalNic::new`); each connection is served by the thread
         // of its queue's core when routing is aligned (thesis §3.1.2 with
@@ -222,7 +235,7 @@ impl Server {
             vcpus: Vec::new(),
             vhosts: Vec::new(),
             device: if virtio { Device::Virtio } else { Device::Nic },
-            rx_sink: RxSink::Sockets,
+            rx_sink: if forwarding { RxSink::Forward } else { RxSink::Sockets },
             epolls,
             conns,
             softirq: vec![Default::default(); ncores as usize],
@@ -378,9 +391,10 @@ impl Server {
         let now = sched.now();
         pkt.arrived_ns = now;
         let q = &mut self.nic.queues[queue as usize];
-        if !q.post(pkt) {
-            self.dropped(sched, DropSite::Ring, pkt.conn, pkt.sent_ns);
-            return;
+        match q.post(pkt) {
+            Post::Ring => {}
+            Post::Buffered => return,
+            Post::Dropped => return self.dropped(sched, DropSite::Ring, pkt.conn, pkt.sent_ns),
         }
         let signal = q.completion(now, Cq::Rx);
         self.moderation(sched, queue, Cq::Rx, signal);
@@ -398,7 +412,7 @@ impl Server {
     fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
         let q = &mut self.nic.queues[queue as usize];
-        q.fire(cq);
+        q.fire(sched.now(), cq);
         if self.measuring {
             self.counters.hard_irqs += 1;
         }
@@ -534,6 +548,8 @@ impl Server {
         let busy_cycles = app_tab.busy_ns() as f64 * self.freq_ghz;
         let per = |x: u64| x as f64 / dur_s;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let latency_us = self.latency.summary_us();
+        let cycles_per_query = ratio(busy_cycles, completed as f64);
         Summary {
             scenario: self.name.clone(),
             profile: self.profile.clone(),
@@ -541,14 +557,15 @@ impl Server {
             mode: if self.cfg.load.qps.is_some() { "open" } else { "closed" }.to_string(),
             offered_qps: self.cfg.load.qps,
             throughput_qps: per(completed),
-            latency_us: self.latency.summary_us(),
+            load_latency_product: latency_us.mean.map(|t| cycles_per_query * t),
+            latency_us,
             cpu_pct: app_tab.pct(),
             irq_cores_cpu_pct: has_irq_cores.then(|| irq_tab.pct()),
             irqs_per_s: per(irqs),
             packets_per_irq: ratio(polled as f64, irqs as f64),
             context_switches_per_s: per(ctx_switches),
             context_switches_per_query: ratio(ctx_switches as f64, completed as f64),
-            cycles_per_query: ratio(busy_cycles, completed as f64),
+            cycles_per_query,
             drops,
             drops_by_site: d,
             retransmits: self.counters.retransmits,

@@ -164,6 +164,10 @@ impl Server {
         q.take(budget, buf);
         let n = buf.len() as u32;
         let k = &self.cfg.costs;
+        if self.kernel.rx_sink == RxSink::Forward {
+            // No socket, no waiter: each packet is switched and sent.
+            return (n, k.napi_poll_cycles + n as u64 * k.forward_packet_cycles + tx as u64 * k.tx_clean_cycles);
+        }
         let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
         if self.kernel.rx_sink == RxSink::Bridge {
             // The tap wakes the guest's vhost worker (`sk_data_ready`).

@@ -27,6 +27,8 @@ pub struct Config {
     pub load: LoadCfg,
     /// The application in a KVM guest (absent: bare metal).
     pub vm: super::vm::VmCfg,
+    /// The 82599's interrupt throttling (`nic.kind = "82599"`).
+    pub itr: super::itr::ItrCfg,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -130,6 +132,13 @@ pub struct Costs {
     /// One iteration of the busy-poll loop around `napi->poll` (loop
     /// overhead besides the poll itself).
     pub busy_poll_iteration_cycles: u64,
+    /// `app.kind = "forwarding"`: per packet, everything from the driver's
+    /// RX to the transmit (`ixgbe_clean_rx_irq`, `netif_receive_skb`, Open
+    /// vSwitch's datapath lookup and output, `dev_queue_xmit`,
+    /// `ixgbe_xmit_frame`); it replaces `rx_packet_cycles` there. Default:
+    /// the fit on the ITR paper's 2.1 Mpps maximum (docs/calibration.md,
+    /// "The ITR paper").
+    pub forward_packet_cycles: u64,
 }
 impl Default for Costs {
     /// The thesis fit (docs/calibration.md, `tools/calibrate.py`): the
@@ -154,9 +163,13 @@ impl Default for Costs {
             tx_clean_cycles: 300,              // estimate
             timer_irq_cycles: 800,             // estimate (hrtimer interrupt)
             busy_poll_iteration_cycles: 200,   // estimate (loop + cpu_relax)
+            forward_packet_cycles: FORWARD_PACKET_CYCLES_FIT,
         }
     }
 }
+
+/// `costs.forward_packet_cycles` fitted on the ITR paper (docs/calibration.md).
+pub const FORWARD_PACKET_CYCLES_FIT: u64 = 1_238;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -170,6 +183,10 @@ pub enum IrqRouting {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicCfg {
+    /// The NIC's interrupt hardware: `"connectx-4"` (mlx5 CQ moderation,
+    /// `[coalesce]`; the thesis's) or `"82599"` (ixgbe's per-vector
+    /// interrupt throttling, `[itr]`; the ITR paper's).
+    pub kind: super::itr::NicKind,
     /// RX/TX queue pairs; 0 means one per application core.
     pub queues: u32,
     /// Descriptors per RX ring; a packet arriving at a full ring is dropped.
@@ -194,6 +211,12 @@ pub struct NicCfg {
     /// TX completions signal the pair's interrupt (mlx5: RX and TX CQs of a
     /// channel share its vector). Off: completions are only reaped by polls.
     pub tx_completion_irqs: bool,
+    /// On-chip receive packet buffer, bytes: a frame that finds the RX ring
+    /// without a free descriptor waits here (in wire bytes) and is dropped
+    /// only when this is full too. 0: dropped at once (the default). The
+    /// 82599 has 512 KiB (`RXPBSIZE`); with one queue ixgbe leaves
+    /// `SRRCTL.DROP_EN` off, so frames wait there rather than drop.
+    pub rx_packet_buffer_bytes: u64,
 }
 impl Default for NicCfg {
     fn default() -> Self {
@@ -207,6 +230,8 @@ impl Default for NicCfg {
             wire_latency_ns: 10_000,
             dma_latency_ns: 600,
             tx_completion_irqs: true,
+            kind: super::itr::NicKind::Connectx4,
+            rx_packet_buffer_bytes: 0,
         }
     }
 }
@@ -347,9 +372,24 @@ pub enum ServiceDist {
     Uniform { min_cycles: u64, max_cycles: u64 },
 }
 
+/// What runs on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppKind {
+    /// memcached-like event-loop threads, one per application core:
+    /// `epoll_wait` → read → process → send.
+    Memcached,
+    /// No application thread: the kernel forwards every packet back out of
+    /// the NIC inside NAPI (Open vSwitch's kernel datapath, the ITR paper's
+    /// DuT), at `costs.forward_packet_cycles` per packet. Needs an open
+    /// loop with `load.open_loop_backlog = "server"` (a packet generator).
+    Forwarding,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AppCfg {
+    pub kind: AppKind,
     /// User-space cycles to process one request (memcached's parse, hash
     /// lookup and reply build).
     pub service: ServiceDist,
@@ -358,7 +398,7 @@ pub struct AppCfg {
 }
 impl Default for AppCfg {
     fn default() -> Self {
-        AppCfg { service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
+        AppCfg { kind: AppKind::Memcached, service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
     }
 }
 
@@ -416,6 +456,10 @@ pub struct LoadCfg {
     /// is lost (counted in `drops`), which keeps an overloaded open loop's
     /// state bounded.
     pub retransmit_timeout_ns: u64,
+    /// `app.kind = "forwarding"`: length of each generated frame as the
+    /// driver counts it (`skb->len`, without the 4-byte FCS); 60 is a
+    /// minimum-size Ethernet frame, the ITR paper's load.
+    pub frame_bytes: u32,
 }
 impl Default for LoadCfg {
     fn default() -> Self {
@@ -432,6 +476,7 @@ impl Default for LoadCfg {
             value_size: SizeCfg::Etc,
             get_fraction: 1.0,
             retransmit_timeout_ns: 200_000_000,
+            frame_bytes: 60,
         }
     }
 }

@@ -5,11 +5,13 @@
 //! user override of one of a profile's knobs always wins over the profile.
 
 pub mod config;
+pub mod itr;
 pub mod profile;
 mod validate;
 pub mod vm;
 
 pub use config::*;
+pub use itr::{ItrCfg, ItrPolicyKind, NicKind};
 pub use vm::{VmCfg, VmKind};
 pub use profile::{Coalesce, EpollParams, PerNapi, Profile, ProfileKnobs};
 

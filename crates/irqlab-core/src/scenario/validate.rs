@@ -62,12 +62,15 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("costs.timer_irq_cycles", |c| c.costs.timer_irq_cycles, 0, MAX_CYCLES),
     int_field!("costs.tx_clean_cycles", |c| c.costs.tx_clean_cycles, 0, MAX_CYCLES),
     int_field!("costs.busy_poll_iteration_cycles", |c| c.costs.busy_poll_iteration_cycles, 0, MAX_CYCLES),
+    int_field!("costs.forward_packet_cycles", |c| c.costs.forward_packet_cycles, 0, MAX_CYCLES),
     int_field!("nic.queues", |c| c.nic.queues, 0, 1024),
     int_field!("nic.rx-ring-size", |c| c.nic.rx_ring_size, 1, 65_536),
     int_field!("nic.tx-ring-size", |c| c.nic.tx_ring_size, 1, 65_536),
     int_field!("nic.txqueuelen", |c| c.nic.txqueuelen, 1, 1_000_000),
     int_field!("nic.wire_latency_ns", |c| c.nic.wire_latency_ns, 0, MAX_NS),
     int_field!("nic.dma_latency_ns", |c| c.nic.dma_latency_ns, 0, MAX_NS),
+    // Up to 1 GiB: far above any NIC's on-chip buffer (the 82599's is 512 KiB).
+    int_field!("nic.rx_packet_buffer_bytes", |c| c.nic.rx_packet_buffer_bytes, 0, 1 << 30),
     // ethtool accepts these as u32; mlx5 limits rx-usecs to 4095 µs and
     // rx-frames to 65535.
     int_field!("coalesce.rx-usecs", |c| c.coalesce.rx_usecs, 0, 4095),
@@ -97,6 +100,17 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.depth", |c| c.load.depth, 1, 1024),
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
     int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
+    // A minimum-size Ethernet frame without FCS up to a 9000-byte jumbo frame.
+    int_field!("load.frame_bytes", |c| c.load.frame_bytes, 60, 9_014),
+    // ixgbe's `InterruptThrottleRate` range (IXGBE_MAX_INT_RATE), from the lowest
+    // rate whose value fits the EITR interval field: IXGBE_MIN_INT_RATE (956)
+    // gives (1000000 / 956) << 2 = 4184, above IXGBE_MAX_EITR (4088), which
+    // `ixgbe_write_eitr` would mask to a 22.5 µs interval.
+    int_field!("itr.rate", |c| c.itr.rate, 978, 488_281),
+    int_field!("itr.max_rate", |c| c.itr.max_rate, 978, 488_281),
+    int_field!("itr.min_rate", |c| c.itr.min_rate, 978, 488_281),
+    int_field!("itr.rho_max_pps", |c| c.itr.rho_max_pps, 1_000, 1_000_000_000),
+    int_field!("itr.min_update_ns", |c| c.itr.min_update_ns, 0, MAX_NS),
     int_field!("vm.vcpus", |c| c.vm.vcpus, 0, 1024),
     int_field!("vm.exit_entry_cycles", |c| c.vm.exit_entry_cycles, 0, MAX_CYCLES),
     int_field!("vm.vfio_irq_cycles", |c| c.vm.vfio_irq_cycles, 0, MAX_CYCLES),
@@ -127,9 +141,12 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
 /// Fields holding one of a few names.
 const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
-    ("load.interarrival", "\"exponential\" or \"fb_ia\""),
+    ("load.interarrival", "\"exponential\", \"fb_ia\" or \"constant\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
     ("vm.kind", "\"none\", \"passthrough\", \"sriov\" or \"virtio\""),
+    ("nic.kind", "\"connectx-4\" or \"82599\""),
+    ("itr.policy", "\"off\", \"static\", \"ixgbe\" or \"linear\""),
+    ("app.kind", "\"memcached\" or \"forwarding\""),
 ];
 
 /// The accepted range of a field with a fixed one, in words ("a whole
@@ -235,6 +252,9 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         }
     }
 
+    itr(c)?;
+    forwarding(c)?;
+
     match c.app.service {
         ServiceDist::Fixed { cycles } => int_range("app.service.cycles", cycles, 0, MAX_CYCLES)?,
         ServiceDist::Exponential { mean_cycles } => {
@@ -254,6 +274,54 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     }
     in_flight(c)?;
     progress(c)?;
+    Ok(())
+}
+
+/// `[itr]` describes the 82599's throttling: it is refused on another NIC
+/// rather than silently ignored.
+fn itr(c: &Config) -> Result<(), Error> {
+    if c.nic.kind != super::itr::NicKind::I82599 {
+        if c.itr != super::itr::ItrCfg::default() {
+            return Err(Error::field(
+                "itr",
+                "applies to nic.kind = \"82599\" only (the ConnectX-4's moderation is set in [coalesce])",
+            ));
+        }
+        return Ok(());
+    }
+    if c.itr.min_rate >= c.itr.max_rate {
+        return Err(Error::field(
+            "itr.min_rate",
+            format!("must be below itr.max_rate ({}) (got {})", c.itr.max_rate, c.itr.min_rate),
+        ));
+    }
+    if c.vm.is_guest() {
+        return Err(Error::field("nic.kind", "must be \"connectx-4\" when vm.kind is not \"none\""));
+    }
+    // The policy's own check, behind the ranges above.
+    c.itr.linear_params().validate().map_err(|e| Error::field("itr", e))
+}
+
+/// The forwarding workload is a packet generator's open loop on bare metal.
+fn forwarding(c: &Config) -> Result<(), Error> {
+    if c.app.kind != AppKind::Forwarding {
+        return Ok(());
+    }
+    if c.load.qps.is_none() {
+        return Err(Error::field(
+            "load.qps",
+            "must be set when app.kind is \"forwarding\": the forwarded packets come from a generator at a rate (open loop)",
+        ));
+    }
+    if c.load.open_loop_backlog != OpenLoopBacklog::Server {
+        return Err(Error::field(
+            "load.open_loop_backlog",
+            "must be \"server\" when app.kind is \"forwarding\": a packet generator sends on time whatever is outstanding",
+        ));
+    }
+    if c.vm.is_guest() {
+        return Err(Error::field("app.kind", "must be \"memcached\" when vm.kind is not \"none\""));
+    }
     Ok(())
 }
 

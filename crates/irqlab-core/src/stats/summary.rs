@@ -71,6 +71,12 @@ pub struct Summary {
     pub context_switches_per_query: f64,
     /// Busy cycles (all but idle) on the application cores per completed query.
     pub cycles_per_query: f64,
+    /// The load-latency product of Emmerich et al. (SPECTS 2015, §V-E),
+    /// `P_ll = c_pkt · t`: the busy cycles per completed query or packet
+    /// (`c_pkt = l · f_CPU / r`, here `cycles_per_query`) times the mean
+    /// latency in µs, so in cycle·µs; lower is a better trade-off between
+    /// CPU cost and latency. Null when nothing completed.
+    pub load_latency_product: Option<f64>,
     /// Requests and replies dropped, wherever it happened (the sum of
     /// `drops_by_site`).
     pub drops: u64,

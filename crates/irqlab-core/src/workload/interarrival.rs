@@ -1,6 +1,8 @@
 //! Request inter-arrival gaps for one open-loop load stream, as mutilate
 //! draws them (`--iadist`): exponential (Poisson arrivals) or Facebook's
-//! `fb_ia`, both rescaled to a target request rate.
+//! `fb_ia`, both rescaled to a target request rate; or constant, the
+//! constant-bit-rate stream of a packet generator such as MoonGen (the ITR
+//! paper's load, Emmerich et al. §III-A).
 //!
 //! mutilate builds the generator from the `--iadist` name (Generator.cc,
 //! `createGenerator`) and then calls `set_lambda(lambda)` on it with the
@@ -21,7 +23,7 @@ use crate::workload::distributions::GeneralizedPareto;
 pub const FB_IA: GeneralizedPareto = GeneralizedPareto::new(0.0, 16.0292, 0.154971);
 
 /// Which inter-arrival distribution a scenario asks for; written
-/// `"exponential"` or `"fb_ia"` in scenario files.
+/// `"exponential"`, `"fb_ia"` or `"constant"` in scenario files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InterArrivalKind {
@@ -29,6 +31,8 @@ pub enum InterArrivalKind {
     Exponential,
     /// mutilate's `fb_ia` generalized Pareto, rescaled to mean `1 / rate`.
     FbIa,
+    /// Constant bit rate: every gap is `1 / rate` (rounded to whole ns).
+    Constant,
 }
 
 /// An inter-arrival gap generator at a fixed rate (requests per second).
@@ -41,6 +45,7 @@ pub enum InterArrivalKind {
 pub enum InterArrival {
     Exponential { rate_per_s: f64 },
     FbIa { rate_per_s: f64 },
+    Constant { rate_per_s: f64 },
 }
 
 impl InterArrival {
@@ -54,6 +59,7 @@ impl InterArrival {
         Ok(match kind {
             InterArrivalKind::Exponential => InterArrival::Exponential { rate_per_s },
             InterArrivalKind::FbIa => InterArrival::FbIa { rate_per_s },
+            InterArrivalKind::Constant => InterArrival::Constant { rate_per_s },
         })
     }
 
@@ -61,14 +67,15 @@ impl InterArrival {
         match self {
             InterArrival::Exponential { .. } => InterArrivalKind::Exponential,
             InterArrival::FbIa { .. } => InterArrivalKind::FbIa,
+            InterArrival::Constant { .. } => InterArrivalKind::Constant,
         }
     }
 
     pub fn rate_per_s(&self) -> f64 {
         match *self {
-            InterArrival::Exponential { rate_per_s } | InterArrival::FbIa { rate_per_s } => {
-                rate_per_s
-            }
+            InterArrival::Exponential { rate_per_s }
+            | InterArrival::FbIa { rate_per_s }
+            | InterArrival::Constant { rate_per_s } => rate_per_s,
         }
     }
 
@@ -100,6 +107,8 @@ impl InterArrival {
                 Err(_) => f64::INFINITY,
             },
             InterArrival::FbIa { .. } => Self::fb_ia_at(rate).sample(rng),
+            // No draw: the stream of random numbers is left untouched.
+            InterArrival::Constant { .. } => 1.0 / rate,
         }
     }
 
@@ -122,6 +131,19 @@ mod tests {
     fn mean_gap_ns(ia: &InterArrival, n: usize, seed: u64) -> f64 {
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         (0..n).map(|_| ia.sample_ns(&mut rng) as f64).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn constant_gaps_are_the_period_and_draw_nothing() {
+        let ia = InterArrival::new(InterArrivalKind::Constant, 2_000_000.0).unwrap();
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let before = rng.clone();
+        assert!((0..100).all(|_| ia.sample_ns(&mut rng) == 500));
+        assert_eq!(rng, before, "a constant gap takes no random number");
+        // 3 Mpps: 333.3 ns, rounded.
+        let ia = InterArrival::new(InterArrivalKind::Constant, 3e6).unwrap();
+        assert_eq!(ia.sample_ns(&mut rng), 333);
+        assert_eq!(serde_json::to_string(&InterArrivalKind::Constant).unwrap(), "\"constant\"");
     }
 
     #[test]

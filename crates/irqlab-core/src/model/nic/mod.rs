@@ -1,13 +1,18 @@
 //! The NIC: per queue pair a bounded RX ring, a TX completion queue, and the
 //! interrupt moderation of both CQs, which share the pair's MSI-X vector (as
-//! in an mlx5 channel: RX and TX completions signal one event queue).
+//! in an mlx5 channel: RX and TX completions signal one event queue). An
+//! Intel 82599 (`nic.kind = "82599"`) throttles the vector instead
+//! ([`eitr`]): RX and TX write-backs are causes of one interrupt whose rate
+//! ixgbe's ITR policy bounds.
 
+pub mod eitr;
 pub mod moderation;
 pub mod route;
 pub mod vf;
 
 use crate::dim::net_dim::DimDirection;
 use crate::engine::Nanos;
+pub use eitr::EitrVector;
 pub use moderation::{Moderation, Signal};
 pub use route::IrqRoute;
 use std::collections::VecDeque;
@@ -59,6 +64,17 @@ pub struct RxPacket {
     pub reply_bytes: u32,
 }
 
+/// Where a packet reaching the NIC went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Post {
+    /// Into the RX ring: a completion.
+    Ring,
+    /// Into the on-chip buffer, waiting for a descriptor.
+    Buffered,
+    /// Nowhere: the ring and the buffer were full.
+    Dropped,
+}
+
 /// Which completion queue of a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cq {
@@ -95,7 +111,19 @@ pub struct QueuePair {
     pub tx_outstanding_bytes: u64,
     pub drops: u64,
     pub irqs: u64,
+    /// The 82599's throttled vector; None on a ConnectX-4, whose CQs
+    /// moderate (`rx`, `tx`).
+    pub eitr: Option<EitrVector>,
+    /// Frames waiting in the NIC's on-chip buffer for a free descriptor
+    /// (`nic.rx_packet_buffer_bytes`), and the wire bytes they hold.
+    fifo: VecDeque<RxPacket>,
+    fifo_bytes: u64,
+    fifo_capacity_bytes: u64,
 }
+
+/// Ethernet's frame check sequence, which the NIC buffers with the frame
+/// but strips before the driver counts it.
+const FCS_BYTES: u64 = 4;
 
 impl QueuePair {
     pub fn new(id: u32, capacity: usize, tx_capacity: u32, rx: CqSettings, tx: CqSettings) -> Self {
@@ -113,7 +141,24 @@ impl QueuePair {
             tx_outstanding_bytes: 0,
             drops: 0,
             irqs: 0,
+            eitr: None,
+            fifo: VecDeque::new(),
+            fifo_bytes: 0,
+            fifo_capacity_bytes: 0,
         }
+    }
+
+    /// An 82599 queue pair: its vector throttled by `eitr`, frames waiting
+    /// in up to `packet_buffer_bytes` of on-chip buffer when the ring is full.
+    pub fn with_eitr(mut self, eitr: EitrVector, packet_buffer_bytes: u64) -> Self {
+        self.eitr = Some(eitr);
+        self.fifo_capacity_bytes = packet_buffer_bytes;
+        self
+    }
+
+    /// Frames waiting for a descriptor or in the ring: the vector has a cause.
+    fn causes_pending(&self) -> bool {
+        !self.ring.is_empty() || (self.tx_irqs && self.tx_outstanding > 0)
     }
 
     fn cq(&mut self, cq: Cq) -> &mut Moderation {
@@ -131,20 +176,43 @@ impl QueuePair {
         }
     }
 
-    /// A packet's DMA completed. Returns false if the ring was full (drop).
-    pub fn post(&mut self, pkt: RxPacket) -> bool {
+    /// A packet reaches the NIC: into the ring (true), into the on-chip
+    /// buffer while the ring is full (false, no completion yet), or dropped
+    /// (false; counted).
+    pub fn post(&mut self, pkt: RxPacket) -> Post {
         if self.ring.len() >= self.capacity {
+            let wire = pkt.bytes as u64 + FCS_BYTES;
+            if self.fifo_bytes + wire <= self.fifo_capacity_bytes {
+                self.fifo_bytes += wire;
+                self.fifo.push_back(pkt);
+                return Post::Buffered;
+            }
             self.drops += 1;
-            return false;
+            return Post::Dropped;
         }
         self.ring.push_back(pkt);
-        true
+        Post::Ring
+    }
+
+    /// Frames that waited in the on-chip buffer take the descriptors the
+    /// driver freed. A frame keeps its arrival time at the NIC, so the
+    /// ring wait it reports includes its wait in the buffer.
+    fn refill_from_fifo(&mut self) {
+        while self.ring.len() < self.capacity {
+            let Some(p) = self.fifo.pop_front() else { break };
+            self.fifo_bytes -= p.bytes as u64 + FCS_BYTES;
+            self.ring.push_back(p);
+        }
     }
 
     /// A completion on `cq` at `now`.
+    #[inline]
     pub fn completion(&mut self, now: Nanos, cq: Cq) -> Signal {
         if cq == Cq::Tx && !self.tx_irqs {
             return Signal::Nothing;
+        }
+        if let Some(v) = self.eitr.as_mut() {
+            return v.on_cause(now);
         }
         self.cq(cq).on_completions(now, 1)
     }
@@ -167,24 +235,39 @@ impl QueuePair {
     }
 
     pub fn on_timer(&mut self, now: Nanos, cq: Cq, gen: u32) -> Signal {
+        let pending = self.causes_pending();
+        if let Some(v) = self.eitr.as_mut() {
+            return v.on_timer(now, gen, pending);
+        }
         self.cq(cq).on_timer(now, gen)
     }
 
     /// `cq` signals the pair's interrupt.
-    pub fn fire(&mut self, cq: Cq) {
-        self.cq(cq).fire();
+    pub fn fire(&mut self, now: Nanos, cq: Cq) {
+        match self.eitr.as_mut() {
+            Some(v) => v.fire(now),
+            None => self.cq(cq).fire(),
+        }
         self.irqs += 1;
     }
 
-    /// The driver re-arms both CQs at the end of its poll.
+    /// The driver re-arms both CQs at the end of its poll (on an 82599,
+    /// re-enables the vector).
     pub fn arm(&mut self, now: Nanos) -> [(Cq, Signal); 2] {
+        if self.eitr.is_some() {
+            let pending = self.causes_pending();
+            let v = self.eitr.as_mut().expect("82599 vector");
+            return [(Cq::Rx, v.enable(now, pending)), (Cq::Tx, Signal::Nothing)];
+        }
         let rx_pending = self.ring.len() as u32;
         let rx = self.rx.arm(now, rx_pending);
         let tx = if self.tx_irqs { self.tx.arm(now, self.tx_outstanding) } else { Signal::Nothing };
         [(Cq::Rx, rx), (Cq::Tx, tx)]
     }
 
-    /// Take up to `budget` packets (the driver's RX poll), counting them for DIM.
+    /// Take up to `budget` packets (the driver's RX poll), counting them for
+    /// DIM or the ITR policy; frames waiting in the on-chip buffer then
+    /// take the freed descriptors.
     pub fn take(&mut self, budget: u32, out: &mut Vec<RxPacket>) {
         let n = (budget as usize).min(self.ring.len());
         let mut bytes = 0u64;
@@ -192,7 +275,13 @@ impl QueuePair {
             bytes += p.bytes as u64;
             out.push(p);
         }
-        self.rx.count(n as u32, bytes);
+        match self.eitr.as_mut() {
+            Some(v) => v.count_rx(n as u32, bytes),
+            None => self.rx.count(n as u32, bytes),
+        }
+        if !self.fifo.is_empty() {
+            self.refill_from_fifo();
+        }
     }
 
     /// Reap up to `max` TX completions (`mlx5e_poll_tx_cq`); returns how many.
@@ -203,7 +292,10 @@ impl QueuePair {
             let bytes = self.tx_outstanding_bytes * n as u64 / self.tx_outstanding as u64;
             self.tx_outstanding -= n;
             self.tx_outstanding_bytes -= bytes;
-            self.tx.count(n, bytes);
+            match self.eitr.as_mut() {
+                Some(v) => v.count_tx(n, bytes),
+                None => self.tx.count(n, bytes),
+            }
         }
         n
     }
@@ -214,8 +306,12 @@ impl QueuePair {
         self.tx_irqs
     }
 
-    /// DIM samples for both CQs at re-arm time.
+    /// DIM samples for both CQs at re-arm time; on an 82599 the ITR
+    /// policy's (`ixgbe_poll` → `ixgbe_set_itr`).
     pub fn dim_sample(&mut self, now: Nanos) {
+        if let Some(v) = self.eitr.as_mut() {
+            return v.sample(now);
+        }
         self.rx.dim_sample(now);
         self.tx.dim_sample(now);
     }
@@ -235,12 +331,34 @@ mod tests {
     #[test]
     fn full_ring_drops() {
         let mut q = QueuePair::new(0, 2, 8, s(0, 0, true), s(0, 0, true));
-        assert!(q.post(pkt(0)) && q.post(pkt(1)));
-        assert!(!q.post(pkt(2)));
+        assert!(q.post(pkt(0)) == Post::Ring && q.post(pkt(1)) == Post::Ring);
+        assert_eq!(q.post(pkt(2)), Post::Dropped);
         assert_eq!(q.drops, 1);
         let mut out = vec![];
         q.take(64, &mut out);
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn a_full_ring_fills_the_on_chip_buffer_which_takes_freed_descriptors() {
+        use irqlab_policy::itr::StaticItr;
+        let v = EitrVector::new(Box::new(StaticItr::new(0)));
+        // Room for two 100-byte frames (104 wire bytes each) beyond the ring.
+        let mut q = QueuePair::new(0, 2, 8, s(0, 0, true), s(0, 0, true)).with_eitr(v, 208);
+        for t in 0..2 {
+            assert_eq!(q.post(pkt(t)), Post::Ring);
+        }
+        assert_eq!(q.post(pkt(2)), Post::Buffered);
+        assert_eq!(q.post(pkt(3)), Post::Buffered);
+        assert_eq!(q.post(pkt(4)), Post::Dropped);
+        let mut out = vec![];
+        q.take(1, &mut out);
+        assert_eq!(out[0].sent_ns, 0);
+        // The freed descriptor went to the oldest buffered frame.
+        assert_eq!(q.ring.len(), 2);
+        assert_eq!(q.ring[1].sent_ns, 2);
+        assert_eq!(q.post(pkt(5)), Post::Buffered, "its buffer space is free again");
+        assert_eq!(q.drops, 1);
     }
 
     #[test]
@@ -250,7 +368,7 @@ mod tests {
         assert!(!q.tx_post(), "the TX ring holds 2 descriptors");
         assert_eq!(q.tx_done(0, 100), Signal::Nothing);
         assert_eq!(q.tx_done(1, 100), Signal::FireNow);
-        q.fire(Cq::Tx);
+        q.fire(1, Cq::Tx);
         assert_eq!(q.reap_tx(1), 1);
         assert_eq!(q.tx_outstanding, 1);
         assert!(q.tx_post(), "reaping freed a descriptor");

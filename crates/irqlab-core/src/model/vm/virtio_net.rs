@@ -32,7 +32,7 @@
 //! (`free_old_xmit_skbs`); TX interrupts are not modelled.
 
 use super::super::kernel::{KernelId, HOST};
-use super::super::nic::{Cq, CqSettings, QueuePair, RxPacket, Signal};
+use super::super::nic::{Cq, CqSettings, Post, QueuePair, RxPacket, Signal};
 use super::super::server::{DropSite, Ev, Server};
 use crate::engine::{Nanos, Scheduler};
 use crate::model::cpu::IrqSrc;
@@ -109,7 +109,7 @@ impl Server {
         p.arrived_ns = now;
         let vq = &mut self.virtio().queues[q as usize];
         let posted = vq.post(p);
-        debug_assert!(posted, "the worker copies only into free descriptors");
+        debug_assert!(posted == Post::Ring, "the worker copies only into free descriptors");
         let signal = vq.completion(now, Cq::Rx);
         self.virtio_signal(sched, q, Cq::Rx, signal);
     }
@@ -120,7 +120,7 @@ impl Server {
             Signal::Nothing => {}
             Signal::FireNow => {
                 let v = self.virtio();
-                v.queues[q as usize].fire(cq);
+                v.queues[q as usize].fire(sched.now(), cq);
                 let (guest, gc) = (v.guest, v.irq_core[q as usize]);
                 self.kvm_inject(sched, guest, gc, IrqSrc::Queue(q));
             }
@@ -165,7 +165,7 @@ impl Server {
         let mut pending = false;
         for (cq, signal) in vq.arm(now) {
             if signal == Signal::FireNow {
-                vq.fire(cq);
+                vq.fire(now, cq);
                 pending = true;
             }
         }

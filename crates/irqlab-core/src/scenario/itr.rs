@@ -1,0 +1,88 @@
+//! The `[itr]` section: the interrupt throttling rate of an Intel 82599
+//! (`nic.kind = "82599"`, the ixgbe driver), as Emmerich et al. (SPECTS
+//! 2015) study it. The throttling hardware is modelled in
+//! `model/nic/eitr.rs`; the policies that choose the rate live in the policy
+//! tier (`irqlab_policy::itr`).
+
+use irqlab_policy::itr::linear_itr::LinearItrParams;
+use serde::{Deserialize, Serialize};
+
+/// Which interrupt hardware the NIC has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NicKind {
+    /// Mellanox ConnectX-4 Lx (mlx5, the thesis's NIC): per completion
+    /// queue moderation with `rx-usecs`/`rx-frames`, optionally by DIM
+    /// (`[coalesce]`).
+    #[serde(rename = "connectx-4")]
+    Connectx4,
+    /// Intel 82599 (ixgbe, the ITR paper's X520): one throttling interval
+    /// per MSI-X vector (EITR), chosen by the `[itr]` policy; `[coalesce]`
+    /// does not apply.
+    #[serde(rename = "82599")]
+    I82599,
+}
+
+/// How ixgbe sets a vector's interrupt throttling rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItrPolicyKind {
+    /// No throttling (`InterruptThrottleRate=0`, `rx-usecs 0`): only NAPI
+    /// limits the interrupt rate (paper §IV-A).
+    Off,
+    /// A fixed rate, `itr.rate` interrupts per second (paper §II-B, mode 2).
+    Static,
+    /// ixgbe's dynamic 3-state ITR from the byte rate, the driver's default
+    /// (`InterruptThrottleRate=1`; paper §II-B, §IV-B).
+    Ixgbe,
+    /// The paper's linear ITR from the packet rate (§V).
+    Linear,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ItrCfg {
+    /// Default `ixgbe`: the driver's default dynamic ITR.
+    pub policy: ItrPolicyKind,
+    /// `static`: interrupts per second per vector, 978 to 488281
+    /// (`IXGBE_MAX_INT_RATE`; below 978 the value overflows the EITR
+    /// interval field).
+    pub rate: u32,
+    /// `linear`: the highest rate, r_max (paper §V-C: 100000, the 3-state
+    /// ITR's highest).
+    pub max_rate: u32,
+    /// `linear`: the lowest rate, r_min (8000, the 3-state ITR's lowest).
+    pub min_rate: u32,
+    /// `linear`: ρ_max, the packet rate from which the lowest rate
+    /// applies, packets per second: the system's maximum before it drops
+    /// (2.1 Mpps on the paper's DuT; its patch hard-codes 2.0 Mpps).
+    pub rho_max_pps: u64,
+    /// `linear`: the shortest time between two adaptations, ns (the
+    /// patch's 50 µs).
+    pub min_update_ns: u64,
+}
+
+impl Default for ItrCfg {
+    fn default() -> Self {
+        let p = LinearItrParams::default();
+        ItrCfg {
+            policy: ItrPolicyKind::Ixgbe,
+            rate: 20_000,
+            max_rate: p.max_rate_per_s,
+            min_rate: p.min_rate_per_s,
+            rho_max_pps: p.rho_max_pps,
+            min_update_ns: p.min_update_ns,
+        }
+    }
+}
+
+impl ItrCfg {
+    /// The linear ITR's parameters.
+    pub fn linear_params(&self) -> LinearItrParams {
+        LinearItrParams {
+            max_rate_per_s: self.max_rate,
+            min_rate_per_s: self.min_rate,
+            rho_max_pps: self.rho_max_pps,
+            min_update_ns: self.min_update_ns,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! irqlab-policy: the adaptive interrupt-handling algorithms as pure state
+//! machines.
+//!
+//! Each policy observes a sample and decides (`observe(sample) -> decision`).
+//! It has no engine, no I/O and no clock of its own: time arrives in the
+//! sample, so the same code is driven by the simulator's statistics or by a
+//! real host's counters.
+//!
+//! - [`dim`]: Linux dynamic interrupt moderation (`lib/dim`), the
+//!   moderation profile of a completion queue from its packet, byte and
+//!   event rates.
+//! - [`itr`]: the interrupt throttling rate of an Intel 82599 vector
+//!   (ixgbe): static, ixgbe's 3-state dynamic ITR, and the linear
+//!   packet-rate ITR of Emmerich et al. (SPECTS 2015).
+
+pub mod dim;
+pub mod itr;
