@@ -45,8 +45,12 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
     let run = (1e-4f64..1e-2, 0.0f64..2e-3, any::<u64>(), prop::option::of(0usize..Profile::ALL.len()));
     // A guest half the time: kind, costs, halt polling, extra vCPUs.
     let vm = (0usize..4, cost(), cost(), cost(), 0u64..300_000, 0u32..4, 0u64..50_000, 0u32..4, 0u32..3);
-    (cpu, costs, nic, coalesce, napi, epoll, service, load, run, vm).prop_map(
-        |(cpu, costs, nic, co, napi, ep, service, load, run, vm)| {
+    // On bare metal, an 82599 half the time (policy, static rate, linear
+    // rho_max, on-chip buffer), and forwarding instead of memcached in an
+    // open loop a third of the time, constant-rate or not.
+    let itr = (0usize..8, 978u32..100_000, 1_000u64..5_000_000, 0u64..600_000, 0usize..3, any::<bool>(), cost());
+    (cpu, costs, nic, coalesce, napi, epoll, service, load, run, vm, itr).prop_map(
+        |(cpu, costs, nic, co, napi, ep, service, load, run, vm, itr)| {
             let names = [
                 "hardirq_cycles", "softirq_entry_cycles", "napi_poll_cycles", "rx_packet_cycles", "wakeup_cycles",
                 "epoll_wait_cycles", "epoll_event_cycles", "recv_cycles", "send_cycles", "send_cycles_per_64b",
@@ -115,6 +119,26 @@ fn overrides() -> impl Strategy<Value = Vec<String>> {
                     format!("vm.vcpus={}", cpu.0 + vm.8),
                     format!("vm.iommu_latency_ns={}", vm.6 / 10),
                 ]);
+            }
+            if vm.0 < 2 && itr.0 >= 4 {
+                let policy = ["off", "static", "ixgbe", "linear"][itr.0 - 4];
+                o.extend([
+                    "nic.kind=\"82599\"".to_string(),
+                    format!("itr.policy=\"{policy}\""),
+                    format!("itr.rate={}", itr.1),
+                    format!("itr.rho_max_pps={}", itr.2),
+                    format!("nic.rx_packet_buffer_bytes={}", itr.3),
+                ]);
+            }
+            if vm.0 < 2 && load.5.is_some() && itr.4 == 0 {
+                o.extend([
+                    "app.kind=\"forwarding\"".to_string(),
+                    "load.open_loop_backlog=\"server\"".to_string(),
+                    format!("costs.forward_packet_cycles={}", itr.6),
+                ]);
+                if itr.5 {
+                    o.push("load.interarrival=\"constant\"".to_string());
+                }
             }
             match load.5 {
                 // Bound the offered requests of one run to ~40,000.

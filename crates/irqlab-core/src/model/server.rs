@@ -626,7 +626,9 @@ impl Server {
     /// same coalescing settings, so one mode and table per direction.
     fn dim_report(&self, now: Nanos) -> Option<DimReport> {
         let cq = |cq: Cq| {
-            let active = |q: &&QueuePair| q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs());
+            // An 82599's vector is throttled by its ITR policy, not DIM.
+            let active =
+                |q: &&QueuePair| q.eitr.is_none() && q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs());
             let dim = self.nic.queues.iter().find(active)?.cq_ref(cq).dim.as_ref()?;
             let (mode, direction) = (dim.mode(), dim.direction());
             let queues = self.nic.queues.iter().filter(active).map(|q| (q.id, &q.cq_ref(cq).dim_time));

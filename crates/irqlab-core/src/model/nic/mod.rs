@@ -179,19 +179,26 @@ impl QueuePair {
     /// A packet reaches the NIC: into the ring (true), into the on-chip
     /// buffer while the ring is full (false, no completion yet), or dropped
     /// (false; counted).
+    #[inline]
     pub fn post(&mut self, pkt: RxPacket) -> Post {
         if self.ring.len() >= self.capacity {
-            let wire = pkt.bytes as u64 + FCS_BYTES;
-            if self.fifo_bytes + wire <= self.fifo_capacity_bytes {
-                self.fifo_bytes += wire;
-                self.fifo.push_back(pkt);
-                return Post::Buffered;
-            }
-            self.drops += 1;
-            return Post::Dropped;
+            return self.post_ring_full(pkt);
         }
         self.ring.push_back(pkt);
         Post::Ring
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn post_ring_full(&mut self, pkt: RxPacket) -> Post {
+        let wire = pkt.bytes as u64 + FCS_BYTES;
+        if self.fifo_bytes + wire <= self.fifo_capacity_bytes {
+            self.fifo_bytes += wire;
+            self.fifo.push_back(pkt);
+            return Post::Buffered;
+        }
+        self.drops += 1;
+        Post::Dropped
     }
 
     /// Frames that waited in the on-chip buffer take the descriptors the
@@ -228,6 +235,7 @@ impl QueuePair {
     }
 
     /// A transmitted packet completed (descriptor done).
+    #[inline]
     pub fn tx_done(&mut self, now: Nanos, bytes: u32) -> Signal {
         self.tx_outstanding += 1;
         self.tx_outstanding_bytes += bytes as u64;

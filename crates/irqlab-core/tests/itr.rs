@@ -1,0 +1,108 @@
+//! The 82599's interrupt throttling and the forwarding workload of the ITR
+//! paper (Emmerich et al., SPECTS 2015): an analytical oracle of the
+//! throttled vector, the orderings the three regimes must keep whatever the
+//! constants, and the scenario's rules.
+
+mod common;
+use common::*;
+
+const FORWARDING: &str = include_str!("../../../scenarios/itr/forwarding.toml");
+
+/// A throttled vector with zero-cost processing under Poisson arrivals at
+/// λ: after an interrupt the vector waits its interval T; if a packet came
+/// meanwhile it fires at T, else at the next arrival (memoryless, mean
+/// 1/λ). Rate 1/(T + e^{−λT}/λ); the packets of (0, T] wait T/2 on
+/// average, those after none, so the mean wait is (T²/2)/(T + e^{−λT}/λ).
+#[test]
+fn throttled_vector_oracle() {
+    let lambda: f64 = 100_000.0;
+    // Rates whose EITR intervals are 10.24, 20.48 and 51.2 µs.
+    for (rate, t_us) in [(100_000u32, 10.24f64), (50_000, 20.48), (20_000, 51.2)] {
+        let r = run(
+            ZERO_COST,
+            &["nic.kind=\"82599\"", "itr.policy=\"static\"", &format!("itr.rate={rate}")],
+        );
+        let t = t_us * 1e-6;
+        let cycle = t + (-lambda * t).exp() / lambda;
+        assert_close(&format!("irqs/s at {rate}/s"), r.irqs_per_s, 1.0 / cycle, 0.03);
+        assert_close(&format!("wait at {rate}/s"), r.rx_ring_wait_us, t * t / 2.0 / cycle * 1e6, 0.04);
+    }
+    // Off: an interrupt per packet.
+    let r = run(ZERO_COST, &["nic.kind=\"82599\"", "itr.policy=\"off\""]);
+    assert_close("irqs/s off", r.irqs_per_s, lambda, 0.03);
+}
+
+fn forwarding(policy: &str, pps: u32) -> irqlab_core::Summary {
+    run(FORWARDING, &[&format!("itr.policy=\"{policy}\""), &format!("load.qps={pps}"), "run.duration_s=0.05"])
+}
+
+/// §IV–V: throttling trades CPU for latency, the linear ITR in between.
+#[test]
+fn the_regimes_order_interrupts_cpu_and_latency_at_medium_load() {
+    let (off, ixgbe, linear) = (forwarding("off", 500_000), forwarding("ixgbe", 500_000), forwarding("linear", 500_000));
+    let busy = |s: &irqlab_core::Summary| 100.0 - s.cpu_pct.idle;
+    let mean = |s: &irqlab_core::Summary| s.latency_us.mean.unwrap();
+    assert!(off.irqs_per_s > linear.irqs_per_s && linear.irqs_per_s > ixgbe.irqs_per_s);
+    assert!(busy(&off) > busy(&linear) && busy(&linear) > busy(&ixgbe));
+    assert!(mean(&off) < mean(&linear) && mean(&linear) < mean(&ixgbe));
+    // Every regime forwards what it is offered below overload.
+    for s in [&off, &ixgbe, &linear] {
+        assert_eq!(s.drops, 0);
+        assert_close("throughput", s.throughput_qps, 500_000.0, 0.01);
+        // The load-latency product is the busy cycles per packet times the mean latency.
+        assert_close("P_ll", s.load_latency_product.unwrap(), s.cycles_per_query * mean(s), 1e-9);
+    }
+    // ixgbe's 8000/s floor: at 0.5 Mpps it is in its bulk state.
+    assert!(ixgbe.irqs_per_s < 8_200.0, "{}", ixgbe.irqs_per_s);
+}
+
+/// Throttling does not change the maximum throughput (§IV-B): past
+/// overload every regime polls, and forwards the same rate.
+#[test]
+fn overload_is_the_same_for_every_regime_and_drops_begin_there() {
+    let off = forwarding("off", 2_500_000);
+    assert!(off.drops > 0 && off.drops_by_site.ring == off.drops);
+    for p in ["ixgbe", "linear"] {
+        let s = forwarding(p, 2_500_000);
+        assert_close(&format!("max throughput {p}"), s.throughput_qps, off.throughput_qps, 0.005);
+    }
+    assert_eq!(forwarding("off", 2_000_000).drops, 0);
+}
+
+#[test]
+fn forwarding_runs_are_deterministic() {
+    let a = serde_json::to_value(forwarding("linear", 1_000_000)).unwrap();
+    let b = serde_json::to_value(forwarding("linear", 1_000_000)).unwrap();
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("wall_s");
+        v
+    };
+    assert_eq!(strip(a), strip(b));
+}
+
+#[test]
+fn scenario_rules_name_the_field() {
+    let err = |base: &str, sets: &[&str]| {
+        let mut s = irqlab_core::Scenario::from_toml_str(base).unwrap();
+        let mut last = Ok(());
+        for kv in sets {
+            last = s.set_pair(kv);
+            if last.is_err() {
+                break;
+            }
+        }
+        last.unwrap_err().to_string()
+    };
+    let e = err(ZERO_COST, &["itr.policy=\"linear\""]);
+    assert!(e.contains("itr") && e.contains("82599"), "{e}");
+    let e = err(FORWARDING, &["itr.rate=977"]);
+    assert!(e.contains("itr.rate") && e.contains("978"), "{e}");
+    let e = err(FORWARDING, &["itr.min_rate=100000"]);
+    assert!(e.contains("itr.min_rate"), "{e}");
+    let e = err(FORWARDING, &["load.open_loop_backlog=\"client\""]);
+    assert!(e.contains("load.open_loop_backlog") && e.contains("forwarding"), "{e}");
+    let e = err(FORWARDING, &["itr.policy=\"fast\""]);
+    assert!(e.contains("itr.policy") && e.contains("linear"), "{e}");
+    let e = err(FORWARDING, &["nic.kind=\"e1000\""]);
+    assert!(e.contains("nic.kind") && e.contains("82599"), "{e}");
+}
