@@ -40,6 +40,8 @@ pub struct Clients {
     /// outstanding and requests waiting for a slot (empty otherwise).
     outstanding: Vec<u32>,
     held: Vec<u32>,
+    /// Forwarding: every packet is a frame of this many bytes (`load.frame_bytes`).
+    frame_bytes: Option<u32>,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -75,6 +77,7 @@ impl Clients {
             },
             outstanding: vec![0; per_connection],
             held: vec![0; per_connection],
+            frame_bytes: (cfg.app.kind == crate::scenario::AppKind::Forwarding).then_some(cfg.load.frame_bytes),
         })
     }
 
@@ -90,6 +93,10 @@ impl Clients {
     }
 
     fn request(&mut self, conn: u32, sent_ns: Nanos) -> RxPacket {
+        if let Some(bytes) = self.frame_bytes {
+            // A packet generator's frame, forwarded back as it is.
+            return RxPacket { conn, sent_ns, arrived_ns: 0, bytes, reply_bytes: bytes };
+        }
         let key = self.key.sample(SizeField::Key, &mut self.sizes);
         let value = self.value.sample(SizeField::Value, &mut self.sizes);
         RxPacket {

@@ -159,8 +159,10 @@ impl Server {
             Device::Nic => &mut self.nic.queues[qi],
             Device::Virtio => &mut self.virtio.as_mut().expect("virtio device").queues[qi],
         };
-        // mlx5e_napi_poll reaps TX completions first (not counted as work).
-        let tx = q.reap_tx(budget);
+        // mlx5e_napi_poll reaps TX completions first (not counted as work);
+        // ixgbe_poll too, up to its own TX work limit.
+        let tx_budget = if q.eitr.is_some() { super::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
+        let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
         let k = &self.cfg.costs;

@@ -35,6 +35,10 @@ pub fn policy(cfg: &ItrCfg) -> Box<dyn ItrPolicy + Send> {
     }
 }
 
+/// `IXGBE_DEFAULT_TX_WORK`: the TX descriptors `ixgbe_clean_tx_irq` reaps
+/// per poll (`q_vector->tx.work_limit`).
+pub const IXGBE_DEFAULT_TX_WORK: u32 = 256;
+
 pub struct EitrVector {
     /// The minimum gap between two interrupts, ns (0: no throttling).
     interval_ns: u64,
