@@ -234,6 +234,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
             Some(match interarrival {
                 InterArrivalKind::Exponential => "exponential",
                 InterArrivalKind::FbIa => "fb_ia",
+                InterArrivalKind::Constant => "constant",
             }),
         ),
     };
