@@ -1,0 +1,96 @@
+"""The ITR paper's figures in its layout: Figures 3, 5 and 8 as latency,
+CPU load and interrupt rate against the offered load, a line per regime
+(overloaded latencies left out, as the paper does, and named below the panels);
+Figure 7 as the load-latency products of the two ITRs and their
+difference."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from irqlab.reproduce.itr import (  # noqa: E402
+    FIGURE_TITLES, FIGURES, LABELS, ItrResult, figure_7_rows, is_overloaded, with_no_itr,
+)
+from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, busy, mean_us  # noqa: E402
+
+STYLE = {OFF: ("o", "tab:blue"), IXGBE: ("s", "tab:red"), LINEAR: ("^", "tab:green")}
+
+
+def figure(r: ItrResult, name: str, out: Path) -> Path:
+    """``out/<name>.png``: (a) mean latency, (b) CPU load, (c) IRQ rate
+    against the offered load, a line per regime of figure ``name``."""
+    runs = r.runs(name)
+    judged = with_no_itr(r, name)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), dpi=110)
+    notes = []
+    for p in FIGURES[name]:
+        loads = sorted(q for (pp, q) in runs if pp == p)
+        if not loads:
+            continue
+        marker, colour = STYLE.get(p, ("x", None))
+        pre = [q for q in loads if not is_overloaded(judged, p, q)]
+        over = [q for q in loads if q not in pre]
+        kw = dict(marker=marker, color=colour, label=LABELS.get(p, p), markersize=4)
+        axes[0].plot([q / 1e6 for q in pre], [mean_us(runs[(p, q)]) for q in pre], **kw)
+        axes[1].plot([q / 1e6 for q in loads], [busy(runs[(p, q)]) for q in loads], **kw)
+        axes[2].plot([q / 1e6 for q in loads], [float(runs[(p, q)].irqs_per_s) / 1e3 for q in loads], **kw)
+        dropping = [mean_us(runs[(p, q)]) for q in over if int(runs[(p, q)].get("drops") or 0) > 0]
+        if dropping and not any(math.isnan(v) for v in dropping):
+            notes.append(f"{LABELS.get(p, p)}: {min(dropping):,.0f}-{max(dropping):,.0f} µs")
+    axes[0].set_ylabel("Mean latency (µs)")
+    axes[0].set_title("(a) Latency, before overload")
+    if notes:
+        fig.text(0.01, 0.01, "Latency under overload (drops; omitted from (a) as in the paper): " + "; ".join(notes),
+                 fontsize=8, color="0.3")
+    axes[1].set_ylabel("CPU load (%)")
+    axes[1].set_ylim(0, 105)
+    axes[1].set_title("(b) CPU load")
+    axes[2].set_ylabel("Interrupts (k/s)")
+    axes[2].set_title("(c) IRQ rate")
+    for ax in axes:
+        ax.set_xlabel("Offered load (Mpps)")
+        ax.grid(True, alpha=0.3)
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8, loc="lower right" if ax is axes[1] else "best")
+    fig.suptitle(f"{FIGURE_TITLES[name]} - simulated (irqlab)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    path = out / f"{name}.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def figure_7(r: ItrResult, out: Path) -> Path:
+    """``out/figure-7.png``: P_ll of ixgbe's and the linear ITR and their
+    difference against the offered load (pre-overload loads)."""
+    rows = [row for row in figure_7_rows(r) if not row["overloaded"]]
+    xs = [int(row["offered_pps"]) / 1e6 for row in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.4), dpi=110)
+    ax.plot(xs, [float(row["pll_ixgbe"]) / 1e3 for row in rows], marker="s", color="tab:red", label="ixgbe default ITR")
+    ax.plot(xs, [float(row["pll_linear"]) / 1e3 for row in rows], marker="^", color="tab:green", label="linear ITR")
+    ax.plot(xs, [float(row["difference"]) / 1e3 for row in rows], marker=".", linestyle="--", color="0.3",
+            label="difference (ixgbe - linear)")
+    ax.axhline(0, color="0.6", linewidth=0.8)
+    ax.set_xlabel("Offered load (Mpps)")
+    ax.set_ylabel("Load-latency product P_ll (10³ cycles · µs)")
+    ax.set_xlim(left=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{FIGURE_TITLES['figure-7']} - simulated (irqlab)", fontsize=10)
+    fig.tight_layout()
+    path = out / "figure-7.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def all_figures(r: ItrResult, out: Path) -> list[Path]:
+    """Figures 3, 5, 8 and 7, in that order."""
+    return [figure(r, n, out) for n in ("figure-3", "figure-5", "figure-8")] + [figure_7(r, out)]
