@@ -69,6 +69,19 @@ fn overload_is_the_same_for_every_regime_and_drops_begin_there() {
     assert_eq!(forwarding("off", 2_000_000).drops, 0);
 }
 
+/// `ixgbe_clean_rx_irq` goes on to frames written back while it forwarded
+/// the earlier ones, so near saturation a packet waits only for the
+/// backlog ahead of it, not for a whole batch: without ITR the latency at
+/// 2.0 Mpps stays within twice that at 1.0 Mpps (taking each poll's frames
+/// as one batch, it was 26 µs against 5.5 µs).
+#[test]
+fn a_forwarding_poll_takes_the_frames_that_arrive_while_it_runs() {
+    let (medium, high) = (forwarding("off", 1_000_000), forwarding("off", 2_000_000));
+    let (m, h) = (medium.latency_us.mean.unwrap(), high.latency_us.mean.unwrap());
+    assert!(h < 2.0 * m, "{h} µs at 2.0 Mpps vs {m} µs at 1.0 Mpps");
+    assert_eq!(high.drops, 0);
+}
+
 #[test]
 fn forwarding_runs_are_deterministic() {
     let a = serde_json::to_value(forwarding("linear", 1_000_000)).unwrap();

@@ -30,8 +30,15 @@ pub struct SoftirqState {
     pub round_start_ns: Nanos,
     pub restarts: u32,
     pub first_start_ns: Nanos,
-    /// The NAPI being polled and how many packets the poll took.
+    /// The NAPI being polled and how many packets the poll's current
+    /// segment took.
     pub polling: Option<(u32, u32)>,
+    /// Packets the poll took in its earlier segments (a forwarding poll
+    /// that went on to descriptors done meanwhile).
+    pub poll_taken_before: u32,
+    /// The poll of this NAPI goes on with the descriptors written back
+    /// while it forwarded, having taken this many so far.
+    pub poll_continues: Option<(u32, u32)>,
     /// The entry cost of the round was paid.
     pub entered: bool,
 }
@@ -63,6 +70,9 @@ impl Server {
             if self.measuring && self.kernel.id == self.app_kernel {
                 self.counters.softirq_rounds += 1;
             }
+        }
+        if let Some((napi, taken)) = self.kernel.softirq[core as usize].poll_continues.take() {
+            return Some(self.forward_poll_continue(core, napi, taken, weight));
         }
         let st = &mut self.kernel.softirq[core as usize];
         let c = &mut self.kernel.cores[core as usize];
@@ -110,8 +120,29 @@ impl Server {
         let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
         let (n, cycles) = self.driver_poll_take(napi, weight, &mut buf);
         self.kernel.softirq_buf[core as usize] = buf;
-        self.kernel.softirq[core as usize].polling = Some((napi, n));
+        let st = &mut self.kernel.softirq[core as usize];
+        st.polling = Some((napi, n));
+        st.poll_taken_before = 0;
         Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
+    }
+
+    /// `ixgbe_clean_rx_irq` reads descriptors one by one until it finds one
+    /// not yet written back or has taken its budget, so frames that arrived
+    /// while it forwarded the earlier ones are taken in the same poll, with
+    /// no new poll's overhead and no TX reaping (`ixgbe_poll` cleans TX
+    /// first). The model takes a poll's packets as a batch and continues
+    /// it with a segment of its own for those that came meanwhile.
+    fn forward_poll_continue(&mut self, core: u32, napi: u32, taken: u32, weight: u32) -> Seg {
+        let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
+        buf.clear();
+        let qi = self.kernel.napi_queue[napi as usize] as usize;
+        self.nic.queues[qi].take(weight - taken, &mut buf);
+        let n = buf.len() as u32;
+        self.kernel.softirq_buf[core as usize] = buf;
+        let st = &mut self.kernel.softirq[core as usize];
+        st.polling = Some((napi, n));
+        st.poll_taken_before = taken;
+        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * self.cfg.costs.forward_packet_cycles), bh_disabled: false }
     }
 
     /// Next segment of ksoftirqd (`run_ksoftirqd`: `handle_softirqs` again
@@ -138,9 +169,17 @@ impl Server {
         self.kernel.softirq_buf[core as usize] = buf;
         self.kernel.softirq[core as usize].budget_left -= n as i64;
         self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
+        let weight = self.cfg.napi.weight;
+        let n = n + std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
+        if self.kernel.rx_sink == RxSink::Forward && n < weight {
+            let qi = self.kernel.napi_queue[napi as usize] as usize;
+            if self.nic.queues[qi].rx_pending() > 0 {
+                self.kernel.softirq[core as usize].poll_continues = Some((napi, n));
+                return;
+            }
+        }
         // Reaped TX descriptors restart a stopped queue; freed virtqueue buffers a worker.
         self.driver_poll_done(sched, napi);
-        let weight = self.cfg.napi.weight;
         if n < weight || self.kernel.napis[napi as usize].prefer_busy_poll {
             self.driver_complete(sched, core, napi, n);
         } else {
