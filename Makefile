@@ -1,6 +1,7 @@
 # irqlab: one command per job.
 #
-#   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html)
+#   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html),
+#                then the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
@@ -57,11 +58,13 @@ native:
 	cp -f target/release/libirqlab_preload.so $(NATIVE)/
 	if [ -x target/release/irqlab-loadgen ]; then cp -f target/release/irqlab-loadgen $(NATIVE)/; fi
 
-# The main job: the thesis's bare-metal results (Table 4.1 and Figure 4.1)
+# The main job: the thesis's results (Tables 4.1-4.5, Figures 4.1-4.5)
 # reproduced from the simulator, printed beside the paper, with a report and
-# plots in irqlab-out/.
+# plots in irqlab-out/; then the ITR paper's Figures 3, 5, 7 and 8 in
+# irqlab-out/itr/.
 demo: setup
 	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
+	$(BIN)/irqlab reproduce itr --out irqlab-out/itr
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup

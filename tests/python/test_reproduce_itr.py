@@ -190,6 +190,32 @@ def test_each_claim_fails_when_its_shape_is_not_there(claim, spoil):
     assert "FAILS" in check.detail
 
 
+RESOLVED = {
+    "cpu": {"freq_ghz": GHZ},
+    "costs": {"hardirq_cycles": 2700, "softirq_entry_cycles": 1350},
+    "nic": {"rx-ring-size": 512, "rx_packet_buffer_bytes": 524288},
+    "load": {"frame_bytes": 60},
+    "itr": {"max_rate": 100000, "min_rate": 8000, "rho_max_pps": 2100000},
+}
+
+
+@pytest.mark.parametrize("claim, spoil", [("C1", _c1), ("C2", _c2), ("C3", _c3), ("C5", _c5), ("C7", _c7),
+                                          ("C10", _c10), ("C11", _c11)])
+def test_a_failing_claim_is_explained_from_the_runs(claim, spoil):
+    from irqlab.reproduce import itr_explain
+
+    world = _paper_world()
+    assert all(itr_explain.explain(c, _summaries(world, (OFF, IXGBE, LINEAR)), RESOLVED) is None
+               for c in _checks(world).values()), "a claim that holds needs no explanation"
+    spoil(world)
+    check = _checks(world)[claim]
+    why = itr_explain.explain(check, _summaries(world, (OFF, IXGBE, LINEAR)), RESOLVED)
+    assert why and "nan" not in why, why
+    if claim == "C5":
+        # The buffers as the scenario sizes them: 512 + 524288 // 64 frames.
+        assert "8,704 frames" in why, why
+
+
 def test_claims_without_the_runs_they_need_do_not_hold():
     # No runs at all, and runs that forwarded nothing (no latency): every
     # claim is reported as not holding, none raises.
@@ -287,6 +313,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert [c["id"] for c in report["checks"]] == IDS
     for c in report["checks"]:
         assert isinstance(c["holds"], bool) and c["claim"] and c["detail"]
+        assert isinstance(c["why"], str) and (c["why"] == "" or not c["holds"])
     assert "forward_packet_cycles" in report["fitted"] and "prediction" in report["fitted"]
     assert report["shared_runs"]["pairs"] > 0 and report["shared_runs"]["mismatched"] == []
     assert set(report["figures"]) == {"figure-3", "figure-5", "figure-8", "figure-7"}

@@ -280,11 +280,12 @@ def _cmd_itr(args: argparse.Namespace) -> int:
         figures = itr_plots.all_figures(result, out)
     files = itr.write_files(result, checks, out, figures)
     files.append(itr.write_html(result, checks, out, figures))
+    why = itr.explanations(result, checks)
     if args.json:
         write_stdout(
             json.dumps(
                 {
-                    "checks": [itr.check_row(c) for c in checks],
+                    "checks": [itr.check_row(c, why) for c in checks],
                     "figures": {name: [_json_row(row) for row in itr.figure_rows(result, name)] for name in itr.FIGURES},
                     "figure_7_pll": [_json_row(row) for row in itr.figure_7_rows(result)],
                     "fitted": itr.fitted_note(result),
@@ -299,7 +300,7 @@ def _cmd_itr(args: argparse.Namespace) -> int:
         write_stdout("")
     write_stdout(itr.figure_7_text(result))
     write_stdout("")
-    write_stdout(itr.checks_text(checks))
+    write_stdout(itr.checks_text(checks, why=why))
     write_stdout("")
     import textwrap
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Optional
 
 from irqlab._core import ScenarioError
-from irqlab.reproduce import itr_checks
+from irqlab.reproduce import itr_checks, itr_explain
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.scenario import Scenario
@@ -148,6 +148,13 @@ class ItrResult:
 
     def runs(self, name: str) -> dict[tuple[str, int], Summary]:
         return self.figures.get(name, {})
+
+    def all_runs(self) -> dict[tuple[str, int], Summary]:
+        """Every figure's runs in one mapping (a shared run is the same run)."""
+        merged: dict[tuple[str, int], Summary] = {}
+        for runs in self.figures.values():
+            merged.update(runs)
+        return merged
 
 
 def run_itr(
@@ -255,6 +262,13 @@ def shape_checks(r: ItrResult) -> list[ShapeCheck]:
     return itr_checks.checks(
         r.runs("figure-3"), r.runs("figure-5"), r.runs("figure-8"), r.runs("figure-7"), fitted
     )
+
+
+def explanations(r: ItrResult, checks: list[ShapeCheck]) -> dict[str, str]:
+    """Why each failing claim fails, by claim id (:mod:`irqlab.reproduce.itr_explain`)."""
+    runs = r.all_runs()
+    found = {c.id: itr_explain.explain(c, runs, r.resolved) for c in checks}
+    return {k: v for k, v in found.items() if v}
 
 
 def shared_note(r: ItrResult) -> str:
@@ -387,17 +401,21 @@ def figure_7_text(r: ItrResult) -> str:
 CHECKS_TITLE = "The ITR paper's claims (§IV-V), checked on the simulation"
 
 
-def checks_text(checks: list[ShapeCheck], width: int = 110) -> str:
+def checks_text(checks: list[ShapeCheck], width: int = 110, why: Optional[dict[str, str]] = None) -> str:
+    """The claims with their verdicts and numbers; ``why`` adds the
+    diagnosis of a failing claim (:func:`explanations`)."""
     held = sum(c.holds for c in checks)
     lines = [f"{CHECKS_TITLE}: {held} of {len(checks)} hold"]
     for c in checks:
         lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"")
         lines += textwrap.wrap(c.detail, width, initial_indent="         ", subsequent_indent="         ")
+        if why and c.id in why:
+            lines += textwrap.wrap(f"why: {why[c.id]}", width, initial_indent="         ", subsequent_indent="         ")
     return "\n".join(lines)
 
 
-def check_row(c: ShapeCheck) -> dict[str, object]:
-    return {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail}
+def check_row(c: ShapeCheck, why: Optional[dict[str, str]] = None) -> dict[str, object]:
+    return {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail, "why": (why or {}).get(c.id, "")}
 
 
 def title(r: ItrResult) -> str:
@@ -433,14 +451,15 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
     pd.DataFrame(figure_7_rows(r)).to_csv(path, index=False)
     written.append(path)
     path = out / "checks.csv"
-    pd.DataFrame([check_row(c) for c in checks]).to_csv(path, index=False)
+    why = explanations(r, checks)
+    pd.DataFrame([check_row(c, why) for c in checks]).to_csv(path, index=False)
     written.append(path)
     doc = {
         "figures": {
             name: [{"itr_policy": p, "offered_pps": q, **s.to_dict()} for (p, q), s in sorted(r.runs(name).items())]
             for name in FIGURES
         },
-        "checks": [check_row(c) for c in checks],
+        "checks": [check_row(c, why) for c in checks],
         "fitted": fitted_note(r),
         "shared_runs": {"pairs": r.shared, "mismatched": [list(k) for k in r.mismatched]},
         "seed": r.seed,
@@ -450,7 +469,7 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
     path.write_text(json.dumps(_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", shared_note(r), ""]
-    md += ["```", checks_text(checks), "```", ""]
+    md += ["```", checks_text(checks, why=why), "```", ""]
     for name in ("figure-3", "figure-5", "figure-8"):
         md += [f"## {FIGURE_TITLES[name]}", "", "```", figure_text(r, name), "```", ""]
     md += [f"## {FIGURE_TITLES['figure-7']}", "", "```", figure_7_text(r), "```", ""]
@@ -488,9 +507,12 @@ def write_html(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list[
         return frame.to_html(index=False, escape=True, formatters=fmts, na_rep="—", border=0)
 
     held = sum(c.holds for c in checks)
+    why = explanations(r, checks)
     items = "".join(
         f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>: '
-        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span></li>"
+        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span>"
+        + (f'<br><span class="why"><b>Why:</b> {html.escape(why[c.id])}</span>' if c.id in why else "")
+        + "</li>"
         for c in checks
     )
     formats = {
