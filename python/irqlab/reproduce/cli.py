@@ -54,9 +54,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         help="simulated seconds per closed-loop run, Table 4.1's and Cai & Karsten's (default: the studies', 1.0)",
     )
     t.add_argument("--open-duration", metavar="S", help="simulated seconds per open-loop point (default: the study's, 0.5)")
-    t.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
-    t.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
-    t.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
+    _run_flags(t, "print the checks and file list as one JSON object")
     t.add_argument(
         "--sensitivity",
         action="store_true",
@@ -64,9 +62,6 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         "(20 more reproductions; a tornado chart in the report)",
     )
     t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables and Figures 4.2-4.5)")
-    t.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    t.add_argument("--quiet", action="store_true", help="no progress indication")
-    t.add_argument("--json", action="store_true", help="print the checks and file list as one JSON object")
     t.set_defaults(handler=_cmd_thesis)
     i = papers.add_parser(
         "itr",
@@ -87,13 +82,18 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     i.add_argument("--out", metavar="DIR", default="irqlab-out/itr", help="output directory (default irqlab-out/itr/)")
     i.add_argument("--scenario", metavar="FILE", help="scenario file (default scenarios/itr/forwarding.toml)")
     i.add_argument("--duration", metavar="S", help="simulated seconds per point (default: the studies', 0.2)")
-    i.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
-    i.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
-    i.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
-    i.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    i.add_argument("--quiet", action="store_true", help="no progress indication")
-    i.add_argument("--json", action="store_true", help="print the checks, tables and file list as one JSON object")
+    _run_flags(i, "print the checks, tables and file list as one JSON object")
     i.set_defaults(handler=_cmd_itr)
+
+
+def _run_flags(p: argparse.ArgumentParser, json_help: str) -> None:
+    """The flags every reproduction has: seed, jobs, resume, plots, progress, JSON."""
+    p.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
+    p.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
+    p.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--quiet", action="store_true", help="no progress indication")
+    p.add_argument("--json", action="store_true", help=json_help)
 
 
 def _seconds(text: Optional[str], flag: str) -> Optional[float]:

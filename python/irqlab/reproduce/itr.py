@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Optional
 
 from irqlab._core import ScenarioError
-from irqlab.reproduce import itr_checks, itr_explain
+from irqlab.reproduce import itr_checks, itr_explain, scenario_dir
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.scenario import Scenario
@@ -89,10 +89,7 @@ INTERRUPT_PATH = (
 
 def itr_dir() -> Path:
     """``scenarios/itr`` of the working directory, else of the repository."""
-    here = Path("scenarios/itr")
-    if (here / "forwarding.toml").is_file():
-        return here
-    return Path(__file__).resolve().parents[3] / "scenarios" / "itr"
+    return scenario_dir("itr", "forwarding.toml")
 
 
 def default_scenario() -> Path:

@@ -174,10 +174,9 @@ VM_PAPER_NOTE = (
 
 def thesis_dir() -> Path:
     """``scenarios/thesis`` of the working directory, else of the repository."""
-    here = Path("scenarios/thesis")
-    if (here / "bare-metal.toml").is_file():
-        return here
-    return Path(__file__).resolve().parents[3] / "scenarios" / "thesis"
+    from irqlab.reproduce import scenario_dir
+
+    return scenario_dir("thesis", "bare-metal.toml")
 
 
 def default_scenario() -> Path:

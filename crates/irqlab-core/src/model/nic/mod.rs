@@ -156,12 +156,12 @@ impl QueuePair {
         self
     }
 
-    /// Frames waiting for a descriptor or in the ring: the vector has a cause.
     /// Frames in the RX ring, written back and not yet taken.
     pub fn rx_pending(&self) -> usize {
         self.ring.len()
     }
 
+    /// Frames waiting for a descriptor or in the ring: the vector has a cause.
     fn causes_pending(&self) -> bool {
         !self.ring.is_empty() || (self.tx_irqs && self.tx_outstanding > 0)
     }
