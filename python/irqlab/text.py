@@ -47,6 +47,9 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
+        # The ITR paper's P_ll: busy cycles per query (packet) x mean latency.
+        *([("load-latency product", f"{_num(s.get('load_latency_product'), 0)} cycles x us")]
+          if s.get("load_latency_product") is not None else []),
         ("drops", _drops(s)),
         *([("retransmits", _num(s.get("retransmits"), 0))] if "retransmits" in s else []),
         *([("held at client", _num(s.get("held_at_client"), 0))] if s.get("held_at_client") else []),

@@ -80,6 +80,10 @@ def test_table_shows_the_headline_fields():
                   "sim events", "wall time", "events/wall s"):
         assert label in result.stdout, label
     assert "adaptive-coalescing" in result.stdout
+    # A run that measured latency shows the ITR paper's load-latency product too.
+    result = irqlab("run", S, "--duration", SHORT, "--set", "load.qps=20000")
+    assert result.returncode == 0, result.stderr
+    assert "load-latency product" in result.stdout and "cycles x us" in result.stdout
 
 
 def test_set_qps_makes_an_open_loop():
