@@ -112,13 +112,20 @@ pub struct QueuePair {
     pub drops: u64,
     pub irqs: u64,
     /// The 82599's throttled vector; None on a ConnectX-4, whose CQs
-    /// moderate (`rx`, `tx`).
-    pub eitr: Option<EitrVector>,
-    /// Frames waiting in the NIC's on-chip buffer for a free descriptor
-    /// (`nic.rx_packet_buffer_bytes`), and the wire bytes they hold.
-    fifo: VecDeque<RxPacket>,
-    fifo_bytes: u64,
-    fifo_capacity_bytes: u64,
+    /// moderate (`rx`, `tx`). Boxed, as the buffer, so that a ConnectX-4's
+    /// hot queue state stays as compact as before.
+    pub eitr: Option<Box<EitrVector>>,
+    /// The 82599's on-chip receive buffer; None on a ConnectX-4.
+    buffer: Option<Box<PacketBuffer>>,
+}
+
+/// Frames waiting in the NIC's on-chip buffer for a free descriptor
+/// (`nic.rx_packet_buffer_bytes`), and the wire bytes they hold.
+#[derive(Default)]
+struct PacketBuffer {
+    frames: VecDeque<RxPacket>,
+    bytes: u64,
+    capacity_bytes: u64,
 }
 
 /// Ethernet's frame check sequence, which the NIC buffers with the frame
@@ -142,17 +149,15 @@ impl QueuePair {
             drops: 0,
             irqs: 0,
             eitr: None,
-            fifo: VecDeque::new(),
-            fifo_bytes: 0,
-            fifo_capacity_bytes: 0,
+            buffer: None,
         }
     }
 
     /// An 82599 queue pair: its vector throttled by `eitr`, frames waiting
     /// in up to `packet_buffer_bytes` of on-chip buffer when the ring is full.
     pub fn with_eitr(mut self, eitr: EitrVector, packet_buffer_bytes: u64) -> Self {
-        self.eitr = Some(eitr);
-        self.fifo_capacity_bytes = packet_buffer_bytes;
+        self.eitr = Some(Box::new(eitr));
+        self.buffer = Some(Box::new(PacketBuffer { capacity_bytes: packet_buffer_bytes, ..Default::default() }));
         self
     }
 
@@ -197,10 +202,12 @@ impl QueuePair {
     #[inline(never)]
     fn post_ring_full(&mut self, pkt: RxPacket) -> Post {
         let wire = pkt.bytes as u64 + FCS_BYTES;
-        if self.fifo_bytes + wire <= self.fifo_capacity_bytes {
-            self.fifo_bytes += wire;
-            self.fifo.push_back(pkt);
-            return Post::Buffered;
+        if let Some(b) = self.buffer.as_mut() {
+            if b.bytes + wire <= b.capacity_bytes {
+                b.bytes += wire;
+                b.frames.push_back(pkt);
+                return Post::Buffered;
+            }
         }
         self.drops += 1;
         Post::Dropped
@@ -209,10 +216,11 @@ impl QueuePair {
     /// Frames that waited in the on-chip buffer take the descriptors the
     /// driver freed. A frame keeps its arrival time at the NIC, so the
     /// ring wait it reports includes its wait in the buffer.
-    fn refill_from_fifo(&mut self) {
+    fn refill_from_buffer(&mut self) {
+        let Some(b) = self.buffer.as_mut() else { return };
         while self.ring.len() < self.capacity {
-            let Some(p) = self.fifo.pop_front() else { break };
-            self.fifo_bytes -= p.bytes as u64 + FCS_BYTES;
+            let Some(p) = b.frames.pop_front() else { break };
+            b.bytes -= p.bytes as u64 + FCS_BYTES;
             self.ring.push_back(p);
         }
     }
@@ -292,8 +300,8 @@ impl QueuePair {
             Some(v) => v.count_rx(n as u32, bytes),
             None => self.rx.count(n as u32, bytes),
         }
-        if !self.fifo.is_empty() {
-            self.refill_from_fifo();
+        if self.buffer.as_ref().is_some_and(|b| !b.frames.is_empty()) {
+            self.refill_from_buffer();
         }
     }
 
