@@ -50,14 +50,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab._core import ScenarioError
-from irqlab.reproduce import itr_checks, itr_explain, scenario_dir
+from irqlab.reproduce import itr_checks, itr_explain, run_studies, scenario_dir
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.scenario import Scenario
 from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
-from irqlab.study.store import MANIFEST, STUDY
+from irqlab.study.store import STUDY
 from irqlab.summary import Summary
 
 #: The figures, in the order they are run, with their regimes in the order
@@ -173,22 +172,7 @@ def run_itr(
     there are removed); with it, what a previous, interrupted reproduction
     finished is kept.
     """
-    import contextlib
-    import io
-    import shutil
-
-    from irqlab.study.sweep import sweep
-
-    for study in itr_studies(scenario, duration_s, seed, loads, overrides):
-        directory = out / study.name
-        if not resume and (directory / MANIFEST).is_file():
-            shutil.rmtree(directory)
-        quiet_stderr = contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext()
-        with quiet_stderr:
-            result = sweep(study, directory, jobs=jobs)
-        if result.failures:
-            first = result.failures[0]
-            raise ScenarioError(f"{study.name}: point {first.what} failed: {first.error}")
+    run_studies(itr_studies(scenario, duration_s, seed, loads, overrides), out, jobs=jobs, resume=resume, quiet=quiet)
     return read_itr(out)
 
 

@@ -35,12 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab._core import ScenarioError
 from irqlab.scenario import Scenario
 from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import MANIFEST, STUDY
-from irqlab.study.sweep import sweep
 from irqlab.summary import Summary
 
 PROFILES = ("no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait")
@@ -347,8 +345,6 @@ def run_thesis(
     results there, from this or another irqlab, are removed); with it, what a
     previous, interrupted reproduction finished is kept.
     """
-    import contextlib
-    import io
     import shutil
 
     studies = list(thesis_studies(scenario, closed_duration_s, open_duration_s, loads, seed, overrides))
@@ -365,17 +361,9 @@ def run_thesis(
         else:
             run_setups.append(setup)
             studies += vm_studies(setup, closed_duration_s, open_duration_s, loads or setup.loads, seed, overrides)
-    for study in studies:
-        directory = out / study.name
-        if not resume and (directory / MANIFEST).is_file():
-            shutil.rmtree(directory)
-        quiet_stderr = contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext()
-        with quiet_stderr:
-            result = sweep(study, directory, jobs=jobs)
-        if result.failures:
-            first = result.failures[0]
-            raise ScenarioError(f"{study.name}: point {first.what} failed: {first.error}")
-    from irqlab.reproduce import holdout
+    from irqlab.reproduce import holdout, run_studies
+
+    run_studies(studies, out, jobs=jobs, resume=resume, quiet=quiet)
 
     # The predictions are cheap and made afresh: never one from an earlier
     # reproduction (perhaps of another scenario) beside these results.
