@@ -12,6 +12,9 @@
 //! - [`itr`]: the interrupt throttling rate of an Intel 82599 vector
 //!   (ixgbe): static, ixgbe's 3-state dynamic ITR, and the linear
 //!   packet-rate ITR of Emmerich et al. (SPECTS 2015).
+//! - [`steering`]: which core processes a received packet: RSS in the
+//!   NIC, Linux's RPS and RFS, and IAPS (Helbig & Kim, ICOIN 2025).
 
 pub mod dim;
 pub mod itr;
+pub mod steering;
