@@ -13,6 +13,24 @@ def scenario_dir(paper: str, marker: str) -> Path:
     return Path(__file__).resolve().parents[3] / "scenarios" / paper
 
 
+def adjust_spec(spec: dict, scenario, duration_s, seed, overrides) -> dict:
+    """A study file's spec (``load_study_file``) with what a reproduction's
+    command line changes: another scenario file, the simulated seconds per
+    run, the base seed, and ``overrides`` (``"key=value"``) added to its
+    ``[set]``. ``None`` (or no overrides) keeps the file's value."""
+    from irqlab.scenario import Scenario
+
+    if scenario is not None:
+        spec["scenario"] = Scenario.load(scenario)
+    if duration_s is not None:
+        spec["duration_s"] = duration_s
+    if seed is not None:
+        spec["seed"] = seed
+    if overrides:
+        spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
+    return spec
+
+
 def run_studies(studies: list, out: Path, *, jobs: Optional[int], resume: bool, quiet: bool) -> None:
     """Run each study into ``out/<its name>`` on every core (``jobs``: that
     many). Without ``resume`` a results directory starts afresh (earlier

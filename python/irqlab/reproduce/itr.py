@@ -50,10 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import itr_checks, itr_explain, run_studies, scenario_dir
+from irqlab.reproduce import adjust_spec, itr_checks, itr_explain, run_studies, scenario_dir
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
 from irqlab.reproduce.thesis import ShapeCheck
-from irqlab.scenario import Scenario
 from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
@@ -109,18 +108,10 @@ def itr_studies(
     ``overrides`` (``"key=value"``) added to their ``[set]``."""
     studies = []
     for name in FIGURES:
-        spec = load_study_file(itr_dir() / f"{name}.study.toml")
-        if scenario is not None:
-            spec["scenario"] = Scenario.load(scenario)
-        if duration_s is not None:
-            spec["duration_s"] = duration_s
-        if seed is not None:
-            spec["seed"] = seed
+        spec = adjust_spec(load_study_file(itr_dir() / f"{name}.study.toml"), scenario, duration_s, seed, overrides)
         if loads is not None:
             chosen = tuple(q for q in loads if name != "figure-7" or q <= FIGURE_7_MAX_PPS) or tuple(loads)
             spec["axes"] = [a if a.field != "load.qps" else Axis("load.qps", chosen) for a in spec["axes"]]
-        if overrides:
-            spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
         studies.append(build_study(spec.pop("scenario"), **spec))
     return studies
 

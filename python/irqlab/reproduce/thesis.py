@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.scenario import Scenario
 from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import MANIFEST, STUDY
@@ -300,16 +299,11 @@ def _thesis_study(
         # Another study made from this file (a VM setup's): its own name,
         # description and profiles, no study file of its own.
         spec.update(renamed, study_text=None)
-    if scenario is not None:
-        spec["scenario"] = Scenario.load(scenario)
-    if duration is not None:
-        spec["duration_s"] = duration
-    if seed is not None:
-        spec["seed"] = seed
+    from irqlab.reproduce import adjust_spec
+
+    adjust_spec(spec, scenario, duration, seed, overrides)
     if loads is not None:
         spec["axes"] = [Axis("load.qps", tuple(loads))]
-    if overrides:
-        spec["overrides"] = tuple(spec["overrides"]) + tuple(overrides)
     return build_study(spec.pop("scenario"), **spec)
 
 
