@@ -56,6 +56,10 @@ pub enum IrqSrc {
     /// Host: a guest's TX notification of virtio queue `q`, an MMIO write
     /// trapped on the vCPU's core and handled by KVM's ioeventfd.
     VirtioKick(u32),
+    /// The IPI of software packet steering (`net_rps_send_ipi`): the
+    /// target's backlog NAPI was scheduled by another core
+    /// (`model/backlog.rs`).
+    RpsIpi,
 }
 
 /// What a thread segment is, so completion knows whether the thread's
@@ -236,8 +240,17 @@ impl Core {
     pub fn softirq_can_run(&self) -> bool {
         (self.softirq_pending || self.softirq_in_round)
             && !self.ksoftirqd_mode
-            && !self.stack.iter().any(|f| f.owner == Owner::Softirq || f.bh_disabled)
-            && !matches!(self.running, Some(Running { owner: Owner::Softirq, .. }))
+            && !self
+                .stack
+                .iter()
+                .any(|f| f.owner == Owner::Softirq || f.bh_disabled)
+            && !matches!(
+                self.running,
+                Some(Running {
+                    owner: Owner::Softirq,
+                    ..
+                })
+            )
     }
 }
 

@@ -112,6 +112,9 @@ pub enum RxSink {
     /// kernel datapath: `netdev_frame_hook` → `ovs_dp_process_packet` →
     /// `dev_queue_xmit`), with no application thread (`model/forward.rs`).
     Forward,
+    /// GRO, then the protocol or software steering, then iperf3's readers
+    /// (`model/bulk.rs`).
+    Stream,
 }
 
 /// What a thread is.
@@ -178,4 +181,3 @@ pub struct Conn {
     /// On its epoll instance's ready list.
     pub on_ready: bool,
 }
-

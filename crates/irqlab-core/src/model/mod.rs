@@ -13,19 +13,28 @@
 //!   and the memcached-like event-loop thread;
 //! - [`client`]: closed- and open-loop clients;
 //! - [`forward`]: in-kernel forwarding inside NAPI (the ITR paper's DuT);
+//! - [`bulk`], [`tcp_stream`], [`gro`]: the bulk TCP receiver (iperf3's
+//!   streams), its senders and GRO;
+//! - [`steering`], [`backlog`]: software packet steering (RPS, RFS, IAPS)
+//!   through per-core backlogs and IPIs;
 //! - [`vm`]: guests: vCPU threads, KVM's interrupt delivery and halt
 //!   polling.
 
 pub mod app;
+pub mod backlog;
+pub mod bulk;
 pub mod client;
 pub mod cpu;
 pub mod epoll;
 pub mod forward;
+pub mod gro;
 pub mod kernel;
 pub mod napi;
 pub mod nic;
 pub mod sched;
 pub mod server;
 pub mod softirq;
+pub mod steering;
+pub mod tcp_stream;
 pub mod trace;
 pub mod vm;

@@ -14,7 +14,11 @@ pub enum TraceEvent {
     /// The driver re-armed the queue's interrupt (`napi_complete_done` true).
     IrqRearmed { queue: u32 },
     /// `hrtimer_start` on NAPI `napi`'s watchdog, with the reason.
-    TimerArmed { napi: u32, delay_ns: Nanos, reason: TimerReason },
+    TimerArmed {
+        napi: u32,
+        delay_ns: Nanos,
+        reason: TimerReason,
+    },
     /// `napi_watchdog` ran; `scheduled` if it scheduled a poll.
     WatchdogFired { napi: u32, scheduled: bool },
     /// A softirq or busy poll of `napi` took `packets`.
@@ -27,6 +31,11 @@ pub enum TraceEvent {
     Sleep { thread: u32 },
     /// `ep_poll_callback` woke a thread.
     Wake { thread: u32 },
+    /// A packet entered core `core`'s idle backlog and scheduled its NAPI:
+    /// from another core (`remote`, an IPI follows) or from itself.
+    BacklogScheduled { core: u32, remote: bool },
+    /// Core `core` handled a steering IPI (`rps_trigger_softirq`).
+    IpiHandled { core: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -48,7 +57,10 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(limit: usize) -> Self {
-        Trace { events: Vec::with_capacity(limit.min(1 << 16)), limit }
+        Trace {
+            events: Vec::with_capacity(limit.min(1 << 16)),
+            limit,
+        }
     }
     #[inline]
     pub fn push(&mut self, now: Nanos, e: TraceEvent) {

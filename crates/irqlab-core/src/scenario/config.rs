@@ -29,6 +29,11 @@ pub struct Config {
     pub vm: super::vm::VmCfg,
     /// The 82599's interrupt throttling (`nic.kind = "82599"`).
     pub itr: super::itr::ItrCfg,
+    /// RSS, RPS, RFS or IAPS (absent: the protocol runs where the queue
+    /// was polled).
+    pub steering: super::steering::SteeringCfg,
+    /// `app.kind = "bulk"`: the TCP streams.
+    pub bulk: super::bulk::BulkCfg,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -45,7 +50,12 @@ pub struct RunCfg {
 }
 impl Default for RunCfg {
     fn default() -> Self {
-        RunCfg { seed: 1, duration_s: 1.0, warmup_s: 0.05, profile: None }
+        RunCfg {
+            seed: 1,
+            duration_s: 1.0,
+            warmup_s: 0.05,
+            profile: None,
+        }
     }
 }
 
@@ -70,7 +80,12 @@ pub struct CpuCfg {
 }
 impl Default for CpuCfg {
     fn default() -> Self {
-        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000 }
+        CpuCfg {
+            app_cores: 1,
+            freq_ghz: 3.0,
+            wakeup_latency_ns: 2_000,
+            sched_base_slice_ns: 3_000_000,
+        }
     }
 }
 
@@ -139,6 +154,30 @@ pub struct Costs {
     /// the fit on the ITR paper's 2.1 Mpps maximum (docs/calibration.md,
     /// "The ITR paper").
     pub forward_packet_cycles: u64,
+    /// `app.kind = "bulk"`: per MTU frame, the driver's RX and GRO's merge
+    /// on the core that polls the queue (`ice_clean_rx_irq`,
+    /// `napi_gro_receive` → `tcp4_gro_receive`); it replaces
+    /// `rx_packet_cycles` there. Fit on the IAPS paper (docs/calibration.md).
+    pub rx_frame_cycles: u64,
+    /// Per packet GRO hands to the stack (`napi_gro_complete`,
+    /// `netif_receive_skb_list_internal`), on the same core.
+    pub gro_skb_cycles: u64,
+    /// Per packet software steering hands to a core: `get_rps_cpu` and
+    /// `enqueue_to_backlog`, whose lock and queue are the target's.
+    pub steer_skb_cycles: u64,
+    /// Per IPI sent at the end of `net_rx_action` (`net_rps_send_ipi` →
+    /// `smp_call_function_single_async`, an x2APIC ICR write).
+    pub ipi_send_cycles: u64,
+    /// The IPI on its target: hard IRQ entry and exit around
+    /// `rps_trigger_softirq`, which schedules the backlog NAPI.
+    pub ipi_irq_cycles: u64,
+    /// `app.kind = "bulk"`: the protocol per packet after GRO (`ip_rcv`,
+    /// `tcp_v4_rcv`, queueing to the socket and the ACK it sends), on the
+    /// protocol-processing core. Fit on the IAPS paper.
+    pub tcp_skb_cycles: u64,
+    /// `app.kind = "bulk"`: copying received data to user space
+    /// (`skb_copy_datagram_iter`), per KiB, on the reading thread's core.
+    pub copy_cycles_per_kib: u64,
 }
 impl Default for Costs {
     /// The thesis fit (docs/calibration.md, `tools/calibrate.py`): the
@@ -146,30 +185,41 @@ impl Default for Costs {
     /// are published or first estimates and were held fixed during the fit.
     fn default() -> Self {
         Costs {
-            hardirq_cycles: 2_700,             // fit (irq_path group, 2000:1000:600 split)
-            softirq_entry_cycles: 1_350,       // fit (irq_path group)
-            napi_poll_cycles: 810,             // fit (irq_path group)
-            rx_packet_cycles: 5_732,           // fit
-            wakeup_cycles: 1_500,              // estimate (try_to_wake_up + ep_poll_callback)
-            epoll_wait_cycles: 1_542,          // fit (syscalls group, 1500:3500:9500 split)
-            epoll_event_cycles: 150,           // estimate
-            recv_cycles: 2_598,                // fit (syscalls group; the fitted 3,598 less the per-request part)
-            recv_cycles_per_request: 1_000,    // estimate (skb copy and free)
-            send_cycles: 9_766,                // fit (syscalls group)
-            send_cycles_per_64b: 20,           // estimate (copy + checksum of 64 B)
-            context_switch_cycles: 2_500,      // estimate (~0.8 µs at 3 GHz)
-            interrupt_penalty_cycles: 4_665,   // fit
-            irq_cold_cycles: 787,              // fit
-            tx_clean_cycles: 300,              // estimate
-            timer_irq_cycles: 800,             // estimate (hrtimer interrupt)
-            busy_poll_iteration_cycles: 200,   // estimate (loop + cpu_relax)
+            hardirq_cycles: 2_700,           // fit (irq_path group, 2000:1000:600 split)
+            softirq_entry_cycles: 1_350,     // fit (irq_path group)
+            napi_poll_cycles: 810,           // fit (irq_path group)
+            rx_packet_cycles: 5_732,         // fit
+            wakeup_cycles: 1_500,            // estimate (try_to_wake_up + ep_poll_callback)
+            epoll_wait_cycles: 1_542,        // fit (syscalls group, 1500:3500:9500 split)
+            epoll_event_cycles: 150,         // estimate
+            recv_cycles: 2_598, // fit (syscalls group; the fitted 3,598 less the per-request part)
+            recv_cycles_per_request: 1_000, // estimate (skb copy and free)
+            send_cycles: 9_766, // fit (syscalls group)
+            send_cycles_per_64b: 20, // estimate (copy + checksum of 64 B)
+            context_switch_cycles: 2_500, // estimate (~0.8 µs at 3 GHz)
+            interrupt_penalty_cycles: 4_665, // fit
+            irq_cold_cycles: 787, // fit
+            tx_clean_cycles: 300, // estimate
+            timer_irq_cycles: 800, // estimate (hrtimer interrupt)
+            busy_poll_iteration_cycles: 200, // estimate (loop + cpu_relax)
             forward_packet_cycles: FORWARD_PACKET_CYCLES_FIT,
+            rx_frame_cycles: RX_FRAME_CYCLES_FIT,
+            gro_skb_cycles: 400,   // estimate (skb completion and list receive)
+            steer_skb_cycles: 300, // estimate (flow lookup, a remote lock and queue tail)
+            ipi_send_cycles: 600,  // estimate (csd enqueue, ICR write)
+            ipi_irq_cycles: 1_500, // estimate (IRQ entry/exit, CSD queue flush)
+            tcp_skb_cycles: TCP_SKB_CYCLES_FIT,
+            copy_cycles_per_kib: 400, // estimate (Cai et al. 2021: ~0.3-0.4 cycles/byte from the LLC)
         }
     }
 }
 
 /// `costs.forward_packet_cycles` fitted on the ITR paper (docs/calibration.md).
 pub const FORWARD_PACKET_CYCLES_FIT: u64 = 1_238;
+/// `costs.rx_frame_cycles` fitted on the IAPS paper (docs/calibration.md).
+pub const RX_FRAME_CYCLES_FIT: u64 = 500;
+/// `costs.tcp_skb_cycles` fitted on the IAPS paper (docs/calibration.md).
+pub const TCP_SKB_CYCLES_FIT: u64 = 4_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -339,7 +389,9 @@ pub struct SocketCfg {
 }
 impl Default for SocketCfg {
     fn default() -> Self {
-        SocketCfg { rcvbuf_bytes: 131_072 }
+        SocketCfg {
+            rcvbuf_bytes: 131_072,
+        }
     }
 }
 
@@ -359,17 +411,30 @@ pub struct EpollCfg {
 }
 impl Default for EpollCfg {
     fn default() -> Self {
-        EpollCfg { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true, maxevents: 64 }
+        EpollCfg {
+            busy_poll_usecs: 0,
+            busy_poll_budget: 0,
+            prefer_busy_poll: false,
+            blocking: true,
+            maxevents: 64,
+        }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
 pub enum ServiceDist {
-    Fixed { cycles: u64 },
-    Exponential { mean_cycles: u64 },
+    Fixed {
+        cycles: u64,
+    },
+    Exponential {
+        mean_cycles: u64,
+    },
     /// Uniform between `min_cycles` and `max_cycles`.
-    Uniform { min_cycles: u64, max_cycles: u64 },
+    Uniform {
+        min_cycles: u64,
+        max_cycles: u64,
+    },
 }
 
 /// What runs on the server.
@@ -384,6 +449,9 @@ pub enum AppKind {
     /// DuT), at `costs.forward_packet_cycles` per packet. Needs an open
     /// loop with `load.open_loop_backlog = "server"` (a packet generator).
     Forwarding,
+    /// iperf3's receiver: one thread per `[bulk]` stream doing blocking
+    /// reads of `bulk.read_bytes`, fed by TCP senders on another host.
+    Bulk,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -398,7 +466,11 @@ pub struct AppCfg {
 }
 impl Default for AppCfg {
     fn default() -> Self {
-        AppCfg { kind: AppKind::Memcached, service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
+        AppCfg {
+            kind: AppKind::Memcached,
+            service: ServiceDist::Fixed { cycles: 5_000 },
+            service_cycles_per_64b: 0,
+        }
     }
 }
 

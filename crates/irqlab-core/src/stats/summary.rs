@@ -104,6 +104,16 @@ pub struct Summary {
     /// virtualization layer did. Absent on bare metal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<VmReport>,
+    /// The bulk TCP receiver (`app.kind = "bulk"`): what its streams did.
+    /// Absent otherwise. There `throughput_qps` counts TCP segments read
+    /// by the application per second and `latency_us` is each GRO packet's
+    /// delivery, from the send of its first segment to its socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk: Option<BulkReport>,
+    /// Packet steering (`steering.scheme`): what it did. Absent when no
+    /// scheme is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering: Option<SteeringReport>,
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,
@@ -111,6 +121,56 @@ pub struct Summary {
     /// What the reader should know to read the numbers right, one sentence
     /// each (e.g. that no request completed, so latency is not reported).
     pub warnings: Vec<String>,
+}
+
+/// The bulk TCP streams over the measured window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BulkReport {
+    pub streams: u32,
+    /// Data the application read, Gbit/s (iperf3's receiver figure).
+    pub throughput_gbps: f64,
+    /// Frames per packet GRO handed to the stack.
+    pub frames_per_gro_packet: f64,
+    /// Segments lost (ring, backlog or socket drops) and the window
+    /// reductions they caused.
+    pub losses: u64,
+    pub window_reductions: u64,
+    /// Packets dropped because their socket had no room.
+    pub socket_drops: u64,
+    /// Mean congestion window at the end, segments.
+    pub mean_cwnd_segments: f64,
+}
+
+/// Packet steering over the measured window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteeringReport {
+    /// `steering.scheme`.
+    pub scheme: String,
+    /// Steering IPIs handled per second (0 for RSS and no steering).
+    pub ipis_per_s: f64,
+    /// Packets (after GRO) steered through a backlog per IPI.
+    pub packets_per_ipi: f64,
+    /// Packets steered through a backlog per second, and the share that
+    /// went to another core than the one that polled the queue.
+    pub steered_per_s: f64,
+    pub remote_pct: f64,
+    /// Packets steered to a full backlog (`netdev_max_backlog`), counted
+    /// apart from the ring's drops.
+    pub backlog_drops: u64,
+    /// IAPS only: the share of each decision case (paper Fig. 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iaps: Option<IapsShares>,
+}
+
+/// How IAPS chose, percent of its decisions (paper §IV-C, Fig. 3a-c).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IapsShares {
+    /// Case 1: the flow's previous core was still busy.
+    pub previous_busy_pct: f64,
+    /// Case 2: another busy core.
+    pub new_busy_pct: f64,
+    /// Case 3: no busy core; the application's core, with an IPI.
+    pub no_busy_pct: f64,
 }
 
 /// What the virtualization layer did over the measured window. In a VM run
@@ -211,7 +271,11 @@ impl<'de, T: Deserialize<'de> + Copy + Default> Deserialize<'de> for PerProfile<
         impl<'de, T: Deserialize<'de> + Copy + Default> Visitor<'de> for V<T> {
             type Value = PerProfile<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "an object with the keys \"0\" to \"{}\"", NET_DIM_PARAMS_NUM_PROFILES - 1)
+                write!(
+                    f,
+                    "an object with the keys \"0\" to \"{}\"",
+                    NET_DIM_PARAMS_NUM_PROFILES - 1
+                )
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = [T::default(); NET_DIM_PARAMS_NUM_PROFILES];

@@ -44,7 +44,9 @@ pub struct Backlog {
     /// `input_queue_head`: packets dequeued from this CPU's backlog so far
     /// (wrapping), the counter RFS compares a flow's `last_qtail` with.
     pub input_queue_head: u32,
-    /// Packets in its `input_pkt_queue` now.
+    /// Packets enqueued to it and not yet processed (its
+    /// `input_pkt_queue` and `process_queue`): `input_queue_tail` less
+    /// `input_queue_head`.
     pub len: u32,
 }
 
@@ -73,7 +75,11 @@ mod tests {
             (0x5555_5556, 3, 1),
             (12345, 1, 0),
         ] {
-            assert_eq!(reciprocal_scale(hash, n), want, "reciprocal_scale({hash:#x}, {n})");
+            assert_eq!(
+                reciprocal_scale(hash, n),
+                want,
+                "reciprocal_scale({hash:#x}, {n})"
+            );
         }
     }
 }

@@ -1,0 +1,364 @@
+//! The bulk TCP receiver (`app.kind = "bulk"`, the IAPS paper's iperf3
+//! load): frames of long-lived streams reach the NIC's queues by RSS; the
+//! core that polls a queue merges them with GRO and either runs the
+//! protocol itself (no software steering: RSS) or hands each merged packet
+//! to a core chosen by RPS, RFS or IAPS through its backlog
+//! (`model/backlog.rs`); the protocol queues the data on the stream's
+//! socket, ACKs it and wakes the stream's reading thread (iperf3's), which
+//! copies it out in large reads. The senders are `model/tcp_stream.rs`.
+//!
+//! Placement: stream i's flow has a Toeplitz hash of its addresses and a
+//! source port drawn from the run's seed (iperf3's client ports are
+//! ephemeral), which picks its queue through the default indirection table
+//! and its RPS core through `rps_cpus`; its thread runs on core
+//! (i + 1) mod `cpu.app_cores` (the scheduler spreads iperf3's threads over
+//! the allowed cores; starting after core 0, which takes the interrupts of
+//! the single queue of the software schemes, is this model's choice).
+
+use super::cpu::{CpuClass, ThreadId};
+use super::gro::{GroTable, Skb};
+use super::sched::Seg;
+use super::server::{Ev, Server};
+use super::steering::Steering;
+use super::tcp_stream::Senders;
+use crate::engine::rng::kind;
+use crate::engine::{Nanos, RngStreams, Scheduler};
+use crate::scenario::{Config, SteeringScheme};
+use crate::stats::summary::{BulkReport, IapsShares, SteeringReport};
+use irqlab_policy::steering::rss::{tcp4_hash, RssTable, DEFAULT_KEY};
+use rand::Rng;
+
+/// The bulk receiver's state beside the kernel's.
+pub struct Bulk {
+    pub senders: Senders,
+    /// Per stream: its flow hash (`skb->hash`, the NIC's RSS hash).
+    pub hash: Vec<u32>,
+    /// Per device NAPI: what GRO holds, and what the poll in progress
+    /// flushed to the stack.
+    pub gro: Vec<GroTable>,
+    pub ready: Vec<Vec<Skb>>,
+    pub steering: Option<Steering>,
+    pub scheme: SteeringScheme,
+    /// The frames a poll takes before GRO merges them.
+    frames: Vec<super::nic::RxPacket>,
+    /// Largest merge, segments.
+    gro_max_segs: u32,
+    /// Counters over the measured window.
+    pub bytes_read: u64,
+    pub frames_merged: u64,
+    pub skbs_merged: u64,
+    pub socket_drops: u64,
+}
+
+/// The server's address and iperf3's port, and the client's address, in
+/// the benchmarking range (RFC 2544).
+const SERVER_ADDR: [u8; 4] = [198, 18, 0, 1];
+const CLIENT_ADDR: [u8; 4] = [198, 18, 0, 2];
+const IPERF3_PORT: u16 = 5201;
+/// Entries of the NIC's RSS indirection table (mlx5's and ice's default 128
+/// and up; `ethtool_rxfh_indir_default` spreads the queues over them).
+const RSS_TABLE_ENTRIES: u32 = 128;
+
+impl Bulk {
+    pub fn new(cfg: &Config, streams: &RngStreams, napis: u32) -> Bulk {
+        let n = cfg.bulk.streams;
+        // Distinct ephemeral ports (32768-60999, `ip_local_port_range`).
+        let mut rng = streams.stream(kind::RSS, 1);
+        let mut ports: Vec<u16> = Vec::with_capacity(n as usize);
+        while ports.len() < n as usize {
+            let p = rng.gen_range(32_768u16..=60_999);
+            if !ports.contains(&p) {
+                ports.push(p);
+            }
+        }
+        let hash: Vec<u32> = ports
+            .iter()
+            .map(|&sport| tcp4_hash(&DEFAULT_KEY, CLIENT_ADDR, SERVER_ADDR, sport, IPERF3_PORT))
+            .collect();
+        let table =
+            RssTable::spread(RSS_TABLE_ENTRIES, cfg.queues()).expect("validated queue count");
+        let queues = hash.iter().map(|&h| table.queue(h)).collect();
+        Bulk {
+            senders: Senders::new(cfg, queues),
+            hash,
+            gro: vec![GroTable::default(); napis as usize],
+            ready: vec![Vec::with_capacity(64); napis as usize],
+            steering: Steering::new(cfg),
+            scheme: cfg.steering.scheme,
+            frames: Vec::with_capacity(64),
+            gro_max_segs: (cfg.bulk.gro_max_bytes / cfg.bulk.mss_bytes).max(1),
+            bytes_read: 0,
+            frames_merged: 0,
+            skbs_merged: 0,
+            socket_drops: 0,
+        }
+    }
+
+    /// Forget the counters (end of warm-up).
+    pub fn reset_counters(&mut self) {
+        self.bytes_read = 0;
+        self.frames_merged = 0;
+        self.skbs_merged = 0;
+        self.socket_drops = 0;
+        self.senders.losses = 0;
+        self.senders.reductions = 0;
+        self.senders.frames_sent = 0;
+        if let Some(s) = self.steering.as_mut() {
+            s.counters = Default::default();
+        }
+    }
+}
+
+impl Server {
+    /// The driver's poll of `napi` on `core` at `now`: take up to `budget`
+    /// frames, merge them with GRO and flush what the poll flushes; returns
+    /// (frames, cycles). The stack's work on the flushed packets is in the
+    /// poll's cycles: the protocol (no software steering) or the steering.
+    pub(crate) fn stream_poll_take(&mut self, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
+        let qi = self.kernel.napi_queue[napi as usize] as usize;
+        let mut frames = std::mem::take(&mut self.bulk.as_mut().expect("bulk workload").frames);
+        frames.clear();
+        self.nic.queues[qi].take(budget, &mut frames);
+        let n = frames.len() as u32;
+        let measuring = self.measuring;
+        let b = self.bulk.as_mut().expect("bulk workload");
+        let (gro, ready) = (&mut b.gro[napi as usize], &mut b.ready[napi as usize]);
+        ready.clear();
+        for p in &frames {
+            gro.receive(
+                p.conn,
+                b.hash[p.conn as usize],
+                p.reply_bytes,
+                p.sent_ns,
+                p.arrived_ns,
+                now,
+                b.gro_max_segs,
+                ready,
+            );
+        }
+        // napi_complete_done flushes all; a poll that used its weight only
+        // what is a jiffy old.
+        gro.flush(now, n < budget, ready);
+        let skbs = ready.len() as u64;
+        if measuring {
+            b.skbs_merged += skbs;
+            self.counters.packets_polled += n as u64;
+            for p in &frames {
+                self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+            }
+        }
+        frames.clear();
+        self.bulk.as_mut().expect("bulk workload").frames = frames;
+        let k = &self.cfg.costs;
+        let mut cycles =
+            k.napi_poll_cycles + n as u64 * k.rx_frame_cycles + skbs * k.gro_skb_cycles;
+        let b = self.bulk.as_ref().expect("bulk workload");
+        if b.scheme.is_software() {
+            cycles += skbs * k.steer_skb_cycles;
+        } else {
+            cycles += self.tcp_rx_cycles(&b.ready[napi as usize]);
+        }
+        (n, cycles)
+    }
+
+    /// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
+    /// readers they reach.
+    pub(crate) fn tcp_rx_cycles(&self, skbs: &[Skb]) -> u64 {
+        let k = &self.cfg.costs;
+        let mut woken: u64 = 0;
+        let mut cycles = skbs.len() as u64 * k.tcp_skb_cycles;
+        for s in skbs {
+            let t = self.kernel.conns[s.conn as usize].thread;
+            if self.kernel.threads[t as usize].is_sleeping() && woken & (1u64 << (t % 64)) == 0 {
+                woken |= 1u64 << (t % 64);
+                cycles += k.wakeup_cycles;
+            }
+        }
+        cycles
+    }
+
+    /// The poll's segment ended: the flushed packets go to the protocol
+    /// here, or to their cores' backlogs.
+    pub(crate) fn stream_deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32) {
+        let b = self.bulk.as_mut().expect("bulk workload");
+        let mut ready = std::mem::take(&mut b.ready[napi as usize]);
+        let queue = self.kernel.napi_queue[napi as usize];
+        let core = match self.nic.route(queue) {
+            super::nic::IrqRoute::Host { core } => core,
+            super::nic::IrqRoute::Vfio { .. } => unreachable!("bulk runs on bare metal"),
+        };
+        let measuring = self.measuring;
+        for skb in ready.drain(..) {
+            let b = self.bulk.as_mut().expect("bulk workload");
+            if measuring {
+                b.frames_merged += skb.segs as u64;
+            }
+            match b.steering.as_mut() {
+                Some(st) => {
+                    let (target, flow) = st.target(b.hash[skb.conn as usize], measuring);
+                    self.enqueue_to_backlog(sched, core, target, skb, flow);
+                }
+                None => self.tcp_rcv(sched, skb),
+            }
+        }
+        self.bulk.as_mut().expect("bulk workload").ready[napi as usize] = ready;
+    }
+
+    /// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
+    /// joins the socket, its ACK leaves, a sleeping reader wakes.
+    pub(crate) fn tcp_rcv(&mut self, sched: &mut Scheduler<Ev>, skb: Skb) {
+        let now = sched.now();
+        let rcvbuf = self.cfg.bulk.rcvbuf_bytes;
+        let conn = &mut self.kernel.conns[skb.conn as usize];
+        if conn.rx_bytes + skb.bytes as u64 > rcvbuf {
+            if self.measuring {
+                self.bulk.as_mut().expect("bulk workload").socket_drops += 1;
+                self.counters.drops.socket += 1;
+            }
+            return self.tcp_lost(sched, skb.conn, skb.segs);
+        }
+        conn.rx_bytes += skb.bytes as u64;
+        let t = conn.thread;
+        if self.measuring {
+            self.latency.record(now - skb.sent_ns);
+        }
+        sched.at(
+            now + self.cfg.nic.wire_latency_ns,
+            Ev::TcpAck {
+                conn: skb.conn,
+                segs: skb.segs,
+                sent_ns: skb.sent_ns,
+            },
+        );
+        if self.kernel.threads[t as usize].is_sleeping() {
+            self.tr(now, super::trace::TraceEvent::Wake { thread: t });
+            self.kernel.threads[t as usize].phase = super::app::Phase::ReadCheck;
+            self.thread_make_runnable(sched, t);
+        }
+    }
+
+    /// iperf3's reading thread `t` (stream t): a blocking `read` of up to
+    /// `bulk.read_bytes`, or sleep when the socket is empty. Threads that
+    /// share a core take turns of `cpu.sched_base_slice_ns`.
+    pub(crate) fn reader_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        let now = sched.now();
+        let unread = self.kernel.conns[t as usize].rx_bytes;
+        let slice = self.cfg.cpu.sched_base_slice_ns;
+        let th = &mut self.kernel.threads[t as usize];
+        if unread == 0 {
+            th.phase = super::app::Phase::Sleeping;
+            th.slice_start_ns = None;
+            self.tr(now, super::trace::TraceEvent::Sleep { thread: t });
+            return None;
+        }
+        match th.slice_start_ns {
+            None => th.slice_start_ns = Some(now),
+            Some(start)
+                if now - start >= slice
+                    && !self.kernel.cores[th.core as usize].runqueue.is_empty() =>
+            {
+                // Its turn is over: to the back of the run queue.
+                th.slice_start_ns = None;
+                let core = th.core as usize;
+                self.kernel.cores[core].runqueue.push_back(t);
+                return None;
+            }
+            Some(_) => {}
+        }
+        let bytes = unread.min(self.cfg.bulk.read_bytes as u64) as u32;
+        th.phase = super::app::Phase::InRead(bytes);
+        let k = &self.cfg.costs;
+        let cycles = k.recv_cycles + k.copy_cycles_per_kib * bytes as u64 / 1024;
+        Some(Seg {
+            class: CpuClass::System,
+            ns: self.ns(cycles),
+            bh_disabled: false,
+        })
+    }
+
+    /// The read of `bytes` ended: the socket has room again (the window
+    /// update reaches the sender one wire latency later) and RFS learns
+    /// where the flow is read (`sock_rps_record_flow`).
+    pub(crate) fn reader_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
+        let now = sched.now();
+        self.kernel.conns[t as usize].rx_bytes -= bytes as u64;
+        let core = self.kernel.threads[t as usize].core;
+        self.kernel.threads[t as usize].phase = super::app::Phase::ReadCheck;
+        let measuring = self.measuring;
+        let b = self.bulk.as_mut().expect("bulk workload");
+        if measuring {
+            b.bytes_read += bytes as u64;
+        }
+        let hash = b.hash[t as usize];
+        if let Some(st) = b.steering.as_mut() {
+            st.rfs.record(hash, core);
+        }
+        sched.at(
+            now + self.cfg.nic.wire_latency_ns,
+            Ev::TcpAck {
+                conn: t,
+                segs: 0,
+                sent_ns: now,
+            },
+        );
+    }
+
+    /// What the streams did (`Summary::bulk`).
+    pub(crate) fn bulk_report(&self, dur_s: f64) -> Option<BulkReport> {
+        let b = self.bulk.as_ref()?;
+        let ratio = |a: u64, d: u64| if d > 0 { a as f64 / d as f64 } else { 0.0 };
+        let s = &b.senders;
+        let mean_cwnd = s.streams.iter().map(|x| x.cwnd).sum::<f64>() / s.streams.len() as f64;
+        Some(BulkReport {
+            streams: s.streams.len() as u32,
+            throughput_gbps: b.bytes_read as f64 * 8.0 / dur_s / 1e9,
+            frames_per_gro_packet: ratio(b.frames_merged, b.skbs_merged),
+            losses: s.losses,
+            window_reductions: s.reductions,
+            socket_drops: b.socket_drops,
+            mean_cwnd_segments: mean_cwnd,
+        })
+    }
+
+    /// What software steering did (`Summary::steering`).
+    pub(crate) fn steering_report(&self, dur_s: f64) -> Option<SteeringReport> {
+        let b = self.bulk.as_ref()?;
+        let scheme = serde_json::to_value(b.scheme)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let Some(st) = b.steering.as_ref() else {
+            return Some(SteeringReport {
+                scheme,
+                ..Default::default()
+            });
+        };
+        let c = &st.counters;
+        let per = |x: u64| x as f64 / dur_s;
+        let pct = |a: u64, d: u64| {
+            if d > 0 {
+                100.0 * a as f64 / d as f64
+            } else {
+                0.0
+            }
+        };
+        let decisions: u64 = c.iaps_cases.iter().sum();
+        Some(SteeringReport {
+            scheme,
+            ipis_per_s: per(c.ipis),
+            packets_per_ipi: if c.ipis > 0 {
+                c.steered as f64 / c.ipis as f64
+            } else {
+                0.0
+            },
+            steered_per_s: per(c.steered),
+            remote_pct: pct(c.steered_remote, c.steered),
+            backlog_drops: c.backlog_drops,
+            iaps: st.iaps.as_ref().map(|_| IapsShares {
+                previous_busy_pct: pct(c.iaps_cases[0], decisions),
+                new_busy_pct: pct(c.iaps_cases[1], decisions),
+                no_busy_pct: pct(c.iaps_cases[2], decisions),
+            }),
+        })
+    }
+}

@@ -1,0 +1,211 @@
+//! The senders of the bulk TCP streams (`app.kind = "bulk"`): one host
+//! sending every stream over a link of `bulk.link_gbps`, each stream
+//! limited by its congestion window and the receiver's window.
+//!
+//! What it keeps of TCP: segments of `bulk.mss_bytes` sent in bursts of up
+//! to `bulk.tso_max_segments` back to back (a TSO packet), the streams
+//! taking turns at the link burst by burst (the sender's queues served
+//! round-robin); slow start from `bulk.initial_cwnd`, then one segment per
+//! window per round trip (Reno's additive increase); on a loss the window
+//! shrinks to `bulk.beta` of itself, at most once per smoothed round trip.
+//!
+//! What it simplifies, on purpose: the receiver ACKs each packet the
+//! protocol processes (after GRO, so one ACK covers its segments) and the
+//! ACK needs no cycles apart from `costs.tcp_skb_cycles` and no TX ring; a
+//! loss is known one wire latency after the drop (the duplicate ACKs of the
+//! segments behind it), and the lost data counts as sent again by sending
+//! new data (the receiver model does not reorder, so goodput is the same);
+//! the receive window is what the socket has free at the moment the sender
+//! looks (its advertisement is one wire latency old in reality); CUBIC's
+//! window growth is not modelled.
+
+use super::nic::RxPacket;
+use super::server::{Ev, Server};
+use crate::engine::{Nanos, Scheduler};
+use crate::scenario::bulk::FRAME_OVERHEAD_BYTES;
+
+#[derive(Clone, Debug)]
+pub struct Stream {
+    /// Congestion window and slow-start threshold, segments.
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// Segments sent and neither acknowledged nor known lost.
+    pub inflight: u32,
+    /// No further window reduction before this time (one round trip).
+    pub recover_until_ns: Nanos,
+    pub srtt_ns: f64,
+    /// The RX queue its flow hashes to.
+    pub queue: u32,
+}
+
+/// The sending host.
+pub struct Senders {
+    pub streams: Vec<Stream>,
+    /// The stream whose turn at the link comes next.
+    next: usize,
+    /// A burst is on the wire (a `WireFree` event is pending).
+    wire_busy: bool,
+    /// Wire time of one frame, ns (payload, headers, preamble and gap).
+    frame_ns: f64,
+    mss: u32,
+    tso_max: u32,
+    rcvbuf: u64,
+    beta: f64,
+    /// Counters over the measured window.
+    pub losses: u64,
+    pub reductions: u64,
+    pub frames_sent: u64,
+}
+
+impl Senders {
+    pub fn new(cfg: &crate::scenario::Config, queues: Vec<u32>) -> Senders {
+        let b = &cfg.bulk;
+        let wire_bytes = (b.mss_bytes + crate::scenario::bulk::WIRE_OVERHEAD_BYTES) as f64;
+        let one_way = (cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns) as f64;
+        Senders {
+            streams: queues
+                .into_iter()
+                .map(|queue| Stream {
+                    cwnd: b.initial_cwnd as f64,
+                    ssthresh: f64::INFINITY,
+                    inflight: 0,
+                    recover_until_ns: 0,
+                    srtt_ns: 2.0 * one_way,
+                    queue,
+                })
+                .collect(),
+            next: 0,
+            wire_busy: false,
+            frame_ns: wire_bytes * 8.0 / b.link_gbps,
+            mss: b.mss_bytes,
+            tso_max: b.tso_max_segments,
+            rcvbuf: b.rcvbuf_bytes,
+            beta: b.beta,
+            losses: 0,
+            reductions: 0,
+            frames_sent: 0,
+        }
+    }
+
+    /// Segments stream `i` may send now, given `unread` bytes waiting in
+    /// its socket.
+    fn window(&self, i: usize, unread: u64) -> u32 {
+        let s = &self.streams[i];
+        let rwnd = (self.rcvbuf.saturating_sub(unread) / self.mss as u64) as f64;
+        let w = s.cwnd.min(rwnd).floor() as i64 - s.inflight as i64;
+        w.max(0) as u32
+    }
+}
+
+impl Server {
+    /// Start the senders (at time 0, every stream has its initial window).
+    pub(crate) fn senders_start(&mut self, sched: &mut Scheduler<Ev>) {
+        self.wire_send(sched);
+    }
+
+    /// The link is free: the next stream with window sends a burst.
+    pub(crate) fn wire_send(&mut self, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        let to_ring_ns = self.cfg.nic.wire_latency_ns + self.cfg.nic.dma_latency_ns;
+        let bulk = self.bulk.as_mut().expect("bulk workload");
+        let tx = &mut bulk.senders;
+        let n = tx.streams.len();
+        for k in 0..n {
+            let i = (tx.next + k) % n;
+            let unread = self.kernel.conns[i].rx_bytes;
+            let burst = tx.window(i, unread).min(tx.tso_max);
+            if burst == 0 {
+                continue;
+            }
+            tx.next = (i + 1) % n;
+            tx.streams[i].inflight += burst;
+            if self.measuring {
+                tx.frames_sent += burst as u64;
+            }
+            let queue = tx.streams[i].queue;
+            let frame_ns = tx.frame_ns;
+            let pkt = |j: u32| RxPacket {
+                conn: i as u32,
+                sent_ns: now + (j as f64 * frame_ns).round() as Nanos,
+                arrived_ns: 0,
+                bytes: tx.mss + FRAME_OVERHEAD_BYTES,
+                reply_bytes: tx.mss,
+            };
+            for j in 0..burst {
+                // The frame is in the NIC's ring once its last bit arrived
+                // and its DMA completed.
+                let done = now + ((j + 1) as f64 * frame_ns).round() as Nanos;
+                sched.at(done + to_ring_ns, Ev::PacketArrive { queue, pkt: pkt(j) });
+            }
+            tx.wire_busy = true;
+            sched.at(
+                now + (burst as f64 * frame_ns).round() as Nanos,
+                Ev::WireFree,
+            );
+            return;
+        }
+        tx.wire_busy = false;
+    }
+
+    /// Something opened a window: send if the link is idle.
+    fn sender_kick(&mut self, sched: &mut Scheduler<Ev>) {
+        if !self.bulk.as_ref().expect("bulk workload").senders.wire_busy {
+            self.wire_send(sched);
+        }
+    }
+
+    /// An ACK of `segs` segments of stream `conn` (0: a window update after
+    /// a read), for a packet whose first segment was sent at `sent_ns`.
+    pub(crate) fn tcp_ack(
+        &mut self,
+        sched: &mut Scheduler<Ev>,
+        conn: u32,
+        segs: u32,
+        sent_ns: Nanos,
+    ) {
+        if segs > 0 {
+            let now = sched.now();
+            let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
+            let s = &mut tx.streams[conn as usize];
+            s.inflight = s.inflight.saturating_sub(segs);
+            s.srtt_ns += ((now - sent_ns) as f64 - s.srtt_ns) / 8.0;
+            if s.cwnd < s.ssthresh {
+                s.cwnd += segs as f64;
+            } else {
+                s.cwnd += segs as f64 / s.cwnd;
+            }
+            // No point in a window the receiver can never grant.
+            s.cwnd = s.cwnd.min((tx.rcvbuf / tx.mss as u64) as f64);
+        }
+        self.sender_kick(sched);
+    }
+
+    /// `segs` segments of stream `conn` were dropped in the receiver: the
+    /// sender learns it one wire latency later.
+    pub(crate) fn tcp_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
+        let at = sched.now() + self.cfg.nic.wire_latency_ns;
+        sched.at(at, Ev::TcpLoss { conn, segs });
+    }
+
+    /// The sender learns of a loss: the segments leave the flight, and the
+    /// window shrinks once per round trip.
+    pub(crate) fn tcp_loss(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
+        let now = sched.now();
+        let measuring = self.measuring;
+        let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
+        let beta = tx.beta;
+        let s = &mut tx.streams[conn as usize];
+        s.inflight = s.inflight.saturating_sub(segs);
+        let reduce = now >= s.recover_until_ns;
+        if reduce {
+            s.ssthresh = (s.cwnd * beta).max(2.0);
+            s.cwnd = s.ssthresh;
+            s.recover_until_ns = now + s.srtt_ns as Nanos;
+        }
+        if measuring {
+            tx.losses += segs as u64;
+            tx.reductions += reduce as u64;
+        }
+        self.sender_kick(sched);
+    }
+}
