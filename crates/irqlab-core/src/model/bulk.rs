@@ -10,10 +10,13 @@
 //! Placement: stream i's flow has a Toeplitz hash of its addresses and a
 //! source port drawn from the run's seed (iperf3's client ports are
 //! ephemeral), which picks its queue through the default indirection table
-//! and its RPS core through `rps_cpus`; its thread runs on core
-//! (i + 1) mod `cpu.app_cores` (the scheduler spreads iperf3's threads over
-//! the allowed cores; starting after core 0, which takes the interrupts of
-//! the single queue of the software schemes, is this model's choice).
+//! and its RPS core through `rps_cpus`. The streams' threads are spread
+//! round-robin over the cores that take no queue's interrupts (cores 1-7
+//! when one queue interrupts core 0), or over every core when each takes a
+//! queue's (RSS): the scheduler's load balancing moves tasks off a core
+//! whose capacity interrupt and softirq time use up (`scale_rt_capacity`
+//! subtracts it), and the interrupt core of a single queue is the busiest
+//! core there is. The model places them once; it does not migrate them.
 
 use super::cpu::{CpuClass, ThreadId};
 use super::gro::{GroTable, Skb};
@@ -58,6 +61,16 @@ const IPERF3_PORT: u16 = 5201;
 /// Entries of the NIC's RSS indirection table (mlx5's and ice's default 128
 /// and up; `ethtool_rxfh_indir_default` spreads the queues over them).
 const RSS_TABLE_ENTRIES: u32 = 128;
+
+/// The cores iperf3's threads run on, for `cores` cores of which the first
+/// `queues` take a queue's interrupts.
+pub fn reader_cores(cores: u32, queues: u32) -> Vec<u32> {
+    if queues < cores {
+        (queues..cores).collect()
+    } else {
+        (0..cores).collect()
+    }
+}
 
 impl Bulk {
     pub fn new(cfg: &Config, streams: &RngStreams, napis: u32) -> Bulk {
@@ -121,6 +134,7 @@ impl Server {
         self.nic.queues[qi].take(budget, &mut frames);
         let n = frames.len() as u32;
         let measuring = self.measuring;
+        let hz = self.cfg.napi.hz;
         let b = self.bulk.as_mut().expect("bulk workload");
         let (gro, ready) = (&mut b.gro[napi as usize], &mut b.ready[napi as usize]);
         ready.clear();
@@ -137,8 +151,8 @@ impl Server {
             );
         }
         // napi_complete_done flushes all; a poll that used its weight only
-        // what is a jiffy old.
-        gro.flush(now, n < budget, ready);
+        // what is from an earlier jiffy, or all when HZ < 1000.
+        gro.flush(now, n < budget || hz < 1000, ready);
         let skbs = ready.len() as u64;
         if measuring {
             b.skbs_merged += skbs;
@@ -304,7 +318,23 @@ impl Server {
     }
 
     /// What the streams did (`Summary::bulk`).
-    pub(crate) fn bulk_report(&self, dur_s: f64) -> Option<BulkReport> {
+    pub(crate) fn bulk_report(&mut self, now: Nanos, dur_s: f64) -> Option<BulkReport> {
+        self.bulk.as_ref()?;
+        let core_busy_pct = self
+            .kernel
+            .cores
+            .iter_mut()
+            .map(|c| {
+                let a = c.accounted(now);
+                let total: Nanos = a.iter().sum();
+                let idle = a[CpuClass::Idle as usize];
+                if total > 0 {
+                    100.0 * (total - idle) as f64 / total as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let b = self.bulk.as_ref()?;
         let ratio = |a: u64, d: u64| if d > 0 { a as f64 / d as f64 } else { 0.0 };
         let s = &b.senders;
@@ -317,6 +347,7 @@ impl Server {
             window_reductions: s.reductions,
             socket_drops: b.socket_drops,
             mean_cwnd_segments: mean_cwnd,
+            core_busy_pct,
         })
     }
 

@@ -10,8 +10,10 @@
 //! `gro_max_size` is flushed and the frame starts a new one
 //! (`skb_gro_receive` → -E2BIG). When the poll completes the NAPI
 //! (`napi_complete_done`) everything held is flushed; a poll that used its
-//! whole weight flushes only what has been held longer than a jiffy
-//! (`__napi_poll`: `gro_flush(…, HZ >= 1000)`, 1 ms). Not modelled: the
+//! whole weight flushes only what was first held in an earlier jiffy
+//! (`__napi_poll` → `napi_gro_flush(n, HZ >= 1000)`, whose
+//! `__napi_gro_flush_chain` stops at a packet whose `age` is this jiffy,
+//! at HZ = 1000; at a lower HZ everything is flushed, `napi.hz`). Not modelled: the
 //! PSH flag that ends a merge early (iperf3 writes 128 KiB, so a PSH about
 //! every 90 segments, above the 45 a merge can hold).
 
@@ -33,9 +35,9 @@ pub struct Skb {
 
 const GRO_HASH_BUCKETS: usize = 8;
 const MAX_GRO_SKBS: usize = 8;
-/// One jiffy at HZ=1000: held packets older than this are flushed even by a
-/// poll that used its whole weight.
-const GRO_FLUSH_AGE_NS: Nanos = 1_000_000;
+/// One jiffy at HZ=1000: held packets from an earlier jiffy are flushed
+/// even by a poll that used its whole weight.
+const JIFFY_NS: Nanos = 1_000_000;
 
 /// Per NAPI: the packets GRO holds (`napi->gro.hash`).
 #[derive(Clone, Debug, Default)]
@@ -84,15 +86,15 @@ impl GroTable {
         ));
     }
 
-    /// `napi_gro_flush`: everything (`all`), or what has been held longer
-    /// than a jiffy; oldest first within a bucket.
+    /// `napi_gro_flush`: everything (`all`), or what was first held in an
+    /// earlier jiffy than `now`'s; oldest first within a bucket.
     pub fn flush(&mut self, now: Nanos, all: bool, out: &mut Vec<Skb>) {
         for bucket in &mut self.buckets {
             if all {
                 out.extend(bucket.drain(..).map(|(s, _)| s));
             } else {
                 bucket.retain(|&(s, born)| {
-                    let old = now.saturating_sub(born) >= GRO_FLUSH_AGE_NS;
+                    let old = born / JIFFY_NS < now / JIFFY_NS;
                     if old {
                         out.push(s);
                     }
@@ -139,12 +141,15 @@ mod tests {
         }
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].conn, 0);
-        g.flush(GRO_FLUSH_AGE_NS + 3, false, &mut out);
-        // Held since 1..=8 ns: those born at or before 3 ns are a jiffy old.
+        g.flush(JIFFY_NS - 1, false, &mut out);
+        assert_eq!(out.len(), 1, "still the same jiffy: nothing is old");
+        g.receive(9, 1, 1000, 0, 0, JIFFY_NS, 45, &mut out);
+        g.flush(JIFFY_NS + 3, false, &mut out);
+        // The eight held since the first jiffy go; the one of this jiffy stays.
         assert_eq!(
             out.iter().map(|s| s.conn).collect::<Vec<_>>(),
-            vec![0, 1, 2, 3]
+            vec![0, 1, 2, 3, 4, 5, 6, 7, 8]
         );
-        assert_eq!(g.held(), 5);
+        assert_eq!(g.held(), 1);
     }
 }

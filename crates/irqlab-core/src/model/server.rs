@@ -235,11 +235,12 @@ impl Server {
         } else {
             app_cores
         };
+        let reader_cores = super::bulk::reader_cores(app_cores, nq);
         let threads: Vec<AppThread> = (0..nthreads)
             .map(|t| {
                 if bulk {
                     // iperf3's reader of stream t (`model/bulk.rs`).
-                    let mut th = AppThread::new(t, (t + 1) % app_cores);
+                    let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
                     th.phase = super::app::Phase::ReadCheck;
                     th
                 } else {
@@ -704,7 +705,7 @@ impl Server {
         }
         let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
         self.switch_to(HOST);
-        let bulk = self.bulk_report(dur_s);
+        let bulk = self.bulk_report(now, dur_s);
         let steering = self.steering_report(dur_s);
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).

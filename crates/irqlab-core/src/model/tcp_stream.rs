@@ -3,9 +3,12 @@
 //! limited by its congestion window and the receiver's window.
 //!
 //! What it keeps of TCP: segments of `bulk.mss_bytes` sent in bursts of up
-//! to `bulk.tso_max_segments` back to back (a TSO packet), the streams
-//! taking turns at the link burst by burst (the sender's queues served
-//! round-robin); slow start from `bulk.initial_cwnd`, then one segment per
+//! to `bulk.tso_max_segments` (a TSO packet); the streams spread over
+//! `bulk.sender_queues` TX queues (the sending threads' cores, XPS), each
+//! queue sending its streams' bursts one after another, and the NIC
+//! putting one frame of each queue with data on the link in turn (its
+//! transmit scheduler arbitrates between queues frame by frame), so that
+//! the receiver sees the active queues' frames interleaved; slow start from `bulk.initial_cwnd`, then one segment per
 //! window per round trip (Reno's additive increase); on a loss the window
 //! shrinks to `bulk.beta` of itself, at most once per smoothed round trip.
 //!
@@ -38,11 +41,26 @@ pub struct Stream {
     pub queue: u32,
 }
 
+/// One TX queue of the sender: the streams whose threads send through it
+/// (XPS: stream i on queue i mod `bulk.sender_queues`) and the TSO burst
+/// it is sending.
+#[derive(Clone, Debug, Default)]
+struct SenderQueue {
+    streams: Vec<usize>,
+    /// The stream whose turn comes next.
+    next: usize,
+    /// The burst being sent: its stream and the frames left.
+    stream: usize,
+    left: u32,
+}
+
 /// The sending host.
 pub struct Senders {
     pub streams: Vec<Stream>,
-    /// The stream whose turn at the link comes next.
-    next: usize,
+    /// The sender's TX queues, each with its streams and current burst.
+    queues: Vec<SenderQueue>,
+    /// The queue whose frame leads the next round.
+    next_queue: usize,
     /// A burst is on the wire (a `WireFree` event is pending).
     wire_busy: bool,
     /// Wire time of one frame, ns (payload, headers, preamble and gap).
@@ -74,7 +92,15 @@ impl Senders {
                     queue,
                 })
                 .collect(),
-            next: 0,
+            queues: (0..cfg.bulk.sender_queues.min(cfg.bulk.streams) as usize)
+                .map(|q| SenderQueue {
+                    streams: (q..cfg.bulk.streams as usize)
+                        .step_by(cfg.bulk.sender_queues as usize)
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            next_queue: 0,
             wire_busy: false,
             frame_ns: wire_bytes * 8.0 / b.link_gbps,
             mss: b.mss_bytes,
@@ -85,6 +111,26 @@ impl Senders {
             reductions: 0,
             frames_sent: 0,
         }
+    }
+
+    /// Queue `q` starts a burst of the next of its streams with window;
+    /// false if none has any.
+    fn start_burst(&mut self, q: usize, conns: &[super::kernel::Conn]) -> bool {
+        let n = self.queues[q].streams.len();
+        for k in 0..n {
+            let j = (self.queues[q].next + k) % n;
+            let i = self.queues[q].streams[j];
+            let burst = self.window(i, conns[i].rx_bytes).min(self.tso_max);
+            if burst > 0 {
+                self.streams[i].inflight += burst;
+                let sq = &mut self.queues[q];
+                sq.next = (j + 1) % n;
+                sq.stream = i;
+                sq.left = burst;
+                return true;
+            }
+        }
+        false
     }
 
     /// Segments stream `i` may send now, given `unread` bytes waiting in
@@ -103,48 +149,58 @@ impl Server {
         self.wire_send(sched);
     }
 
-    /// The link is free: the next stream with window sends a burst.
+    /// The link is free: each sender queue with data puts one frame on
+    /// it in turn (a round of at most `bulk.sender_queues` frames); a queue
+    /// whose burst is done starts the next of its streams that has window.
     pub(crate) fn wire_send(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         let to_ring_ns = self.cfg.nic.wire_latency_ns + self.cfg.nic.dma_latency_ns;
-        let bulk = self.bulk.as_mut().expect("bulk workload");
-        let tx = &mut bulk.senders;
-        let n = tx.streams.len();
-        for k in 0..n {
-            let i = (tx.next + k) % n;
-            let unread = self.kernel.conns[i].rx_bytes;
-            let burst = tx.window(i, unread).min(tx.tso_max);
-            if burst == 0 {
+        let measuring = self.measuring;
+        let conns = &self.kernel.conns;
+        let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
+        let nq = tx.queues.len();
+        let mut sent = 0u32;
+        for k in 0..nq {
+            let q = (tx.next_queue + k) % nq;
+            if tx.queues[q].left == 0 && !tx.start_burst(q, conns) {
                 continue;
             }
-            tx.next = (i + 1) % n;
-            tx.streams[i].inflight += burst;
-            if self.measuring {
-                tx.frames_sent += burst as u64;
-            }
-            let queue = tx.streams[i].queue;
-            let frame_ns = tx.frame_ns;
-            let pkt = |j: u32| RxPacket {
+            let sq = &mut tx.queues[q];
+            sq.left -= 1;
+            let i = sq.stream;
+            // The frame is in the NIC's ring once its last bit arrived and
+            // its DMA completed.
+            let sent_ns = now + (sent as f64 * tx.frame_ns).round() as Nanos;
+            let done = now + ((sent + 1) as f64 * tx.frame_ns).round() as Nanos;
+            let pkt = RxPacket {
                 conn: i as u32,
-                sent_ns: now + (j as f64 * frame_ns).round() as Nanos,
+                sent_ns,
                 arrived_ns: 0,
                 bytes: tx.mss + FRAME_OVERHEAD_BYTES,
                 reply_bytes: tx.mss,
             };
-            for j in 0..burst {
-                // The frame is in the NIC's ring once its last bit arrived
-                // and its DMA completed.
-                let done = now + ((j + 1) as f64 * frame_ns).round() as Nanos;
-                sched.at(done + to_ring_ns, Ev::PacketArrive { queue, pkt: pkt(j) });
-            }
-            tx.wire_busy = true;
             sched.at(
-                now + (burst as f64 * frame_ns).round() as Nanos,
-                Ev::WireFree,
+                done + to_ring_ns,
+                Ev::PacketArrive {
+                    queue: tx.streams[i].queue,
+                    pkt,
+                },
             );
+            sent += 1;
+        }
+        if sent == 0 {
+            tx.wire_busy = false;
             return;
         }
-        tx.wire_busy = false;
+        if measuring {
+            tx.frames_sent += sent as u64;
+        }
+        tx.next_queue = (tx.next_queue + 1) % nq;
+        tx.wire_busy = true;
+        sched.at(
+            now + (sent as f64 * tx.frame_ns).round() as Nanos,
+            Ev::WireFree,
+        );
     }
 
     /// Something opened a window: send if the link is idle.

@@ -19,9 +19,14 @@ pub struct BulkCfg {
     /// TCP payload per segment: 1448 bytes, an MTU of 1500 less 20 bytes of
     /// IP, 20 of TCP and 12 of timestamps.
     pub mss_bytes: u32,
-    /// Segments the sender puts on the wire back to back at most (a TSO
-    /// burst: `gso_max_size` 65536 bytes is 45 segments of 1448).
+    /// Segments of one stream its TX queue sends in one burst at most (a
+    /// TSO packet: `gso_max_size` 65536 bytes is 45 segments of 1448).
     pub tso_max_segments: u32,
+    /// TX queues of the sending host the streams are spread over (stream i
+    /// on queue i mod this); the link takes one frame of each queue with
+    /// data in turn. Default 8: the IAPS paper limits both hosts' iperf3
+    /// to eight cores, each with its own TX queue.
+    pub sender_queues: u32,
     /// Largest GRO packet, bytes (`gro_max_size`, 65536).
     pub gro_max_bytes: u32,
     /// Bytes each `read` asks for (iperf3's TCP block, 128 KiB).
@@ -42,6 +47,7 @@ impl Default for BulkCfg {
             link_gbps: 50.0,
             mss_bytes: 1448,
             tso_max_segments: 45,
+            sender_queues: 8,
             gro_max_bytes: 65_536,
             read_bytes: 131_072,
             rcvbuf_bytes: 6 * 1024 * 1024,

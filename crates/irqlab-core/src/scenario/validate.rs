@@ -624,6 +624,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         }
     }
 
+    if ![100, 250, 300, 1000].contains(&c.napi.hz) {
+        return Err(Error::field(
+            "napi.hz",
+            format!("must be 100, 250, 300 or 1000 (got {})", c.napi.hz),
+        ));
+    }
     itr(c)?;
     forwarding(c)?;
     bulk(c)?;

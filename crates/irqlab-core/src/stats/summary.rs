@@ -139,6 +139,9 @@ pub struct BulkReport {
     pub socket_drops: u64,
     /// Mean congestion window at the end, segments.
     pub mean_cwnd_segments: f64,
+    /// Each core's busy share (all but idle), percent, core 0 first: the
+    /// interrupt core of a single queue is core 0.
+    pub core_busy_pct: Vec<f64>,
 }
 
 /// Packet steering over the measured window.
