@@ -61,10 +61,11 @@ native:
 # The main job: the thesis's results (Tables 4.1-4.5, Figures 4.1-4.5)
 # reproduced from the simulator, printed beside the paper, with a report and
 # plots in irqlab-out/; then the ITR paper's Figures 3, 5, 7 and 8 in
-# irqlab-out/itr/.
+# irqlab-out/itr/ and the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/.
 demo: setup
 	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
 	$(BIN)/irqlab reproduce itr --out irqlab-out/itr
+	$(BIN)/irqlab reproduce iaps --out irqlab-out/iaps
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup

@@ -138,7 +138,8 @@ def table(frame, scheme_of) -> dict[tuple[str, int], Point]:
             drops=float(drops),
             ring_drops=_mean(g, "drops_by_site.ring"),
             backlog_drops=_mean(g, "steering.backlog_drops"),
-            packets_per_ipi=_mean(g, "steering.packets_per_ipi"),
+            # RSS steers nothing in software: no IPIs to divide by.
+            packets_per_ipi=math.nan if scheme == RSS else _mean(g, "steering.packets_per_ipi"),
             ipis_per_s=_mean(g, "steering.ipis_per_s"),
             frames_per_gro_packet=_mean(g, "bulk.frames_per_gro_packet"),
             previous_busy_pct=_mean(g, "steering.iaps.previous_busy_pct"),
@@ -224,8 +225,9 @@ def figure_3_rows(r: IapsResult) -> list[dict[str, object]]:
 
 
 def _cell(x: object, fmt: str) -> str:
+    """``x`` in ``fmt``, or a dash as wide as the format's field."""
     if isinstance(x, float) and math.isnan(x):
-        return "-"
+        return "-".rjust(len(fmt.format(0.0)))
     return fmt.format(x)
 
 
