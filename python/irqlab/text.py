@@ -33,7 +33,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("seed", str(s.get("seed", _NA))),
         ("load", _load(s)),
         ("simulated", _unit(s.get("sim_time_s"), 3, "s")),
-        ("throughput", _unit(s.get("throughput_qps"), 0, "queries/s")),
+        ("throughput", _throughput(s)),
         ("latency (us)", _parts(s.get("latency_us"), _LATENCY, 1, null=null)),
         ("cpu (%)", _cpu(s.get("cpu_pct"))),
     ]
@@ -57,6 +57,8 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
         *_dim(s),
         *_vm(s),
+        *_bulk(s),
+        *_steering(s),
         ("requests completed", _num(s.get("requests_completed"), 0)),
         ("sim events", _num(s.get("sim_events"), 0)),
         ("wall time", _unit(s.get("wall_s"), 3, "s")),
@@ -169,6 +171,48 @@ def _vm(s: Summary) -> list[tuple[str, str]]:
     ]
     if vm.get("tx_kicks_per_s") is not None:
         rows.append(("tx notifications/s", _num(vm.get("tx_kicks_per_s"), 0)))
+    return rows
+
+
+def _throughput(s: Summary) -> str:
+    """Queries per second, or for bulk TCP streams Gbit/s and segments."""
+    bulk = s.get("bulk")
+    if isinstance(bulk, Mapping):
+        return f"{_num(bulk.get('throughput_gbps'), 2)} Gbit/s   {_num(s.get('throughput_qps'), 0)} segments/s"
+    return _unit(s.get("throughput_qps"), 0, "queries/s")
+
+
+def _bulk(s: Summary) -> list[tuple[str, str]]:
+    """The bulk TCP streams' lines (none for other workloads)."""
+    bulk = s.get("bulk")
+    if not isinstance(bulk, Mapping):
+        return []
+    busy = bulk.get("core_busy_pct") or []
+    return [
+        ("streams", _num(bulk.get("streams"), 0)),
+        ("frames/gro packet", _num(bulk.get("frames_per_gro_packet"), 1)),
+        ("tcp losses", f"{_num(bulk.get('losses'), 0)} segments   {_num(bulk.get('window_reductions'), 0)} window "
+                       f"reductions   mean cwnd {_num(bulk.get('mean_cwnd_segments'), 0)} segments"),
+        ("core busy (%)", "  ".join(f"{i}:{_num(b, 0)}" for i, b in enumerate(busy)) or _NA),
+    ]
+
+
+def _steering(s: Summary) -> list[tuple[str, str]]:
+    """Packet steering's lines (none when no scheme is set)."""
+    st = s.get("steering")
+    if not isinstance(st, Mapping):
+        return []
+    rows = [
+        ("steering", str(st.get("scheme", _NA))),
+        ("ipis/s", f"{_num(st.get('ipis_per_s'), 0)}   {_num(st.get('packets_per_ipi'), 2)} packets/ipi"),
+        ("steered", f"{_num(st.get('steered_per_s'), 0)} packets/s   {_num(st.get('remote_pct'), 1)} % to another "
+                    f"core   backlog drops {_num(st.get('backlog_drops'), 0)}"),
+    ]
+    iaps = st.get("iaps")
+    if isinstance(iaps, Mapping):
+        rows.append(("iaps cases (%)", f"previous core busy {_num(iaps.get('previous_busy_pct'), 1)}   new busy core "
+                                       f"{_num(iaps.get('new_busy_pct'), 1)}   no busy core "
+                                       f"{_num(iaps.get('no_busy_pct'), 1)}"))
     return rows
 
 

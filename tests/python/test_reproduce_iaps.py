@@ -152,3 +152,22 @@ def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert start in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+
+
+def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
+    from irqlab.reproduce import iaps
+
+    proc = _irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=iaps", "--set", "bulk.streams=8",
+                   "--duration", "0.01")
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
+    assert "Gbit/s" in lines["throughput"] and "segments/s" in lines["throughput"]
+    for label in ("streams", "frames/gro packet", "tcp losses", "core busy (%)", "steering", "ipis/s", "steered",
+                  "iaps cases (%)"):
+        assert label in lines, (label, proc.stdout)
+    assert "previous core busy" in lines["iaps cases (%)"]
+    # No steering section without a scheme; a memcached run shows neither.
+    plain = _irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=none", "--duration", "0.01")
+    assert plain.returncode == 0, plain.stderr
+    labels = {line.split("  ")[0] for line in plain.stdout.splitlines()}
+    assert "streams" in labels and "steering" not in labels

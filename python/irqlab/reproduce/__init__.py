@@ -1,5 +1,6 @@
 """Reproductions of the papers' experiments from the simulator (``irqlab reproduce``)."""
 
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -55,3 +56,14 @@ def run_studies(studies: list, out: Path, *, jobs: Optional[int], resume: bool, 
         if result.failures:
             first = result.failures[0]
             raise ScenarioError(f"{study.name}: point {first.what} failed: {first.error}")
+
+
+def json_clean(x: object) -> object:
+    """``x`` with every non-finite float as None (JSON has no NaN)."""
+    if isinstance(x, dict):
+        return {k: json_clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_clean(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, iaps_checks, run_studies, scenario_dir
-from irqlab.reproduce.iaps_checks import IAPS, NAMES, RFS, RPS, RSS, Point, Table
+from irqlab.reproduce import adjust_spec, json_clean, iaps_checks, run_studies, scenario_dir
+from irqlab.reproduce.iaps_checks import IAPS, NAMES, RFS, RPS, RSS, Point
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
@@ -289,16 +289,6 @@ def intro(r: IapsResult) -> str:
     )
 
 
-def _clean(x: object) -> object:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
 def write_files(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
     """figure-2.csv, figure-3.csv, checks.csv, summaries.json and report.md."""
     import pandas as pd
@@ -321,7 +311,7 @@ def write_files(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: lis
         "duration_s": r.duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(_clean(doc), indent=1, allow_nan=False))
+    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     md += [f"## {FIGURE_TITLES['figure-2']}", "", "```", figure_2_text(r), "```", ""]

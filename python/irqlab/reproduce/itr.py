@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, itr_checks, itr_explain, run_studies, scenario_dir
+from irqlab.reproduce import adjust_spec, json_clean, itr_checks, itr_explain, run_studies, scenario_dir
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.study.axis import Axis
@@ -438,7 +438,7 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
         "duration_s": r.duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(_clean(doc), indent=1, allow_nan=False))
+    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", shared_note(r), ""]
     md += ["```", checks_text(checks, why=why), "```", ""]
@@ -450,17 +450,6 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
     path.write_text("\n".join(md) + "\n")
     written.append(path)
     return written
-
-
-def _clean(x: object) -> object:
-    """``x`` with NaN as null (JSON has no NaN)."""
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def write_html(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:

@@ -353,7 +353,10 @@ impl Server {
 
     /// What software steering did (`Summary::steering`).
     pub(crate) fn steering_report(&self, dur_s: f64) -> Option<SteeringReport> {
-        let b = self.bulk.as_ref()?;
+        let b = self
+            .bulk
+            .as_ref()
+            .filter(|b| b.scheme != SteeringScheme::None)?;
         let scheme = serde_json::to_value(b.scheme)
             .ok()
             .and_then(|v| v.as_str().map(String::from))

@@ -208,7 +208,7 @@ impl Default for Costs {
             steer_skb_cycles: 300, // estimate (flow lookup, a remote lock and queue tail)
             ipi_send_cycles: 600,  // estimate (csd enqueue, ICR write)
             ipi_irq_cycles: 1_500, // estimate (IRQ entry/exit, CSD queue flush)
-            tcp_skb_cycles: 4_000,             // estimate (Cai et al. 2021: TCP/IP ~0.06-0.08 cycles/byte of a 64 KB GRO packet)
+            tcp_skb_cycles: 4_000, // estimate (Cai et al. 2021: TCP/IP ~0.06-0.08 cycles/byte of a 64 KB GRO packet)
             copy_cycles_per_kib: 400, // estimate (Cai et al. 2021: ~0.3-0.4 cycles/byte from the LLC)
         }
     }
