@@ -197,6 +197,26 @@ fn steering_is_refused_where_it_cannot_apply() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("bulk.streams"), "{e}");
+    let e = Scenario::from_toml_str(
+        "[app]\nkind = \"bulk\"\n[bulk]\nmss_bytes = 8948\nrcvbuf_bytes = 4096\n",
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("bulk.rcvbuf_bytes") && e.contains("17896"),
+        "{e}"
+    );
+    let e = Scenario::from_toml_str("[bulk]\nstreams = 4\n")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bulk") && e.contains("app.kind"), "{e}");
+    let e = Scenario::from_toml_str("[napi]\nhz = 200\n")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("napi.hz") && e.contains("250"), "{e}");
 }
 
 #[test]

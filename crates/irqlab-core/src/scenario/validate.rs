@@ -763,6 +763,16 @@ fn bulk(c: &Config) -> Result<(), Error> {
         ));
     }
     let b = &c.bulk;
+    if b.rcvbuf_bytes < 2 * b.mss_bytes as u64 {
+        return Err(Error::field(
+            "bulk.rcvbuf_bytes",
+            format!(
+                "must be at least two segments, 2 x bulk.mss_bytes = {} (got {})",
+                2 * b.mss_bytes,
+                b.rcvbuf_bytes
+            ),
+        ));
+    }
     if (b.gro_max_bytes as u64) < b.mss_bytes as u64 {
         return Err(Error::field(
             "bulk.gro_max_bytes",
