@@ -241,3 +241,42 @@ fn a_bulk_run_is_deterministic_and_the_seed_moves_the_flows() {
         "the seed draws the streams' ports, so their hashes and cores"
     );
 }
+
+#[test]
+fn with_many_flows_and_every_scheme_each_core_gets_one_ipi_per_idle_backlog_filled_remotely() {
+    for scheme in ["rps", "rfs", "iaps"] {
+        let s = bulk(
+            8,
+            &[
+                ("steering.scheme", scheme),
+                ("bulk.streams", "32"),
+                ("run.warmup_s", "0"),
+                ("napi.hz", "250"),
+            ],
+        );
+        let (_, trace) = irqlab_core::run_traced(&s, 10_000_000).unwrap();
+        let mut pending = [0i64; 8];
+        let mut ipis = 0u64;
+        for (_, e) in &trace {
+            match *e {
+                TraceEvent::BacklogScheduled { core, remote: true } => {
+                    pending[core as usize] += 1;
+                    assert!(
+                        pending[core as usize] <= 1,
+                        "{scheme}: two IPIs queued for core {core}'s backlog"
+                    );
+                }
+                TraceEvent::IpiHandled { core } => {
+                    pending[core as usize] -= 1;
+                    ipis += 1;
+                    assert!(
+                        pending[core as usize] >= 0,
+                        "{scheme}: an IPI to core {core} without a remote fill"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert!(ipis > 100, "{scheme}: {ipis} IPIs");
+    }
+}
