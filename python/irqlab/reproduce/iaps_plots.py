@@ -15,6 +15,9 @@ from irqlab.reproduce.iaps import SCHEMES, IapsResult, figure_3_rows  # noqa: E4
 from irqlab.reproduce.iaps_checks import NAMES, connections  # noqa: E402
 
 STYLE = {"rss": ("o", "tab:gray"), "rps": ("s", "tab:blue"), "rfs": ("^", "tab:orange"), "iaps": ("D", "tab:green")}
+#: Line styles, so that schemes with equal values stay visible on top of each other.
+LINES = {"rss": ":", "rps": "-", "rfs": "--", "iaps": "-"}
+WIDTHS = {"rss": 3.0, "rps": 1.5, "rfs": 2.5, "iaps": 1.2}
 
 
 def figure_2(r: IapsResult, out: Path) -> Path:
@@ -25,7 +28,7 @@ def figure_2(r: IapsResult, out: Path) -> Path:
         if not ns:
             continue
         marker, colour = STYLE[s]
-        kw = dict(marker=marker, color=colour, label=NAMES[s], markersize=4)
+        kw = dict(marker=marker, color=colour, label=NAMES[s], markersize=4, linestyle=LINES[s], linewidth=WIDTHS[s])
         axes[0].plot(ns, [r.table[(s, n)].gbps for n in ns], **kw)
         axes[1].plot(ns, [r.table[(s, n)].drops for n in ns], **kw)
         if s != "rss":
