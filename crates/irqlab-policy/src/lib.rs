@@ -14,7 +14,11 @@
 //!   packet-rate ITR of Emmerich et al. (SPECTS 2015).
 //! - [`steering`]: which core processes a received packet: RSS in the
 //!   NIC, Linux's RPS and RFS, and IAPS (Helbig & Kim, ICOIN 2025).
+//! - [`vic`]: virtual interrupt coalescing for a VM's storage completions
+//!   (Ahmad et al., USENIX ATC 2011): the delivery ratio, the per-completion
+//!   decision and the IPI deferral.
 
 pub mod dim;
 pub mod itr;
 pub mod steering;
+pub mod vic;
