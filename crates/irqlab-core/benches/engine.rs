@@ -3,10 +3,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqlab_core::Scenario;
 
 fn thesis(c: &mut Criterion) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../scenarios/thesis/bare-metal.toml"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/thesis/bare-metal.toml");
     let mut g = c.benchmark_group("thesis-bare-metal");
     g.sample_size(10);
     for profile in ["no-coalescing", "irq-suspend"] {

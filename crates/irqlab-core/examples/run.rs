@@ -1,9 +1,7 @@
 //! `cargo run --example run -- SCENARIO [key=value]...`: print a summary as JSON.
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args
-        .next()
-        .expect("usage: run SCENARIO [profile=P] [key=value]...");
+    let path = args.next().expect("usage: run SCENARIO [profile=P] [key=value]...");
     let mut s = irqlab_core::Scenario::from_path(std::path::Path::new(&path)).unwrap();
     for a in args {
         if let Some(p) = a.strip_prefix("profile=") {

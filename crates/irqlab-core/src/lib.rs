@@ -22,8 +22,8 @@ pub mod stats;
 pub mod workload;
 
 pub use error::Error;
-pub use model::trace::{TimerReason, TraceEvent};
 pub use scenario::Scenario;
+pub use model::trace::{TimerReason, TraceEvent};
 pub use stats::summary::Summary;
 
 /// Run one scenario to completion and return its summary.
@@ -34,22 +34,12 @@ pub fn run(scenario: &Scenario) -> Result<Summary, Error> {
 /// Run one scenario, asking `interrupted` every few million events whether
 /// to stop (the Python binding checks for Ctrl-C there); a stopped run
 /// returns [`Error::Interrupted`].
-pub fn run_interruptible(
-    scenario: &Scenario,
-    interrupted: &mut dyn FnMut() -> bool,
-) -> Result<Summary, Error> {
-    model::server::Server::build(scenario)?
-        .run_checked(interrupted)
-        .map(|(s, _)| s)
+pub fn run_interruptible(scenario: &Scenario, interrupted: &mut dyn FnMut() -> bool) -> Result<Summary, Error> {
+    model::server::Server::build(scenario)?.run_checked(interrupted).map(|(s, _)| s)
 }
 
 /// Run one scenario and also return up to `limit` kernel-level events
 /// (interrupts, NAPI timers, busy polls, IRQ suspension, sleeps, wake-ups).
-pub fn run_traced(
-    scenario: &Scenario,
-    limit: usize,
-) -> Result<(Summary, Vec<(engine::Nanos, TraceEvent)>), Error> {
-    model::server::Server::build(scenario)?
-        .with_trace(limit)
-        .run_traced()
+pub fn run_traced(scenario: &Scenario, limit: usize) -> Result<(Summary, Vec<(engine::Nanos, TraceEvent)>), Error> {
+    model::server::Server::build(scenario)?.with_trace(limit).run_traced()
 }

@@ -69,8 +69,7 @@ pub fn scenario(base: &str, sets: &[&str]) -> Scenario {
 /// Run `base` under `profile`, then the overrides.
 pub fn run_profile(base: &str, profile: &str, sets: &[&str]) -> Summary {
     let mut s = Scenario::from_toml_str(base).expect("valid scenario");
-    s.set_profile(profile)
-        .unwrap_or_else(|e| panic!("{profile}: {e}"));
+    s.set_profile(profile).unwrap_or_else(|e| panic!("{profile}: {e}"));
     for kv in sets {
         s.set_pair(kv).unwrap_or_else(|e| panic!("{kv}: {e}"));
     }
@@ -84,10 +83,5 @@ pub fn run(base: &str, sets: &[&str]) -> Summary {
 /// |sim − expected| ≤ rel · expected, with a readable failure.
 pub fn assert_close(what: &str, sim: f64, expected: f64, rel: f64) {
     let err = (sim - expected).abs() / expected;
-    assert!(
-        err <= rel,
-        "{what}: simulated {sim:.4} vs formula {expected:.4} ({:.1} % off, tolerance {:.1} %)",
-        err * 100.0,
-        rel * 100.0
-    );
+    assert!(err <= rel, "{what}: simulated {sim:.4} vs formula {expected:.4} ({:.1} % off, tolerance {:.1} %)", err * 100.0, rel * 100.0);
 }

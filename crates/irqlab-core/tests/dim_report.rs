@@ -12,10 +12,7 @@ use irqlab_core::Summary;
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
 
 fn run(profile: &str, overrides: &[&str]) -> Summary {
-    let mut s = scenario(
-        THESIS,
-        &[&["run.duration_s=0.02", "run.warmup_s=0.01"], overrides].concat(),
-    );
+    let mut s = scenario(THESIS, &[&["run.duration_s=0.02", "run.warmup_s=0.01"], overrides].concat());
     s.set_profile(profile).unwrap();
     irqlab_core::run(&s).unwrap()
 }
@@ -27,41 +24,17 @@ fn sum(p: &PerProfile<f64>) -> f64 {
 /// Shares add to 100 per queue and overall, the overall share is the mean
 /// of the queues' and the changes add up.
 fn check_consistent(what: &str, r: &DimCqReport, queues: u32) {
-    assert_eq!(
-        r.queues.iter().map(|q| q.queue).collect::<Vec<_>>(),
-        (0..queues).collect::<Vec<_>>(),
-        "{what}"
-    );
+    assert_eq!(r.queues.iter().map(|q| q.queue).collect::<Vec<_>>(), (0..queues).collect::<Vec<_>>(), "{what}");
     for q in &r.queues {
-        assert!(
-            (sum(&q.time_share_pct) - 100.0).abs() < 1e-9,
-            "{what}: {q:?}"
-        );
-        assert!(
-            q.time_share_pct
-                .0
-                .iter()
-                .all(|&p| (0.0..=100.0).contains(&p)),
-            "{what}: {q:?}"
-        );
+        assert!((sum(&q.time_share_pct) - 100.0).abs() < 1e-9, "{what}: {q:?}");
+        assert!(q.time_share_pct.0.iter().all(|&p| (0.0..=100.0).contains(&p)), "{what}: {q:?}");
     }
-    assert!(
-        (sum(&r.time_share_pct) - 100.0).abs() < 1e-9,
-        "{what}: {:?}",
-        r.time_share_pct
-    );
+    assert!((sum(&r.time_share_pct) - 100.0).abs() < 1e-9, "{what}: {:?}", r.time_share_pct);
     for ix in 0..5 {
         let mean = r.queues.iter().map(|q| q.time_share_pct.0[ix]).sum::<f64>() / queues as f64;
-        assert!(
-            (r.time_share_pct.0[ix] - mean).abs() < 1e-9,
-            "{what}: profile {ix}"
-        );
+        assert!((r.time_share_pct.0[ix] - mean).abs() < 1e-9, "{what}: profile {ix}");
     }
-    assert_eq!(
-        r.changes,
-        r.queues.iter().map(|q| q.changes).sum::<u64>(),
-        "{what}"
-    );
+    assert_eq!(r.changes, r.queues.iter().map(|q| q.changes).sum::<u64>(), "{what}");
 }
 
 #[test]
@@ -72,11 +45,7 @@ fn adaptive_coalescing_reports_rx_and_tx_dim() {
         let rx = dim.rx.as_ref().expect("adaptive-rx is on");
         assert_eq!(rx.cq_period_mode, "cqe", "cqe-mode-rx is on in the profile");
         let table: Vec<(u16, u16)> = rx.profiles.iter().map(|m| (m.usecs, m.frames)).collect();
-        assert_eq!(
-            table,
-            [(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)],
-            "NET_DIM_RX_CQE_PROFILES"
-        );
+        assert_eq!(table, [(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)], "NET_DIM_RX_CQE_PROFILES");
         check_consistent("rx", rx, 8);
         let tx = dim.tx.as_ref().expect("adaptive-tx is on by default");
         assert_eq!(tx.cq_period_mode, "eqe");

@@ -10,90 +10,28 @@ use irqlab_core::Scenario;
 use proptest::prelude::*;
 
 fn cases(default: u32) -> u32 {
-    std::env::var("IRQLAB_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var("IRQLAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
 
 /// Every field path a scenario has, plus a few that do not exist.
 const KEYS: &[&str] = &[
-    "name",
-    "description",
-    "run.seed",
-    "run.duration_s",
-    "run.warmup_s",
-    "run.profile",
-    "run",
-    "cpu.app_cores",
-    "cpu.freq_ghz",
-    "cpu.wakeup_latency_ns",
-    "cpu.sched_base_slice_ns",
-    "cpu",
-    "costs.hardirq_cycles",
-    "costs.rx_packet_cycles",
-    "costs.recv_cycles",
-    "costs.send_cycles",
-    "costs.epoll_wait_cycles",
-    "costs.busy_poll_iteration_cycles",
-    "costs.interrupt_penalty_cycles",
-    "nic.queues",
-    "nic.rx-ring-size",
-    "nic.tx-ring-size",
-    "nic.txqueuelen",
-    "nic.irq_routing",
-    "nic.irq_cores",
-    "nic.wire_latency_ns",
-    "nic.dma_latency_ns",
-    "nic.tx_completion_irqs",
-    "coalesce.adaptive-rx",
-    "coalesce.rx-usecs",
-    "coalesce.rx-frames",
-    "coalesce.cqe-mode-rx",
-    "napi.napi_defer_hard_irqs",
-    "napi.gro_flush_timeout",
-    "napi.irq_suspend_timeout",
-    "napi.weight",
-    "napi.netdev_budget",
-    "napi.netdev_budget_usecs",
-    "napi.max_softirq_restart",
-    "socket.rcvbuf_bytes",
-    "epoll.busy_poll_usecs",
-    "epoll.busy_poll_budget",
-    "epoll.prefer_busy_poll",
-    "epoll.blocking",
-    "epoll.maxevents",
-    "app.service",
-    "app.service.dist",
-    "app.service.cycles",
-    "app.service_cycles_per_64b",
-    "load.clients",
-    "load.threads_per_client",
-    "load.connections_per_thread",
-    "load.depth",
-    "load.think_time_ns",
-    "load.qps",
-    "load.interarrival",
-    "load.key_size",
-    "load.value_size",
-    "load.get_fraction",
-    "load.retransmit_timeout_ns",
-    "load",
-    "vm.kind",
-    "vm.vcpus",
-    "vm.exit_entry_cycles",
-    "vm.halt_poll_ns",
-    "vm.halt_poll_ns_grow",
-    "vm.halt_poll_ns_shrink",
-    "vm.iommu_latency_ns",
-    "vm",
-    "bogus",
-    "cpu.bogus",
-    "a..b",
-    ".x",
-    "x.",
+    "name", "description", "run.seed", "run.duration_s", "run.warmup_s", "run.profile", "run",
+    "cpu.app_cores", "cpu.freq_ghz", "cpu.wakeup_latency_ns", "cpu.sched_base_slice_ns", "cpu",
+    "costs.hardirq_cycles", "costs.rx_packet_cycles", "costs.recv_cycles", "costs.send_cycles",
+    "costs.epoll_wait_cycles", "costs.busy_poll_iteration_cycles", "costs.interrupt_penalty_cycles",
+    "nic.queues", "nic.rx-ring-size", "nic.tx-ring-size", "nic.txqueuelen", "nic.irq_routing", "nic.irq_cores",
+    "nic.wire_latency_ns", "nic.dma_latency_ns", "nic.tx_completion_irqs",
+    "coalesce.adaptive-rx", "coalesce.rx-usecs", "coalesce.rx-frames", "coalesce.cqe-mode-rx",
+    "napi.napi_defer_hard_irqs", "napi.gro_flush_timeout", "napi.irq_suspend_timeout", "napi.weight",
+    "napi.netdev_budget", "napi.netdev_budget_usecs", "napi.max_softirq_restart", "socket.rcvbuf_bytes",
+    "epoll.busy_poll_usecs", "epoll.busy_poll_budget", "epoll.prefer_busy_poll", "epoll.blocking",
+    "epoll.maxevents", "app.service", "app.service.dist", "app.service.cycles", "app.service_cycles_per_64b",
+    "load.clients", "load.threads_per_client", "load.connections_per_thread", "load.depth",
+    "load.think_time_ns", "load.qps", "load.interarrival", "load.key_size", "load.value_size",
+    "load.get_fraction", "load.retransmit_timeout_ns", "load", "vm.kind", "vm.vcpus", "vm.exit_entry_cycles",
+    "vm.halt_poll_ns", "vm.halt_poll_ns_grow", "vm.halt_poll_ns_shrink", "vm.iommu_latency_ns", "vm", "bogus", "cpu.bogus", "a..b", ".x", "x.",
 ];
 
 /// Override values of every TOML type, in and out of every range.
@@ -128,23 +66,12 @@ fn value() -> impl Strategy<Value = String> {
 
 fn check_error(e: &irqlab_core::Error) {
     let m = e.to_string();
-    assert!(
-        !m.is_empty() && !m.contains('\n') && !m.contains('\r'),
-        "not one line: {m:?}"
-    );
-    assert!(
-        !m.contains("` :") && !m.contains("unit variant"),
-        "clumsy: {m}"
-    );
+    assert!(!m.is_empty() && !m.contains('\n') && !m.contains('\r'), "not one line: {m:?}");
+    assert!(!m.contains("` :") && !m.contains("unit variant"), "clumsy: {m}");
     // Only our own words count: what the user wrote is echoed in `…` or "…".
     let ours: String = m.split(['`', '"']).step_by(2).collect::<Vec<_>>().join(" ");
-    for rust in [
-        " u8", " u16", " u32", " u64", " i64", " f64", "struct ", "usize", "enum ",
-    ] {
-        assert!(
-            !ours.contains(rust),
-            "a Rust type name reaches the user: {m}"
-        );
+    for rust in [" u8", " u16", " u32", " u64", " i64", " f64", "struct ", "usize", "enum "] {
+        assert!(!ours.contains(rust), "a Rust type name reaches the user: {m}");
     }
 }
 

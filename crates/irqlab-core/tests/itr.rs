@@ -20,26 +20,12 @@ fn throttled_vector_oracle() {
     for (rate, t_us) in [(100_000u32, 10.24f64), (50_000, 20.48), (20_000, 51.2)] {
         let r = run(
             ZERO_COST,
-            &[
-                "nic.kind=\"82599\"",
-                "itr.policy=\"static\"",
-                &format!("itr.rate={rate}"),
-            ],
+            &["nic.kind=\"82599\"", "itr.policy=\"static\"", &format!("itr.rate={rate}")],
         );
         let t = t_us * 1e-6;
         let cycle = t + (-lambda * t).exp() / lambda;
-        assert_close(
-            &format!("irqs/s at {rate}/s"),
-            r.irqs_per_s,
-            1.0 / cycle,
-            0.03,
-        );
-        assert_close(
-            &format!("wait at {rate}/s"),
-            r.rx_ring_wait_us,
-            t * t / 2.0 / cycle * 1e6,
-            0.04,
-        );
+        assert_close(&format!("irqs/s at {rate}/s"), r.irqs_per_s, 1.0 / cycle, 0.03);
+        assert_close(&format!("wait at {rate}/s"), r.rx_ring_wait_us, t * t / 2.0 / cycle * 1e6, 0.04);
     }
     // Off: an interrupt per packet.
     let r = run(ZERO_COST, &["nic.kind=\"82599\"", "itr.policy=\"off\""]);
@@ -47,24 +33,13 @@ fn throttled_vector_oracle() {
 }
 
 fn forwarding(policy: &str, pps: u32) -> irqlab_core::Summary {
-    run(
-        FORWARDING,
-        &[
-            &format!("itr.policy=\"{policy}\""),
-            &format!("load.qps={pps}"),
-            "run.duration_s=0.05",
-        ],
-    )
+    run(FORWARDING, &[&format!("itr.policy=\"{policy}\""), &format!("load.qps={pps}"), "run.duration_s=0.05"])
 }
 
 /// §IV–V: throttling trades CPU for latency, the linear ITR in between.
 #[test]
 fn the_regimes_order_interrupts_cpu_and_latency_at_medium_load() {
-    let (off, ixgbe, linear) = (
-        forwarding("off", 500_000),
-        forwarding("ixgbe", 500_000),
-        forwarding("linear", 500_000),
-    );
+    let (off, ixgbe, linear) = (forwarding("off", 500_000), forwarding("ixgbe", 500_000), forwarding("linear", 500_000));
     let busy = |s: &irqlab_core::Summary| 100.0 - s.cpu_pct.idle;
     let mean = |s: &irqlab_core::Summary| s.latency_us.mean.unwrap();
     assert!(off.irqs_per_s > linear.irqs_per_s && linear.irqs_per_s > ixgbe.irqs_per_s);
@@ -75,12 +50,7 @@ fn the_regimes_order_interrupts_cpu_and_latency_at_medium_load() {
         assert_eq!(s.drops, 0);
         assert_close("throughput", s.throughput_qps, 500_000.0, 0.01);
         // The load-latency product is the busy cycles per packet times the mean latency.
-        assert_close(
-            "P_ll",
-            s.load_latency_product.unwrap(),
-            s.cycles_per_query * mean(s),
-            1e-9,
-        );
+        assert_close("P_ll", s.load_latency_product.unwrap(), s.cycles_per_query * mean(s), 1e-9);
     }
     // ixgbe's 8000/s floor: at 0.5 Mpps it is in its bulk state.
     assert!(ixgbe.irqs_per_s < 8_200.0, "{}", ixgbe.irqs_per_s);
@@ -94,12 +64,7 @@ fn overload_is_the_same_for_every_regime_and_drops_begin_there() {
     assert!(off.drops > 0 && off.drops_by_site.ring == off.drops);
     for p in ["ixgbe", "linear"] {
         let s = forwarding(p, 2_500_000);
-        assert_close(
-            &format!("max throughput {p}"),
-            s.throughput_qps,
-            off.throughput_qps,
-            0.005,
-        );
+        assert_close(&format!("max throughput {p}"), s.throughput_qps, off.throughput_qps, 0.005);
     }
     assert_eq!(forwarding("off", 2_000_000).drops, 0);
 }
@@ -112,10 +77,7 @@ fn overload_is_the_same_for_every_regime_and_drops_begin_there() {
 #[test]
 fn a_forwarding_poll_takes_the_frames_that_arrive_while_it_runs() {
     let (medium, high) = (forwarding("off", 1_000_000), forwarding("off", 2_000_000));
-    let (m, h) = (
-        medium.latency_us.mean.unwrap(),
-        high.latency_us.mean.unwrap(),
-    );
+    let (m, h) = (medium.latency_us.mean.unwrap(), high.latency_us.mean.unwrap());
     assert!(h < 2.0 * m, "{h} µs at 2.0 Mpps vs {m} µs at 1.0 Mpps");
     assert_eq!(high.drops, 0);
 }
@@ -151,10 +113,7 @@ fn scenario_rules_name_the_field() {
     let e = err(FORWARDING, &["itr.min_rate=100000"]);
     assert!(e.contains("itr.min_rate"), "{e}");
     let e = err(FORWARDING, &["load.open_loop_backlog=\"client\""]);
-    assert!(
-        e.contains("load.open_loop_backlog") && e.contains("forwarding"),
-        "{e}"
-    );
+    assert!(e.contains("load.open_loop_backlog") && e.contains("forwarding"), "{e}");
     let e = err(FORWARDING, &["itr.policy=\"fast\""]);
     assert!(e.contains("itr.policy") && e.contains("linear"), "{e}");
     let e = err(FORWARDING, &["nic.kind=\"e1000\""]);

@@ -31,10 +31,7 @@ fn traced(sets: &[&str]) -> (irqlab_core::Summary, Vec<TraceEvent>) {
 }
 
 fn napi_events(tr: &[TraceEvent]) -> Vec<TraceEvent> {
-    tr.iter()
-        .copied()
-        .filter(|e| !matches!(e, TraceEvent::Sleep { .. } | TraceEvent::Wake { .. }))
-        .collect()
+    tr.iter().copied().filter(|e| !matches!(e, TraceEvent::Sleep { .. } | TraceEvent::Wake { .. })).collect()
 }
 
 /// `napi_complete_done` without deferral: every poll that empties the ring
@@ -48,14 +45,8 @@ fn without_deferral_every_completion_rearms_the_irq() {
             assert_eq!(w[1], TraceEvent::IrqRearmed { queue: 0 }, "{ev:?}");
         }
     }
-    assert!(!ev
-        .iter()
-        .any(|e| matches!(e, TraceEvent::TimerArmed { .. })));
-    assert!(
-        (sum.packets_per_irq - 1.0).abs() < 0.01,
-        "{}",
-        sum.packets_per_irq
-    );
+    assert!(!ev.iter().any(|e| matches!(e, TraceEvent::TimerArmed { .. })));
+    assert!((sum.packets_per_irq - 1.0).abs() < 0.01, "{}", sum.packets_per_irq);
 }
 
 /// With `napi_defer_hard_irqs` D > 0 and `gro_flush_timeout` G > 0, a poll
@@ -64,49 +55,14 @@ fn without_deferral_every_completion_rearms_the_irq() {
 /// next empty poll re-enables the IRQ (`napi_complete_done`).
 #[test]
 fn deferral_keeps_irq_masked_and_arms_the_watchdog() {
-    let (_, tr) = traced(&[
-        "coalesce.rx-usecs=0",
-        "coalesce.rx-frames=0",
-        "napi.napi_defer_hard_irqs=3",
-        "napi.gro_flush_timeout=50000",
-    ]);
+    let (_, tr) = traced(&["coalesce.rx-usecs=0", "coalesce.rx-frames=0", "napi.napi_defer_hard_irqs=3", "napi.gro_flush_timeout=50000"]);
     let ev = napi_events(&tr);
-    let i = ev
-        .iter()
-        .position(|e| matches!(e, TraceEvent::IrqFired { .. }))
-        .expect("an interrupt");
-    let armed = TraceEvent::TimerArmed {
-        napi: 0,
-        delay_ns: 50_000,
-        reason: TimerReason::Complete,
-    };
-    let fired = TraceEvent::WatchdogFired {
-        napi: 0,
-        scheduled: true,
-    };
-    let empty = TraceEvent::Poll {
-        napi: 0,
-        packets: 0,
-        busy: false,
-    };
-    assert!(
-        matches!(
-            ev[i + 1],
-            TraceEvent::Poll {
-                packets: 1..,
-                busy: false,
-                ..
-            }
-        ),
-        "{:?}",
-        &ev[i..i + 4]
-    );
-    assert_eq!(
-        &ev[i + 2..i + 11],
-        &[armed, fired, empty, armed, fired, empty, armed, fired, empty],
-        "{:?}",
-        &ev[i..i + 12]
-    );
+    let i = ev.iter().position(|e| matches!(e, TraceEvent::IrqFired { .. })).expect("an interrupt");
+    let armed = TraceEvent::TimerArmed { napi: 0, delay_ns: 50_000, reason: TimerReason::Complete };
+    let fired = TraceEvent::WatchdogFired { napi: 0, scheduled: true };
+    let empty = TraceEvent::Poll { napi: 0, packets: 0, busy: false };
+    assert!(matches!(ev[i + 1], TraceEvent::Poll { packets: 1.., busy: false, .. }), "{:?}", &ev[i..i + 4]);
+    assert_eq!(&ev[i + 2..i + 11], &[armed, fired, empty, armed, fired, empty, armed, fired, empty], "{:?}", &ev[i..i + 12]);
     assert_eq!(ev[i + 11], TraceEvent::IrqRearmed { queue: 0 });
 }
 
@@ -116,29 +72,16 @@ fn deferral_keeps_irq_masked_and_arms_the_watchdog() {
 fn softirq_polls_at_most_weight_packets_per_poll() {
     // Closed loop: 200 connections send their first request within 10 µs,
     // before the 50 µs moderation timer fires: one burst of 200 packets.
-    let text = scenario(
-        ONE_CORE,
-        &[
-            "load.connections_per_thread=200",
-            "coalesce.rx-usecs=50",
-            "coalesce.rx-frames=0",
-            "coalesce.cqe-mode-rx=false",
-            "run.duration_s=0.0005",
-        ],
-    )
-    .resolved_toml()
-    .replace("qps = 1000.0\n", "");
+    let text = scenario(ONE_CORE, &["load.connections_per_thread=200", "coalesce.rx-usecs=50", "coalesce.rx-frames=0", "coalesce.cqe-mode-rx=false", "run.duration_s=0.0005"])
+        .resolved_toml()
+        .replace("qps = 1000.0\n", "");
     let closed = irqlab_core::Scenario::from_toml_str(&text).unwrap();
     assert!(closed.config().load.qps.is_none());
     let (_, tr) = irqlab_core::run_traced(&closed, 1000).unwrap();
     let polls: Vec<u32> = tr
         .iter()
         .filter_map(|(_, e)| match e {
-            TraceEvent::Poll {
-                packets,
-                busy: false,
-                ..
-            } => Some(*packets),
+            TraceEvent::Poll { packets, busy: false, .. } => Some(*packets),
             _ => None,
         })
         .collect();
@@ -160,25 +103,14 @@ fn epoll_returning_events_suspends_irqs_for_irq_suspend_timeout() {
     for w in ev.windows(2) {
         if let TraceEvent::SuspendIrqs { napi } = w[0] {
             suspends += 1;
-            assert_eq!(
-                w[1],
-                TraceEvent::TimerArmed {
-                    napi,
-                    delay_ns: 20_000_000,
-                    reason: TimerReason::Suspend
-                }
-            );
+            assert_eq!(w[1], TraceEvent::TimerArmed { napi, delay_ns: 20_000_000, reason: TimerReason::Suspend });
         }
     }
     assert!(suspends > 100, "{suspends}");
     // Busy polling takes most packets; the rest come from watchdog polls
     // while the thread sleeps between bursts. Hard interrupts stay rare.
     assert!(sum.busy_poll_pct > 50.0, "{}", sum.busy_poll_pct);
-    assert!(
-        sum.irqs_per_s < 0.01 * sum.throughput_qps,
-        "{} irqs/s",
-        sum.irqs_per_s
-    );
+    assert!(sum.irqs_per_s < 0.01 * sum.throughput_qps, "{} irqs/s", sum.irqs_per_s);
 }
 
 /// A busy poll that finds nothing calls `napi_resume_irqs`, which schedules
@@ -194,47 +126,13 @@ fn fruitless_busy_poll_resumes_irqs_then_sleeps() {
         .position(|e| matches!(e, TraceEvent::ResumeIrqs { .. }))
         .expect("a fruitless busy poll at 1k QPS");
     // busy_poll_stop armed the watchdog, polled a last time and completed.
-    assert_eq!(
-        ev[i - 3],
-        TraceEvent::TimerArmed {
-            napi: 0,
-            delay_ns: 20_000,
-            reason: TimerReason::BusyPollStop
-        }
-    );
-    assert_eq!(
-        ev[i - 2],
-        TraceEvent::Poll {
-            napi: 0,
-            packets: 0,
-            busy: true
-        }
-    );
-    assert_eq!(
-        ev[i - 1],
-        TraceEvent::TimerArmed {
-            napi: 0,
-            delay_ns: 20_000,
-            reason: TimerReason::Complete
-        }
-    );
-    assert_eq!(
-        ev[i],
-        TraceEvent::ResumeIrqs {
-            napi: 0,
-            scheduled: true
-        }
-    );
+    assert_eq!(ev[i - 3], TraceEvent::TimerArmed { napi: 0, delay_ns: 20_000, reason: TimerReason::BusyPollStop });
+    assert_eq!(ev[i - 2], TraceEvent::Poll { napi: 0, packets: 0, busy: true });
+    assert_eq!(ev[i - 1], TraceEvent::TimerArmed { napi: 0, delay_ns: 20_000, reason: TimerReason::Complete });
+    assert_eq!(ev[i], TraceEvent::ResumeIrqs { napi: 0, scheduled: true });
     assert_eq!(ev[i + 1], TraceEvent::Sleep { thread: 0 });
     // The softirq poll scheduled by napi_resume_irqs runs next.
-    assert_eq!(
-        ev[i + 2],
-        TraceEvent::Poll {
-            napi: 0,
-            packets: 0,
-            busy: false
-        }
-    );
+    assert_eq!(ev[i + 2], TraceEvent::Poll { napi: 0, packets: 0, busy: false });
 }
 
 /// The watchdog schedules a poll only when nobody owns the NAPI, and it
@@ -246,31 +144,12 @@ fn watchdog_polls_until_deferrals_run_out_then_irqs_return() {
     let mut s = scenario(ONE_CORE, &[]);
     s.set_profile("irq-suspend").unwrap();
     let (sum, tr) = irqlab_core::run_traced(&s, 500_000).unwrap();
-    let fires = tr
-        .iter()
-        .filter(|(_, e)| {
-            matches!(
-                e,
-                TraceEvent::WatchdogFired {
-                    scheduled: true,
-                    ..
-                }
-            )
-        })
-        .count();
-    let rearms = tr
-        .iter()
-        .filter(|(_, e)| matches!(e, TraceEvent::IrqRearmed { .. }))
-        .count();
+    let fires = tr.iter().filter(|(_, e)| matches!(e, TraceEvent::WatchdogFired { scheduled: true, .. })).count();
+    let rearms = tr.iter().filter(|(_, e)| matches!(e, TraceEvent::IrqRearmed { .. })).count();
     assert!(fires > 0 && rearms > 0, "fires {fires} rearms {rearms}");
     // Requests arrive ~1 ms apart; 100 deferrals × 20 µs = 2 ms: most gaps
     // are covered by watchdog polls, so interrupts are fewer than requests.
-    assert!(
-        sum.irqs_per_s < sum.throughput_qps,
-        "{} irqs/s vs {} qps",
-        sum.irqs_per_s,
-        sum.throughput_qps
-    );
+    assert!(sum.irqs_per_s < sum.throughput_qps, "{} irqs/s vs {} qps", sum.irqs_per_s, sum.throughput_qps);
 }
 
 /// busy-wait: the application never sleeps and takes its packets by busy
@@ -282,9 +161,7 @@ fn busy_wait_never_sleeps() {
     s.set("load.qps", "50000").unwrap();
     let (sum, tr) = irqlab_core::run_traced(&s, 200_000).unwrap();
     let late: Vec<_> = tr.iter().filter(|(t, _)| *t > 1_000_000).collect();
-    assert!(!late
-        .iter()
-        .any(|(_, e)| matches!(e, TraceEvent::Sleep { .. })));
+    assert!(!late.iter().any(|(_, e)| matches!(e, TraceEvent::Sleep { .. })));
     assert!(sum.busy_poll_pct > 99.0, "{}", sum.busy_poll_pct);
     assert!(sum.cpu_pct.idle < 0.5, "{}", sum.cpu_pct.idle);
 }

@@ -15,12 +15,7 @@ const LAMBDA: f64 = 100_000.0;
 fn interrupt_every_b_packets() {
     for b in [2u32, 4, 16] {
         let r = run(ZERO_COST, &[&format!("coalesce.rx-frames={b}")]);
-        assert_close(
-            &format!("irqs/s B={b}"),
-            r.irqs_per_s,
-            LAMBDA / b as f64,
-            0.03,
-        );
+        assert_close(&format!("irqs/s B={b}"), r.irqs_per_s, LAMBDA / b as f64, 0.03);
         let wait_us = (b as f64 - 1.0) / (2.0 * LAMBDA) * 1e6;
         assert_close(&format!("wait B={b}"), r.rx_ring_wait_us, wait_us, 0.04);
         assert_close("packets/irq", r.packets_per_irq, b as f64, 0.03);
@@ -32,23 +27,12 @@ fn interrupt_every_b_packets() {
 #[test]
 fn timer_armed_at_first_packet() {
     for t_us in [5u32, 20, 50] {
-        let r = run(
-            ZERO_COST,
-            &[
-                &format!("coalesce.rx-usecs={t_us}"),
-                "coalesce.cqe-mode-rx=false",
-            ],
-        );
+        let r = run(ZERO_COST, &[&format!("coalesce.rx-usecs={t_us}"), "coalesce.cqe-mode-rx=false"]);
         let t = t_us as f64 * 1e-6;
         let rate = LAMBDA / (1.0 + LAMBDA * t);
         let wait_us = (t + LAMBDA * t * t / 2.0) / (1.0 + LAMBDA * t) * 1e6;
         assert_close(&format!("irqs/s T={t_us}us"), r.irqs_per_s, rate, 0.03);
-        assert_close(
-            &format!("wait T={t_us}us"),
-            r.rx_ring_wait_us,
-            wait_us,
-            0.04,
-        );
+        assert_close(&format!("wait T={t_us}us"), r.rx_ring_wait_us, wait_us, 0.04);
     }
 }
 
@@ -74,21 +58,12 @@ fn busy_polling_is_mg1_with_vacations() {
             "napi.gro_flush_timeout=10000000000",
         ],
     );
-    assert!(
-        r.busy_poll_pct > 99.9,
-        "packets should be busy polled: {}",
-        r.busy_poll_pct
-    );
+    assert!(r.busy_poll_pct > 99.9, "packets should be busy polled: {}", r.busy_poll_pct);
     let rho = LAMBDA * mean_s;
     let es2 = 2.0 * mean_s * mean_s;
     let wq = LAMBDA * es2 / (2.0 * (1.0 - rho)) + v / 2.0;
     // Latency = Wq + S (+ 1 ns per epoll_wait, negligible).
-    assert_close(
-        "busy-poll sojourn",
-        r.latency_us.mean.unwrap(),
-        (wq + mean_s) * 1e6,
-        0.04,
-    );
+    assert_close("busy-poll sojourn", r.latency_us.mean.unwrap(), (wq + mean_s) * 1e6, 0.04);
 }
 
 /// Interrupt-driven with a C-state exit D per busy period: M/G/1 with setup
@@ -100,20 +75,11 @@ fn wakeup_latency_is_mg1_with_setup_times() {
         let d = d_us as f64 * 1e-6;
         let r = run(
             ZERO_COST,
-            &[
-                "app.service={ dist = \"exponential\", mean_cycles = 4000 }",
-                &format!("cpu.wakeup_latency_ns={}", d_us * 1000),
-            ],
+            &["app.service={ dist = \"exponential\", mean_cycles = 4000 }", &format!("cpu.wakeup_latency_ns={}", d_us * 1000)],
         );
         let rho = LAMBDA * mean_s;
         let es2 = 2.0 * mean_s * mean_s;
-        let wq = LAMBDA * es2 / (2.0 * (1.0 - rho))
-            + (2.0 * d + LAMBDA * d * d) / (2.0 * (1.0 + LAMBDA * d));
-        assert_close(
-            &format!("sojourn D={d_us}us"),
-            r.latency_us.mean.unwrap(),
-            (wq + mean_s) * 1e6,
-            0.04,
-        );
+        let wq = LAMBDA * es2 / (2.0 * (1.0 - rho)) + (2.0 * d + LAMBDA * d * d) / (2.0 * (1.0 + LAMBDA * d));
+        assert_close(&format!("sojourn D={d_us}us"), r.latency_us.mean.unwrap(), (wq + mean_s) * 1e6, 0.04);
     }
 }

@@ -12,16 +12,8 @@ fn check_fields(p: &str, r: &Summary) {
     assert!(r.throughput_qps > 0.0, "{p}: no throughput");
     assert!(r.requests_completed > 0);
     let l = &r.latency_us;
-    let (p50, p95, p99, p999) = (
-        l.p50.unwrap(),
-        l.p95.unwrap(),
-        l.p99.unwrap(),
-        l.p999.unwrap(),
-    );
-    assert!(
-        0.0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= p999,
-        "{p}: {l:?}"
-    );
+    let (p50, p95, p99, p999) = (l.p50.unwrap(), l.p95.unwrap(), l.p99.unwrap(), l.p999.unwrap());
+    assert!(0.0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= p999, "{p}: {l:?}");
     assert!(l.mean.unwrap() > 0.0);
     assert!(r.warnings.is_empty(), "{p}: {:?}", r.warnings);
     let c = &r.cpu_pct;
@@ -41,22 +33,14 @@ fn every_profile_closed_and_open_loop() {
         let closed = irqlab_core::run(&s).unwrap();
         check_fields(p, &closed);
         assert_eq!(closed.mode, "closed");
-        assert!(
-            closed.cpu_pct.idle < 5.0,
-            "{p}: closed loop should saturate the cores: {:?}",
-            closed.cpu_pct
-        );
+        assert!(closed.cpu_pct.idle < 5.0, "{p}: closed loop should saturate the cores: {:?}", closed.cpu_pct);
         s.set("load.qps", "200000").unwrap();
         let open = irqlab_core::run(&s).unwrap();
         check_fields(p, &open);
         assert_eq!(open.mode, "open");
         assert_eq!(open.offered_qps, Some(200000.0));
         let err = (open.throughput_qps - 200000.0).abs() / 200000.0;
-        assert!(
-            err < 0.03,
-            "{p}: open loop achieved {} of 200000",
-            open.throughput_qps
-        );
+        assert!(err < 0.03, "{p}: open loop achieved {} of 200000", open.throughput_qps);
         assert_eq!(open.drops, 0);
     }
 }

@@ -212,6 +212,8 @@ fn steering_is_refused_where_it_cannot_apply() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("bulk") && e.contains("app.kind"), "{e}");
+    let e = Scenario::from_toml_str("[app]\nkind = \"bulk\"\n[bulk]\nsender_queues = 0\n").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("bulk.sender_queues") && e.contains("1 and 1024"), "{e}");
     let e = Scenario::from_toml_str("[napi]\nhz = 200\n")
         .map(|_| ())
         .unwrap_err()

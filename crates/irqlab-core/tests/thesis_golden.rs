@@ -10,17 +10,10 @@ use common::*;
 use std::path::PathBuf;
 
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
-const PROFILES: [&str; 4] = [
-    "no-coalescing",
-    "adaptive-coalescing",
-    "busy-wait",
-    "irq-suspend",
-];
+const PROFILES: [&str; 4] = ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend"];
 
 fn golden_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.json"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.json"))
 }
 
 fn check(name: &str, overrides: &[&str], profile: &str) {
@@ -38,15 +31,8 @@ fn check(name: &str, overrides: &[&str], profile: &str) {
     // Compare text, not parsed numbers: serde_json's default float parsing
     // may be off by one ulp, and bit-identical is the point.
     let want: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).unwrap();
-    let kept: serde_json::Map<String, serde_json::Value> = want
-        .keys()
-        .map(|k| {
-            (
-                k.clone(),
-                got.get(k).cloned().unwrap_or(serde_json::Value::Null),
-            )
-        })
-        .collect();
+    let kept: serde_json::Map<String, serde_json::Value> =
+        want.keys().map(|k| (k.clone(), got.get(k).cloned().unwrap_or(serde_json::Value::Null))).collect();
     let kept = serde_json::to_string_pretty(&kept).unwrap() + "\n";
     for (g, w) in kept.lines().zip(text.lines()) {
         assert_eq!(g, w, "{name}: differs from {}", path.display());
@@ -57,21 +43,13 @@ fn check(name: &str, overrides: &[&str], profile: &str) {
 #[test]
 fn closed_loop_summaries_are_unchanged() {
     for p in PROFILES {
-        check(
-            &format!("closed-{p}"),
-            &["run.duration_s=0.1", "run.warmup_s=0.02"],
-            p,
-        );
+        check(&format!("closed-{p}"), &["run.duration_s=0.1", "run.warmup_s=0.02"], p);
     }
 }
 
 #[test]
 fn open_loop_summaries_are_unchanged() {
     for p in PROFILES {
-        check(
-            &format!("open-300k-{p}"),
-            &["run.duration_s=0.1", "run.warmup_s=0.02", "load.qps=300000"],
-            p,
-        );
+        check(&format!("open-300k-{p}"), &["run.duration_s=0.1", "run.warmup_s=0.02", "load.qps=300000"], p);
     }
 }

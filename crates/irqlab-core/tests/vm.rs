@@ -7,12 +7,7 @@ use common::*;
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
 const PASSTHROUGH: &str = include_str!("../../../scenarios/thesis/passthrough.toml");
 const SRIOV: &str = include_str!("../../../scenarios/thesis/sriov.toml");
-const PROFILES: [&str; 4] = [
-    "no-coalescing",
-    "adaptive-coalescing",
-    "irq-suspend",
-    "busy-wait",
-];
+const PROFILES: [&str; 4] = ["no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait"];
 
 /// One core at 1 GHz (a cycle is a nanosecond), one connection in a closed
 /// loop, fixed costs: every request takes exactly the same path.
@@ -83,24 +78,13 @@ fn a_request_to_a_sleeping_guest_pays_exactly_the_host_path() {
     let bm = run(ONE_CORE, &[]);
     let pt = run(ONE_CORE, &PT_ONE_CORE);
     let (b, p) = (bm.latency_us.mean.unwrap(), pt.latency_us.mean.unwrap());
-    assert!(
-        ((p - b) * 1e3 - 550.0).abs() <= 4.0,
-        "guest mean latency {p} µs against bare metal {b} µs: the difference is not 550 ns"
-    );
+    assert!(((p - b) * 1e3 - 550.0).abs() <= 4.0, "guest mean latency {p} µs against bare metal {b} µs: the difference is not 550 ns");
     assert_eq!(bm.latency_us.p99.is_some(), pt.latency_us.p99.is_some());
     let vm = pt.vm.as_ref().expect("a VM run reports vm");
     // One exit (the halt), one injection per request.
     let per_request = |x: f64| x / pt.throughput_qps;
-    assert!(
-        (per_request(vm.virtual_irqs_per_s) - 1.0).abs() < 0.01,
-        "virtual IRQs per request {}",
-        per_request(vm.virtual_irqs_per_s)
-    );
-    assert!(
-        (per_request(vm.vm_exits_per_s) - 1.0).abs() < 0.01,
-        "exits per request {}",
-        per_request(vm.vm_exits_per_s)
-    );
+    assert!((per_request(vm.virtual_irqs_per_s) - 1.0).abs() < 0.01, "virtual IRQs per request {}", per_request(vm.virtual_irqs_per_s));
+    assert!((per_request(vm.vm_exits_per_s) - 1.0).abs() < 0.01, "exits per request {}", per_request(vm.vm_exits_per_s));
     assert!((per_request(vm.halts_per_s) - 1.0).abs() < 0.01);
     assert_eq!(vm.halt_poll_success_pct, 0.0, "halt polling is off");
 }
@@ -113,21 +97,9 @@ fn halt_polling_catches_short_idle_gaps_and_shows_as_host_cpu() {
     let polled = run(ONE_CORE, &[&PT_ONE_CORE[..1], &PT_ONE_CORE[2..]].concat());
     let off = run(ONE_CORE, &PT_ONE_CORE);
     let (vp, vo) = (polled.vm.unwrap(), off.vm.unwrap());
-    assert!(
-        vp.halt_poll_success_pct > 95.0,
-        "polled wake-ups {} %",
-        vp.halt_poll_success_pct
-    );
-    assert!(
-        vp.host_cpu_pct.idle < 5.0,
-        "host idle {} % while polling",
-        vp.host_cpu_pct.idle
-    );
-    assert!(
-        vo.host_cpu_pct.idle > 50.0,
-        "host idle {} % without polling",
-        vo.host_cpu_pct.idle
-    );
+    assert!(vp.halt_poll_success_pct > 95.0, "polled wake-ups {} %", vp.halt_poll_success_pct);
+    assert!(vp.host_cpu_pct.idle < 5.0, "host idle {} % while polling", vp.host_cpu_pct.idle);
+    assert!(vo.host_cpu_pct.idle > 50.0, "host idle {} % without polling", vo.host_cpu_pct.idle);
     // The guest sees idle time either way: polling is the host's.
     assert!(polled.cpu_pct.idle > 50.0 && off.cpu_pct.idle > 50.0);
     // A wake-up caught by the poll skips the host's C-state exit, the
@@ -150,23 +122,14 @@ fn with_free_virtualization_a_passthrough_guest_serves_what_bare_metal_serves() 
     for p in PROFILES {
         let bm = run_profile(THESIS, p, &free[..2]);
         let pt = run_profile(PASSTHROUGH, p, &free);
-        assert_close(
-            &format!("{p}: passthrough QPS with free virtualization"),
-            pt.throughput_qps,
-            bm.throughput_qps,
-            0.01,
-        );
+        assert_close(&format!("{p}: passthrough QPS with free virtualization"), pt.throughput_qps, bm.throughput_qps, 0.01);
     }
 }
 
 #[test]
 fn vm_runs_are_deterministic_and_report_their_layer() {
     for base in [PASSTHROUGH, SRIOV] {
-        let sets = [
-            "run.duration_s=0.02",
-            "run.warmup_s=0.005",
-            "load.qps=200000",
-        ];
+        let sets = ["run.duration_s=0.02", "run.warmup_s=0.005", "load.qps=200000"];
         let a = run_profile(base, "irq-suspend", &sets);
         let mut b = run_profile(base, "irq-suspend", &sets);
         b.wall_s = a.wall_s;
@@ -181,41 +144,21 @@ fn vm_runs_are_deterministic_and_report_their_layer() {
         assert!((sum - 100.0).abs() < 1e-6, "guest shares sum to {sum}");
         assert!(h.guest > 0.0 && g.guest == 0.0);
     }
-    assert!(
-        run(THESIS, &["run.duration_s=0.01"]).vm.is_none(),
-        "bare metal has no vm report"
-    );
+    assert!(run(THESIS, &["run.duration_s=0.01"]).vm.is_none(), "bare metal has no vm report");
 }
 
 #[test]
 fn busy_polling_in_a_guest_takes_no_exits_and_no_interrupts() {
-    let s = run_profile(
-        PASSTHROUGH,
-        "busy-wait",
-        &["run.duration_s=0.02", "run.warmup_s=0.005"],
-    );
+    let s = run_profile(PASSTHROUGH, "busy-wait", &["run.duration_s=0.02", "run.warmup_s=0.005"]);
     let vm = s.vm.unwrap();
     assert_eq!(vm.vm_exits_per_s, 0.0);
     assert_eq!(vm.virtual_irqs_per_s, 0.0);
     assert_eq!(vm.host_cpu_pct.guest, 100.0);
     // Interrupt-driven, every packet's interrupt is an injection and an exit.
-    let nc = run_profile(
-        PASSTHROUGH,
-        "no-coalescing",
-        &["run.duration_s=0.02", "run.warmup_s=0.005"],
-    );
+    let nc = run_profile(PASSTHROUGH, "no-coalescing", &["run.duration_s=0.02", "run.warmup_s=0.005"]);
     let vm = nc.vm.unwrap();
-    assert!(
-        vm.virtual_irqs_per_s >= 0.9 * nc.irqs_per_s,
-        "{} injected for {} device IRQs",
-        vm.virtual_irqs_per_s,
-        nc.irqs_per_s
-    );
-    assert!(
-        nc.cpu_pct.steal > 1.0,
-        "exits take time from the guest: steal {}",
-        nc.cpu_pct.steal
-    );
+    assert!(vm.virtual_irqs_per_s >= 0.9 * nc.irqs_per_s, "{} injected for {} device IRQs", vm.virtual_irqs_per_s, nc.irqs_per_s);
+    assert!(nc.cpu_pct.steal > 1.0, "exits take time from the guest: steal {}", nc.cpu_pct.steal);
 }
 
 #[test]
@@ -249,24 +192,10 @@ fn posted_interrupts_take_the_host_off_a_running_guest_s_interrupt_path() {
     let sets = ["run.duration_s=0.05", "run.warmup_s=0.01"];
     let bm = run_profile(THESIS, "no-coalescing", &sets);
     let relayed = run_profile(PASSTHROUGH, "no-coalescing", &sets);
-    let posted = run_profile(
-        PASSTHROUGH,
-        "no-coalescing",
-        &[sets[0], sets[1], "vm.posted_interrupts=true"],
-    );
+    let posted = run_profile(PASSTHROUGH, "no-coalescing", &[sets[0], sets[1], "vm.posted_interrupts=true"]);
     let vm = posted.vm.as_ref().unwrap();
     assert_eq!(vm.vm_exits_per_s, 0.0);
     assert!(vm.virtual_irqs_per_s > 0.9 * posted.irqs_per_s);
-    assert_close(
-        "posted-interrupt guest QPS",
-        posted.throughput_qps,
-        bm.throughput_qps,
-        0.01,
-    );
-    assert!(
-        relayed.throughput_qps < 0.95 * posted.throughput_qps,
-        "relayed {} posted {}",
-        relayed.throughput_qps,
-        posted.throughput_qps
-    );
+    assert_close("posted-interrupt guest QPS", posted.throughput_qps, bm.throughput_qps, 0.01);
+    assert!(relayed.throughput_qps < 0.95 * posted.throughput_qps, "relayed {} posted {}", relayed.throughput_qps, posted.throughput_qps);
 }

@@ -30,11 +30,7 @@ fn open(base: &str, profile: &str, qps: u32) -> Summary {
 /// Long enough for a stable p99 at a low rate (15,000 requests at 50k/s).
 fn open_tail(base: &str, profile: &str, qps: u32) -> Summary {
     let q = format!("load.qps={qps}");
-    run_profile(
-        base,
-        profile,
-        &["run.duration_s=0.3", "run.warmup_s=0.02", &q],
-    )
+    run_profile(base, profile, &["run.duration_s=0.3", "run.warmup_s=0.02", &q])
 }
 
 struct Setup {
@@ -44,11 +40,7 @@ struct Setup {
 }
 
 fn virtio(base: &str) -> Setup {
-    Setup {
-        nc: closed(base, "no-coalescing"),
-        is: closed(base, "irq-suspend"),
-        bw: closed(base, "busy-wait"),
-    }
+    Setup { nc: closed(base, "no-coalescing"), is: closed(base, "irq-suspend"), bw: closed(base, "busy-wait") }
 }
 
 fn qps(s: &Summary) -> f64 {
@@ -62,59 +54,26 @@ fn virtio_claims_v1_to_v5_and_the_mechanism_of_v6() {
     // more than no-coalescing. (V4's "still demonstrate benefits" with IRQ
     // packing is not reproduced: the model predicts the three within noise
     // there, docs/calibration.md.)
-    assert!(
-        qps(&va.is) > qps(&va.nc) && qps(&va.bw) > qps(&va.nc),
-        "aligned: is {} bw {} nc {}",
-        qps(&va.is),
-        qps(&va.bw),
-        qps(&va.nc)
-    );
+    assert!(qps(&va.is) > qps(&va.nc) && qps(&va.bw) > qps(&va.nc), "aligned: is {} bw {} nc {}", qps(&va.is), qps(&va.bw), qps(&va.nc));
     for (name, s) in [("aligned", &va), ("packed", &vp)] {
         // V3: and they spend less of the application vCPUs in softirq.
-        assert!(
-            s.is.cpu_pct.softirq < s.nc.cpu_pct.softirq
-                && s.bw.cpu_pct.softirq < s.nc.cpu_pct.softirq,
-            "{name}: softirq"
-        );
+        assert!(s.is.cpu_pct.softirq < s.nc.cpu_pct.softirq && s.bw.cpu_pct.softirq < s.nc.cpu_pct.softirq, "{name}: softirq");
         // V6's mechanism: the guest's virtual interrupts all but vanish
         // (the VM exits do not: docs/calibration.md).
         let v = |s: &Summary| s.vm.as_ref().unwrap().virtual_irqs_per_s;
-        assert!(
-            v(&s.is) < 0.2 * v(&s.nc) && v(&s.bw) < 0.2 * v(&s.nc),
-            "{name}: virtual IRQs {} {} {}",
-            v(&s.is),
-            v(&s.bw),
-            v(&s.nc)
-        );
+        assert!(v(&s.is) < 0.2 * v(&s.nc) && v(&s.bw) < 0.2 * v(&s.nc), "{name}: virtual IRQs {} {} {}", v(&s.is), v(&s.bw), v(&s.nc));
     }
     // V2, V4: the gain is smaller with IRQ packing.
     let gain = |s: &Setup, p: &Summary| qps(p) / qps(&s.nc);
-    assert!(
-        gain(&vp, &vp.is) < gain(&va, &va.is),
-        "is gain packed {} aligned {}",
-        gain(&vp, &vp.is),
-        gain(&va, &va.is)
-    );
-    assert!(
-        gain(&vp, &vp.bw) < gain(&va, &va.bw),
-        "bw gain packed {} aligned {}",
-        gain(&vp, &vp.bw),
-        gain(&va, &va.bw)
-    );
+    assert!(gain(&vp, &vp.is) < gain(&va, &va.is), "is gain packed {} aligned {}", gain(&vp, &vp.is), gain(&va, &va.is));
+    assert!(gain(&vp, &vp.bw) < gain(&va, &va.bw), "bw gain packed {} aligned {}", gain(&vp, &vp.bw), gain(&va, &va.bw));
     // V5: packed serves more than aligned, profile by profile.
     for (a, p) in [(&va.nc, &vp.nc), (&va.is, &vp.is), (&va.bw, &vp.bw)] {
         assert!(qps(p) > qps(a), "packed {} aligned {}", qps(p), qps(a));
     }
     // IRQ packing: the two host IRQ cores are nearly full (§4.5: "utilized
     // nearly to their full capacity").
-    let irq = vp
-        .nc
-        .vm
-        .as_ref()
-        .unwrap()
-        .host_irq_cores_cpu_pct
-        .as_ref()
-        .expect("host IRQ cores");
+    let irq = vp.nc.vm.as_ref().unwrap().host_irq_cores_cpu_pct.as_ref().expect("host IRQ cores");
     assert!(irq.idle < 25.0, "host IRQ cores idle {} %", irq.idle);
 }
 
@@ -123,42 +82,21 @@ fn virtio_claims_v8_v10_v12_at_low_load() {
     // V8: at low load the three profiles' tails are nearly the same.
     let p99 = |s: &Summary| s.latency_us.p99.unwrap();
     for base in [VA, VP] {
-        let (nc, is, bw) = (
-            open_tail(base, "no-coalescing", 50_000),
-            open_tail(base, "irq-suspend", 50_000),
-            open_tail(base, "busy-wait", 50_000),
-        );
-        let (lo, hi) = [p99(&nc), p99(&is), p99(&bw)]
-            .iter()
-            .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
-        assert!(
-            hi < 1.25 * lo,
-            "p99 at 50k: nc {} is {} bw {}",
-            p99(&nc),
-            p99(&is),
-            p99(&bw)
-        );
+        let (nc, is, bw) =
+            (open_tail(base, "no-coalescing", 50_000), open_tail(base, "irq-suspend", 50_000), open_tail(base, "busy-wait", 50_000));
+        let (lo, hi) = [p99(&nc), p99(&is), p99(&bw)].iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!(hi < 1.25 * lo, "p99 at 50k: nc {} is {} bw {}", p99(&nc), p99(&is), p99(&bw));
         // V12: busy waiting keeps its vCPUs busy; IRQ suspension does not.
         assert!(100.0 - bw.cpu_pct.idle > 99.0 && 100.0 - is.cpu_pct.idle < 50.0);
         // V10: the guest's tail is above bare metal's at the same load.
         let bm = open_tail(BARE, "no-coalescing", 50_000);
-        assert!(
-            p99(&nc) > p99(&bm),
-            "virtio p99 {} bare metal {}",
-            p99(&nc),
-            p99(&bm)
-        );
+        assert!(p99(&nc) > p99(&bm), "virtio p99 {} bare metal {}", p99(&nc), p99(&bm));
     }
 }
 
 #[test]
 fn passthrough_and_sriov_claims_p1_p3_p5_p6() {
-    let profiles = [
-        "no-coalescing",
-        "adaptive-coalescing",
-        "irq-suspend",
-        "busy-wait",
-    ];
+    let profiles = ["no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait"];
     let bm: Vec<Summary> = profiles.iter().map(|p| closed(BARE, p)).collect();
     for (name, base) in [("passthrough", PT), ("sriov", SR)] {
         let vm: Vec<Summary> = profiles.iter().map(|p| closed(base, p)).collect();
@@ -177,62 +115,29 @@ fn passthrough_and_sriov_claims_p1_p3_p5_p6() {
         }
         // P3: the interrupt-driven profiles lose more to the VM, nc most.
         let loss: Vec<f64> = (0..4).map(|i| 1.0 - q(&vm, i) / q(&bm, i)).collect();
-        assert!(
-            loss[0] > loss[1] && loss[1] > loss[2].max(loss[3]),
-            "{name}: losses {loss:?}"
-        );
+        assert!(loss[0] > loss[1] && loss[1] > loss[2].max(loss[3]), "{name}: losses {loss:?}");
         // P6: no-coalescing serves least.
-        assert!(
-            (1..4).all(|i| q(&vm, 0) < q(&vm, i)),
-            "{name}: nc is not the lowest"
-        );
+        assert!((1..4).all(|i| q(&vm, 0) < q(&vm, i)), "{name}: nc is not the lowest");
     }
     // P5: at the same offered load the host's vCPU cores are busier than
     // bare metal's cores (halt polling), for every profile.
     for p in profiles {
         let (b, v) = (open(BARE, p, 300_000), open(PT, p, 300_000));
         let host_busy = 100.0 - v.vm.as_ref().unwrap().host_cpu_pct.idle;
-        assert!(
-            host_busy >= 100.0 - b.cpu_pct.idle - 0.5,
-            "{p}: host {host_busy} bare metal {}",
-            100.0 - b.cpu_pct.idle
-        );
+        assert!(host_busy >= 100.0 - b.cpu_pct.idle - 0.5, "{p}: host {host_busy} bare metal {}", 100.0 - b.cpu_pct.idle);
     }
 }
 
 #[test]
 fn every_vm_setup_runs_its_profiles_closed_and_open_deterministically() {
     for (base, profiles) in [
-        (
-            PT,
-            &[
-                "no-coalescing",
-                "adaptive-coalescing",
-                "irq-suspend",
-                "busy-wait",
-            ][..],
-        ),
-        (
-            SR,
-            &[
-                "no-coalescing",
-                "adaptive-coalescing",
-                "irq-suspend",
-                "busy-wait",
-            ][..],
-        ),
+        (PT, &["no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait"][..]),
+        (SR, &["no-coalescing", "adaptive-coalescing", "irq-suspend", "busy-wait"][..]),
         (VA, &["no-coalescing", "irq-suspend", "busy-wait"][..]),
         (VP, &["no-coalescing", "irq-suspend", "busy-wait"][..]),
     ] {
         for p in profiles {
-            for sets in [
-                &["run.duration_s=0.01", "run.warmup_s=0.002"][..],
-                &[
-                    "run.duration_s=0.01",
-                    "run.warmup_s=0.002",
-                    "load.qps=150000",
-                ][..],
-            ] {
+            for sets in [&["run.duration_s=0.01", "run.warmup_s=0.002"][..], &["run.duration_s=0.01", "run.warmup_s=0.002", "load.qps=150000"][..]] {
                 let a = run_profile(base, p, sets);
                 let mut b = run_profile(base, p, sets);
                 b.wall_s = a.wall_s;

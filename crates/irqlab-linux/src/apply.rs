@@ -14,8 +14,7 @@ use irqlab_core::scenario::Profile;
 use serde::Serialize;
 
 use crate::change::{
-    coalesce_request, napi_requests, Change, Part, Skip, Value, COALESCE_KNOBS, NAPI_KNOBS,
-    NOT_SUPPORTED_BY_DEVICE,
+    coalesce_request, napi_requests, Change, Part, Skip, Value, COALESCE_KNOBS, NAPI_KNOBS, NOT_SUPPORTED_BY_DEVICE,
 };
 use crate::device::{resolve, Snapshot};
 use crate::error::Error;
@@ -82,26 +81,15 @@ pub fn parse_profile(name: &str) -> Result<Profile, Error> {
 pub fn plan_from(snapshot: &Snapshot, profile: Profile, napi: Option<u32>) -> Result<Plan, Error> {
     let device = &snapshot.device;
     if snapshot.napis.is_empty() {
-        return Err(Error::NoNapi {
-            device: device.clone(),
-        });
+        return Err(Error::NoNapi { device: device.clone() });
     }
     let napis: Vec<_> = match napi {
         None => snapshot.napis.iter().collect(),
         Some(id) => {
             let found: Vec<_> = snapshot.napis.iter().filter(|n| n.id == id).collect();
             if found.is_empty() {
-                let ids = snapshot
-                    .napis
-                    .iter()
-                    .map(|n| n.id.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(Error::UnknownNapi {
-                    device: device.clone(),
-                    id,
-                    ids: format!("its NAPIs: {ids}"),
-                });
+                let ids = snapshot.napis.iter().map(|n| n.id.to_string()).collect::<Vec<_>>().join(", ");
+                return Err(Error::UnknownNapi { device: device.clone(), id, ids: format!("its NAPIs: {ids}") });
             }
             found
         }
@@ -139,13 +127,7 @@ pub fn plan_from(snapshot: &Snapshot, profile: Profile, napi: Option<u32>) -> Re
                 }
                 return Err(missing_knob(knob.name, profile));
             };
-            let change = Change {
-                part: Part::Napi,
-                napi_id: Some(n.id),
-                knob: knob.name,
-                from: Value::Int(from),
-                to: Value::Int(to),
-            };
+            let change = Change { part: Part::Napi, napi_id: Some(n.id), knob: knob.name, from: Value::Int(from), to: Value::Int(to) };
             if from == to {
                 plan.unchanged.push(change);
             } else {
@@ -170,13 +152,7 @@ pub fn plan_from(snapshot: &Snapshot, profile: Profile, napi: Option<u32>) -> Re
                 reason: NOT_SUPPORTED_BY_DEVICE.into(),
             }),
             Some(from) => {
-                let change = Change {
-                    part: Part::Coalesce,
-                    napi_id: None,
-                    knob: knob.name,
-                    from,
-                    to,
-                };
+                let change = Change { part: Part::Coalesce, napi_id: None, knob: knob.name, from, to };
                 if from == to {
                     plan.unchanged.push(change);
                 } else {
@@ -200,10 +176,7 @@ fn missing_knob(knob: &str, profile: Profile) -> Error {
         }
     } else {
         Error::KernelTooOld {
-            what: format!(
-                "reports no per-NAPI {} in napi-get (no per-NAPI configuration)",
-                knob.replace('_', "-")
-            ),
+            what: format!("reports no per-NAPI {} in napi-get (no per-NAPI configuration)", knob.replace('_', "-")),
             purpose: "set per-NAPI settings",
         }
     }
@@ -245,22 +218,15 @@ pub fn apply_in(plan: &Plan, store: &StateStore) -> Result<ApplyReport, Error> {
     }
     let mut kernel = Kernel::open()?;
     let before = Snapshot::read(&mut kernel, device, ifindex)?;
-    let (state_file, wrote) =
-        store.save_if_absent(&SavedState::from_snapshot(&before, &plan.profile)?)?;
-    let partial = |e: Error| Error::Partial {
-        source: Box::new(e),
-        state: state_file.clone(),
-        device: device.to_string(),
-    };
+    let (state_file, wrote) = store.save_if_absent(&SavedState::from_snapshot(&before, &plan.profile)?)?;
+    let partial = |e: Error| Error::Partial { source: Box::new(e), state: state_file.clone(), device: device.to_string() };
 
     for request in napi_requests(&plan.changes) {
         kernel.napi_set(request, device).map_err(partial)?;
     }
     let coalesce = coalesce_request(&plan.changes);
     if !coalesce.is_empty() {
-        kernel
-            .coalesce_set(ifindex, device, coalesce)
-            .map_err(partial)?;
+        kernel.coalesce_set(ifindex, device, coalesce).map_err(partial)?;
     }
 
     let after = Snapshot::read(&mut kernel, device, ifindex).map_err(partial)?;
@@ -287,17 +253,11 @@ pub(crate) fn read_back_mismatches(after: &Snapshot, changes: &[Change]) -> Vec<
             Part::Napi => {
                 let napi = after.napis.iter().find(|n| Some(n.id) == c.napi_id);
                 let knob = crate::change::napi_knob(c.knob);
-                napi.zip(knob)
-                    .and_then(|(n, k)| (k.current)(n))
-                    .map(Value::Int)
+                napi.zip(knob).and_then(|(n, k)| (k.current)(n)).map(Value::Int)
             }
             Part::Coalesce => {
                 let knob = crate::change::coalesce_knob(c.knob);
-                after
-                    .coalesce
-                    .as_ref()
-                    .zip(knob)
-                    .and_then(|(co, k)| (k.get)(co))
+                after.coalesce.as_ref().zip(knob).and_then(|(co, k)| (k.get)(co))
             }
         };
         if now != Some(c.to) {
@@ -306,10 +266,7 @@ pub(crate) fn read_back_mismatches(after: &Snapshot, changes: &[Change]) -> Vec<
                 None => format!("device `{}`", after.device),
             };
             let now = now.map_or_else(|| "nothing".to_string(), |v| v.to_string());
-            warnings.push(format!(
-                "{} of {target} was set to {} but reads back as {now}",
-                c.knob, c.to
-            ));
+            warnings.push(format!("{} of {target} was set to {} but reads back as {now}", c.knob, c.to));
         }
     }
     warnings
@@ -336,28 +293,13 @@ mod tests {
     }
 
     fn veth(napis: Vec<Napi>, coalesce: Option<Coalesce>) -> Snapshot {
-        Snapshot {
-            device: "veth0".into(),
-            ifindex: 3,
-            napis,
-            queues: Vec::new(),
-            coalesce,
-        }
+        Snapshot { device: "veth0".into(), ifindex: 3, napis, queues: Vec::new(), coalesce }
     }
 
     #[test]
     fn irq_suspend_on_a_veth_changes_the_napi_and_skips_coalescing() {
-        let plan = plan_from(
-            &veth(vec![napi(8193, Some(0))], None),
-            Profile::IrqSuspend,
-            None,
-        )
-        .unwrap();
-        let changed: Vec<_> = plan
-            .changes
-            .iter()
-            .map(|c| (c.napi_id, c.knob, c.to))
-            .collect();
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], None), Profile::IrqSuspend, None).unwrap();
+        let changed: Vec<_> = plan.changes.iter().map(|c| (c.napi_id, c.knob, c.to)).collect();
         assert_eq!(
             changed,
             vec![
@@ -366,11 +308,7 @@ mod tests {
                 (Some(8193), "irq_suspend_timeout", Value::Int(20_000_000)),
             ]
         );
-        let skipped: Vec<_> = plan
-            .skipped
-            .iter()
-            .map(|s| (s.knob, s.reason.as_str()))
-            .collect();
+        let skipped: Vec<_> = plan.skipped.iter().map(|s| (s.knob, s.reason.as_str())).collect();
         assert_eq!(
             skipped,
             vec![
@@ -383,24 +321,12 @@ mod tests {
 
     #[test]
     fn knobs_already_at_the_profile_value_are_unchanged_and_unreported_coalescing_is_skipped() {
-        let coalesce = Coalesce {
-            use_adaptive_rx: Some(false),
-            rx_usecs: Some(1),
-            ..Coalesce::default()
-        };
-        let plan = plan_from(
-            &veth(vec![napi(8193, Some(0))], Some(coalesce)),
-            Profile::NoCoalescing,
-            None,
-        )
-        .unwrap();
+        let coalesce = Coalesce { use_adaptive_rx: Some(false), rx_usecs: Some(1), ..Coalesce::default() };
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], Some(coalesce)), Profile::NoCoalescing, None).unwrap();
         assert!(plan.changes.is_empty(), "{:?}", plan.changes);
         assert_eq!(plan.unchanged.len(), 5);
         assert_eq!(plan.skipped.len(), 1);
-        assert_eq!(
-            (plan.skipped[0].knob, plan.skipped[0].to),
-            ("rx-frames", Value::Int(128))
-        );
+        assert_eq!((plan.skipped[0].knob, plan.skipped[0].to), ("rx-frames", Value::Int(128)));
     }
 
     #[test]
@@ -408,13 +334,8 @@ mod tests {
         let snapshot = veth(vec![napi(8193, Some(0)), napi(8194, Some(0))], None);
         let plan = plan_from(&snapshot, Profile::BusyWait, Some(8194)).unwrap();
         assert!(plan.changes.iter().all(|c| c.napi_id == Some(8194)));
-        let err = plan_from(&snapshot, Profile::BusyWait, Some(1))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "NAPI 1 is not one of device `veth0`'s NAPIs (its NAPIs: 8193, 8194)"
-        );
+        let err = plan_from(&snapshot, Profile::BusyWait, Some(1)).unwrap_err().to_string();
+        assert_eq!(err, "NAPI 1 is not one of device `veth0`'s NAPIs (its NAPIs: 8193, 8194)");
     }
 
     #[test]
@@ -427,11 +348,8 @@ mod tests {
     fn a_kernel_without_irq_suspension_skips_a_zero_but_refuses_the_irq_suspend_profile() {
         let old = veth(vec![napi(8193, None)], None);
         let plan = plan_from(&old, Profile::BusyWait, None).unwrap();
-        assert!(plan.skipped.iter().any(|s| s.knob == "irq_suspend_timeout"
-            && s.reason.contains("not supported by this kernel")));
-        let err = plan_from(&old, Profile::IrqSuspend, None)
-            .unwrap_err()
-            .to_string();
+        assert!(plan.skipped.iter().any(|s| s.knob == "irq_suspend_timeout" && s.reason.contains("not supported by this kernel")));
+        let err = plan_from(&old, Profile::IrqSuspend, None).unwrap_err().to_string();
         assert_eq!(
             err,
             "this kernel reports no irq-suspend-timeout in napi-get (no IRQ suspension), so irqlab cannot \
@@ -440,10 +358,7 @@ mod tests {
         let mut older = napi(8193, None);
         older.defer_hard_irqs = None;
         let err = plan_from(&veth(vec![older], None), Profile::NoCoalescing, None).unwrap_err();
-        assert!(
-            err.to_string().contains("no per-NAPI defer-hard-irqs"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("no per-NAPI defer-hard-irqs"), "{err}");
     }
 
     #[test]
@@ -457,18 +372,8 @@ mod tests {
 
     #[test]
     fn irq_batching_sets_deferral_and_coalescing_like_the_others() {
-        let coalesce = Coalesce {
-            use_adaptive_rx: Some(false),
-            rx_usecs: Some(1),
-            rx_max_frames: Some(128),
-            ..Coalesce::default()
-        };
-        let plan = plan_from(
-            &veth(vec![napi(8193, Some(0))], Some(coalesce)),
-            Profile::IrqBatching,
-            None,
-        )
-        .unwrap();
+        let coalesce = Coalesce { use_adaptive_rx: Some(false), rx_usecs: Some(1), rx_max_frames: Some(128), ..Coalesce::default() };
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], Some(coalesce)), Profile::IrqBatching, None).unwrap();
         let changed: Vec<_> = plan.changes.iter().map(|c| (c.knob, c.to)).collect();
         assert_eq!(
             changed,
@@ -480,43 +385,18 @@ mod tests {
             ]
         );
         let unchanged: Vec<_> = plan.unchanged.iter().map(|c| (c.knob, c.to)).collect();
-        assert_eq!(
-            unchanged,
-            vec![
-                ("irq_suspend_timeout", Value::Int(0)),
-                ("rx-frames", Value::Int(128))
-            ]
-        );
+        assert_eq!(unchanged, vec![("irq_suspend_timeout", Value::Int(0)), ("rx-frames", Value::Int(128))]);
         // A kernel without IRQ suspension can still take it: the 0 is skipped.
-        let plan = plan_from(
-            &veth(vec![napi(8193, None)], None),
-            Profile::IrqBatching,
-            None,
-        )
-        .unwrap();
+        let plan = plan_from(&veth(vec![napi(8193, None)], None), Profile::IrqBatching, None).unwrap();
         assert!(plan.skipped.iter().any(|s| s.knob == "irq_suspend_timeout"));
     }
 
     #[test]
     fn kernel_polling_suspends_irqs_without_deferral_and_needs_irq_suspension() {
-        let plan = plan_from(
-            &veth(vec![napi(8193, Some(0))], None),
-            Profile::KernelPolling,
-            None,
-        )
-        .unwrap();
+        let plan = plan_from(&veth(vec![napi(8193, Some(0))], None), Profile::KernelPolling, None).unwrap();
         let changed: Vec<_> = plan.changes.iter().map(|c| (c.knob, c.to)).collect();
-        assert_eq!(
-            changed,
-            vec![("irq_suspend_timeout", Value::Int(20_000_000))]
-        );
-        let err = plan_from(
-            &veth(vec![napi(8193, None)], None),
-            Profile::KernelPolling,
-            None,
-        )
-        .unwrap_err()
-        .to_string();
+        assert_eq!(changed, vec![("irq_suspend_timeout", Value::Int(20_000_000))]);
+        let err = plan_from(&veth(vec![napi(8193, None)], None), Profile::KernelPolling, None).unwrap_err().to_string();
         assert_eq!(
             err,
             "this kernel reports no irq-suspend-timeout in napi-get (no IRQ suspension), so irqlab cannot \

@@ -144,10 +144,7 @@ pub const COALESCE_KNOBS: [CoalesceKnob; 3] = [
 
 /// Find a knob's definition by name.
 pub fn napi_knob(name: &str) -> Option<&'static NapiKnob> {
-    NAPI_KNOBS
-        .iter()
-        .chain(std::iter::once(&THREADED))
-        .find(|k| k.name == name)
+    NAPI_KNOBS.iter().chain(std::iter::once(&THREADED)).find(|k| k.name == name)
 }
 
 pub fn coalesce_knob(name: &str) -> Option<&'static CoalesceKnob> {
@@ -159,16 +156,11 @@ pub fn coalesce_knob(name: &str) -> Option<&'static CoalesceKnob> {
 pub fn napi_requests(changes: &[Change]) -> Vec<NapiSet> {
     let mut requests: Vec<NapiSet> = Vec::new();
     for c in changes.iter().filter(|c| c.part == Part::Napi) {
-        let (Some(id), Some(knob), Value::Int(to)) = (c.napi_id, napi_knob(c.knob), c.to) else {
-            continue;
-        };
+        let (Some(id), Some(knob), Value::Int(to)) = (c.napi_id, napi_knob(c.knob), c.to) else { continue };
         let index = match requests.iter().position(|r| r.id == id) {
             Some(i) => i,
             None => {
-                requests.push(NapiSet {
-                    id,
-                    ..NapiSet::default()
-                });
+                requests.push(NapiSet { id, ..NapiSet::default() });
                 requests.len() - 1
             }
         };
@@ -194,60 +186,26 @@ mod tests {
 
     #[test]
     fn changes_are_grouped_into_one_request_per_napi_and_one_for_coalescing() {
-        let napi = |id, knob, to| Change {
-            part: Part::Napi,
-            napi_id: Some(id),
-            knob,
-            from: Value::Int(0),
-            to: Value::Int(to),
-        };
+        let napi = |id, knob, to| Change { part: Part::Napi, napi_id: Some(id), knob, from: Value::Int(0), to: Value::Int(to) };
         let changes = vec![
             napi(8193, "defer_hard_irqs", 100),
             napi(8194, "defer_hard_irqs", 100),
             napi(8193, "gro_flush_timeout", 20_000),
-            Change {
-                part: Part::Coalesce,
-                napi_id: None,
-                knob: "adaptive-rx",
-                from: Value::Bool(false),
-                to: Value::Bool(true),
-            },
-            Change {
-                part: Part::Coalesce,
-                napi_id: None,
-                knob: "rx-usecs",
-                from: Value::Int(0),
-                to: Value::Int(8),
-            },
+            Change { part: Part::Coalesce, napi_id: None, knob: "adaptive-rx", from: Value::Bool(false), to: Value::Bool(true) },
+            Change { part: Part::Coalesce, napi_id: None, knob: "rx-usecs", from: Value::Int(0), to: Value::Int(8) },
         ];
         let requests = napi_requests(&changes);
         assert_eq!(
             requests,
             vec![
-                NapiSet {
-                    id: 8193,
-                    defer_hard_irqs: Some(100),
-                    gro_flush_timeout: Some(20_000),
-                    ..NapiSet::default()
-                },
-                NapiSet {
-                    id: 8194,
-                    defer_hard_irqs: Some(100),
-                    ..NapiSet::default()
-                },
+                NapiSet { id: 8193, defer_hard_irqs: Some(100), gro_flush_timeout: Some(20_000), ..NapiSet::default() },
+                NapiSet { id: 8194, defer_hard_irqs: Some(100), ..NapiSet::default() },
             ]
         );
         assert_eq!(
             coalesce_request(&changes),
-            Coalesce {
-                use_adaptive_rx: Some(true),
-                rx_usecs: Some(8),
-                ..Coalesce::default()
-            }
+            Coalesce { use_adaptive_rx: Some(true), rx_usecs: Some(8), ..Coalesce::default() }
         );
-        assert_eq!(
-            serde_json::to_value(&changes[3]).unwrap()["to"],
-            serde_json::json!(true)
-        );
+        assert_eq!(serde_json::to_value(&changes[3]).unwrap()["to"], serde_json::json!(true));
     }
 }

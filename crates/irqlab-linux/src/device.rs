@@ -101,39 +101,23 @@ pub struct KernelSupport {
 /// (`None`) when the device does not support it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoalesceSettings {
-    #[serde(
-        rename = "adaptive-rx",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "adaptive-rx", default, skip_serializing_if = "Option::is_none")]
     pub adaptive_rx: Option<bool>,
     /// Microseconds.
     #[serde(rename = "rx-usecs", default, skip_serializing_if = "Option::is_none")]
     pub rx_usecs: Option<u32>,
     #[serde(rename = "rx-frames", default, skip_serializing_if = "Option::is_none")]
     pub rx_frames: Option<u32>,
-    #[serde(
-        rename = "adaptive-tx",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "adaptive-tx", default, skip_serializing_if = "Option::is_none")]
     pub adaptive_tx: Option<bool>,
     /// Microseconds.
     #[serde(rename = "tx-usecs", default, skip_serializing_if = "Option::is_none")]
     pub tx_usecs: Option<u32>,
     #[serde(rename = "tx-frames", default, skip_serializing_if = "Option::is_none")]
     pub tx_frames: Option<u32>,
-    #[serde(
-        rename = "cqe-mode-rx",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cqe-mode-rx", default, skip_serializing_if = "Option::is_none")]
     pub cqe_mode_rx: Option<bool>,
-    #[serde(
-        rename = "cqe-mode-tx",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cqe-mode-tx", default, skip_serializing_if = "Option::is_none")]
     pub cqe_mode_tx: Option<bool>,
 }
 
@@ -172,13 +156,7 @@ impl Snapshot {
         napis.sort_by_key(|n| n.id);
         let queues = kernel.queues(ifindex, device)?;
         let coalesce = kernel.coalesce(ifindex, device)?.map(|reply| reply.params);
-        Ok(Snapshot {
-            device: device.to_string(),
-            ifindex,
-            napis,
-            queues,
-            coalesce,
-        })
+        Ok(Snapshot { device: device.to_string(), ifindex, napis, queues, coalesce })
     }
 
     /// The queues NAPI `napi_id` serves, by what `queue-get` links to it
@@ -217,9 +195,7 @@ impl Snapshot {
             .collect();
         let mut unlinked_queues = QueueIds::default();
         for q in &self.queues {
-            if q.napi_id
-                .is_some_and(|id| self.napis.iter().any(|n| n.id == id))
-            {
+            if q.napi_id.is_some_and(|id| self.napis.iter().any(|n| n.id == id)) {
                 continue;
             }
             match q.kind {
@@ -255,10 +231,7 @@ pub fn show(device: &str) -> Result<DeviceReport, Error> {
 
 /// The ifindex of device `name` in this network namespace.
 pub fn resolve(name: &str) -> Result<u32, Error> {
-    let bad = |reason| Error::BadDeviceName {
-        name: name.to_string(),
-        reason,
-    };
+    let bad = |reason| Error::BadDeviceName { name: name.to_string(), reason };
     if name.is_empty() {
         return Err(bad("it is empty"));
     }
@@ -272,9 +245,7 @@ pub fn resolve(name: &str) -> Result<u32, Error> {
     // SAFETY: `c_name` is a valid NUL-terminated string for the call's duration.
     let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
     if ifindex == 0 {
-        return Err(Error::NoSuchDevice {
-            name: name.to_string(),
-        });
+        return Err(Error::NoSuchDevice { name: name.to_string() });
     }
     Ok(ifindex)
 }
@@ -300,13 +271,7 @@ mod tests {
 
     #[test]
     fn queues_are_mapped_to_the_napi_that_serves_them() {
-        let queue = |id, kind, napi_id| Queue {
-            id,
-            kind,
-            ifindex: 7,
-            napi_id,
-            other: Vec::new(),
-        };
+        let queue = |id, kind, napi_id| Queue { id, kind, ifindex: 7, napi_id, other: Vec::new() };
         let snapshot = Snapshot {
             device: "eth1".into(),
             ifindex: 7,
@@ -320,36 +285,11 @@ mod tests {
             coalesce: None,
         };
         let report = snapshot.report();
-        assert_eq!(
-            report.napis[0].queues,
-            QueueIds {
-                rx: vec![0],
-                tx: vec![0]
-            }
-        );
-        assert_eq!(
-            report.napis[1].queues,
-            QueueIds {
-                rx: vec![1],
-                tx: vec![]
-            }
-        );
-        assert_eq!(
-            report.unlinked_queues,
-            QueueIds {
-                rx: vec![],
-                tx: vec![1]
-            }
-        );
+        assert_eq!(report.napis[0].queues, QueueIds { rx: vec![0], tx: vec![0] });
+        assert_eq!(report.napis[1].queues, QueueIds { rx: vec![1], tx: vec![] });
+        assert_eq!(report.unlinked_queues, QueueIds { rx: vec![], tx: vec![1] });
         assert_eq!(report.napis[0].threaded.as_deref(), Some("disabled"));
-        assert_eq!(
-            report.kernel,
-            Some(KernelSupport {
-                per_napi_config: true,
-                irq_suspend_timeout: true,
-                threaded: true
-            })
-        );
+        assert_eq!(report.kernel, Some(KernelSupport { per_napi_config: true, irq_suspend_timeout: true, threaded: true }));
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["coalesce"], serde_json::Value::Null);
         assert_eq!(json["napis"][0]["gro_flush_timeout"], 0);
@@ -357,30 +297,17 @@ mod tests {
 
     #[test]
     fn coalescing_lists_only_what_the_device_supports() {
-        let c = Coalesce {
-            rx_usecs: Some(8),
-            use_adaptive_rx: Some(true),
-            ..Coalesce::default()
-        };
+        let c = Coalesce { rx_usecs: Some(8), use_adaptive_rx: Some(true), ..Coalesce::default() };
         let json = serde_json::to_value(CoalesceSettings::from(&c)).unwrap();
-        assert_eq!(
-            json,
-            serde_json::json!({"adaptive-rx": true, "rx-usecs": 8})
-        );
+        assert_eq!(json, serde_json::json!({"adaptive-rx": true, "rx-usecs": 8}));
     }
 
     #[test]
     fn device_names_are_checked_before_the_kernel_is_asked() {
         for name in ["", "a/b", "has space", "sixteen-chars-xx", "nul\0"] {
-            assert!(
-                matches!(resolve(name), Err(Error::BadDeviceName { .. })),
-                "{name:?}"
-            );
+            assert!(matches!(resolve(name), Err(Error::BadDeviceName { .. })), "{name:?}");
         }
-        assert!(matches!(
-            resolve("irqlab-nonexist"),
-            Err(Error::NoSuchDevice { .. })
-        ));
+        assert!(matches!(resolve("irqlab-nonexist"), Err(Error::NoSuchDevice { .. })));
         assert_eq!(resolve("lo").unwrap(), 1);
     }
 }

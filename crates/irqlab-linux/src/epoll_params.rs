@@ -28,12 +28,7 @@ pub struct EpollParams {
 
 impl EpollParams {
     pub fn new(busy_poll_usecs: u32, busy_poll_budget: u16, prefer_busy_poll: bool) -> Self {
-        EpollParams {
-            busy_poll_usecs,
-            busy_poll_budget,
-            prefer_busy_poll: u8::from(prefer_busy_poll),
-            __pad: 0,
-        }
+        EpollParams { busy_poll_usecs, busy_poll_budget, prefer_busy_poll: u8::from(prefer_busy_poll), __pad: 0 }
     }
 }
 
@@ -83,12 +78,7 @@ mod tests {
         assert_eq!(std::mem::align_of::<EpollParams>(), 4);
     }
 
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ))]
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64", target_arch = "riscv64"))]
     #[test]
     fn ioctl_numbers_match_the_asm_generic_encoding() {
         assert_eq!(EPIOCSPARAMS, 0x4008_8A01);
@@ -112,22 +102,9 @@ mod tests {
         }
         assert_eq!(get_params(epfd.as_raw_fd()).expect("EPIOCGPARAMS"), want);
         // The kernel's own checks: prefer_busy_poll is 0 or 1, __pad is 0.
-        let bad = EpollParams {
-            prefer_busy_poll: 2,
-            ..want
-        };
-        assert_eq!(
-            set_params(epfd.as_raw_fd(), &bad)
-                .unwrap_err()
-                .raw_os_error(),
-            Some(libc::EINVAL)
-        );
+        let bad = EpollParams { prefer_busy_poll: 2, ..want };
+        assert_eq!(set_params(epfd.as_raw_fd(), &bad).unwrap_err().raw_os_error(), Some(libc::EINVAL));
         let bad = EpollParams { __pad: 1, ..want };
-        assert_eq!(
-            set_params(epfd.as_raw_fd(), &bad)
-                .unwrap_err()
-                .raw_os_error(),
-            Some(libc::EINVAL)
-        );
+        assert_eq!(set_params(epfd.as_raw_fd(), &bad).unwrap_err().raw_os_error(), Some(libc::EINVAL));
     }
 }

@@ -22,11 +22,7 @@ pub enum Error {
     )]
     NoNapi { device: String },
     #[error("NAPI {id} is not one of device `{device}`'s NAPIs ({ids})")]
-    UnknownNapi {
-        device: String,
-        id: u32,
-        ids: String,
-    },
+    UnknownNapi { device: String, id: u32, ids: String },
     /// The kernel lacks a feature irqlab needs.
     #[error("this kernel {what}, so irqlab cannot {purpose} (Linux 6.13 or later is needed)")]
     KernelTooOld { what: String, purpose: &'static str },
@@ -40,14 +36,8 @@ pub enum Error {
     State { path: PathBuf, problem: String },
     /// A failure after the state was saved: say how to get the old settings back.
     #[error("{source}; the settings from before are saved in {state}, so `irqlab linux restore {device}` puts them back")]
-    Partial {
-        source: Box<Error>,
-        state: PathBuf,
-        device: String,
-    },
-    #[error(
-        "device `{device}` changed while irqlab was reading it ({what}); run the command again"
-    )]
+    Partial { source: Box<Error>, state: PathBuf, device: String },
+    #[error("device `{device}` changed while irqlab was reading it ({what}); run the command again")]
     Changed { device: String, what: String },
     /// `restore` put back what it could but not everything: the saved
     /// state is kept, and `report` says what was done.
@@ -55,10 +45,5 @@ pub enum Error {
         "device `{device}` could not be restored in full: {what}; the rest was put back, and the saved state \
          stays in {state} for a later `irqlab linux restore {device}`"
     )]
-    RestoreIncomplete {
-        device: String,
-        what: String,
-        state: PathBuf,
-        report: Box<RestoreReport>,
-    },
+    RestoreIncomplete { device: String, what: String, state: PathBuf, report: Box<RestoreReport> },
 }

@@ -20,15 +20,7 @@ pub fn incoming_napi_id(fd: RawFd) -> io::Result<u32> {
     let mut id: u32 = 0;
     let mut len = mem::size_of::<u32>() as libc::socklen_t;
     // SAFETY: `id` and `len` describe a writable u32 that outlives the call.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            SO_INCOMING_NAPI_ID,
-            (&mut id as *mut u32).cast(),
-            &mut len,
-        )
-    };
+    let rc = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, SO_INCOMING_NAPI_ID, (&mut id as *mut u32).cast(), &mut len) };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {

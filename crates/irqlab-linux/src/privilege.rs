@@ -20,9 +20,7 @@ pub fn require_net_admin(action: &str) -> Result<(), Error> {
     if allowed {
         Ok(())
     } else {
-        Err(Error::NotPermitted {
-            action: action.to_string(),
-        })
+        Err(Error::NotPermitted { action: action.to_string() })
     }
 }
 

@@ -26,8 +26,7 @@ use serde::Serialize;
 
 use crate::apply::read_back_mismatches;
 use crate::change::{
-    coalesce_request, napi_requests, Change, Part, Skip, Value, COALESCE_KNOBS, NAPI_KNOBS,
-    THREADED,
+    coalesce_request, napi_requests, Change, Part, Skip, Value, COALESCE_KNOBS, NAPI_KNOBS, THREADED,
 };
 use crate::device::{resolve, CoalesceSettings, QueueIds, Snapshot};
 use crate::error::Error;
@@ -94,17 +93,8 @@ pub struct Targets {
 }
 
 fn same_settings(a: &SavedNapi, b: &SavedNapi) -> bool {
-    (
-        a.defer_hard_irqs,
-        a.gro_flush_timeout,
-        a.irq_suspend_timeout,
-        a.threaded,
-    ) == (
-        b.defer_hard_irqs,
-        b.gro_flush_timeout,
-        b.irq_suspend_timeout,
-        b.threaded,
-    )
+    (a.defer_hard_irqs, a.gro_flush_timeout, a.irq_suspend_timeout, a.threaded)
+        == (b.defer_hard_irqs, b.gro_flush_timeout, b.irq_suspend_timeout, b.threaded)
 }
 
 /// The queues both `a` and `b` hold.
@@ -137,16 +127,10 @@ pub fn targets(saved: &[SavedNapi], now: &Snapshot) -> Targets {
             continue;
         }
         let mut unrestored = |reason: String| {
-            t.unrestored.push(Unrestored {
-                saved_napi_id: s.id,
-                queues: s.queues.clone(),
-                reason,
-            });
+            t.unrestored.push(Unrestored { saved_napi_id: s.id, queues: s.queues.clone(), reason });
         };
         let candidates: Vec<(u32, QueueIds, String)> = if now.napis.is_empty() {
-            unrestored(format!(
-                "device `{device}` has no NAPI now (a veth has one only while GRO is on)"
-            ));
+            unrestored(format!("device `{device}` has no NAPI now (a veth has one only while GRO is on)"));
             continue;
         } else if !s.queues.is_empty() {
             now.napis
@@ -174,10 +158,7 @@ pub fn targets(saved: &[SavedNapi], now: &Snapshot) -> Targets {
             continue;
         };
         if candidates.is_empty() {
-            unrestored(format!(
-                "no NAPI of device `{device}` serves its queues ({}) now",
-                s.queues
-            ));
+            unrestored(format!("no NAPI of device `{device}` serves its queues ({}) now", s.queues));
             continue;
         }
         let mut conflicts = Vec::new();
@@ -208,15 +189,8 @@ fn describe(unrestored: &[Unrestored]) -> String {
     unrestored
         .iter()
         .map(|u| {
-            let queues = if u.queues.is_empty() {
-                String::new()
-            } else {
-                format!(" (queues {})", u.queues)
-            };
-            format!(
-                "the saved settings of NAPI {}{queues} have nowhere to go, as {}",
-                u.saved_napi_id, u.reason
-            )
+            let queues = if u.queues.is_empty() { String::new() } else { format!(" (queues {})", u.queues) };
+            format!("the saved settings of NAPI {}{queues} have nowhere to go, as {}", u.saved_napi_id, u.reason)
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -232,10 +206,7 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
     require_net_admin("irqlab linux restore")?;
     let ifindex = resolve(device)?;
     let Some((state_file, saved)) = store.load(device, ifindex, current_netns()?)? else {
-        return Err(Error::NoSavedState {
-            device: device.to_string(),
-            dir: store.dir().to_path_buf(),
-        });
+        return Err(Error::NoSavedState { device: device.to_string(), dir: store.dir().to_path_buf() });
     };
     let mut kernel = Kernel::open()?;
     let now = Snapshot::read(&mut kernel, device, ifindex)?;
@@ -261,13 +232,7 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
             let (part, napi_id, name) = (Part::Napi, Some(napi_id), knob.name);
             match current.and_then(|n| (knob.current)(n)) {
                 Some(from) => {
-                    let change = Change {
-                        part,
-                        napi_id,
-                        knob: name,
-                        from: Value::Int(from),
-                        to: Value::Int(to),
-                    };
+                    let change = Change { part, napi_id, knob: name, from: Value::Int(from), to: Value::Int(to) };
                     if from == to {
                         report.unchanged.push(change);
                     } else {
@@ -290,18 +255,10 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
     if let Some(saved_coalesce) = saved.coalesce {
         let saved_params = coalesce_from_settings(&saved_coalesce);
         for knob in &COALESCE_KNOBS {
-            let Some(to) = (knob.get)(&saved_params) else {
-                continue;
-            };
+            let Some(to) = (knob.get)(&saved_params) else { continue };
             match now.coalesce.as_ref().and_then(|c| (knob.get)(c)) {
                 Some(from) => {
-                    let change = Change {
-                        part: Part::Coalesce,
-                        napi_id: None,
-                        knob: knob.name,
-                        from,
-                        to,
-                    };
+                    let change = Change { part: Part::Coalesce, napi_id: None, knob: knob.name, from, to };
                     if from == to {
                         report.unchanged.push(change);
                     } else {
@@ -362,10 +319,7 @@ mod tests {
     fn saved(id: u32, rx: &[u32], defer: u32) -> SavedNapi {
         SavedNapi {
             id,
-            queues: QueueIds {
-                rx: rx.to_vec(),
-                tx: rx.to_vec(),
-            },
+            queues: QueueIds { rx: rx.to_vec(), tx: rx.to_vec() },
             defer_hard_irqs: Some(defer),
             gro_flush_timeout: Some(0),
             irq_suspend_timeout: Some(0),
@@ -394,24 +348,12 @@ mod tests {
         for &(id, served) in napis {
             for &q in served.unwrap_or(&[]) {
                 for kind in [QueueType::Rx, QueueType::Tx] {
-                    queues.push(Queue {
-                        id: q,
-                        kind,
-                        ifindex: 3,
-                        napi_id: Some(id),
-                        other: Vec::new(),
-                    });
+                    queues.push(Queue { id: q, kind, ifindex: 3, napi_id: Some(id), other: Vec::new() });
                 }
             }
         }
         if napis.iter().all(|(_, served)| served.is_none()) {
-            queues.push(Queue {
-                id: 0,
-                kind: QueueType::Rx,
-                ifindex: 3,
-                napi_id: None,
-                other: Vec::new(),
-            });
+            queues.push(Queue { id: 0, kind: QueueType::Rx, ifindex: 3, napi_id: None, other: Vec::new() });
         }
         Snapshot {
             device: "eth1".into(),
@@ -423,18 +365,12 @@ mod tests {
     }
 
     fn ids(t: &Targets) -> Vec<(u32, u32)> {
-        t.replaced
-            .iter()
-            .map(|r| (r.saved_napi_id, r.napi_id))
-            .collect()
+        t.replaced.iter().map(|r| (r.saved_napi_id, r.napi_id)).collect()
     }
 
     #[test]
     fn a_napi_that_still_exists_gets_its_own_settings() {
-        let t = targets(
-            &[saved(8193, &[0], 0)],
-            &device(&[(8193, Some(&[0])), (8194, Some(&[1]))]),
-        );
+        let t = targets(&[saved(8193, &[0], 0)], &device(&[(8193, Some(&[0])), (8194, Some(&[1]))]));
         assert_eq!(t.to, vec![(0, 8193)]);
         assert!(t.replaced.is_empty() && t.unrestored.is_empty());
     }
@@ -446,13 +382,7 @@ mod tests {
         let t = targets(&old, &device(&[(9000, Some(&[1])), (9001, Some(&[0]))]));
         assert_eq!(t.to, vec![(0, 9001), (1, 9000)]);
         assert_eq!(ids(&t), vec![(8193, 9001), (8194, 9000)]);
-        assert_eq!(
-            t.replaced[0].queues,
-            QueueIds {
-                rx: vec![0],
-                tx: vec![0]
-            }
-        );
+        assert_eq!(t.replaced[0].queues, QueueIds { rx: vec![0], tx: vec![0] });
         assert_eq!(t.replaced[0].because, "it now serves rx 0 tx 0");
         assert!(t.unrestored.is_empty());
     }
@@ -465,13 +395,7 @@ mod tests {
         let t = targets(&[old.clone()], &device(&[(259, None)]));
         assert_eq!(t.to, vec![(0, 259)]);
         assert_eq!(ids(&t), vec![(258, 259)]);
-        assert!(
-            t.replaced[0]
-                .because
-                .contains("only NAPI now, as NAPI 258 was"),
-            "{}",
-            t.replaced[0].because
-        );
+        assert!(t.replaced[0].because.contains("only NAPI now, as NAPI 258 was"), "{}", t.replaced[0].because);
 
         // Several NAPIs and no queue to tell them apart: nowhere to go.
         let mut other = saved(260, &[], 0);
@@ -479,22 +403,12 @@ mod tests {
         let t = targets(&[old.clone(), other], &device(&[(300, None), (301, None)]));
         assert!(t.to.is_empty());
         assert_eq!(t.unrestored.len(), 2);
-        assert!(
-            t.unrestored[0]
-                .reason
-                .contains("cannot tell which of device `eth1`'s 2 NAPIs"),
-            "{}",
-            t.unrestored[0].reason
-        );
+        assert!(t.unrestored[0].reason.contains("cannot tell which of device `eth1`'s 2 NAPIs"), "{}", t.unrestored[0].reason);
 
         // GRO off: no NAPI at all.
         let t = targets(&[old], &device(&[]));
         assert!(t.to.is_empty());
-        assert!(
-            t.unrestored[0].reason.contains("has no NAPI now"),
-            "{:?}",
-            t.unrestored
-        );
+        assert!(t.unrestored[0].reason.contains("has no NAPI now"), "{:?}", t.unrestored);
     }
 
     #[test]
@@ -505,20 +419,11 @@ mod tests {
         assert_eq!(t.to, vec![(0, 9000)]);
         assert_eq!(t.unrestored.len(), 1);
         assert_eq!(t.unrestored[0].saved_napi_id, 8194);
-        assert_eq!(
-            t.unrestored[0].reason,
-            "no NAPI of device `eth1` serves its queues (rx 1 tx 1) now"
-        );
+        assert_eq!(t.unrestored[0].reason, "no NAPI of device `eth1` serves its queues (rx 1 tx 1) now");
         // One NAPI now serves both pairs: the two saved settings differ.
         let t = targets(&old, &device(&[(9000, Some(&[0, 1]))]));
         assert_eq!(t.to, vec![(0, 9000)]);
-        assert!(
-            t.unrestored[0]
-                .reason
-                .contains("gets the different saved settings of NAPI 8193"),
-            "{:?}",
-            t.unrestored
-        );
+        assert!(t.unrestored[0].reason.contains("gets the different saved settings of NAPI 8193"), "{:?}", t.unrestored);
         // ... unless they are the same.
         let same = [saved(8193, &[0], 1), saved(8194, &[1], 1)];
         let t = targets(&same, &device(&[(9000, Some(&[0, 1]))]));

@@ -14,8 +14,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use crate::netlink::genl::{GenlMessage, Payload};
 use crate::netlink::message::{
-    self, DoneMessage, ErrorMessage, ExtAck, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN,
-    NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST,
+    self, DoneMessage, ErrorMessage, ExtAck, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_ACK,
+    NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST,
 };
 use crate::netlink::DecodeError;
 
@@ -56,13 +56,7 @@ impl KernelError {
 
 impl std::fmt::Display for KernelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the kernel refused {}: {} ({})",
-            self.request,
-            self.errno_name(),
-            errno_text(self.errno)
-        )?;
+        write!(f, "the kernel refused {}: {} ({})", self.request, self.errno_name(), errno_text(self.errno))?;
         if let Some(msg) = &self.ext_ack.msg {
             write!(f, ", saying \"{msg}\"")?;
         } else if let Some(kind) = self.ext_ack.missing_type() {
@@ -83,10 +77,7 @@ pub enum NetlinkError {
     #[error(transparent)]
     Kernel(#[from] KernelError),
     #[error("the kernel's answer to {request} could not be read: {source}")]
-    Decode {
-        request: String,
-        source: DecodeError,
-    },
+    Decode { request: String, source: DecodeError },
     #[error("the kernel did not answer {request} within {secs} seconds")]
     Timeout { request: String, secs: u64 },
 }
@@ -126,27 +117,16 @@ impl GenlSocket {
     fn open_protocol(protocol: libc::c_int) -> Result<Self, NetlinkError> {
         let io_err = |op| move |source| NetlinkError::Io { op, source };
         // SAFETY: plain syscall; the result is checked before use.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                protocol,
-            )
-        };
+        let raw = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, protocol) };
         if raw < 0 {
             return Err(io_err("open")(io::Error::last_os_error()));
         }
         // SAFETY: `raw` is a fresh descriptor owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        set_int_option(&fd, SOL_NETLINK, NETLINK_EXT_ACK, 1)
-            .map_err(io_err("configure (NETLINK_EXT_ACK)"))?;
+        set_int_option(&fd, SOL_NETLINK, NETLINK_EXT_ACK, 1).map_err(io_err("configure (NETLINK_EXT_ACK)"))?;
         // Without it every error would carry a copy of the request.
-        set_int_option(&fd, SOL_NETLINK, NETLINK_CAP_ACK, 1)
-            .map_err(io_err("configure (NETLINK_CAP_ACK)"))?;
-        let timeout = libc::timeval {
-            tv_sec: RECV_TIMEOUT_SECS as libc::time_t,
-            tv_usec: 0,
-        };
+        set_int_option(&fd, SOL_NETLINK, NETLINK_CAP_ACK, 1).map_err(io_err("configure (NETLINK_CAP_ACK)"))?;
+        let timeout = libc::timeval { tv_sec: RECV_TIMEOUT_SECS as libc::time_t, tv_usec: 0 };
         // SAFETY: the option value is a valid timeval of the size given.
         let rc = unsafe {
             libc::setsockopt(
@@ -163,24 +143,14 @@ impl GenlSocket {
         let mut addr = kernel_address();
         // SAFETY: `addr` is a valid sockaddr_nl of the size given.
         let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&addr as *const libc::sockaddr_nl).cast(),
-                mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
+            libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_nl).cast(), mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t)
         };
         if rc < 0 {
             return Err(io_err("bind")(io::Error::last_os_error()));
         }
         let mut len = mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
         // SAFETY: `addr` and `len` describe a writable sockaddr_nl.
-        let rc = unsafe {
-            libc::getsockname(
-                fd.as_raw_fd(),
-                (&mut addr as *mut libc::sockaddr_nl).cast(),
-                &mut len,
-            )
-        };
+        let rc = unsafe { libc::getsockname(fd.as_raw_fd(), (&mut addr as *mut libc::sockaddr_nl).cast(), &mut len) };
         if rc < 0 {
             return Err(io_err("name")(io::Error::last_os_error()));
         }
@@ -190,12 +160,7 @@ impl GenlSocket {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
             .unwrap_or(1);
-        Ok(GenlSocket {
-            fd,
-            port: addr.nl_pid,
-            seq,
-            buf: vec![0; RECV_BUFFER_BYTES],
-        })
+        Ok(GenlSocket { fd, port: addr.nl_pid, seq, buf: vec![0; RECV_BUFFER_BYTES] })
     }
 
     /// The port id the kernel assigned.
@@ -229,13 +194,7 @@ impl GenlSocket {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let msg = self.message(
-                family,
-                NLM_F_REQUEST | NLM_F_DUMP,
-                cmd,
-                version,
-                payload.clone(),
-            );
+            let msg = self.message(family, NLM_F_REQUEST | NLM_F_DUMP, cmd, version, payload.clone());
             let (replies, interrupted) = self.exchange(what, &msg, true)?;
             if !interrupted || attempt == DUMP_ATTEMPTS {
                 return Ok(replies);
@@ -243,24 +202,9 @@ impl GenlSocket {
         }
     }
 
-    fn message<Q: Payload>(
-        &mut self,
-        family: u16,
-        flags: u16,
-        cmd: u8,
-        version: u8,
-        payload: Q,
-    ) -> GenlMessage<Q> {
+    fn message<Q: Payload>(&mut self, family: u16, flags: u16, cmd: u8, version: u8, payload: Q) -> GenlMessage<Q> {
         let seq = self.next_seq();
-        GenlMessage {
-            family,
-            flags,
-            seq,
-            port: self.port,
-            cmd,
-            version,
-            payload,
-        }
+        GenlMessage { family, flags, seq, port: self.port, cmd, version, payload }
     }
 
     /// Send `msg` and read until its ack (or, for a dump, its DONE).
@@ -271,10 +215,7 @@ impl GenlSocket {
         msg: &GenlMessage<Q>,
         dump: bool,
     ) -> Result<(Vec<R>, bool), NetlinkError> {
-        let decode = |source| NetlinkError::Decode {
-            request: what.to_string(),
-            source,
-        };
+        let decode = |source| NetlinkError::Decode { request: what.to_string(), source };
         let mut replies = Vec::new();
         let mut interrupted = false;
         for raw in self.transact_raw(what, &msg.emit(), dump)? {
@@ -301,11 +242,7 @@ impl GenlSocket {
                     }))
                 }
                 kind if kind == msg.family => {
-                    replies.push(
-                        GenlMessage::<R>::parse(&raw, msg.family)
-                            .map_err(decode)?
-                            .payload,
-                    );
+                    replies.push(GenlMessage::<R>::parse(&raw, msg.family).map_err(decode)?.payload);
                 }
                 _ => {}
             }
@@ -325,25 +262,15 @@ impl GenlSocket {
     /// `NLMSG_DONE`. Messages answering other requests are dropped. For
     /// tools and tests (capturing fixtures); [`request`](Self::request) and
     /// [`dump`](Self::dump) are built on it.
-    pub fn transact_raw(
-        &mut self,
-        what: &str,
-        bytes: &[u8],
-        dump: bool,
-    ) -> Result<Vec<Vec<u8>>, NetlinkError> {
-        let sent = message::NlMsgHdr::parse(bytes).map_err(|source| NetlinkError::Decode {
-            request: what.to_string(),
-            source,
-        })?;
+    pub fn transact_raw(&mut self, what: &str, bytes: &[u8], dump: bool) -> Result<Vec<Vec<u8>>, NetlinkError> {
+        let sent = message::NlMsgHdr::parse(bytes)
+            .map_err(|source| NetlinkError::Decode { request: what.to_string(), source })?;
         self.send(bytes)?;
         let mut answers = Vec::new();
         loop {
             let len = self.recv(what)?;
             for item in message::messages(&self.buf[..len]) {
-                let (header, raw) = item.map_err(|source| NetlinkError::Decode {
-                    request: what.to_string(),
-                    source,
-                })?;
+                let (header, raw) = item.map_err(|source| NetlinkError::Decode { request: what.to_string(), source })?;
                 if header.seq != sent.seq || header.pid != self.port || header.kind == NLMSG_NOOP {
                     continue; // an answer to some earlier request
                 }
@@ -380,10 +307,7 @@ impl GenlSocket {
             }
             let err = io::Error::last_os_error();
             if err.kind() != io::ErrorKind::Interrupted {
-                return Err(NetlinkError::Io {
-                    op: "send on",
-                    source: err,
-                });
+                return Err(NetlinkError::Io { op: "send on", source: err });
             }
         }
     }
@@ -410,28 +334,16 @@ impl GenlSocket {
                 match err.kind() {
                     io::ErrorKind::Interrupted => continue,
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-                        return Err(NetlinkError::Timeout {
-                            request: what.to_string(),
-                            secs: RECV_TIMEOUT_SECS,
-                        })
+                        return Err(NetlinkError::Timeout { request: what.to_string(), secs: RECV_TIMEOUT_SECS })
                     }
-                    _ => {
-                        return Err(NetlinkError::Io {
-                            op: "receive on",
-                            source: err,
-                        })
-                    }
+                    _ => return Err(NetlinkError::Io { op: "receive on", source: err }),
                 }
             }
             let len = rc as usize;
             if len > self.buf.len() {
                 return Err(NetlinkError::Decode {
                     request: what.to_string(),
-                    source: DecodeError::Truncated {
-                        what: "netlink datagram",
-                        need: len,
-                        have: self.buf.len(),
-                    },
+                    source: DecodeError::Truncated { what: "netlink datagram", need: len, have: self.buf.len() },
                 });
             }
             if addr.nl_pid != 0 {
@@ -443,11 +355,7 @@ impl GenlSocket {
 }
 
 fn refused(what: &str, error: i32, ext_ack: ExtAck) -> NetlinkError {
-    NetlinkError::Kernel(KernelError {
-        request: what.to_string(),
-        errno: -error,
-        ext_ack,
-    })
+    NetlinkError::Kernel(KernelError { request: what.to_string(), errno: -error, ext_ack })
 }
 
 fn kernel_address() -> libc::sockaddr_nl {
@@ -457,12 +365,7 @@ fn kernel_address() -> libc::sockaddr_nl {
     addr
 }
 
-fn set_int_option(
-    fd: &OwnedFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: libc::c_int,
-) -> io::Result<()> {
+fn set_int_option(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: the option value is a valid c_int of the size given.
     let rc = unsafe {
         libc::setsockopt(
@@ -536,24 +439,14 @@ mod tests {
         let err = KernelError {
             request: "napi-set on NAPI 8193".into(),
             errno: libc::EINVAL,
-            ext_ack: ExtAck {
-                msg: Some("integer out of range".into()),
-                ..ExtAck::default()
-            },
+            ext_ack: ExtAck { msg: Some("integer out of range".into()), ..ExtAck::default() },
         };
         assert_eq!(
             err.to_string(),
             "the kernel refused napi-set on NAPI 8193: EINVAL (Invalid argument), saying \"integer out of range\""
         );
-        let plain = KernelError {
-            request: "coalesce-get on veth0".into(),
-            errno: libc::EOPNOTSUPP,
-            ext_ack: ExtAck::default(),
-        };
-        assert_eq!(
-            plain.to_string(),
-            "the kernel refused coalesce-get on veth0: EOPNOTSUPP (Operation not supported)"
-        );
+        let plain = KernelError { request: "coalesce-get on veth0".into(), errno: libc::EOPNOTSUPP, ext_ack: ExtAck::default() };
+        assert_eq!(plain.to_string(), "the kernel refused coalesce-get on veth0: EOPNOTSUPP (Operation not supported)");
         assert_eq!(errno_name(524), "ENOTSUPP");
         assert_eq!(errno_name(4242), "errno 4242");
     }

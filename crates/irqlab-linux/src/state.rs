@@ -127,40 +127,25 @@ impl StateStore {
 
     /// The file of device `device` (index `ifindex`) in network namespace `netns`.
     pub fn path(&self, device: &str, ifindex: u32, netns: u64) -> PathBuf {
-        self.dir
-            .join(format!("{device}.{ifindex}.netns-{netns}.json"))
+        self.dir.join(format!("{device}.{ifindex}.netns-{netns}.json"))
     }
 
     /// Save `state` unless a state is saved for the device already. Returns
     /// the file and whether this call wrote it (false: an earlier state was kept).
     pub fn save_if_absent(&self, state: &SavedState) -> Result<(PathBuf, bool), Error> {
         let path = self.path(&state.device, state.ifindex, state.netns);
-        let problem = |what: &str, e: io::Error| Error::State {
-            path: path.clone(),
-            problem: format!("could not be {what}: {e}"),
-        };
+        let problem = |what: &str, e: io::Error| Error::State { path: path.clone(), problem: format!("could not be {what}: {e}") };
         if path.exists() {
             return Ok((path, false));
         }
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(|e| problem("created (its directory)", e))?;
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(|e| problem("created (its directory)", e))?;
         // Written whole to a temporary file, then linked into place: a reader
         // never sees half a state, and linking fails if another apply got
         // there first, whose state then is the one kept.
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", state.device, std::process::id()));
+        let tmp = self.dir.join(format!(".{}.{}.tmp", state.device, std::process::id()));
         let text = serde_json::to_string_pretty(state).expect("a saved state is plain data");
         let write = || -> io::Result<()> {
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
+            let mut file = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
             file.write_all(text.as_bytes())?;
             file.write_all(b"\n")?;
             file.sync_all()
@@ -175,31 +160,16 @@ impl StateStore {
     }
 
     /// The state saved for the device, if any.
-    pub fn load(
-        &self,
-        device: &str,
-        ifindex: u32,
-        netns: u64,
-    ) -> Result<Option<(PathBuf, SavedState)>, Error> {
+    pub fn load(&self, device: &str, ifindex: u32, netns: u64) -> Result<Option<(PathBuf, SavedState)>, Error> {
         let path = self.path(device, ifindex, netns);
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(Error::State {
-                    path,
-                    problem: format!("could not be read: {e}"),
-                })
-            }
+            Err(e) => return Err(Error::State { path, problem: format!("could not be read: {e}") }),
         };
-        let state: SavedState = serde_json::from_str(&text).map_err(|e| Error::State {
-            path: path.clone(),
-            problem: format!("is not a saved state irqlab can read: {e}"),
-        })?;
-        if !(1..=STATE_FORMAT).contains(&state.format)
-            || state.device != device
-            || state.ifindex != ifindex
-        {
+        let state: SavedState = serde_json::from_str(&text)
+            .map_err(|e| Error::State { path: path.clone(), problem: format!("is not a saved state irqlab can read: {e}") })?;
+        if !(1..=STATE_FORMAT).contains(&state.format) || state.device != device || state.ifindex != ifindex {
             return Err(Error::State {
                 path,
                 problem: format!(
@@ -212,22 +182,17 @@ impl StateStore {
     }
 
     pub fn remove(&self, path: &Path) -> Result<(), Error> {
-        fs::remove_file(path).map_err(|e| Error::State {
-            path: path.to_path_buf(),
-            problem: format!("could not be removed: {e}"),
-        })
+        fs::remove_file(path).map_err(|e| Error::State { path: path.to_path_buf(), problem: format!("could not be removed: {e}") })
     }
 }
 
 /// The inode of this process's network namespace.
 pub fn current_netns() -> Result<u64, Error> {
     let path = Path::new("/proc/self/ns/net");
-    fs::metadata(path)
-        .map(|m| m.ino())
-        .map_err(|e| Error::State {
-            path: path.to_path_buf(),
-            problem: format!("(this process's network namespace) could not be read: {e}"),
-        })
+    fs::metadata(path).map(|m| m.ino()).map_err(|e| Error::State {
+        path: path.to_path_buf(),
+        problem: format!("(this process's network namespace) could not be read: {e}"),
+    })
 }
 
 #[cfg(test)]
@@ -244,10 +209,7 @@ mod tests {
             saved_at: 1,
             napis: vec![SavedNapi {
                 id: 8193,
-                queues: QueueIds {
-                    rx: vec![0],
-                    tx: vec![0],
-                },
+                queues: QueueIds { rx: vec![0], tx: vec![0] },
                 defer_hard_irqs: Some(0),
                 gro_flush_timeout: Some(0),
                 irq_suspend_timeout: Some(0),
@@ -258,8 +220,7 @@ mod tests {
     }
 
     fn scratch(name: &str) -> StateStore {
-        let dir =
-            std::env::temp_dir().join(format!("irqlab-state-test-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("irqlab-state-test-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         StateStore::new(dir.join("nested"))
     }
@@ -292,16 +253,9 @@ mod tests {
         assert_eq!(loaded.format, 1);
         assert_eq!(loaded.napis[0].id, 258);
         assert!(loaded.napis[0].queues.is_empty());
-        fs::write(
-            store.path("veth0", 3, 1),
-            text.replace("\"format\": 1", "\"format\": 3"),
-        )
-        .unwrap();
+        fs::write(store.path("veth0", 3, 1), text.replace("\"format\": 1", "\"format\": 3")).unwrap();
         let err = store.load("veth0", 3, 1).unwrap_err().to_string();
-        assert!(
-            err.contains("format 3") && err.contains("a format from 1 to 2"),
-            "{err}"
-        );
+        assert!(err.contains("format 3") && err.contains("a format from 1 to 2"), "{err}");
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 
@@ -312,10 +266,7 @@ mod tests {
         let path = store.path("veth0", 3, 1);
         fs::write(&path, "{not json").unwrap();
         let err = store.load("veth0", 3, 1).unwrap_err().to_string();
-        assert!(
-            err.contains(&path.display().to_string()) && err.contains("not a saved state"),
-            "{err}"
-        );
+        assert!(err.contains(&path.display().to_string()) && err.contains("not a saved state"), "{err}");
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 }

@@ -26,37 +26,13 @@ struct Testbed {
 impl Testbed {
     fn create() -> Result<Testbed, String> {
         let pid = std::process::id();
-        let bed = Testbed {
-            server: format!("irqlab-t-{pid}-rs"),
-            client: format!("irqlab-t-{pid}-rc"),
-        };
+        let bed = Testbed { server: format!("irqlab-t-{pid}-rs"), client: format!("irqlab-t-{pid}-rc") };
         run(&["ip", "netns", "add", &bed.server])?;
         run(&["ip", "netns", "add", &bed.client])?;
         let (s, c) = (bed.server.as_str(), bed.client.as_str());
-        run(&[
-            "ip", "-n", s, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1",
-            "netns", c,
-        ])?;
-        run(&[
-            "ip",
-            "-n",
-            s,
-            "addr",
-            "add",
-            "198.18.0.1/30",
-            "dev",
-            "veth0",
-        ])?;
-        run(&[
-            "ip",
-            "-n",
-            c,
-            "addr",
-            "add",
-            "198.18.0.2/30",
-            "dev",
-            "veth1",
-        ])?;
+        run(&["ip", "-n", s, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", c])?;
+        run(&["ip", "-n", s, "addr", "add", "198.18.0.1/30", "dev", "veth0"])?;
+        run(&["ip", "-n", c, "addr", "add", "198.18.0.2/30", "dev", "veth1"])?;
         for (ns, dev) in [(s, "lo"), (s, "veth0"), (c, "lo"), (c, "veth1")] {
             run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
         }
@@ -64,12 +40,8 @@ impl Testbed {
         // the peer's NAPI only if it "is eligible for GRO": the sending veth
         // must not do TSO (or the receiver must forward UDP GRO), else the
         // packet takes netif_rx and the backlog, and carries no NAPI id.
-        run(&[
-            "ip", "netns", "exec", s, "ethtool", "-K", "veth0", "gro", "on",
-        ])?;
-        run(&[
-            "ip", "netns", "exec", c, "ethtool", "-K", "veth1", "tso", "off",
-        ])?;
+        run(&["ip", "netns", "exec", s, "ethtool", "-K", "veth0", "gro", "on"])?;
+        run(&["ip", "netns", "exec", c, "ethtool", "-K", "veth1", "tso", "off"])?;
         Ok(bed)
     }
 
@@ -99,18 +71,11 @@ impl Drop for Testbed {
 }
 
 fn run(args: &[&str]) -> Result<(), String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args[0]))?;
+    let out = Command::new(args[0]).args(&args[1..]).output().map_err(|e| format!("{}: {e}", args[0]))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "`{}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
     }
 }
 
@@ -203,20 +168,13 @@ fn show_apply_every_profile_and_restore_on_a_veth() {
         receiver.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
         Some((receiver, id))
     });
-    let Some((receiver, id)) = receiver else {
-        return;
-    };
+    let Some((receiver, id)) = receiver else { return };
 
     // The client side: its veth has GRO off, hence no NAPI.
     bed.enter(&bed.client, || {
-        assert!(
-            matches!(plan("veth1", "busy-wait", None), Err(Error::NoNapi { .. })),
-            "veth1 has GRO off"
-        );
+        assert!(matches!(plan("veth1", "busy-wait", None), Err(Error::NoNapi { .. })), "veth1 has GRO off");
         let sender = UdpSocket::bind("198.18.0.2:0").unwrap();
-        sender
-            .send_to(b"ping", receiver.local_addr().unwrap())
-            .unwrap();
+        sender.send_to(b"ping", receiver.local_addr().unwrap()).unwrap();
     });
     // A datagram that came in through veth0's NAPI carries its id.
     let mut buf = [0u8; 16];

@@ -41,7 +41,7 @@ mod real;
 mod report;
 
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering, AtomicU64};
 use std::sync::Once;
 
 use libc::{c_int, epoll_event, sigset_t, timespec};
@@ -241,13 +241,7 @@ fn incoming_napi_id(fd: c_int) -> u32 {
     let mut len = core::mem::size_of::<u32>() as libc::socklen_t;
     // SAFETY: `id` and `len` are valid for the kernel to write.
     let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_INCOMING_NAPI_ID,
-            (&mut id as *mut u32).cast(),
-            &mut len,
-        )
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_INCOMING_NAPI_ID, (&mut id as *mut u32).cast(), &mut len)
     };
     set_errno(saved);
     if rc == 0 {
@@ -305,22 +299,12 @@ pub unsafe extern "C" fn epoll_create1(flags: c_int) -> c_int {
 /// # Safety
 /// As libc's.
 #[no_mangle]
-pub unsafe extern "C" fn epoll_ctl(
-    epfd: c_int,
-    op: c_int,
-    fd: c_int,
-    event: *mut epoll_event,
-) -> c_int {
+pub unsafe extern "C" fn epoll_ctl(epfd: c_int, op: c_int, fd: c_int, event: *mut epoll_event) -> c_int {
     let Some(real) = real::epoll_ctl() else {
         return enosys();
     };
     let rc = real(epfd, op, fd, event);
-    if rc == 0
-        && op == libc::EPOLL_CTL_ADD
-        && spinning()
-        && !napi_epfd(epfd)
-        && incoming_napi_id(fd) != 0
-    {
+    if rc == 0 && op == libc::EPOLL_CTL_ADD && spinning() && !napi_epfd(epfd) && incoming_napi_id(fd) != 0 {
         set_napi_epfd(epfd, true);
     }
     rc

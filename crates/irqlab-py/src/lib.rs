@@ -15,11 +15,7 @@ use error::{guard, guard_without_gil, Failure, LinuxError, ScenarioError};
 
 /// Build a scenario from its text, a profile and `key=value` overrides, in
 /// the core's layering order (file, profile, overrides).
-fn build(
-    toml_text: &str,
-    profile: Option<&str>,
-    overrides: &[String],
-) -> Result<Scenario, Failure> {
+fn build(toml_text: &str, profile: Option<&str>, overrides: &[String]) -> Result<Scenario, Failure> {
     let mut scenario = Scenario::from_toml_str(toml_text)?;
     if let Some(name) = profile {
         scenario.set_profile(name)?;
@@ -73,8 +69,8 @@ fn run(
         // Python handler runs here (with the GIL) and its exception, usually
         // KeyboardInterrupt, is what the caller gets.
         let mut pending: Option<PyErr> = None;
-        let result =
-            irqlab_core::run_interruptible(&scenario, &mut || match Python::with_gil(|py| {
+        let result = irqlab_core::run_interruptible(&scenario, &mut || {
+            match Python::with_gil(|py| {
                 py.check_signals()?;
                 match &cancel {
                     Some(flag) if flag.call_method0(py, "is_set")?.is_truthy(py)? => {
@@ -88,7 +84,8 @@ fn run(
                     pending = Some(e);
                     true
                 }
-            });
+            }
+        });
         if let Some(e) = pending {
             return Err(Failure::Python(e));
         }
@@ -117,18 +114,13 @@ fn profiles() -> Vec<&'static str> {
 /// in Rust reaches Python as a `RuntimeError`.
 #[pyfunction]
 fn _selftest_panic(message: String) -> PyResult<()> {
-    guard("running the panic self-test", || -> Result<(), Failure> {
-        panic!("{message}")
-    })
+    guard("running the panic self-test", || -> Result<(), Failure> { panic!("{message}") })
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add(
-        "MAX_SCENARIO_BYTES",
-        irqlab_core::scenario::MAX_SCENARIO_BYTES,
-    )?;
+    m.add("MAX_SCENARIO_BYTES", irqlab_core::scenario::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("LinuxError", m.py().get_type::<LinuxError>())?;
     linux::register(m)?;

@@ -9,24 +9,15 @@ use crate::error::{guard_without_gil, Failure};
 /// Every NAPI of device `dev` and its coalescing, as JSON text.
 #[pyfunction]
 fn linux_show(py: Python<'_>, dev: String) -> PyResult<String> {
-    guard_without_gil(py, "reading a device", move || {
-        Ok(serde_json::to_string(&irqlab_linux::show(&dev)?)?)
-    })
+    guard_without_gil(py, "reading a device", move || Ok(serde_json::to_string(&irqlab_linux::show(&dev)?)?))
 }
 
 /// What applying `profile` to `dev` (all NAPIs, or `napi_id`) would change, as JSON text.
 #[pyfunction]
 #[pyo3(signature = (dev, profile, napi_id=None))]
-fn linux_plan(
-    py: Python<'_>,
-    dev: String,
-    profile: String,
-    napi_id: Option<u32>,
-) -> PyResult<String> {
+fn linux_plan(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32>) -> PyResult<String> {
     guard_without_gil(py, "planning a profile", move || {
-        Ok(serde_json::to_string(&irqlab_linux::plan(
-            &dev, &profile, napi_id,
-        )?)?)
+        Ok(serde_json::to_string(&irqlab_linux::plan(&dev, &profile, napi_id)?)?)
     })
 }
 
@@ -34,20 +25,10 @@ fn linux_plan(
 /// change); the report of changes made and skipped as JSON text.
 #[pyfunction]
 #[pyo3(signature = (dev, profile, napi_id=None, dry_run=false))]
-fn linux_apply(
-    py: Python<'_>,
-    dev: String,
-    profile: String,
-    napi_id: Option<u32>,
-    dry_run: bool,
-) -> PyResult<String> {
+fn linux_apply(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32>, dry_run: bool) -> PyResult<String> {
     guard_without_gil(py, "applying a profile", move || {
         let plan = irqlab_linux::plan(&dev, &profile, napi_id)?;
-        let report = if dry_run {
-            irqlab_linux::dry_run(&plan)
-        } else {
-            irqlab_linux::apply(&plan)?
-        };
+        let report = if dry_run { irqlab_linux::dry_run(&plan) } else { irqlab_linux::apply(&plan)? };
         Ok(serde_json::to_string(&report)?)
     })
 }
@@ -55,13 +36,9 @@ fn linux_apply(
 /// Put back the settings `dev` had before the first apply; the report as JSON text.
 #[pyfunction]
 fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
-    guard_without_gil(
-        py,
-        "restoring a device",
-        move || -> Result<String, Failure> {
-            Ok(serde_json::to_string(&irqlab_linux::restore(&dev)?)?)
-        },
-    )
+    guard_without_gil(py, "restoring a device", move || -> Result<String, Failure> {
+        Ok(serde_json::to_string(&irqlab_linux::restore(&dev)?)?)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -29,11 +29,7 @@ impl<E> Default for Scheduler<E> {
 
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
-        Scheduler {
-            now: 0,
-            queue: EventQueue::new(),
-            processed: 0,
-        }
+        Scheduler { now: 0, queue: EventQueue::new(), processed: 0 }
     }
 
     /// Current simulated time.
@@ -129,11 +125,7 @@ pub fn run_until<W: World>(
             }
             // Time never goes back, so an unchanged clock means every event
             // since the last check happened at this one instant.
-            still = if sched.now == last_check_ns {
-                still + 1
-            } else {
-                0
-            };
+            still = if sched.now == last_check_ns { still + 1 } else { 0 };
             if still >= STALL_CHECKS {
                 return Err(Stopped::Stalled { at_ns: sched.now });
             }
@@ -189,15 +181,9 @@ mod tests {
     fn a_world_that_never_lets_time_advance_is_stopped_as_stalled() {
         let mut s = Scheduler::new();
         s.at(7, ());
-        assert_eq!(
-            run_until(&mut Spinner, &mut s, 100, &mut || false),
-            Err(Stopped::Stalled { at_ns: 7 })
-        );
+        assert_eq!(run_until(&mut Spinner, &mut s, 100, &mut || false), Err(Stopped::Stalled { at_ns: 7 }));
         // The first check sees the instant; each of the next STALL_CHECKS finds it unchanged.
-        assert_eq!(
-            s.processed(),
-            (STALL_CHECKS as u64 + 1) * CHECK_EVERY_EVENTS as u64
-        );
+        assert_eq!(s.processed(), (STALL_CHECKS as u64 + 1) * CHECK_EVERY_EVENTS as u64);
     }
 
     /// One event per nanosecond, forever.
@@ -218,12 +204,7 @@ mod tests {
             calls += 1;
             calls == 3
         });
-        assert_eq!(
-            r,
-            Err(Stopped::Interrupted {
-                at_ns: 3 * CHECK_EVERY_EVENTS as u64 - 1
-            })
-        );
+        assert_eq!(r, Err(Stopped::Interrupted { at_ns: 3 * CHECK_EVERY_EVENTS as u64 - 1 }));
         assert_eq!(s.processed(), 3 * CHECK_EVERY_EVENTS as u64);
         // Time advancing by one nanosecond per event is progress, not a stall.
     }

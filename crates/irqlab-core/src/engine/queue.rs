@@ -33,12 +33,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(4096),
-            slots: Vec::with_capacity(4096),
-            free: Vec::new(),
-            next_seq: 0,
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(4096), slots: Vec::with_capacity(4096), free: Vec::new(), next_seq: 0 }
     }
 
     #[inline]
@@ -49,19 +44,14 @@ impl<E> EventQueue<E> {
                 s
             }
             None => {
-                assert!(
-                    self.slots.len() < MAX_PENDING,
-                    "more than {MAX_PENDING} events pending"
-                );
+                assert!(self.slots.len() < MAX_PENDING, "more than {MAX_PENDING} events pending");
                 self.slots.push(Some(event));
                 (self.slots.len() - 1) as u32
             }
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(
-            ((time as u128) << 64) | ((seq << SLOT_BITS) | slot as u64) as u128,
-        ));
+        self.heap.push(Reverse(((time as u128) << 64) | ((seq << SLOT_BITS) | slot as u64) as u128));
     }
 
     #[inline]
@@ -70,9 +60,7 @@ impl<E> EventQueue<E> {
         let (time, word) = ((key >> 64) as Nanos, key as u64);
         let slot = (word & SLOT_MASK) as u32;
         self.free.push(slot);
-        let ev = self.slots[slot as usize]
-            .take()
-            .expect("slot of a pending event");
+        let ev = self.slots[slot as usize].take().expect("slot of a pending event");
         Some((time, ev))
     }
 

@@ -4,6 +4,7 @@
 //! stable stream id. Adding a stream therefore never perturbs the others, and
 //! the same seed always yields the same run.
 
+
 use rand_pcg::Pcg64Mcg;
 
 pub type StreamRng = Pcg64Mcg;
@@ -52,6 +53,7 @@ impl Default for RngStreams {
     }
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,22 +61,10 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_distinct() {
         let s = RngStreams::new(42);
-        let a: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream(1, 0), |r, _| Some(r.gen()))
-            .collect();
-        let b: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream(1, 0), |r, _| Some(r.gen()))
-            .collect();
-        let c: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream(1, 1), |r, _| Some(r.gen()))
-            .collect();
-        let d: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(RngStreams::new(43).stream(1, 0), |r, _| Some(r.gen()))
-            .collect();
+        let a: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(1, 0), |r, _| Some(r.gen())).collect();
+        let b: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(1, 0), |r, _| Some(r.gen())).collect();
+        let c: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(1, 1), |r, _| Some(r.gen())).collect();
+        let d: Vec<u64> = (0..4).map(|_| 0).scan(RngStreams::new(43).stream(1, 0), |r, _| Some(r.gen())).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -99,11 +99,7 @@ impl AppThread {
 }
 
 fn sys(ns: Nanos) -> Seg {
-    Seg {
-        class: CpuClass::System,
-        ns,
-        bh_disabled: false,
-    }
+    Seg { class: CpuClass::System, ns, bh_disabled: false }
 }
 
 impl Server {
@@ -136,9 +132,7 @@ impl Server {
                         let n = c.rx.len() as u64;
                         th.reqs.extend(c.rx.drain(..));
                         th.phase = Phase::InRecv(conn);
-                        return Some(sys(self
-                            .ns(self.cfg.costs.recv_cycles
-                                + self.cfg.costs.recv_cycles_per_request * n)));
+                        return Some(sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n)));
                     }
                 },
                 Phase::NextReq => match th.reqs.pop_front() {
@@ -152,26 +146,18 @@ impl Server {
                                 let u: f64 = self.kernel.service_rng[t as usize].gen::<f64>();
                                 (-(1.0 - u).ln() * mean_cycles as f64).round() as u64
                             }
-                            ServiceDist::Uniform {
-                                min_cycles,
-                                max_cycles,
-                            } => self.kernel.service_rng[t as usize]
-                                .gen_range(min_cycles..=max_cycles),
+                            ServiceDist::Uniform { min_cycles, max_cycles } => {
+                                self.kernel.service_rng[t as usize].gen_range(min_cycles..=max_cycles)
+                            }
                         };
-                        let cycles = base
-                            + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
-                        return Some(Seg {
-                            class: CpuClass::User,
-                            ns: self.ns(cycles),
-                            bh_disabled: false,
-                        });
+                        let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
+                        return Some(Seg { class: CpuClass::User, ns: self.ns(cycles), bh_disabled: false });
                     }
                 },
                 Phase::SendReady => {
                     let p = th.cur.expect("request in service");
                     th.phase = Phase::InSend;
-                    let cycles = self.cfg.costs.send_cycles
-                        + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
+                    let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
                     return Some(sys(self.ns(cycles)));
                 }
                 Phase::BusySpin { owned } => {
@@ -238,11 +224,7 @@ impl Server {
             cycles += c;
         }
         self.kernel.threads[t as usize].phase = Phase::InBusyIter { owned };
-        Seg {
-            class: CpuClass::System,
-            ns: self.ns(cycles),
-            bh_disabled: true,
-        }
+        Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: true }
     }
 
     /// Effects of the thread's completed step.
@@ -275,10 +257,7 @@ impl Server {
             Phase::InRecv(_) => self.kernel.threads[t as usize].phase = Phase::NextReq,
             Phase::InService => self.kernel.threads[t as usize].phase = Phase::SendReady,
             Phase::InSend => {
-                let p = self.kernel.threads[t as usize]
-                    .cur
-                    .take()
-                    .expect("request being sent");
+                let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
                 self.kernel.threads[t as usize].phase = Phase::NextReq;
                 let queue = self.kernel.conns[p.conn as usize].tx_queue;
                 match self.kernel.device {
@@ -293,22 +272,14 @@ impl Server {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let napi = self.kernel.threads[t as usize].busy_napi;
                 if owned {
-                    self.tr(
-                        now,
-                        TraceEvent::Poll {
-                            napi,
-                            packets: buf.len() as u32,
-                            busy: true,
-                        },
-                    );
+                    self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
                     self.driver_poll_done(sched, napi);
                 }
                 self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
                 let ep = &self.kernel.epolls[t as usize];
                 let elapsed = now - self.kernel.threads[t as usize].busy_start_ns;
-                let loop_end =
-                    !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
+                let loop_end = !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
                 if !loop_end {
                     self.kernel.threads[t as usize].phase = Phase::BusySpin { owned };
                     return;
@@ -319,22 +290,13 @@ impl Server {
                 }
                 self.busy_loop_finished(sched, t);
             }
-            Phase::InBusySpin { owned } => {
-                self.kernel.threads[t as usize].phase = Phase::BusyNext { owned }
-            }
+            Phase::InBusySpin { owned } => self.kernel.threads[t as usize].phase = Phase::BusyNext { owned },
             Phase::InRead(bytes) => self.reader_done(sched, t, bytes),
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let rc = buf.len() as u32;
                 let napi = self.kernel.threads[t as usize].busy_napi;
-                self.tr(
-                    now,
-                    TraceEvent::Poll {
-                        napi,
-                        packets: rc,
-                        busy: true,
-                    },
-                );
+                self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
                 self.driver_poll_done(sched, napi);
                 self.deliver(sched, napi, &mut buf, true);
                 self.kernel.threads[t as usize].polled = buf;
@@ -366,14 +328,8 @@ impl Server {
         let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
         let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
         self.kernel.threads[t as usize].polled = buf;
-        self.kernel.threads[t as usize].phase = Phase::InBusyStop {
-            skip_schedule: skip,
-        };
-        Seg {
-            class: CpuClass::System,
-            ns: self.ns(c),
-            bh_disabled: true,
-        }
+        self.kernel.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
+        Seg { class: CpuClass::System, ns: self.ns(c), bh_disabled: true }
     }
 
     /// Back in `ep_busy_loop` after the busy loop: events → send them;

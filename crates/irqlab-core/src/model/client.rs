@@ -56,17 +56,12 @@ impl Clients {
         let arrivals = match cfg.load.qps {
             None => None,
             Some(qps) => Some((
-                InterArrival::new(cfg.load.interarrival, qps)
-                    .map_err(|e| Error::field("load.qps", e))?,
+                InterArrival::new(cfg.load.interarrival, qps).map_err(|e| Error::field("load.qps", e))?,
                 streams.stream(kind::CLIENT_ARRIVALS, 0),
             )),
         };
         // Depth bookkeeping only where requests are held at the client.
-        let per_connection = if holds_at_client(cfg) {
-            cfg.load.connections() as usize
-        } else {
-            0
-        };
+        let per_connection = if holds_at_client(cfg) { cfg.load.connections() as usize } else { 0 };
         Ok(Clients {
             closed: cfg.load.qps.is_none(),
             arrivals,
@@ -82,8 +77,7 @@ impl Clients {
             },
             outstanding: vec![0; per_connection],
             held: vec![0; per_connection],
-            frame_bytes: (cfg.app.kind == crate::scenario::AppKind::Forwarding)
-                .then_some(cfg.load.frame_bytes),
+            frame_bytes: (cfg.app.kind == crate::scenario::AppKind::Forwarding).then_some(cfg.load.frame_bytes),
         })
     }
 
@@ -101,13 +95,7 @@ impl Clients {
     fn request(&mut self, conn: u32, sent_ns: Nanos) -> RxPacket {
         if let Some(bytes) = self.frame_bytes {
             // A packet generator's frame, forwarded back as it is.
-            return RxPacket {
-                conn,
-                sent_ns,
-                arrived_ns: 0,
-                bytes,
-                reply_bytes: bytes,
-            };
+            return RxPacket { conn, sent_ns, arrived_ns: 0, bytes, reply_bytes: bytes };
         }
         let key = self.key.sample(SizeField::Key, &mut self.sizes);
         let value = self.value.sample(SizeField::Value, &mut self.sizes);
@@ -151,12 +139,7 @@ impl Server {
 
     /// A client's TCP sends a dropped request again; latency still runs
     /// from the first send.
-    pub(crate) fn client_retransmit(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        conn: u32,
-        sent_ns: Nanos,
-    ) {
+    pub(crate) fn client_retransmit(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
         if self.measuring && sched.now() < self.end_ns {
             self.counters.retransmits += 1;
         }
@@ -170,10 +153,7 @@ impl Server {
         }
         let pkt = self.clients.request(conn, sent_ns);
         let queue = self.nic.rss_queue(conn);
-        sched.at(
-            now + self.clients.to_ring_ns,
-            Ev::PacketArrive { queue, pkt },
-        );
+        sched.at(now + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
     }
 
     pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {

@@ -240,17 +240,8 @@ impl Core {
     pub fn softirq_can_run(&self) -> bool {
         (self.softirq_pending || self.softirq_in_round)
             && !self.ksoftirqd_mode
-            && !self
-                .stack
-                .iter()
-                .any(|f| f.owner == Owner::Softirq || f.bh_disabled)
-            && !matches!(
-                self.running,
-                Some(Running {
-                    owner: Owner::Softirq,
-                    ..
-                })
-            )
+            && !self.stack.iter().any(|f| f.owner == Owner::Softirq || f.bh_disabled)
+            && !matches!(self.running, Some(Running { owner: Owner::Softirq, .. }))
     }
 }
 

@@ -31,11 +31,7 @@ impl Epoll {
             ready: VecDeque::new(),
             napi_id: None,
             busy_poll_usecs: c.busy_poll_usecs,
-            busy_poll_budget: if c.busy_poll_budget == 0 {
-                BUSY_POLL_BUDGET
-            } else {
-                c.busy_poll_budget
-            },
+            busy_poll_budget: if c.busy_poll_budget == 0 { BUSY_POLL_BUDGET } else { c.busy_poll_budget },
             prefer_busy_poll: c.prefer_busy_poll,
             blocking: c.blocking,
             maxevents: c.maxevents,
@@ -52,13 +48,7 @@ impl Server {
     /// Deliver polled packets to their sockets (TCP receive, then
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
-    pub(crate) fn deliver(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        napi: u32,
-        buf: &mut Vec<RxPacket>,
-        busy_polled: bool,
-    ) {
+    pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
         match self.kernel.rx_sink {
             RxSink::Sockets => {}
             // A VirtIO host: the stack forwards to the guest's tap.

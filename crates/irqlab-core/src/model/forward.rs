@@ -17,12 +17,7 @@ use crate::engine::{Nanos, Scheduler};
 
 impl Server {
     /// Forward the packets a poll of `napi` took (the poll's segment ends now).
-    pub(crate) fn forward_deliver(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        napi: u32,
-        buf: &mut Vec<RxPacket>,
-    ) {
+    pub(crate) fn forward_deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
         let now = sched.now();
         let queue = self.kernel.napi_queue[napi as usize];
         let per_packet_ns = self.ns(self.cfg.costs.forward_packet_cycles);
@@ -32,22 +27,14 @@ impl Server {
                 self.counters.packets_polled += 1;
                 self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
-            let done_ns = now
-                .saturating_sub((n - 1 - i as u64) * per_packet_ns)
-                .max(p.arrived_ns);
+            let done_ns = now.saturating_sub((n - 1 - i as u64) * per_packet_ns).max(p.arrived_ns);
             self.forward_transmit(sched, queue, p, done_ns);
         }
     }
 
     /// `dev_queue_xmit` of a forwarded packet whose processing ended at
     /// `done_ns`: onto the TX ring, or into the qdisc while the ring is full.
-    fn forward_transmit(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        queue: u32,
-        p: RxPacket,
-        done_ns: Nanos,
-    ) {
+    fn forward_transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, p: RxPacket, done_ns: Nanos) {
         let q = &mut self.nic.queues[queue as usize];
         if !q.tx_post() {
             if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
@@ -58,13 +45,7 @@ impl Server {
             return;
         }
         let now = sched.now();
-        sched.at(
-            (done_ns + self.cfg.nic.dma_latency_ns).max(now),
-            Ev::TxDone {
-                queue,
-                bytes: p.bytes,
-            },
-        );
+        sched.at((done_ns + self.cfg.nic.dma_latency_ns).max(now), Ev::TxDone { queue, bytes: p.bytes });
         // An open loop only records the packet's return (client_reply), so
         // it is recorded here at its own time rather than through an event.
         let back_ns = done_ns + self.cfg.nic.wire_latency_ns;
@@ -124,18 +105,10 @@ mod tests {
         // forwarding 2 µs, then 1 µs back.
         let mean = sum.latency_us.mean.unwrap();
         assert!((mean - 6.3).abs() < 0.01, "mean latency {mean} µs");
-        assert!(
-            (sum.throughput_qps - 10_000.0).abs() < 100.0,
-            "{}",
-            sum.throughput_qps
-        );
+        assert!((sum.throughput_qps - 10_000.0).abs() < 100.0, "{}", sum.throughput_qps);
         // Each packet's RX interrupt, then its TX completion's once the
         // vector is enabled again.
-        assert!(
-            (sum.irqs_per_s / sum.throughput_qps - 2.0).abs() < 0.01,
-            "{}",
-            sum.irqs_per_s
-        );
+        assert!((sum.irqs_per_s / sum.throughput_qps - 2.0).abs() < 0.01, "{}", sum.irqs_per_s);
         assert_eq!(sum.cpu_pct.user, 0.0, "no application thread");
     }
 }

@@ -181,3 +181,4 @@ pub struct Conn {
     /// On its epoll instance's ready list.
     pub on_ready: bool,
 }
+

@@ -44,15 +44,7 @@ pub struct Napi {
 
 impl Napi {
     pub fn new(id: u32, cfg: NapiConfig) -> Self {
-        Napi {
-            id,
-            cfg,
-            sched: false,
-            missed: false,
-            in_busy_poll: false,
-            prefer_busy_poll: false,
-            defer_hard_irqs_count: 0,
-        }
+        Napi { id, cfg, sched: false, missed: false, in_busy_poll: false, prefer_busy_poll: false, defer_hard_irqs_count: 0 }
     }
 
     /// `napi_schedule_prep`: take ownership, or note that an event was
@@ -69,11 +61,7 @@ impl Napi {
 
     /// `napi_complete_done(n, work_done)`.
     pub fn complete_done(&mut self, work_done: u32) -> Completion {
-        let none = Completion {
-            rearm_irq: false,
-            reschedule: false,
-            start_timer_ns: None,
-        };
+        let none = Completion { rearm_irq: false, reschedule: false, start_timer_ns: None };
         // A busy poller owns the instance: it decides in busy_poll_stop.
         if self.in_busy_poll {
             return none;
@@ -96,18 +84,10 @@ impl Napi {
         self.prefer_busy_poll = false;
         if self.missed {
             self.missed = false;
-            return Completion {
-                rearm_irq: false,
-                reschedule: true,
-                start_timer_ns: None,
-            };
+            return Completion { rearm_irq: false, reschedule: true, start_timer_ns: None };
         }
         self.sched = false;
-        Completion {
-            rearm_irq: ret,
-            reschedule: false,
-            start_timer_ns: (timeout > 0).then_some(timeout),
-        }
+        Completion { rearm_irq: ret, reschedule: false, start_timer_ns: (timeout > 0).then_some(timeout) }
     }
 
     /// `napi_watchdog`, the hrtimer callback: schedule a poll unless someone
@@ -182,14 +162,7 @@ mod tests {
     use super::*;
 
     fn napi(defer: u32, gro: Nanos, suspend: Nanos) -> Napi {
-        Napi::new(
-            0,
-            NapiConfig {
-                defer_hard_irqs: defer,
-                gro_flush_timeout: gro,
-                irq_suspend_timeout: suspend,
-            },
-        )
+        Napi::new(0, NapiConfig { defer_hard_irqs: defer, gro_flush_timeout: gro, irq_suspend_timeout: suspend })
     }
 
     #[test]
@@ -197,14 +170,7 @@ mod tests {
         let mut n = napi(0, 0, 0);
         assert!(n.schedule_prep());
         let c = n.complete_done(3);
-        assert_eq!(
-            c,
-            Completion {
-                rearm_irq: true,
-                reschedule: false,
-                start_timer_ns: None
-            }
-        );
+        assert_eq!(c, Completion { rearm_irq: true, reschedule: false, start_timer_ns: None });
         assert!(!n.sched);
     }
 
@@ -252,18 +218,8 @@ mod tests {
     fn busy_poll_owner_blocks_completion_and_watchdog() {
         let mut n = napi(100, 20_000, 20_000_000);
         assert!(n.busy_poll_acquire(true));
-        assert_eq!(
-            n.complete_done(0),
-            Completion {
-                rearm_irq: false,
-                reschedule: false,
-                start_timer_ns: None
-            }
-        );
-        assert!(
-            !n.watchdog(),
-            "watchdog does not poll an instance a busy poller owns"
-        );
+        assert_eq!(n.complete_done(0), Completion { rearm_irq: false, reschedule: false, start_timer_ns: None });
+        assert!(!n.watchdog(), "watchdog does not poll an instance a busy poller owns");
         let (skip, t) = n.busy_poll_stop(true);
         assert!(skip);
         assert_eq!(t, Some(20_000));

@@ -7,9 +7,9 @@
 
 use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use super::kernel::ThreadKind;
+use super::vm::vcpu::VcpuPhase;
 use super::server::{Ev, Server};
 use super::trace::TraceEvent;
-use super::vm::vcpu::VcpuPhase;
 use crate::engine::{Nanos, Scheduler};
 
 /// A segment a context asks the core to run.
@@ -23,13 +23,7 @@ pub struct Seg {
 impl Server {
     /// Start `owner`'s segment on `core` now.
     #[inline(always)]
-    pub(crate) fn start_segment(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        core: u32,
-        owner: Owner,
-        seg: Seg,
-    ) {
+    pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
         let now = sched.now();
         let c = &mut self.kernel.cores[core as usize];
         debug_assert!(c.running.is_none());
@@ -37,22 +31,10 @@ impl Server {
         c.waking_done = true;
         c.gen = c.gen.wrapping_add(1);
         let end_ns = now.saturating_add(seg.ns);
-        c.running = Some(Running {
-            owner,
-            class: seg.class,
-            end_ns,
-            bh_disabled: seg.bh_disabled,
-        });
+        c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
         // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
         if seg.ns != Nanos::MAX {
-            sched.at(
-                end_ns,
-                Ev::CoreDone {
-                    kernel: self.kernel.id,
-                    core,
-                    gen: c.gen,
-                },
-            );
+            sched.at(end_ns, Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
         }
     }
 
@@ -62,14 +44,7 @@ impl Server {
         let c = &mut self.kernel.cores[core as usize];
         c.irq_pending.push_back(src);
         match c.running {
-            Some(Running {
-                owner: Owner::HardIrq(_),
-                ..
-            })
-            | Some(Running {
-                owner: Owner::Waking,
-                ..
-            }) => {}
+            Some(Running { owner: Owner::HardIrq(_), .. }) | Some(Running { owner: Owner::Waking, .. }) => {}
             Some(Running { owner, .. }) => {
                 // Preempt; a thread interrupted here pays the penalty later.
                 let is_thread = matches!(owner, Owner::Thread(..));
@@ -104,11 +79,7 @@ impl Server {
                 if self.kernel.wakeup_latency_ns > 0 && !c.waking_done {
                     c.wakeups_from_idle += 1;
                     c.waking_done = true;
-                    let seg = Seg {
-                        class: CpuClass::Idle,
-                        ns: self.kernel.wakeup_latency_ns,
-                        bh_disabled: false,
-                    };
+                    let seg = Seg { class: CpuClass::Idle, ns: self.kernel.wakeup_latency_ns, bh_disabled: false };
                     self.start_segment(sched, core, Owner::Waking, seg);
                     return;
                 }
@@ -117,15 +88,9 @@ impl Server {
                     IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
                     IrqSrc::RpsIpi => self.cfg.costs.ipi_irq_cycles,
-                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => {
-                        self.vm_irq_cycles(src)
-                    }
+                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_irq_cycles(src),
                 };
-                let seg = Seg {
-                    class: CpuClass::Irq,
-                    ns: self.ns(cycles),
-                    bh_disabled: false,
-                };
+                let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
                 return;
             }
@@ -214,11 +179,7 @@ impl Server {
                 c.last_thread = Some(t);
                 c.switched_out = false;
                 if switched && self.cfg.costs.context_switch_cycles > 0 {
-                    let seg = Seg {
-                        class: CpuClass::System,
-                        ns: self.ns(self.cfg.costs.context_switch_cycles),
-                        bh_disabled: false,
-                    };
+                    let seg = Seg { class: CpuClass::System, ns: self.ns(self.cfg.costs.context_switch_cycles), bh_disabled: false };
                     self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
                     return;
                 }
@@ -262,11 +223,7 @@ impl Server {
                 }
                 // The host's own entry or poll: no penalty (the guest's
                 // threads pay theirs on the guest core).
-                let seg = Seg {
-                    class: f.class,
-                    ns: f.remaining_ns,
-                    bh_disabled: f.bh_disabled,
-                };
+                let seg = Seg { class: f.class, ns: f.remaining_ns, bh_disabled: f.bh_disabled };
                 self.start_segment(sched, core, f.owner, seg);
                 return;
             }
@@ -277,11 +234,7 @@ impl Server {
             _ => 0,
         };
         if f.remaining_ns > 0 {
-            let seg = Seg {
-                class: f.class,
-                ns: f.remaining_ns + penalty,
-                bh_disabled: f.bh_disabled,
-            };
+            let seg = Seg { class: f.class, ns: f.remaining_ns + penalty, bh_disabled: f.bh_disabled };
             self.start_segment(sched, core, f.owner, seg);
             return;
         }
@@ -290,11 +243,7 @@ impl Server {
         self.apply_effects(sched, core, f.owner);
         if let (Owner::Thread(t, _), true) = (f.owner, penalty > 0) {
             if self.kernel.cores[core as usize].running.is_none() {
-                let seg = Seg {
-                    class: CpuClass::User,
-                    ns: penalty,
-                    bh_disabled: false,
-                };
+                let seg = Seg { class: CpuClass::User, ns: penalty, bh_disabled: false };
                 self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
             }
         }
@@ -302,14 +251,8 @@ impl Server {
 
     /// The running segment of `core` completed.
     pub(crate) fn core_segment_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let r = self.kernel.cores[core as usize]
-            .running
-            .take()
-            .expect("a segment was running");
-        debug_assert!(
-            !self.kernel.cores[core as usize].frozen,
-            "a frozen core completes nothing"
-        );
+        let r = self.kernel.cores[core as usize].running.take().expect("a segment was running");
+        debug_assert!(!self.kernel.cores[core as usize].frozen, "a frozen core completes nothing");
         self.segment_effects(sched, core, r.owner);
     }
 
@@ -344,19 +287,14 @@ impl Server {
                     self.napi_enqueue(core, napi);
                 }
             }
-            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => {
-                self.vm_hardirq_done(_sched, src)
-            }
+            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_hardirq_done(_sched, src),
             IrqSrc::RpsIpi => self.rps_ipi_handled(_sched, core),
             IrqSrc::NapiTimer(n) => {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;
                 }
                 let scheduled = self.kernel.napis[n as usize].watchdog();
-                self.tr(
-                    _sched.now(),
-                    TraceEvent::WatchdogFired { napi: n, scheduled },
-                );
+                self.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
                 if scheduled {
                     self.napi_enqueue(core, n);
                 }
@@ -384,11 +322,7 @@ impl Server {
             self.guest_core_wake(sched, core);
             return;
         }
-        if let Some(Running {
-            owner: Owner::Thread(other, seg),
-            ..
-        }) = c.running
-        {
+        if let Some(Running { owner: Owner::Thread(other, seg), .. }) = c.running {
             if !self.kernel.vcpus.is_empty() && other != t && self.vcpu_index(other).is_some() {
                 // The core runs a vCPU: the woken thread takes it.
                 self.vcpu_contended(sched, core, other, seg);
@@ -409,11 +343,7 @@ impl Server {
         if lat > 0 && sched.now() > 0 {
             c.wakeups_from_idle += 1;
             c.waking_done = true;
-            let seg = Seg {
-                class: CpuClass::Idle,
-                ns: lat,
-                bh_disabled: false,
-            };
+            let seg = Seg { class: CpuClass::Idle, ns: lat, bh_disabled: false };
             self.start_segment(sched, core, Owner::Waking, seg);
             return;
         }

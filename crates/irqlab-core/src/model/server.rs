@@ -9,21 +9,17 @@ use super::cpu::{Core, CpuClass, IrqSrc, CLASSES};
 use super::epoll::Epoll;
 use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use super::napi::{Napi, NapiConfig};
-use super::nic::{
-    vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal,
-};
-use super::trace::{TimerReason, TraceEvent};
+use super::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
 use super::vm::virtio_net::VirtioNet;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
+use super::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
-use crate::scenario::{
-    AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind,
-};
+use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
-use crate::stats::dim_profiles;
 use crate::stats::latency::LatencyHistogram;
+use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, DropsBySite, Summary, VmReport};
 use std::collections::VecDeque;
 
@@ -32,11 +28,7 @@ use std::collections::VecDeque;
 pub enum Ev {
     /// The running segment of `kernel`'s `core` completes (ignored if
     /// `gen` is stale).
-    CoreDone {
-        kernel: KernelId,
-        core: u32,
-        gen: u32,
-    },
+    CoreDone { kernel: KernelId, core: u32, gen: u32 },
     /// A request's DMA into RX queue `queue` completes.
     PacketArrive { queue: u32, pkt: RxPacket },
     /// The interrupt-moderation timer of a queue's CQ expires.
@@ -44,11 +36,7 @@ pub enum Ev {
     /// A transmitted reply's descriptor completes on queue `queue`.
     TxDone { queue: u32, bytes: u32 },
     /// The NAPI watchdog hrtimer of `kernel`'s NAPI `napi` expires.
-    NapiTimer {
-        kernel: KernelId,
-        napi: u32,
-        gen: u32,
-    },
+    NapiTimer { kernel: KernelId, napi: u32, gen: u32 },
     /// A reply reaches its client.
     ReplyArrive { conn: u32, sent_ns: Nanos },
     /// Open loop: the next request is due.
@@ -57,11 +45,7 @@ pub enum Ev {
     WireFree,
     /// Bulk streams: an ACK of `segs` segments reaches the sender (0: a
     /// window update after a read).
-    TcpAck {
-        conn: u32,
-        segs: u32,
-        sent_ns: Nanos,
-    },
+    TcpAck { conn: u32, segs: u32, sent_ns: Nanos },
     /// Bulk streams: the sender learns that `segs` segments were lost.
     TcpLoss { conn: u32, segs: u32 },
     /// Closed loop: a connection sends its next request.
@@ -154,17 +138,9 @@ impl Server {
         let guest = cfg.vm.is_guest();
         let virtio = cfg.vm.kind == VmKind::Virtio;
         let app_kernel: KernelId = if guest { 1 } else { HOST };
-        let ncores = if guest {
-            cfg.vcpus()
-        } else {
-            cfg.total_cores()
-        };
+        let ncores = if guest { cfg.vcpus() } else { cfg.total_cores() };
         // The guest's queues: the NIC's (assigned) or its virtio-net's.
-        let guest_queues = if cfg.vm.guest_queues == 0 {
-            app_cores
-        } else {
-            cfg.vm.guest_queues
-        };
+        let guest_queues = if cfg.vm.guest_queues == 0 { app_cores } else { cfg.vm.guest_queues };
         let app_nq = if virtio { guest_queues } else { nq };
         let cores: Vec<Core> = (0..ncores).map(Core::new).collect();
         // A VirtIO host numbers its IRQ cores after the vCPUs' cores.
@@ -176,17 +152,10 @@ impl Server {
         // A VirtIO host's NIC keeps its own coalescing (by default the
         // driver's, DIM: thesis A.2) under every profile: the profiles
         // apply inside the guest.
-        let host_profile =
-            Profile::by_name(&cfg.vm.host_nic_coalescing).unwrap_or(Profile::AdaptiveCoalescing);
+        let host_profile = Profile::by_name(&cfg.vm.host_nic_coalescing).unwrap_or(Profile::AdaptiveCoalescing);
         let host_default = CoalesceCfg::from_profile(host_profile.knobs().coalesce);
         let c = if virtio { &host_default } else { &cfg.coalesce };
-        let rx = CqSettings {
-            usecs: c.rx_usecs,
-            frames: c.rx_frames,
-            cqe_mode: c.cqe_mode_rx,
-            adaptive: c.adaptive_rx,
-            irqs: true,
-        };
+        let rx = CqSettings { usecs: c.rx_usecs, frames: c.rx_frames, cqe_mode: c.cqe_mode_rx, adaptive: c.adaptive_rx, irqs: true };
         let tx = CqSettings {
             usecs: c.tx_usecs,
             frames: c.tx_frames,
@@ -196,13 +165,7 @@ impl Server {
         };
         let queues: Vec<QueuePair> = (0..nq)
             .map(|q| {
-                let pair = QueuePair::new(
-                    q,
-                    cfg.nic.rx_ring_size as usize,
-                    cfg.nic.tx_ring_size,
-                    rx,
-                    tx,
-                );
+                let pair = QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx);
                 match cfg.nic.kind {
                     NicKind::Connectx4 => pair,
                     NicKind::I82599 => pair.with_eitr(
@@ -215,9 +178,7 @@ impl Server {
         let routes: Vec<IrqRoute> = if guest && !virtio {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
-            (0..nq)
-                .map(|q| IrqRoute::Host { core: irq_core(q) })
-                .collect()
+            (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
         };
         let ncfg = NapiConfig {
             defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
@@ -254,33 +215,17 @@ impl Server {
         // of its queue's core when routing is aligned (thesis §3.1.2 with
         // SO_INCOMING_NAPI_ID), and round-robin over the application threads
         // when packed.
-        let nconn = if bulk {
-            cfg.bulk.streams
-        } else {
-            cfg.load.connections() as u32
-        };
+        let nconn = if bulk { cfg.bulk.streams } else { cfg.load.connections() as u32 };
         let nic = PhysicalNic::new(queues, nconn, routes);
         let virtio_dev = virtio.then(|| {
-            VirtioNet::new(
-                app_kernel,
-                guest_queues,
-                cfg.vm.virtqueue_size,
-                cfg.vm.tap_queue_len,
-                nconn,
-            )
+            VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
         });
         let bulk_state = bulk.then(|| Box::new(super::bulk::Bulk::new(&cfg, &streams, app_nq)));
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
                 if let Some(b) = &bulk_state {
                     let queue = b.senders.streams[i as usize].queue;
-                    return Conn {
-                        tx_queue: queue,
-                        thread: i,
-                        rx: VecDeque::new(),
-                        rx_bytes: 0,
-                        on_ready: false,
-                    };
+                    return Conn { tx_queue: queue, thread: i, rx: VecDeque::new(), rx_bytes: 0, on_ready: false };
                 }
                 let queue = match &virtio_dev {
                     Some(v) => v.conn_queue[i as usize],
@@ -291,21 +236,13 @@ impl Server {
                     (IrqRouting::Aligned, false) => queue,
                     (IrqRouting::Packed, false) => i % app_cores,
                 };
-                Conn {
-                    tx_queue: queue,
-                    thread,
-                    rx: VecDeque::new(),
-                    rx_bytes: 0,
-                    on_ready: false,
-                }
+                Conn { tx_queue: queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
             })
             .collect();
         let clients = Clients::new(&cfg, &streams)?;
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
-        let service_rng = (0..app_cores)
-            .map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64))
-            .collect();
+        let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
         let mut kernel = Kernel {
             id: app_kernel,
             // A guest's idle vCPU halts into the host, which pays the wake-up.
@@ -490,10 +427,7 @@ impl Server {
         })?;
         let wall_s = wall.elapsed().as_secs_f64();
         let summary = self.summary(&mut sched, wall_s);
-        Ok((
-            summary,
-            self.trace.take().map(|t| t.events).unwrap_or_default(),
-        ))
+        Ok((summary, self.trace.take().map(|t| t.events).unwrap_or_default()))
     }
 
     /// A packet reaches the ring: post it and apply moderation.
@@ -527,14 +461,8 @@ impl Server {
             self.counters.hard_irqs += 1;
         }
         match self.nic.route(queue) {
-            IrqRoute::Host { core } => {
-                self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue)))
-            }
-            IrqRoute::Vfio {
-                host_core,
-                guest,
-                guest_core,
-            } => {
+            IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
+            IrqRoute::Vfio { host_core, guest, guest_core } => {
                 if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
                     // VT-d posted interrupt: straight into the running guest.
                     self.posted_inject(sched, guest, guest_core, IrqSrc::Queue(queue));
@@ -547,22 +475,8 @@ impl Server {
 
     /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
     /// (`hrtimer_start` replaces any earlier expiry).
-    pub fn napi_timer_start(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        napi: u32,
-        core: u32,
-        delay_ns: Nanos,
-        reason: TimerReason,
-    ) {
-        self.tr(
-            sched.now(),
-            TraceEvent::TimerArmed {
-                napi,
-                delay_ns,
-                reason,
-            },
-        );
+    pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
+        self.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
         let t = &mut self.kernel.napi_timer[napi as usize];
         if t.core != core && t.timer.is_armed() {
             // Re-armed from another CPU: the old expiry must not fire there.
@@ -570,14 +484,7 @@ impl Server {
         }
         t.core = core;
         if let TimerPost::At(at, gen) = t.timer.start(sched.now() + delay_ns) {
-            sched.at(
-                at,
-                Ev::NapiTimer {
-                    kernel: self.active,
-                    napi,
-                    gen,
-                },
-            );
+            sched.at(at, Ev::NapiTimer { kernel: self.active, napi, gen });
         }
     }
 
@@ -604,14 +511,7 @@ impl Server {
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
     /// while the ring is full.
-    pub(crate) fn transmit(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        queue: u32,
-        conn: u32,
-        sent_ns: Nanos,
-        bytes: u32,
-    ) {
+    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
         let q = &mut self.nic.queues[queue as usize];
         if !q.tx_post() {
             if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
@@ -625,18 +525,13 @@ impl Server {
         let wire_ns = self.cfg.nic.wire_latency_ns + self.vm_dma_extra_ns + self.vm_wire_extra_ns;
         sched.at(now + wire_ns, Ev::ReplyArrive { conn, sent_ns });
         // The TX descriptor completes once the NIC has DMAed the reply.
-        sched.at(
-            now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns,
-            Ev::TxDone { queue, bytes },
-        );
+        sched.at(now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns, Ev::TxDone { queue, bytes });
     }
 
     /// Descriptors were reaped: send what waits in the qdisc.
     pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
         while let Some(&(conn, sent_ns, bytes)) = self.nic.queues[queue as usize].qdisc.front() {
-            if self.nic.queues[queue as usize].tx_in_use
-                >= self.nic.queues[queue as usize].tx_capacity
-            {
+            if self.nic.queues[queue as usize].tx_in_use >= self.nic.queues[queue as usize].tx_capacity {
                 break;
             }
             self.nic.queues[queue as usize].qdisc.pop_front();
@@ -647,13 +542,7 @@ impl Server {
     /// A request (or its reply) was dropped at `site`: count it; in a
     /// closed loop the client's TCP sends the request again after the
     /// retransmission timeout (an open-loop request is lost).
-    pub(crate) fn dropped(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        site: DropSite,
-        conn: u32,
-        sent_ns: Nanos,
-    ) {
+    pub(crate) fn dropped(&mut self, sched: &mut Scheduler<Ev>, site: DropSite, conn: u32, sent_ns: Nanos) {
         if self.bulk.is_some() {
             // A frame of a bulk stream: its sender's TCP reacts.
             if self.measuring {
@@ -725,12 +614,7 @@ impl Server {
             scenario: self.name.clone(),
             profile: self.profile.clone(),
             seed: self.cfg.run.seed,
-            mode: if self.cfg.load.qps.is_some() {
-                "open"
-            } else {
-                "closed"
-            }
-            .to_string(),
+            mode: if self.cfg.load.qps.is_some() { "open" } else { "closed" }.to_string(),
             offered_qps: self.cfg.load.qps,
             throughput_qps: per(completed),
             load_latency_product: latency_us.mean.map(|t| cycles_per_query * t),
@@ -786,20 +670,13 @@ impl Server {
         let virtio = self.cfg.vm.kind == VmKind::Virtio;
         let per = |x: u64| x as f64 / self.cfg.run.duration_s;
         let k = &self.counters;
-        let kind = serde_json::to_value(self.cfg.vm.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
+        let kind = serde_json::to_value(self.cfg.vm.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         Some(VmReport {
             kind,
             vm_exits_per_s: per(k.vm_exits),
             virtual_irqs_per_s: per(k.virtual_irqs),
             halts_per_s: per(k.vm_halts),
-            halt_poll_success_pct: if k.vm_halts > 0 {
-                100.0 * k.halt_poll_wakeups as f64 / k.vm_halts as f64
-            } else {
-                0.0
-            },
+            halt_poll_success_pct: if k.vm_halts > 0 { 100.0 * k.halt_poll_wakeups as f64 / k.vm_halts as f64 } else { 0.0 },
             host_cpu_pct: host.pct(),
             host_irq_cores_cpu_pct: has_irq_cores.then(|| host_irq.pct()),
             tx_kicks_per_s: virtio.then(|| per(k.virtio_kicks)),
@@ -812,24 +689,11 @@ impl Server {
     fn dim_report(&self, now: Nanos) -> Option<DimReport> {
         let cq = |cq: Cq| {
             // An 82599's vector is throttled by its ITR policy, not DIM.
-            let active = |q: &&QueuePair| {
-                q.eitr.is_none() && q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs())
-            };
-            let dim = self
-                .nic
-                .queues
-                .iter()
-                .find(active)?
-                .cq_ref(cq)
-                .dim
-                .as_ref()?;
+            let active =
+                |q: &&QueuePair| q.eitr.is_none() && q.cq_ref(cq).dim.is_some() && (cq == Cq::Rx || q.tx_irqs());
+            let dim = self.nic.queues.iter().find(active)?.cq_ref(cq).dim.as_ref()?;
             let (mode, direction) = (dim.mode(), dim.direction());
-            let queues = self
-                .nic
-                .queues
-                .iter()
-                .filter(active)
-                .map(|q| (q.id, &q.cq_ref(cq).dim_time));
+            let queues = self.nic.queues.iter().filter(active).map(|q| (q.id, &q.cq_ref(cq).dim_time));
             Some(dim_profiles::cq_report(mode, direction, queues, now))
         };
         let (rx, tx) = (cq(Cq::Rx), cq(Cq::Tx));
@@ -849,11 +713,7 @@ impl Server {
         if drops > 0 {
             let d = &self.counters.drops;
             let lost = self.cfg.load.qps.is_some() && !super::client::holds_at_client(&self.cfg);
-            let fate = if lost {
-                "were lost"
-            } else {
-                "were retransmitted after load.retransmit_timeout_ns"
-            };
+            let fate = if lost { "were lost" } else { "were retransmitted after load.retransmit_timeout_ns" };
             w.push(format!(
                 "{drops} requests or replies were dropped (ring {}, socket {}, qdisc {}) and {fate}; \
                  latency covers completed requests only",
@@ -928,11 +788,7 @@ impl World for Server {
             Ev::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
             Ev::OpenArrival => self.open_arrival(sched),
             Ev::WireFree => self.wire_send(sched),
-            Ev::TcpAck {
-                conn,
-                segs,
-                sent_ns,
-            } => self.tcp_ack(sched, conn, segs, sent_ns),
+            Ev::TcpAck { conn, segs, sent_ns } => self.tcp_ack(sched, conn, segs, sent_ns),
             Ev::TcpLoss { conn, segs } => self.tcp_loss(sched, conn, segs),
             Ev::ClientSend { conn } => self.client_send(sched, conn),
             Ev::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
@@ -944,13 +800,7 @@ impl World for Server {
 /// Accounting helper for the summary (kept here: it only reshapes numbers).
 pub fn pct_of(a: &[Nanos; CLASSES]) -> CpuPct {
     let total: Nanos = a.iter().sum();
-    let p = |i: usize| {
-        if total > 0 {
-            100.0 * a[i] as f64 / total as f64
-        } else {
-            0.0
-        }
-    };
+    let p = |i: usize| if total > 0 { 100.0 * a[i] as f64 / total as f64 } else { 0.0 };
     CpuPct {
         user: p(CpuClass::User as usize),
         system: p(CpuClass::System as usize),

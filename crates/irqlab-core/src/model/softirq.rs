@@ -78,22 +78,14 @@ impl Server {
                 let st = &mut self.kernel.softirq[core as usize];
                 st.polling = Some((BACKLOG_NAPI, n));
                 st.poll_taken_before = taken;
-                return Some(Seg {
-                    class: CpuClass::Softirq,
-                    ns: self.ns(cycles),
-                    bh_disabled: false,
-                });
+                return Some(Seg { class: CpuClass::Softirq, ns: self.ns(cycles), bh_disabled: false });
             }
             return Some(self.forward_poll_continue(core, napi, taken, weight));
         }
         let st = &mut self.kernel.softirq[core as usize];
         let c = &mut self.kernel.cores[core as usize];
         let budget_us = self.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
-        if st.to_poll == 0
-            || c.poll_list.is_empty()
-            || st.budget_left <= 0
-            || now - st.round_start_ns >= budget_us
-        {
+        if st.to_poll == 0 || c.poll_list.is_empty() || st.budget_left <= 0 || now - st.round_start_ns >= budget_us {
             // Software steering: the IPIs this round scheduled leave first
             // (`net_rps_action_and_irq_enable`).
             if self.bulk.is_some() {
@@ -108,9 +100,7 @@ impl Server {
             c.softirq_in_round = false;
             if !c.poll_list.is_empty() {
                 st.restarts += 1;
-                if st.restarts >= self.cfg.napi.max_softirq_restart
-                    || now - st.first_start_ns >= 2_000_000
-                {
+                if st.restarts >= self.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
                     // wakeup_softirqd: the rest runs at thread priority.
                     st.restarts = 0;
                     if !c.ksoftirqd_mode {
@@ -139,18 +129,9 @@ impl Server {
             // Cold start when the round interrupted a running thread.
             let interrupted_thread = matches!(
                 c.stack.last(),
-                Some(super::cpu::Frame {
-                    owner: super::cpu::Owner::Thread(..),
-                    interrupted: true,
-                    ..
-                })
+                Some(super::cpu::Frame { owner: super::cpu::Owner::Thread(..), interrupted: true, .. })
             );
-            self.cfg.costs.softirq_entry_cycles
-                + if interrupted_thread {
-                    self.cfg.costs.irq_cold_cycles
-                } else {
-                    0
-                }
+            self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
         };
         st.entered = true;
         let (n, cycles) = if napi == BACKLOG_NAPI {
@@ -166,11 +147,7 @@ impl Server {
         let st = &mut self.kernel.softirq[core as usize];
         st.polling = Some((napi, n));
         st.poll_taken_before = 0;
-        Some(Seg {
-            class: CpuClass::Softirq,
-            ns: self.ns(entry + cycles),
-            bh_disabled: false,
-        })
+        Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
     }
 
     /// `ixgbe_clean_rx_irq` reads descriptors one by one until it finds one
@@ -189,11 +166,7 @@ impl Server {
         let st = &mut self.kernel.softirq[core as usize];
         st.polling = Some((napi, n));
         st.poll_taken_before = taken;
-        Seg {
-            class: CpuClass::Softirq,
-            ns: self.ns(n as u64 * self.cfg.costs.forward_packet_cycles),
-            bh_disabled: false,
-        }
+        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * self.cfg.costs.forward_packet_cycles), bh_disabled: false }
     }
 
     /// Next segment of ksoftirqd (`run_ksoftirqd`: `handle_softirqs` again
@@ -214,9 +187,7 @@ impl Server {
 
     /// The poll segment completed: deliver what it took, then complete or requeue.
     pub(crate) fn softirq_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let Some((napi, n)) = self.kernel.softirq[core as usize].polling.take() else {
-            return;
-        };
+        let Some((napi, n)) = self.kernel.softirq[core as usize].polling.take() else { return };
         if napi >= IPI_SEND {
             return self.steering_step_done(sched, core, napi, n);
         }
@@ -224,14 +195,7 @@ impl Server {
         self.deliver(sched, napi, &mut buf, false);
         self.kernel.softirq_buf[core as usize] = buf;
         self.kernel.softirq[core as usize].budget_left -= n as i64;
-        self.tr(
-            sched.now(),
-            TraceEvent::Poll {
-                napi,
-                packets: n,
-                busy: false,
-            },
-        );
+        self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
         let weight = self.cfg.napi.weight;
         let n = n + std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
         if self.kernel.rx_sink == RxSink::Forward && n < weight {
@@ -259,14 +223,7 @@ impl Server {
             return self.rps_ipis_sent(sched, core);
         }
         let before = std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
-        self.tr(
-            sched.now(),
-            TraceEvent::Poll {
-                napi,
-                packets: n,
-                busy: false,
-            },
-        );
+        self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
         self.kernel.softirq[core as usize].budget_left -= n as i64;
         if let Some(work) = self.process_backlog_done(sched, core, n, before) {
             self.kernel.softirq[core as usize].poll_continues = Some((BACKLOG_NAPI, work));
@@ -276,12 +233,7 @@ impl Server {
     /// The driver's poll: take up to `budget` packets from the ring into
     /// `buf` (delivered when the poll's segment ends); returns (packets,
     /// cycles of the poll including the wake-ups its deliveries cause).
-    pub(crate) fn driver_poll_take(
-        &mut self,
-        napi: u32,
-        budget: u32,
-        buf: &mut Vec<RxPacket>,
-    ) -> (u32, u64) {
+    pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
         let qi = self.kernel.napi_queue[napi as usize] as usize;
         let q = match self.kernel.device {
@@ -290,26 +242,16 @@ impl Server {
         };
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
-        let tx_budget = if q.eitr.is_some() {
-            super::nic::eitr::IXGBE_DEFAULT_TX_WORK
-        } else {
-            budget
-        };
+        let tx_budget = if q.eitr.is_some() { super::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
         let k = &self.cfg.costs;
         if self.kernel.rx_sink == RxSink::Forward {
             // No socket, no waiter: each packet is switched and sent.
-            return (
-                n,
-                k.napi_poll_cycles
-                    + n as u64 * k.forward_packet_cycles
-                    + tx as u64 * k.tx_clean_cycles,
-            );
+            return (n, k.napi_poll_cycles + n as u64 * k.forward_packet_cycles + tx as u64 * k.tx_clean_cycles);
         }
-        let mut cycles =
-            k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
+        let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
         if self.kernel.rx_sink == RxSink::Bridge {
             // The tap wakes the guest's vhost worker (`sk_data_ready`).
             if n > 0 {
@@ -343,13 +285,7 @@ impl Server {
     /// The driver's completion after a poll that used less than its budget:
     /// `napi_complete_done`, then re-arm the IRQ (with a DIM sample) if it
     /// returned true, arm the watchdog, or reschedule on MISSED.
-    pub(crate) fn driver_complete(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        core: u32,
-        napi: u32,
-        work: u32,
-    ) {
+    pub(crate) fn driver_complete(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
         let c = self.kernel.napis[napi as usize].complete_done(work);
         if let Some(t) = c.start_timer_ns {
             self.napi_timer_start(sched, napi, core, t, TimerReason::Complete);

@@ -14,11 +14,7 @@ pub enum TraceEvent {
     /// The driver re-armed the queue's interrupt (`napi_complete_done` true).
     IrqRearmed { queue: u32 },
     /// `hrtimer_start` on NAPI `napi`'s watchdog, with the reason.
-    TimerArmed {
-        napi: u32,
-        delay_ns: Nanos,
-        reason: TimerReason,
-    },
+    TimerArmed { napi: u32, delay_ns: Nanos, reason: TimerReason },
     /// `napi_watchdog` ran; `scheduled` if it scheduled a poll.
     WatchdogFired { napi: u32, scheduled: bool },
     /// A softirq or busy poll of `napi` took `packets`.
@@ -57,10 +53,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(limit: usize) -> Self {
-        Trace {
-            events: Vec::with_capacity(limit.min(1 << 16)),
-            limit,
-        }
+        Trace { events: Vec::with_capacity(limit.min(1 << 16)), limit }
     }
     #[inline]
     pub fn push(&mut self, now: Nanos, e: TraceEvent) {

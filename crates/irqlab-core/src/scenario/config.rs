@@ -50,12 +50,7 @@ pub struct RunCfg {
 }
 impl Default for RunCfg {
     fn default() -> Self {
-        RunCfg {
-            seed: 1,
-            duration_s: 1.0,
-            warmup_s: 0.05,
-            profile: None,
-        }
+        RunCfg { seed: 1, duration_s: 1.0, warmup_s: 0.05, profile: None }
     }
 }
 
@@ -80,12 +75,7 @@ pub struct CpuCfg {
 }
 impl Default for CpuCfg {
     fn default() -> Self {
-        CpuCfg {
-            app_cores: 1,
-            freq_ghz: 3.0,
-            wakeup_latency_ns: 2_000,
-            sched_base_slice_ns: 3_000_000,
-        }
+        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000 }
     }
 }
 
@@ -185,31 +175,31 @@ impl Default for Costs {
     /// are published or first estimates and were held fixed during the fit.
     fn default() -> Self {
         Costs {
-            hardirq_cycles: 2_700,           // fit (irq_path group, 2000:1000:600 split)
-            softirq_entry_cycles: 1_350,     // fit (irq_path group)
-            napi_poll_cycles: 810,           // fit (irq_path group)
-            rx_packet_cycles: 5_732,         // fit
-            wakeup_cycles: 1_500,            // estimate (try_to_wake_up + ep_poll_callback)
-            epoll_wait_cycles: 1_542,        // fit (syscalls group, 1500:3500:9500 split)
-            epoll_event_cycles: 150,         // estimate
-            recv_cycles: 2_598, // fit (syscalls group; the fitted 3,598 less the per-request part)
-            recv_cycles_per_request: 1_000, // estimate (skb copy and free)
-            send_cycles: 9_766, // fit (syscalls group)
-            send_cycles_per_64b: 20, // estimate (copy + checksum of 64 B)
-            context_switch_cycles: 2_500, // estimate (~0.8 µs at 3 GHz)
-            interrupt_penalty_cycles: 4_665, // fit
-            irq_cold_cycles: 787, // fit
-            tx_clean_cycles: 300, // estimate
-            timer_irq_cycles: 800, // estimate (hrtimer interrupt)
-            busy_poll_iteration_cycles: 200, // estimate (loop + cpu_relax)
+            hardirq_cycles: 2_700,             // fit (irq_path group, 2000:1000:600 split)
+            softirq_entry_cycles: 1_350,       // fit (irq_path group)
+            napi_poll_cycles: 810,             // fit (irq_path group)
+            rx_packet_cycles: 5_732,           // fit
+            wakeup_cycles: 1_500,              // estimate (try_to_wake_up + ep_poll_callback)
+            epoll_wait_cycles: 1_542,          // fit (syscalls group, 1500:3500:9500 split)
+            epoll_event_cycles: 150,           // estimate
+            recv_cycles: 2_598,                // fit (syscalls group; the fitted 3,598 less the per-request part)
+            recv_cycles_per_request: 1_000,    // estimate (skb copy and free)
+            send_cycles: 9_766,                // fit (syscalls group)
+            send_cycles_per_64b: 20,           // estimate (copy + checksum of 64 B)
+            context_switch_cycles: 2_500,      // estimate (~0.8 µs at 3 GHz)
+            interrupt_penalty_cycles: 4_665,   // fit
+            irq_cold_cycles: 787,              // fit
+            tx_clean_cycles: 300,              // estimate
+            timer_irq_cycles: 800,             // estimate (hrtimer interrupt)
+            busy_poll_iteration_cycles: 200,   // estimate (loop + cpu_relax)
             forward_packet_cycles: FORWARD_PACKET_CYCLES_FIT,
             rx_frame_cycles: RX_FRAME_CYCLES_FIT,
-            gro_skb_cycles: 400,   // estimate (skb completion and list receive)
-            steer_skb_cycles: 300, // estimate (flow lookup, a remote lock and queue tail)
-            ipi_send_cycles: 600,  // estimate (csd enqueue, ICR write)
-            ipi_irq_cycles: 1_500, // estimate (IRQ entry/exit, CSD queue flush)
-            tcp_skb_cycles: 4_000, // estimate (Cai et al. 2021: TCP/IP ~0.06-0.08 cycles/byte of a 64 KB GRO packet)
-            copy_cycles_per_kib: 400, // estimate (Cai et al. 2021: ~0.3-0.4 cycles/byte from the LLC)
+            gro_skb_cycles: 400,               // estimate (skb completion and list receive)
+            steer_skb_cycles: 300,             // estimate (flow lookup, a remote lock and queue tail)
+            ipi_send_cycles: 600,              // estimate (csd enqueue, ICR write)
+            ipi_irq_cycles: 1_500,             // estimate (IRQ entry/exit, CSD queue flush)
+            tcp_skb_cycles: 4_000,             // estimate (Cai et al. 2021: TCP/IP ~0.06-0.08 cycles/byte of a 64 KB GRO packet)
+            copy_cycles_per_kib: 400,          // estimate (Cai et al. 2021: ~0.3-0.4 cycles/byte from the LLC)
         }
     }
 }
@@ -396,9 +386,7 @@ pub struct SocketCfg {
 }
 impl Default for SocketCfg {
     fn default() -> Self {
-        SocketCfg {
-            rcvbuf_bytes: 131_072,
-        }
+        SocketCfg { rcvbuf_bytes: 131_072 }
     }
 }
 
@@ -418,30 +406,17 @@ pub struct EpollCfg {
 }
 impl Default for EpollCfg {
     fn default() -> Self {
-        EpollCfg {
-            busy_poll_usecs: 0,
-            busy_poll_budget: 0,
-            prefer_busy_poll: false,
-            blocking: true,
-            maxevents: 64,
-        }
+        EpollCfg { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true, maxevents: 64 }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
 pub enum ServiceDist {
-    Fixed {
-        cycles: u64,
-    },
-    Exponential {
-        mean_cycles: u64,
-    },
+    Fixed { cycles: u64 },
+    Exponential { mean_cycles: u64 },
     /// Uniform between `min_cycles` and `max_cycles`.
-    Uniform {
-        min_cycles: u64,
-        max_cycles: u64,
-    },
+    Uniform { min_cycles: u64, max_cycles: u64 },
 }
 
 /// What runs on the server.
@@ -473,11 +448,7 @@ pub struct AppCfg {
 }
 impl Default for AppCfg {
     fn default() -> Self {
-        AppCfg {
-            kind: AppKind::Memcached,
-            service: ServiceDist::Fixed { cycles: 5_000 },
-            service_cycles_per_64b: 0,
-        }
+        AppCfg { kind: AppKind::Memcached, service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
     }
 }
 

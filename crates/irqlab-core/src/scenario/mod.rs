@@ -12,12 +12,12 @@ pub mod steering;
 mod validate;
 pub mod vm;
 
-pub use bulk::BulkCfg;
 pub use config::*;
+pub use bulk::BulkCfg;
 pub use itr::{ItrCfg, ItrPolicyKind, NicKind};
-pub use profile::{Coalesce, EpollParams, PerNapi, Profile, ProfileKnobs};
 pub use steering::{SteeringCfg, SteeringScheme};
 pub use vm::{VmCfg, VmKind};
+pub use profile::{Coalesce, EpollParams, PerNapi, Profile, ProfileKnobs};
 
 use crate::error::{one_line, Error};
 
@@ -38,15 +38,8 @@ pub struct Scenario {
 impl Scenario {
     /// Parse and validate a scenario from TOML text.
     pub fn from_toml_str(text: &str) -> Result<Self, Error> {
-        let raw: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| toml_syntax_error(text, &e))?;
-        let mut s = Scenario {
-            raw,
-            profile: None,
-            overrides: vec![],
-            cfg: Config::default(),
-        };
+        let raw: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_syntax_error(text, &e))?;
+        let mut s = Scenario { raw, profile: None, overrides: vec![], cfg: Config::default() };
         // The file may name a default profile; `set_profile` replaces it.
         s.resolve()?;
         if let Some(name) = s.cfg.run.profile.clone() {
@@ -60,12 +53,7 @@ impl Scenario {
     /// [`MAX_SCENARIO_BYTES`] (a device such as `/dev/zero` would never end).
     pub fn from_path(path: &std::path::Path) -> Result<Self, Error> {
         use std::io::Read;
-        let cannot = |why: String| {
-            Error::Scenario(format!(
-                "cannot read scenario file {}: {why}",
-                path.display()
-            ))
-        };
+        let cannot = |why: String| Error::Scenario(format!("cannot read scenario file {}: {why}", path.display()));
         let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
         if !meta.is_file() {
             return Err(cannot("it is not a regular file".to_string()));
@@ -75,12 +63,9 @@ impl Scenario {
             .and_then(|f| f.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
             .map_err(|e| cannot(e.to_string()))?;
         if bytes.len() as u64 > MAX_SCENARIO_BYTES {
-            return Err(cannot(format!(
-                "it is larger than {MAX_SCENARIO_BYTES} bytes"
-            )));
+            return Err(cannot(format!("it is larger than {MAX_SCENARIO_BYTES} bytes")));
         }
-        let text =
-            String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".to_string()))?;
         Self::from_toml_str(&text)
     }
 
@@ -166,28 +151,20 @@ impl Scenario {
         for (k, v) in &self.overrides {
             set_path(&mut table, k, parse_value(k, v)?)?;
         }
-        let cfg: Config =
-            serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-                let path = e.path().to_string();
-                let msg = e.inner().message().to_string();
-                if path == "." || path.is_empty() {
-                    Error::Scenario(format!("scenario: {}", one_line(&msg)))
-                } else {
-                    Error::Scenario(format!(
-                        "scenario field `{path}`{}",
-                        plain_type_error(&path, &msg)
-                    ))
-                }
-            })?;
+        let cfg: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let msg = e.inner().message().to_string();
+            if path == "." || path.is_empty() {
+                Error::Scenario(format!("scenario: {}", one_line(&msg)))
+            } else {
+                Error::Scenario(format!("scenario field `{path}`{}", plain_type_error(&path, &msg)))
+            }
+        })?;
         validate::validate(&cfg)?;
         // The profile is chosen by the file's `run.profile` or by
         // `set_profile`, never by an override: an override naming one would
         // be silently ignored, since profiles apply before overrides.
-        let file_profile = self
-            .raw
-            .get("run")
-            .and_then(|r| r.get("profile"))
-            .and_then(|p| p.as_str());
+        let file_profile = self.raw.get("run").and_then(|r| r.get("profile")).and_then(|p| p.as_str());
         if cfg.run.profile.as_deref() != file_profile {
             return Err(Error::Override(PROFILE_OVERRIDE.to_string()));
         }
@@ -196,8 +173,7 @@ impl Scenario {
     }
 }
 
-const PROFILE_OVERRIDE: &str =
-    "the profile cannot be set by overriding `run.profile`; choose it with --profile on the \
+const PROFILE_OVERRIDE: &str = "the profile cannot be set by overriding `run.profile`; choose it with --profile on the \
      command line or Scenario.with_profile in Python";
 
 /// Checks of an override that need no scenario: the key is not
@@ -207,9 +183,7 @@ fn check_override(key: &str, value: &str) -> Result<(), Error> {
         return Err(Error::Override(PROFILE_OVERRIDE.to_string()));
     }
     if value.contains(['\n', '\r']) {
-        return Err(Error::Override(format!(
-            "override `{key}` must be one value on one line"
-        )));
+        return Err(Error::Override(format!("override `{key}` must be one value on one line")));
     }
     Ok(())
 }
@@ -234,9 +208,7 @@ fn toml_syntax_error(text: &str, e: &toml::de::Error) -> Error {
 /// Rust type names (`u32`, `struct LoadCfg`) never reach the user.
 fn plain_type_error(path: &str, msg: &str) -> String {
     let msg = one_line(msg);
-    let rest = msg
-        .strip_prefix("invalid type: ")
-        .or_else(|| msg.strip_prefix("invalid value: "));
+    let rest = msg.strip_prefix("invalid type: ").or_else(|| msg.strip_prefix("invalid value: "));
     let Some((got, expected)) = rest.and_then(|r| r.split_once(", expected ")) else {
         return format!(": {msg}");
     };
@@ -273,10 +245,7 @@ fn plain_got(serde: &str) -> Option<String> {
     let tick = |s: &str| s.trim_start_matches('`').trim_end_matches('`').to_string();
     Some(if let Some(s) = serde.strip_prefix("string ") {
         format!("the string {s}")
-    } else if let Some(v) = serde
-        .strip_prefix("integer ")
-        .or_else(|| serde.strip_prefix("floating point "))
-    {
+    } else if let Some(v) = serde.strip_prefix("integer ").or_else(|| serde.strip_prefix("floating point ")) {
         tick(v)
     } else if let Some(v) = serde.strip_prefix("boolean ") {
         tick(v)
@@ -297,15 +266,10 @@ fn plain_got(serde: &str) -> Option<String> {
 fn parse_value(key: &str, v: &str) -> Result<toml::Value, Error> {
     let doc = format!("v = {v}");
     match doc.parse::<toml::Table>() {
-        Ok(mut t) if t.len() == 1 => {
-            Ok(t.remove("v").unwrap_or(toml::Value::String(v.to_string())))
-        }
-        Ok(_) => Err(Error::Override(format!(
-            "override `{key}` must be one value on one line"
-        ))),
+        Ok(mut t) if t.len() == 1 => Ok(t.remove("v").unwrap_or(toml::Value::String(v.to_string()))),
+        Ok(_) => Err(Error::Override(format!("override `{key}` must be one value on one line"))),
         Err(e) => {
-            let looks_like_value =
-                v.starts_with(|c: char| c.is_ascii_digit() || "+-.[{\"'".contains(c));
+            let looks_like_value = v.starts_with(|c: char| c.is_ascii_digit() || "+-.[{\"'".contains(c));
             if !looks_like_value {
                 return Ok(toml::Value::String(v.to_string()));
             }
@@ -325,22 +289,14 @@ fn parse_value(key: &str, v: &str) -> Result<toml::Value, Error> {
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), Error> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(Error::Override(format!(
-            "override key `{key}` must be a dotted field path such as load.qps"
-        )));
+        return Err(Error::Override(format!("override key `{key}` must be a dotted field path such as load.qps")));
     }
     let mut cur = table;
     for p in &parts[..parts.len() - 1] {
-        let entry = cur
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         cur = match entry {
             toml::Value::Table(t) => t,
-            _ => {
-                return Err(Error::Override(format!(
-                    "override key `{key}`: `{p}` is a value, not a section"
-                )))
-            }
+            _ => return Err(Error::Override(format!("override key `{key}`: `{p}` is a value, not a section"))),
         };
     }
     cur.insert(parts[parts.len() - 1].to_string(), value);

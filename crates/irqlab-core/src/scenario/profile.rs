@@ -63,15 +63,12 @@ impl Profile {
     }
 
     pub fn by_name(name: &str) -> Result<Profile, String> {
-        Profile::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "`{name}` is unknown; accepted: {}",
-                    Profile::ALL.map(|p| p.name()).join(", ")
-                )
-            })
+        Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
+            format!(
+                "`{name}` is unknown; accepted: {}",
+                Profile::ALL.map(|p| p.name()).join(", ")
+            )
+        })
     }
 
     /// The knobs this profile sets (thesis appendix A; SYSTEM.md "The
@@ -79,92 +76,36 @@ impl Profile {
     /// cover letter's `defer20` and `suspend0` cases), shared by the
     /// simulator and the real-kernel tools.
     pub fn knobs(self) -> ProfileKnobs {
-        let adaptive = Coalesce {
-            adaptive_rx: true,
-            rx_usecs: 8,
-            rx_frames: 128,
-            cqe_mode_rx: true,
-        };
-        let off = PerNapi {
-            defer_hard_irqs: 0,
-            gro_flush_timeout_ns: 0,
-            irq_suspend_timeout_ns: 0,
-        };
-        let interrupts = EpollParams {
-            busy_poll_usecs: 0,
-            busy_poll_budget: 0,
-            prefer_busy_poll: false,
-            blocking: true,
-        };
+        let adaptive = Coalesce { adaptive_rx: true, rx_usecs: 8, rx_frames: 128, cqe_mode_rx: true };
+        let off = PerNapi { defer_hard_irqs: 0, gro_flush_timeout_ns: 0, irq_suspend_timeout_ns: 0 };
+        let interrupts = EpollParams { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true };
         let (coalesce, napi, epoll) = match self {
-            Profile::NoCoalescing => (
-                Coalesce {
-                    adaptive_rx: false,
-                    rx_usecs: 1,
-                    rx_frames: 128,
-                    cqe_mode_rx: false,
-                },
-                off,
-                interrupts,
-            ),
+            Profile::NoCoalescing => {
+                (Coalesce { adaptive_rx: false, rx_usecs: 1, rx_frames: 128, cqe_mode_rx: false }, off, interrupts)
+            }
             Profile::AdaptiveCoalescing => (adaptive, off, interrupts),
             Profile::BusyWait => (
                 adaptive,
-                PerNapi {
-                    defer_hard_irqs: 100,
-                    gro_flush_timeout_ns: 5_000_000,
-                    irq_suspend_timeout_ns: 0,
-                },
-                EpollParams {
-                    busy_poll_usecs: 1000,
-                    busy_poll_budget: 64,
-                    prefer_busy_poll: true,
-                    blocking: false,
-                },
+                PerNapi { defer_hard_irqs: 100, gro_flush_timeout_ns: 5_000_000, irq_suspend_timeout_ns: 0 },
+                EpollParams { busy_poll_usecs: 1000, busy_poll_budget: 64, prefer_busy_poll: true, blocking: false },
             ),
             Profile::IrqSuspend => (
                 adaptive,
-                PerNapi {
-                    defer_hard_irqs: 100,
-                    gro_flush_timeout_ns: 20_000,
-                    irq_suspend_timeout_ns: 20_000_000,
-                },
-                EpollParams {
-                    busy_poll_usecs: 0,
-                    busy_poll_budget: 64,
-                    prefer_busy_poll: true,
-                    blocking: true,
-                },
+                PerNapi { defer_hard_irqs: 100, gro_flush_timeout_ns: 20_000, irq_suspend_timeout_ns: 20_000_000 },
+                EpollParams { busy_poll_usecs: 0, busy_poll_budget: 64, prefer_busy_poll: true, blocking: true },
             ),
             Profile::IrqBatching => (
                 adaptive,
-                PerNapi {
-                    defer_hard_irqs: 100,
-                    gro_flush_timeout_ns: 20_000,
-                    irq_suspend_timeout_ns: 0,
-                },
+                PerNapi { defer_hard_irqs: 100, gro_flush_timeout_ns: 20_000, irq_suspend_timeout_ns: 0 },
                 interrupts,
             ),
             Profile::KernelPolling => (
                 adaptive,
-                PerNapi {
-                    defer_hard_irqs: 0,
-                    gro_flush_timeout_ns: 0,
-                    irq_suspend_timeout_ns: 20_000_000,
-                },
-                EpollParams {
-                    busy_poll_usecs: 0,
-                    busy_poll_budget: 64,
-                    prefer_busy_poll: true,
-                    blocking: true,
-                },
+                PerNapi { defer_hard_irqs: 0, gro_flush_timeout_ns: 0, irq_suspend_timeout_ns: 20_000_000 },
+                EpollParams { busy_poll_usecs: 0, busy_poll_budget: 64, prefer_busy_poll: true, blocking: true },
             ),
         };
-        ProfileKnobs {
-            coalesce,
-            napi,
-            epoll,
-        }
+        ProfileKnobs { coalesce, napi, epoll }
     }
 
     /// The knobs as scenario overrides.
@@ -176,18 +117,9 @@ impl Profile {
             ("coalesce.rx-usecs", I(k.coalesce.rx_usecs as i64)),
             ("coalesce.rx-frames", I(k.coalesce.rx_frames as i64)),
             ("coalesce.cqe-mode-rx", B(k.coalesce.cqe_mode_rx)),
-            (
-                "napi.napi_defer_hard_irqs",
-                I(k.napi.defer_hard_irqs as i64),
-            ),
-            (
-                "napi.gro_flush_timeout",
-                I(k.napi.gro_flush_timeout_ns as i64),
-            ),
-            (
-                "napi.irq_suspend_timeout",
-                I(k.napi.irq_suspend_timeout_ns as i64),
-            ),
+            ("napi.napi_defer_hard_irqs", I(k.napi.defer_hard_irqs as i64)),
+            ("napi.gro_flush_timeout", I(k.napi.gro_flush_timeout_ns as i64)),
+            ("napi.irq_suspend_timeout", I(k.napi.irq_suspend_timeout_ns as i64)),
             ("epoll.busy_poll_usecs", I(k.epoll.busy_poll_usecs as i64)),
             ("epoll.busy_poll_budget", I(k.epoll.busy_poll_budget as i64)),
             ("epoll.prefer_busy_poll", B(k.epoll.prefer_busy_poll)),

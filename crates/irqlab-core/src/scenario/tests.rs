@@ -21,14 +21,10 @@ fn minimal_scenario_resolves_with_defaults() {
 
 #[test]
 fn unknown_keys_are_errors_naming_the_field() {
-    let e = Scenario::from_toml_str("[cpu]\napp_corez = 3\n")
-        .unwrap_err()
-        .to_string();
+    let e = Scenario::from_toml_str("[cpu]\napp_corez = 3\n").unwrap_err().to_string();
     assert!(e.contains("app_corez"), "{e}");
     assert!(e.contains("`cpu.app_corez`"), "{e}");
-    let e = Scenario::from_toml_str("[bogus]\nx = 1\n")
-        .unwrap_err()
-        .to_string();
+    let e = Scenario::from_toml_str("[bogus]\nx = 1\n").unwrap_err().to_string();
     assert!(e.contains("bogus"), "{e}");
 }
 
@@ -36,17 +32,11 @@ fn unknown_keys_are_errors_naming_the_field() {
 fn out_of_range_values_name_field_and_range() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
     let e = s.set("nic.rx-ring-size", "0").unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "scenario field `nic.rx-ring-size` must be between 1 and 65536 (got 0)"
-    );
+    assert_eq!(e, "scenario field `nic.rx-ring-size` must be between 1 and 65536 (got 0)");
     let e = s.set("load.qps", "-5").unwrap_err().to_string();
     assert!(e.contains("`load.qps`") && e.contains("between"), "{e}");
     let e = s.set("coalesce.rx-usecs", "5000").unwrap_err().to_string();
-    assert!(
-        e.contains("`coalesce.rx-usecs`") && e.contains("4095"),
-        "{e}"
-    );
+    assert!(e.contains("`coalesce.rx-usecs`") && e.contains("4095"), "{e}");
     // A failed override leaves the scenario as it was.
     assert_eq!(s.config().nic.rx_ring_size, 1024);
 }
@@ -71,11 +61,7 @@ fn overrides_win_over_profiles_in_any_order() {
     s.set_profile("no-coalescing").unwrap();
     assert_eq!(s.config().napi.irq_suspend_timeout, 0);
     assert!(!s.config().coalesce.adaptive_rx);
-    assert!(s
-        .set_profile("fast")
-        .unwrap_err()
-        .to_string()
-        .contains("no-coalescing, adaptive-coalescing"));
+    assert!(s.set_profile("fast").unwrap_err().to_string().contains("no-coalescing, adaptive-coalescing"));
 }
 
 #[test]
@@ -84,17 +70,7 @@ fn profiles_match_the_thesis_appendix() {
         ("no-coalescing", false, 1, 0, 0, 0, 0, false, true),
         ("adaptive-coalescing", true, 8, 0, 0, 0, 0, false, true),
         ("busy-wait", true, 8, 100, 5_000_000, 0, 1000, true, false),
-        (
-            "irq-suspend",
-            true,
-            8,
-            100,
-            20_000,
-            20_000_000,
-            0,
-            true,
-            true,
-        ),
+        ("irq-suspend", true, 8, 100, 20_000, 20_000_000, 0, true, true),
     ];
     check_profile_table(&table);
 }
@@ -128,21 +104,12 @@ fn every_profile_is_listed_once_by_name_thesis_four_first() {
     let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
     assert_eq!(
         names,
-        [
-            "no-coalescing",
-            "adaptive-coalescing",
-            "busy-wait",
-            "irq-suspend",
-            "irq-batching",
-            "kernel-polling"
-        ]
+        ["no-coalescing", "adaptive-coalescing", "busy-wait", "irq-suspend", "irq-batching", "kernel-polling"]
     );
     for p in Profile::ALL {
         assert_eq!(Profile::by_name(p.name()), Ok(p));
     }
-    assert!(Profile::by_name("fast")
-        .unwrap_err()
-        .ends_with("irq-batching, kernel-polling"));
+    assert!(Profile::by_name("fast").unwrap_err().ends_with("irq-batching, kernel-polling"));
 }
 
 type ProfileRow = (&'static str, bool, u32, u32, u64, u64, u32, bool, bool);
@@ -171,11 +138,7 @@ fn overrides_valid_only_together_are_accepted_as_a_batch() {
     s.set_pairs(&["cpu.app_cores=4", "nic.queues=4"]).unwrap();
     assert_eq!(s.config().queues(), 4);
     assert!(s.set_pairs(&["cpu.app_cores=8", "nic.queues=x"]).is_err());
-    assert_eq!(
-        s.config().cpu.app_cores,
-        4,
-        "a failed batch changes nothing"
-    );
+    assert_eq!(s.config().cpu.app_cores, 4, "a failed batch changes nothing");
 }
 
 #[test]
@@ -187,8 +150,7 @@ fn open_loop_is_selected_by_load_qps() {
 
 #[test]
 fn thesis_scenario_parses() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/thesis/bare-metal.toml");
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis/bare-metal.toml");
     let s = Scenario::from_path(&p).unwrap();
     assert_eq!(s.config().load.connections(), 768);
     assert_eq!(s.profile().unwrap().name(), "irq-suspend");
@@ -210,25 +172,17 @@ fn type_errors_speak_of_numbers_and_tables_not_rust_types() {
         let e = s.set(key, value).unwrap_err().to_string();
         assert_eq!(e, want, "{key}={value}");
     }
-    let e = Scenario::from_toml_str("[load]\ndepth = \"x\"\n")
-        .unwrap_err()
-        .to_string();
+    let e = Scenario::from_toml_str("[load]\ndepth = \"x\"\n").unwrap_err().to_string();
     assert!(!e.contains("u32") && e.contains("from 1 to 1024"), "{e}");
 }
 
 #[test]
 fn an_integer_too_large_is_a_number_out_of_range_not_a_string() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
-    let e = s
-        .set("cpu.app_cores", "99999999999999999999")
-        .unwrap_err()
-        .to_string();
+    let e = s.set("cpu.app_cores", "99999999999999999999").unwrap_err().to_string();
     assert_eq!(e, "scenario field `cpu.app_cores` must be a whole number from 1 to 1024 (got 99999999999999999999)");
     let e = s.set("load.qps", "1.2.3").unwrap_err().to_string();
-    assert!(
-        e.contains("`load.qps`") && !e.contains("invalid type: string"),
-        "{e}"
-    );
+    assert!(e.contains("`load.qps`") && !e.contains("invalid type: string"), "{e}");
     // A bare word is still a string.
     s.set("load.interarrival", "fb_ia").unwrap();
     s.set("name", "my-test").unwrap();
@@ -237,27 +191,16 @@ fn an_integer_too_large_is_a_number_out_of_range_not_a_string() {
 #[test]
 fn an_override_value_is_one_value_on_one_line() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
-    let e = s
-        .set_pair("load.qps=300000\n[cpu]\napp_cores=1")
-        .unwrap_err()
-        .to_string();
+    let e = s.set_pair("load.qps=300000\n[cpu]\napp_cores=1").unwrap_err().to_string();
     assert_eq!(e, "override `load.qps` must be one value on one line");
-    assert!(
-        s.config().load.qps.is_none() && s.config().cpu.app_cores == 2,
-        "nothing applied"
-    );
+    assert!(s.config().load.qps.is_none() && s.config().cpu.app_cores == 2, "nothing applied");
     assert!(s.set("load.qps", "300000\r").is_err());
 }
 
 #[test]
 fn toml_syntax_errors_give_line_and_column_on_one_line() {
-    let e = Scenario::from_toml_str("name = \"t\"\n[cpu]\napp_cores = = 3\n")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("the scenario is not valid TOML at line 3, column 13: "),
-        "{e}"
-    );
+    let e = Scenario::from_toml_str("name = \"t\"\n[cpu]\napp_cores = = 3\n").unwrap_err().to_string();
+    assert!(e.starts_with("the scenario is not valid TOML at line 3, column 13: "), "{e}");
     assert!(!e.contains('\n'), "{e}");
     let e = Scenario::from_toml_str("[cpu\n").unwrap_err().to_string();
     assert!(e.contains("line 1, column 5") && !e.contains('\n'), "{e}");
@@ -269,17 +212,11 @@ fn run_profile_cannot_be_overridden() {
     for value in ["busy-wait", "bogus"] {
         let e = s.set("run.profile", value).unwrap_err().to_string();
         assert!(e.contains("--profile") && e.contains("with_profile"), "{e}");
-        let e = s
-            .set_pairs(&[format!("run.profile={value}")])
-            .unwrap_err()
-            .to_string();
+        let e = s.set_pairs(&[format!("run.profile={value}")]).unwrap_err().to_string();
         assert!(e.contains("--profile"), "{e}");
     }
     // Nor by replacing the whole section.
-    let e = s
-        .set("run", "{ profile = \"busy-wait\" }")
-        .unwrap_err()
-        .to_string();
+    let e = s.set("run", "{ profile = \"busy-wait\" }").unwrap_err().to_string();
     assert!(e.contains("--profile"), "{e}");
     assert!(s.profile().is_none());
     // The file's own run.profile still selects the profile, and other run fields override fine.
@@ -294,23 +231,11 @@ fn connections_are_counted_in_64_bits_against_the_documented_limit() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
     // 8 × 8192 × 65537 wraps to 65536 in 32 bits.
     let e = s
-        .set_pairs(&[
-            "load.clients=8",
-            "load.threads_per_client=8192",
-            "load.connections_per_thread=65537",
-        ])
+        .set_pairs(&["load.clients=8", "load.threads_per_client=8192", "load.connections_per_thread=65537"])
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("`load.connections`") && e.contains("4295032832") && e.contains("1000000"),
-        "{e}"
-    );
-    s.set_pairs(&[
-        "load.clients=10",
-        "load.threads_per_client=100",
-        "load.connections_per_thread=1000",
-    ])
-    .unwrap();
+    assert!(e.contains("`load.connections`") && e.contains("4295032832") && e.contains("1000000"), "{e}");
+    s.set_pairs(&["load.clients=10", "load.threads_per_client=100", "load.connections_per_thread=1000"]).unwrap();
     assert_eq!(s.config().load.connections(), 1_000_000);
 }
 
@@ -318,34 +243,13 @@ fn connections_are_counted_in_64_bits_against_the_documented_limit() {
 fn requests_in_flight_are_bounded() {
     let mut s = Scenario::from_toml_str(MIN).unwrap();
     let e = s
-        .set_pairs(&[
-            "load.clients=10",
-            "load.threads_per_client=1000",
-            "load.connections_per_thread=100",
-            "load.depth=17",
-        ])
+        .set_pairs(&["load.clients=10", "load.threads_per_client=1000", "load.connections_per_thread=100", "load.depth=17"])
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("`load.connections`") && e.contains("`load.depth`") && e.contains("17000000"),
-        "{e}"
-    );
-    let e = s
-        .set_pairs(&["load.qps=1e9", "nic.dma_latency_ns=20000000"])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("`load.qps`")
-            && e.contains("`nic.dma_latency_ns`")
-            && e.contains("at most 1000000"),
-        "{e}"
-    );
-    s.set_pairs(&[
-        "load.qps=1e9",
-        "nic.wire_latency_ns=500000",
-        "nic.dma_latency_ns=0",
-    ])
-    .unwrap();
+    assert!(e.contains("`load.connections`") && e.contains("`load.depth`") && e.contains("17000000"), "{e}");
+    let e = s.set_pairs(&["load.qps=1e9", "nic.dma_latency_ns=20000000"]).unwrap_err().to_string();
+    assert!(e.contains("`load.qps`") && e.contains("`nic.dma_latency_ns`") && e.contains("at most 1000000"), "{e}");
+    s.set_pairs(&["load.qps=1e9", "nic.wire_latency_ns=500000", "nic.dma_latency_ns=0"]).unwrap();
 }
 
 #[test]
@@ -354,28 +258,17 @@ fn a_closed_loop_that_takes_no_time_is_rejected() {
                 [app]\nservice = { dist = \"fixed\", cycles = 0 }\n\
                 [nic]\nwire_latency_ns = 0\ndma_latency_ns = 0\n";
     let e = Scenario::from_toml_str(zero).unwrap_err().to_string();
-    assert!(
-        e.starts_with("scenario field `nic.wire_latency_ns` must be above 0 in a closed loop"),
-        "{e}"
-    );
-    let mut open =
-        Scenario::from_toml_str(&zero.replace("[nic]", "[load]\nqps = 1000\n[nic]")).unwrap();
+    assert!(e.starts_with("scenario field `nic.wire_latency_ns` must be above 0 in a closed loop"), "{e}");
+    let mut open = Scenario::from_toml_str(&zero.replace("[nic]", "[load]\nqps = 1000\n[nic]")).unwrap();
     open.set("load.think_time_ns", "0").unwrap();
-    let mut s =
-        Scenario::from_toml_str(&zero.replace("wire_latency_ns = 0", "wire_latency_ns = 1"))
-            .unwrap();
+    let mut s = Scenario::from_toml_str(&zero.replace("wire_latency_ns = 0", "wire_latency_ns = 1")).unwrap();
     assert!(s.set("nic.wire_latency_ns", "0").is_err());
 }
 
 #[test]
 fn scenario_files_must_be_small_regular_files() {
-    let e = Scenario::from_path(std::path::Path::new("/dev/zero"))
-        .unwrap_err()
-        .to_string();
-    assert_eq!(
-        e,
-        "cannot read scenario file /dev/zero: it is not a regular file"
-    );
+    let e = Scenario::from_path(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
+    assert_eq!(e, "cannot read scenario file /dev/zero: it is not a regular file");
     let dir = std::env::temp_dir().join(format!("irqlab-big-{}", std::process::id()));
     std::fs::write(&dir, vec![b'#'; (MAX_SCENARIO_BYTES + 1) as usize]).unwrap();
     let e = Scenario::from_path(&dir).unwrap_err().to_string();

@@ -34,172 +34,42 @@ pub(crate) struct FloatField {
 
 macro_rules! int_field {
     ($path:literal, |$c:ident| $e:expr, $lo:expr, $hi:expr) => {
-        IntField {
-            path: $path,
-            get: |$c: &Config| ($e) as u64,
-            lo: $lo,
-            hi: $hi,
-        }
+        IntField { path: $path, get: |$c: &Config| ($e) as u64, lo: $lo, hi: $hi }
     };
 }
 
 pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("run.seed", |c| c.run.seed, 0, i64::MAX as u64),
     int_field!("cpu.app_cores", |c| c.cpu.app_cores, 1, 1024),
-    int_field!(
-        "cpu.wakeup_latency_ns",
-        |c| c.cpu.wakeup_latency_ns,
-        0,
-        MAX_NS
-    ),
+    int_field!("cpu.wakeup_latency_ns", |c| c.cpu.wakeup_latency_ns, 0, MAX_NS),
     // EEVDF's base slice is tunable from 0.1 ms (`sched_base_slice_ns` in
     // debugfs); the model needs a slice of at least 1 µs to make progress.
-    int_field!(
-        "cpu.sched_base_slice_ns",
-        |c| c.cpu.sched_base_slice_ns,
-        1_000,
-        MAX_NS
-    ),
-    int_field!(
-        "costs.hardirq_cycles",
-        |c| c.costs.hardirq_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.softirq_entry_cycles",
-        |c| c.costs.softirq_entry_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.napi_poll_cycles",
-        |c| c.costs.napi_poll_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.rx_packet_cycles",
-        |c| c.costs.rx_packet_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.wakeup_cycles",
-        |c| c.costs.wakeup_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.epoll_wait_cycles",
-        |c| c.costs.epoll_wait_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.epoll_event_cycles",
-        |c| c.costs.epoll_event_cycles,
-        0,
-        MAX_CYCLES
-    ),
+    int_field!("cpu.sched_base_slice_ns", |c| c.cpu.sched_base_slice_ns, 1_000, MAX_NS),
+    int_field!("costs.hardirq_cycles", |c| c.costs.hardirq_cycles, 0, MAX_CYCLES),
+    int_field!("costs.softirq_entry_cycles", |c| c.costs.softirq_entry_cycles, 0, MAX_CYCLES),
+    int_field!("costs.napi_poll_cycles", |c| c.costs.napi_poll_cycles, 0, MAX_CYCLES),
+    int_field!("costs.rx_packet_cycles", |c| c.costs.rx_packet_cycles, 0, MAX_CYCLES),
+    int_field!("costs.wakeup_cycles", |c| c.costs.wakeup_cycles, 0, MAX_CYCLES),
+    int_field!("costs.epoll_wait_cycles", |c| c.costs.epoll_wait_cycles, 0, MAX_CYCLES),
+    int_field!("costs.epoll_event_cycles", |c| c.costs.epoll_event_cycles, 0, MAX_CYCLES),
     int_field!("costs.recv_cycles", |c| c.costs.recv_cycles, 0, MAX_CYCLES),
     int_field!("costs.send_cycles", |c| c.costs.send_cycles, 0, MAX_CYCLES),
-    int_field!(
-        "costs.recv_cycles_per_request",
-        |c| c.costs.recv_cycles_per_request,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.send_cycles_per_64b",
-        |c| c.costs.send_cycles_per_64b,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.context_switch_cycles",
-        |c| c.costs.context_switch_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.interrupt_penalty_cycles",
-        |c| c.costs.interrupt_penalty_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.irq_cold_cycles",
-        |c| c.costs.irq_cold_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.timer_irq_cycles",
-        |c| c.costs.timer_irq_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.tx_clean_cycles",
-        |c| c.costs.tx_clean_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.busy_poll_iteration_cycles",
-        |c| c.costs.busy_poll_iteration_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.forward_packet_cycles",
-        |c| c.costs.forward_packet_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.rx_frame_cycles",
-        |c| c.costs.rx_frame_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.gro_skb_cycles",
-        |c| c.costs.gro_skb_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.steer_skb_cycles",
-        |c| c.costs.steer_skb_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.ipi_send_cycles",
-        |c| c.costs.ipi_send_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.ipi_irq_cycles",
-        |c| c.costs.ipi_irq_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.tcp_skb_cycles",
-        |c| c.costs.tcp_skb_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "costs.copy_cycles_per_kib",
-        |c| c.costs.copy_cycles_per_kib,
-        0,
-        MAX_CYCLES
-    ),
+    int_field!("costs.recv_cycles_per_request", |c| c.costs.recv_cycles_per_request, 0, MAX_CYCLES),
+    int_field!("costs.send_cycles_per_64b", |c| c.costs.send_cycles_per_64b, 0, MAX_CYCLES),
+    int_field!("costs.context_switch_cycles", |c| c.costs.context_switch_cycles, 0, MAX_CYCLES),
+    int_field!("costs.interrupt_penalty_cycles", |c| c.costs.interrupt_penalty_cycles, 0, MAX_CYCLES),
+    int_field!("costs.irq_cold_cycles", |c| c.costs.irq_cold_cycles, 0, MAX_CYCLES),
+    int_field!("costs.timer_irq_cycles", |c| c.costs.timer_irq_cycles, 0, MAX_CYCLES),
+    int_field!("costs.tx_clean_cycles", |c| c.costs.tx_clean_cycles, 0, MAX_CYCLES),
+    int_field!("costs.busy_poll_iteration_cycles", |c| c.costs.busy_poll_iteration_cycles, 0, MAX_CYCLES),
+    int_field!("costs.forward_packet_cycles", |c| c.costs.forward_packet_cycles, 0, MAX_CYCLES),
+    int_field!("costs.rx_frame_cycles", |c| c.costs.rx_frame_cycles, 0, MAX_CYCLES),
+    int_field!("costs.gro_skb_cycles", |c| c.costs.gro_skb_cycles, 0, MAX_CYCLES),
+    int_field!("costs.steer_skb_cycles", |c| c.costs.steer_skb_cycles, 0, MAX_CYCLES),
+    int_field!("costs.ipi_send_cycles", |c| c.costs.ipi_send_cycles, 0, MAX_CYCLES),
+    int_field!("costs.ipi_irq_cycles", |c| c.costs.ipi_irq_cycles, 0, MAX_CYCLES),
+    int_field!("costs.tcp_skb_cycles", |c| c.costs.tcp_skb_cycles, 0, MAX_CYCLES),
+    int_field!("costs.copy_cycles_per_kib", |c| c.costs.copy_cycles_per_kib, 0, MAX_CYCLES),
     int_field!("nic.queues", |c| c.nic.queues, 0, 1024),
     int_field!("nic.rx-ring-size", |c| c.nic.rx_ring_size, 1, 65_536),
     int_field!("nic.tx-ring-size", |c| c.nic.tx_ring_size, 1, 65_536),
@@ -207,106 +77,36 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("nic.wire_latency_ns", |c| c.nic.wire_latency_ns, 0, MAX_NS),
     int_field!("nic.dma_latency_ns", |c| c.nic.dma_latency_ns, 0, MAX_NS),
     // Up to 1 GiB: far above any NIC's on-chip buffer (the 82599's is 512 KiB).
-    int_field!(
-        "nic.rx_packet_buffer_bytes",
-        |c| c.nic.rx_packet_buffer_bytes,
-        0,
-        1 << 30
-    ),
+    int_field!("nic.rx_packet_buffer_bytes", |c| c.nic.rx_packet_buffer_bytes, 0, 1 << 30),
     // ethtool accepts these as u32; mlx5 limits rx-usecs to 4095 µs and
     // rx-frames to 65535.
     int_field!("coalesce.rx-usecs", |c| c.coalesce.rx_usecs, 0, 4095),
     int_field!("coalesce.rx-frames", |c| c.coalesce.rx_frames, 0, 65_535),
     int_field!("coalesce.tx-usecs", |c| c.coalesce.tx_usecs, 0, 4095),
     int_field!("coalesce.tx-frames", |c| c.coalesce.tx_frames, 0, 65_535),
-    int_field!(
-        "napi.napi_defer_hard_irqs",
-        |c| c.napi.napi_defer_hard_irqs,
-        0,
-        i32::MAX as u64
-    ),
-    int_field!(
-        "napi.gro_flush_timeout",
-        |c| c.napi.gro_flush_timeout,
-        0,
-        u32::MAX as u64 * 1000
-    ),
-    int_field!(
-        "napi.irq_suspend_timeout",
-        |c| c.napi.irq_suspend_timeout,
-        0,
-        u32::MAX as u64 * 1000
-    ),
+    int_field!("napi.napi_defer_hard_irqs", |c| c.napi.napi_defer_hard_irqs, 0, i32::MAX as u64),
+    int_field!("napi.gro_flush_timeout", |c| c.napi.gro_flush_timeout, 0, u32::MAX as u64 * 1000),
+    int_field!("napi.irq_suspend_timeout", |c| c.napi.irq_suspend_timeout, 0, u32::MAX as u64 * 1000),
     int_field!("napi.weight", |c| c.napi.weight, 1, 1024),
     int_field!("napi.netdev_budget", |c| c.napi.netdev_budget, 1, 1_000_000),
-    int_field!(
-        "napi.netdev_budget_usecs",
-        |c| c.napi.netdev_budget_usecs,
-        1,
-        1_000_000
-    ),
-    int_field!(
-        "napi.max_softirq_restart",
-        |c| c.napi.max_softirq_restart,
-        1,
-        1000
-    ),
+    int_field!("napi.netdev_budget_usecs", |c| c.napi.netdev_budget_usecs, 1, 1_000_000),
+    int_field!("napi.max_softirq_restart", |c| c.napi.max_softirq_restart, 1, 1000),
     // The kernel clamps SO_RCVBUF to [SOCK_MIN_RCVBUF, rmem_max]; 2 KiB is
     // about SOCK_MIN_RCVBUF, 2 GiB the int it is stored in.
-    int_field!(
-        "socket.rcvbuf_bytes",
-        |c| c.socket.rcvbuf_bytes,
-        2_048,
-        i32::MAX as u64
-    ),
-    int_field!(
-        "epoll.busy_poll_usecs",
-        |c| c.epoll.busy_poll_usecs,
-        0,
-        u32::MAX as u64
-    ),
+    int_field!("socket.rcvbuf_bytes", |c| c.socket.rcvbuf_bytes, 2_048, i32::MAX as u64),
+    int_field!("epoll.busy_poll_usecs", |c| c.epoll.busy_poll_usecs, 0, u32::MAX as u64),
     // EPIOCSPARAMS refuses budgets above NAPI_POLL_WEIGHT without
     // CAP_NET_ADMIN; the model allows the kernel's u16 range.
-    int_field!(
-        "epoll.busy_poll_budget",
-        |c| c.epoll.busy_poll_budget,
-        0,
-        u16::MAX as u64
-    ),
+    int_field!("epoll.busy_poll_budget", |c| c.epoll.busy_poll_budget, 0, u16::MAX as u64),
     int_field!("epoll.maxevents", |c| c.epoll.maxevents, 1, 1 << 20),
-    int_field!(
-        "app.service_cycles_per_64b",
-        |c| c.app.service_cycles_per_64b,
-        0,
-        MAX_CYCLES
-    ),
+    int_field!("app.service_cycles_per_64b", |c| c.app.service_cycles_per_64b, 0, MAX_CYCLES),
     int_field!("load.clients", |c| c.load.clients, 1, 10_000),
-    int_field!(
-        "load.threads_per_client",
-        |c| c.load.threads_per_client,
-        1,
-        10_000
-    ),
-    int_field!(
-        "load.connections_per_thread",
-        |c| c.load.connections_per_thread,
-        1,
-        100_000
-    ),
-    int_field!(
-        "load.connections",
-        |c| c.load.connections(),
-        1,
-        MAX_CONNECTIONS
-    ),
+    int_field!("load.threads_per_client", |c| c.load.threads_per_client, 1, 10_000),
+    int_field!("load.connections_per_thread", |c| c.load.connections_per_thread, 1, 100_000),
+    int_field!("load.connections", |c| c.load.connections(), 1, MAX_CONNECTIONS),
     int_field!("load.depth", |c| c.load.depth, 1, 1024),
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
-    int_field!(
-        "load.retransmit_timeout_ns",
-        |c| c.load.retransmit_timeout_ns,
-        1_000,
-        MAX_NS
-    ),
+    int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
     // A minimum-size Ethernet frame without FCS up to a 9000-byte jumbo frame.
     int_field!("load.frame_bytes", |c| c.load.frame_bytes, 60, 9_014),
     // ixgbe's `InterruptThrottleRate` range (IXGBE_MAX_INT_RATE), from the lowest
@@ -316,177 +116,64 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("itr.rate", |c| c.itr.rate, 978, 488_281),
     int_field!("itr.max_rate", |c| c.itr.max_rate, 978, 488_281),
     int_field!("itr.min_rate", |c| c.itr.min_rate, 978, 488_281),
-    int_field!(
-        "itr.rho_max_pps",
-        |c| c.itr.rho_max_pps,
-        1_000,
-        1_000_000_000
-    ),
+    int_field!("itr.rho_max_pps", |c| c.itr.rho_max_pps, 1_000, 1_000_000_000),
     int_field!("itr.min_update_ns", |c| c.itr.min_update_ns, 0, MAX_NS),
     // The kernel's sysctl takes an int; a million packets per core is far
     // beyond any buffer a real host configures.
-    int_field!(
-        "steering.netdev_max_backlog",
-        |c| c.steering.netdev_max_backlog,
-        1,
-        1_000_000
-    ),
+    int_field!("steering.netdev_max_backlog", |c| c.steering.netdev_max_backlog, 1, 1_000_000),
     // The kernel rounds both tables up to a power of two and caps them at 2^29 and 2^27.
-    int_field!(
-        "steering.rps_sock_flow_entries",
-        |c| c.steering.rps_sock_flow_entries,
-        1,
-        1 << 24
-    ),
-    int_field!(
-        "steering.rps_flow_cnt",
-        |c| c.steering.rps_flow_cnt,
-        1,
-        1 << 24
-    ),
-    int_field!(
-        "steering.iaps_flow_slots",
-        |c| c.steering.iaps_flow_slots,
-        1,
-        1 << 24
-    ),
+    int_field!("steering.rps_sock_flow_entries", |c| c.steering.rps_sock_flow_entries, 1, 1 << 24),
+    int_field!("steering.rps_flow_cnt", |c| c.steering.rps_flow_cnt, 1, 1 << 24),
+    int_field!("steering.iaps_flow_slots", |c| c.steering.iaps_flow_slots, 1, 1 << 24),
     int_field!("bulk.streams", |c| c.bulk.streams, 1, 1024),
     // From the IPv4 minimum MSS to a 9000-byte jumbo frame's payload.
     int_field!("bulk.mss_bytes", |c| c.bulk.mss_bytes, 536, 8_948),
-    int_field!(
-        "bulk.tso_max_segments",
-        |c| c.bulk.tso_max_segments,
-        1,
-        1024
-    ),
+    int_field!("bulk.tso_max_segments", |c| c.bulk.tso_max_segments, 1, 1024),
+    int_field!("bulk.sender_queues", |c| c.bulk.sender_queues, 1, 1024),
     // Up to BIG TCP's 512 KiB.
     int_field!("bulk.gro_max_bytes", |c| c.bulk.gro_max_bytes, 536, 524_288),
     int_field!("bulk.read_bytes", |c| c.bulk.read_bytes, 1, 1 << 26),
-    int_field!(
-        "bulk.rcvbuf_bytes",
-        |c| c.bulk.rcvbuf_bytes,
-        2_048,
-        i32::MAX as u64
-    ),
+    int_field!("bulk.rcvbuf_bytes", |c| c.bulk.rcvbuf_bytes, 2_048, i32::MAX as u64),
     int_field!("bulk.initial_cwnd", |c| c.bulk.initial_cwnd, 1, 10_000),
     int_field!("vm.vcpus", |c| c.vm.vcpus, 0, 1024),
-    int_field!(
-        "vm.exit_entry_cycles",
-        |c| c.vm.exit_entry_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "vm.vfio_irq_cycles",
-        |c| c.vm.vfio_irq_cycles,
-        0,
-        MAX_CYCLES
-    ),
+    int_field!("vm.exit_entry_cycles", |c| c.vm.exit_entry_cycles, 0, MAX_CYCLES),
+    int_field!("vm.vfio_irq_cycles", |c| c.vm.vfio_irq_cycles, 0, MAX_CYCLES),
     int_field!("vm.ipi_cycles", |c| c.vm.ipi_cycles, 0, MAX_CYCLES),
     int_field!("vm.halt_poll_ns", |c| c.vm.halt_poll_ns, 0, MAX_NS),
     // kvm_main.c takes these as unsigned ints; a grow of 0 or 1 never grows.
     int_field!("vm.halt_poll_ns_grow", |c| c.vm.halt_poll_ns_grow, 0, 1024),
-    int_field!(
-        "vm.halt_poll_ns_grow_start",
-        |c| c.vm.halt_poll_ns_grow_start,
-        0,
-        MAX_NS
-    ),
-    int_field!(
-        "vm.halt_poll_ns_shrink",
-        |c| c.vm.halt_poll_ns_shrink,
-        0,
-        1024
-    ),
+    int_field!("vm.halt_poll_ns_grow_start", |c| c.vm.halt_poll_ns_grow_start, 0, MAX_NS),
+    int_field!("vm.halt_poll_ns_shrink", |c| c.vm.halt_poll_ns_shrink, 0, 1024),
     int_field!("vm.iommu_latency_ns", |c| c.vm.iommu_latency_ns, 0, MAX_NS),
-    int_field!(
-        "vm.eswitch_latency_ns",
-        |c| c.vm.eswitch_latency_ns,
-        0,
-        MAX_NS
-    ),
+    int_field!("vm.eswitch_latency_ns", |c| c.vm.eswitch_latency_ns, 0, MAX_NS),
     int_field!("vm.guest_queues", |c| c.vm.guest_queues, 0, 1024),
     int_field!("vm.virtqueue_size", |c| c.vm.virtqueue_size, 1, 32_768),
     int_field!("vm.tap_queue_len", |c| c.vm.tap_queue_len, 1, 1_000_000),
-    int_field!(
-        "vm.vhost_packet_cycles",
-        |c| c.vm.vhost_packet_cycles,
-        0,
-        MAX_CYCLES
-    ),
-    int_field!(
-        "vm.vhost_batch_cycles",
-        |c| c.vm.vhost_batch_cycles,
-        0,
-        MAX_CYCLES
-    ),
+    int_field!("vm.vhost_packet_cycles", |c| c.vm.vhost_packet_cycles, 0, MAX_CYCLES),
+    int_field!("vm.vhost_batch_cycles", |c| c.vm.vhost_batch_cycles, 0, MAX_CYCLES),
     int_field!("vm.kick_cycles", |c| c.vm.kick_cycles, 0, MAX_CYCLES),
 ];
 
 pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
-    FloatField {
-        path: "run.duration_s",
-        get: |c| c.run.duration_s,
-        lo: 1e-6,
-        hi: 3600.0,
-    },
-    FloatField {
-        path: "run.warmup_s",
-        get: |c| c.run.warmup_s,
-        lo: 0.0,
-        hi: 3600.0,
-    },
-    FloatField {
-        path: "cpu.freq_ghz",
-        get: |c| c.cpu.freq_ghz,
-        lo: 0.1,
-        hi: 10.0,
-    },
-    FloatField {
-        path: "load.qps",
-        get: |c| c.load.qps.unwrap_or(1.0),
-        lo: 1.0,
-        hi: 1e9,
-    },
-    FloatField {
-        path: "load.get_fraction",
-        get: |c| c.load.get_fraction,
-        lo: 0.0,
-        hi: 1.0,
-    },
-    FloatField {
-        path: "bulk.link_gbps",
-        get: |c| c.bulk.link_gbps,
-        lo: 0.01,
-        hi: 1000.0,
-    },
-    FloatField {
-        path: "bulk.beta",
-        get: |c| c.bulk.beta,
-        lo: 0.1,
-        hi: 0.95,
-    },
+    FloatField { path: "run.duration_s", get: |c| c.run.duration_s, lo: 1e-6, hi: 3600.0 },
+    FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
+    FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
+    FloatField { path: "load.qps", get: |c| c.load.qps.unwrap_or(1.0), lo: 1.0, hi: 1e9 },
+    FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
+    FloatField { path: "bulk.link_gbps", get: |c| c.bulk.link_gbps, lo: 0.01, hi: 1000.0 },
+    FloatField { path: "bulk.beta", get: |c| c.bulk.beta, lo: 0.1, hi: 0.95 },
 ];
 
 /// Fields holding one of a few names.
 const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
-    (
-        "load.interarrival",
-        "\"exponential\", \"fb_ia\" or \"constant\"",
-    ),
+    ("load.interarrival", "\"exponential\", \"fb_ia\" or \"constant\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
-    (
-        "vm.kind",
-        "\"none\", \"passthrough\", \"sriov\" or \"virtio\"",
-    ),
+    ("vm.kind", "\"none\", \"passthrough\", \"sriov\" or \"virtio\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\" or \"linear\""),
     ("app.kind", "\"memcached\", \"forwarding\" or \"bulk\""),
-    (
-        "steering.scheme",
-        "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\"",
-    ),
+    ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
 ];
 
 /// The accepted range of a field with a fixed one, in words ("a whole
@@ -498,28 +185,19 @@ pub(crate) fn accepted_range(path: &str) -> Option<String> {
     if let Some(f) = INT_FIELDS.iter().find(|f| f.path == path) {
         return Some(format!("a whole number from {} to {}", f.lo, f.hi));
     }
-    FLOAT_FIELDS
-        .iter()
-        .find(|f| f.path == path)
-        .map(|f| format!("a number from {} to {}", f.lo, f.hi))
+    FLOAT_FIELDS.iter().find(|f| f.path == path).map(|f| format!("a number from {} to {}", f.lo, f.hi))
 }
 
 fn int_range(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), Error> {
     if v < lo || v > hi {
-        return Err(Error::field(
-            field,
-            format!("must be between {lo} and {hi} (got {v})"),
-        ));
+        return Err(Error::field(field, format!("must be between {lo} and {hi} (got {v})")));
     }
     Ok(())
 }
 
 fn float_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<(), Error> {
     if !v.is_finite() || v < lo || v > hi {
-        return Err(Error::field(
-            field,
-            format!("must be between {lo} and {hi} (got {v})"),
-        ));
+        return Err(Error::field(field, format!("must be between {lo} and {hi} (got {v})")));
     }
     Ok(())
 }
@@ -554,8 +232,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     // The bulk receiver may leave cores without a queue (the IAPS paper's
     // software schemes: one queue, eight cores).
     let fewer_queues_ok = c.app.kind == AppKind::Bulk && c.queues() <= c.cpu.app_cores;
-    if c.nic.irq_routing == IrqRouting::Aligned && c.queues() != c.cpu.app_cores && !fewer_queues_ok
-    {
+    if c.nic.irq_routing == IrqRouting::Aligned && c.queues() != c.cpu.app_cores && !fewer_queues_ok {
         return Err(Error::field(
             "nic.queues",
             format!(
@@ -569,10 +246,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         if c.vcpus() < c.cpu.app_cores {
             return Err(Error::field(
                 "vm.vcpus",
-                format!(
-                    "must be at least cpu.app_cores ({}) or 0 (got {})",
-                    c.cpu.app_cores, c.vm.vcpus
-                ),
+                format!("must be at least cpu.app_cores ({}) or 0 (got {})", c.cpu.app_cores, c.vm.vcpus),
             ));
         }
         if c.nic.irq_routing == IrqRouting::Packed && c.vm.kind != VmKind::Virtio {
@@ -587,37 +261,21 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
                 let names: Vec<&str> = super::Profile::ALL.iter().map(|p| p.name()).collect();
                 return Err(Error::field(
                     "vm.host_nic_coalescing",
-                    format!(
-                        "must name a profile ({}), got {:?}",
-                        names.join(", "),
-                        c.vm.host_nic_coalescing
-                    ),
+                    format!("must name a profile ({}), got {:?}", names.join(", "), c.vm.host_nic_coalescing),
                 ));
             }
             if c.vm.guest_queues > c.vcpus() {
                 return Err(Error::field(
                     "vm.guest_queues",
-                    format!(
-                        "must be at most the vCPUs ({}) or 0 (got {})",
-                        c.vcpus(),
-                        c.vm.guest_queues
-                    ),
+                    format!("must be at most the vCPUs ({}) or 0 (got {})", c.vcpus(), c.vm.guest_queues),
                 ));
             }
-            let host_cores = c.vcpus()
-                + if c.nic.irq_routing == IrqRouting::Packed {
-                    c.nic.irq_cores
-                } else {
-                    0
-                };
+            let host_cores = c.vcpus() + if c.nic.irq_routing == IrqRouting::Packed { c.nic.irq_cores } else { 0 };
             if let Some(core) = c.vm.vhost_core {
                 if core >= host_cores {
                     return Err(Error::field(
                         "vm.vhost_core",
-                        format!(
-                            "must name a host core from 0 to {} (got {core})",
-                            host_cores - 1
-                        ),
+                        format!("must name a host core from 0 to {} (got {core})", host_cores - 1),
                     ));
                 }
             }
@@ -625,10 +283,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     }
 
     if ![100, 250, 300, 1000].contains(&c.napi.hz) {
-        return Err(Error::field(
-            "napi.hz",
-            format!("must be 100, 250, 300 or 1000 (got {})", c.napi.hz),
-        ));
+        return Err(Error::field("napi.hz", format!("must be 100, 250, 300 or 1000 (got {})", c.napi.hz)));
     }
     itr(c)?;
     forwarding(c)?;
@@ -640,20 +295,14 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         ServiceDist::Exponential { mean_cycles } => {
             int_range("app.service.mean_cycles", mean_cycles, 1, MAX_CYCLES)?
         }
-        ServiceDist::Uniform {
-            min_cycles,
-            max_cycles,
-        } => {
+        ServiceDist::Uniform { min_cycles, max_cycles } => {
             int_range("app.service.min_cycles", min_cycles, 0, MAX_CYCLES)?;
             int_range("app.service.max_cycles", max_cycles, min_cycles, MAX_CYCLES)?;
         }
     }
 
     let l = &c.load;
-    for (name, s) in [
-        ("load.key_size", l.key_size),
-        ("load.value_size", l.value_size),
-    ] {
+    for (name, s) in [("load.key_size", l.key_size), ("load.value_size", l.value_size)] {
         if let SizeCfg::Fixed { bytes } = s {
             int_range(&format!("{name}.bytes"), bytes as u64, 1, 1 << 20)?;
         }
@@ -678,23 +327,14 @@ fn itr(c: &Config) -> Result<(), Error> {
     if c.itr.min_rate >= c.itr.max_rate {
         return Err(Error::field(
             "itr.min_rate",
-            format!(
-                "must be below itr.max_rate ({}) (got {})",
-                c.itr.max_rate, c.itr.min_rate
-            ),
+            format!("must be below itr.max_rate ({}) (got {})", c.itr.max_rate, c.itr.min_rate),
         ));
     }
     if c.vm.is_guest() {
-        return Err(Error::field(
-            "nic.kind",
-            "must be \"connectx-4\" when vm.kind is not \"none\"",
-        ));
+        return Err(Error::field("nic.kind", "must be \"connectx-4\" when vm.kind is not \"none\""));
     }
     // The policy's own check, behind the ranges above.
-    c.itr
-        .linear_params()
-        .validate()
-        .map_err(|e| Error::field("itr", e))
+    c.itr.linear_params().validate().map_err(|e| Error::field("itr", e))
 }
 
 /// The forwarding workload is a packet generator's open loop on bare metal.
@@ -715,10 +355,7 @@ fn forwarding(c: &Config) -> Result<(), Error> {
         ));
     }
     if c.vm.is_guest() {
-        return Err(Error::field(
-            "app.kind",
-            "must be \"memcached\" when vm.kind is not \"none\"",
-        ));
+        return Err(Error::field("app.kind", "must be \"memcached\" when vm.kind is not \"none\""));
     }
     Ok(())
 }
@@ -739,22 +376,13 @@ fn bulk(c: &Config) -> Result<(), Error> {
         ));
     }
     if c.vm.is_guest() {
-        return Err(Error::field(
-            "app.kind",
-            "must be \"memcached\" when vm.kind is not \"none\"",
-        ));
+        return Err(Error::field("app.kind", "must be \"memcached\" when vm.kind is not \"none\""));
     }
     if c.nic.kind != super::itr::NicKind::Connectx4 {
-        return Err(Error::field(
-            "nic.kind",
-            "must be \"connectx-4\" when app.kind is \"bulk\"",
-        ));
+        return Err(Error::field("nic.kind", "must be \"connectx-4\" when app.kind is \"bulk\""));
     }
     if c.nic.irq_routing != IrqRouting::Aligned {
-        return Err(Error::field(
-            "nic.irq_routing",
-            "must be \"aligned\" when app.kind is \"bulk\"",
-        ));
+        return Err(Error::field("nic.irq_routing", "must be \"aligned\" when app.kind is \"bulk\""));
     }
     if c.epoll.busy_poll_usecs > 0 {
         return Err(Error::field(
@@ -766,20 +394,13 @@ fn bulk(c: &Config) -> Result<(), Error> {
     if b.rcvbuf_bytes < 2 * b.mss_bytes as u64 {
         return Err(Error::field(
             "bulk.rcvbuf_bytes",
-            format!(
-                "must be at least two segments, 2 x bulk.mss_bytes = {} (got {})",
-                2 * b.mss_bytes,
-                b.rcvbuf_bytes
-            ),
+            format!("must be at least two segments, 2 x bulk.mss_bytes = {} (got {})", 2 * b.mss_bytes, b.rcvbuf_bytes),
         ));
     }
     if (b.gro_max_bytes as u64) < b.mss_bytes as u64 {
         return Err(Error::field(
             "bulk.gro_max_bytes",
-            format!(
-                "must be at least bulk.mss_bytes ({}) (got {})",
-                b.mss_bytes, b.gro_max_bytes
-            ),
+            format!("must be at least bulk.mss_bytes ({}) (got {})", b.mss_bytes, b.gro_max_bytes),
         ));
     }
     Ok(())
@@ -794,10 +415,7 @@ fn steering(c: &Config) -> Result<(), Error> {
         return Ok(());
     }
     if c.app.kind != AppKind::Bulk {
-        return Err(Error::field(
-            "steering.scheme",
-            "must be \"none\" unless app.kind is \"bulk\"",
-        ));
+        return Err(Error::field("steering.scheme", "must be \"none\" unless app.kind is \"bulk\""));
     }
     if s.scheme == SteeringScheme::Rss && c.queues() != c.cpu.app_cores {
         return Err(Error::field(
@@ -813,17 +431,11 @@ fn steering(c: &Config) -> Result<(), Error> {
         if cpu >= c.cpu.app_cores {
             return Err(Error::field(
                 "steering.rps_cpus",
-                format!(
-                    "must list cores from 0 to {} (got {cpu})",
-                    c.cpu.app_cores - 1
-                ),
+                format!("must list cores from 0 to {} (got {cpu})", c.cpu.app_cores - 1),
             ));
         }
         if std::mem::replace(&mut seen[cpu as usize], true) {
-            return Err(Error::field(
-                "steering.rps_cpus",
-                format!("must list each core once (core {cpu} twice)"),
-            ));
+            return Err(Error::field("steering.rps_cpus", format!("must list each core once (core {cpu} twice)")));
         }
     }
     Ok(())
@@ -872,11 +484,8 @@ fn progress(c: &Config) -> Result<(), Error> {
         ServiceDist::Exponential { mean_cycles } => mean_cycles,
         ServiceDist::Uniform { min_cycles, .. } => min_cycles,
     };
-    let per_request_cycles = k.rx_packet_cycles
-        + k.recv_cycles
-        + k.recv_cycles_per_request
-        + k.send_cycles
-        + service_min;
+    let per_request_cycles =
+        k.rx_packet_cycles + k.recv_cycles + k.recv_cycles_per_request + k.send_cycles + service_min;
     if on_the_way_ns == 0 && per_request_cycles == 0 {
         return Err(Error::field(
             "nic.wire_latency_ns",

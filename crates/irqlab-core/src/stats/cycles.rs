@@ -18,9 +18,7 @@ impl CycleTable {
     }
     /// Time doing work: neither idle nor stolen by the host.
     pub fn busy_ns(&self) -> Nanos {
-        self.ns.iter().sum::<Nanos>()
-            - self.ns[CpuClass::Idle as usize]
-            - self.ns[CpuClass::Steal as usize]
+        self.ns.iter().sum::<Nanos>() - self.ns[CpuClass::Idle as usize] - self.ns[CpuClass::Steal as usize]
     }
     pub fn pct(&self) -> CpuPct {
         crate::model::server::pct_of(&self.ns)

@@ -9,8 +9,7 @@
 //! never per event, and memory is fixed: one counter per profile.
 
 use crate::dim::net_dim::{
-    net_dim_get_rx_moderation, net_dim_get_tx_moderation, DimCqPeriodMode, DimDirection,
-    NET_DIM_PARAMS_NUM_PROFILES,
+    net_dim_get_rx_moderation, net_dim_get_tx_moderation, DimCqPeriodMode, DimDirection, NET_DIM_PARAMS_NUM_PROFILES,
 };
 use crate::engine::Nanos;
 use crate::stats::summary::{DimCqReport, DimProfileModer, DimQueueReport, PerProfile};
@@ -36,10 +35,7 @@ pub struct DimProfileTime {
 impl DimProfileTime {
     /// Start accounting at time 0 with profile `ix` in force.
     pub fn new(ix: u8) -> Self {
-        DimProfileTime {
-            ix: ix.min(N as u8 - 1),
-            ..Default::default()
-        }
+        DimProfileTime { ix: ix.min(N as u8 - 1), ..Default::default() }
     }
 
     /// The measurement starts at `now` (end of warm-up): forget what was
@@ -113,10 +109,7 @@ pub fn cq_report<'a>(
             DimDirection::Tx => net_dim_get_tx_moderation(mode, ix),
         }
         .unwrap_or_default();
-        DimProfileModer {
-            usecs: m.usec,
-            frames: m.pkts,
-        }
+        DimProfileModer { usecs: m.usec, frames: m.pkts }
     });
     let mut all = [0u128; N];
     let mut changes = 0;
@@ -129,11 +122,7 @@ pub fn cq_report<'a>(
             }
             changes += t.changes();
             current = t.profile_ix() as usize;
-            DimQueueReport {
-                queue,
-                time_share_pct: shares_pct(&ns, current),
-                changes: t.changes(),
-            }
+            DimQueueReport { queue, time_share_pct: shares_pct(&ns, current), changes: t.changes() }
         })
         .collect();
     DimCqReport {
@@ -169,18 +158,10 @@ mod tests {
         t.switch(6_000, 4);
         assert_eq!(t.ns_until(11_000), [0, 0, 3_000, 2_000, 5_000]);
         assert_eq!(t.changes(), 2);
-        let r = cq_report(
-            DimCqPeriodMode::StartFromCqe,
-            DimDirection::Rx,
-            [(0, &t)].into_iter(),
-            11_000,
-        );
+        let r = cq_report(DimCqPeriodMode::StartFromCqe, DimDirection::Rx, [(0, &t)].into_iter(), 11_000);
         assert_eq!(r.queues[0].time_share_pct.0, [0.0, 0.0, 30.0, 20.0, 50.0]);
         assert_eq!(r.time_share_pct.0, [0.0, 0.0, 30.0, 20.0, 50.0]);
-        assert_eq!(
-            (r.changes, r.queues[0].changes, r.queues[0].queue),
-            (2, 2, 0)
-        );
+        assert_eq!((r.changes, r.queues[0].changes, r.queues[0].queue), (2, 2, 0));
     }
 
     #[test]
@@ -193,12 +174,7 @@ mod tests {
         let mut b = DimProfileTime::new(0); // never changed: all in profile 0
         b.restart(7);
         let now = 1_000_003;
-        let r = cq_report(
-            DimCqPeriodMode::StartFromEqe,
-            DimDirection::Tx,
-            [(0, &a), (1, &b)].into_iter(),
-            now,
-        );
+        let r = cq_report(DimCqPeriodMode::StartFromEqe, DimDirection::Tx, [(0, &a), (1, &b)].into_iter(), now);
         for q in &r.queues {
             assert!((sum(&q.time_share_pct) - 100.0).abs() < 1e-9, "{q:?}");
         }
@@ -215,44 +191,21 @@ mod tests {
     #[test]
     fn the_report_names_the_profile_table_in_use() {
         let t = DimProfileTime::new(1);
-        let rx = cq_report(
-            DimCqPeriodMode::StartFromCqe,
-            DimDirection::Rx,
-            [(0, &t)].into_iter(),
-            10,
-        );
+        let rx = cq_report(DimCqPeriodMode::StartFromCqe, DimDirection::Rx, [(0, &t)].into_iter(), 10);
         assert_eq!(rx.cq_period_mode, "cqe");
         let pairs = rx.profiles.map(|m| (m.usecs, m.frames));
-        assert_eq!(
-            pairs,
-            [(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)],
-            "NET_DIM_RX_CQE_PROFILES"
-        );
-        let tx = cq_report(
-            DimCqPeriodMode::StartFromEqe,
-            DimDirection::Tx,
-            [(0, &t)].into_iter(),
-            10,
-        );
+        assert_eq!(pairs, [(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)], "NET_DIM_RX_CQE_PROFILES");
+        let tx = cq_report(DimCqPeriodMode::StartFromEqe, DimDirection::Tx, [(0, &t)].into_iter(), 10);
         assert_eq!(tx.cq_period_mode, "eqe");
         let pairs = tx.profiles.map(|m| (m.usecs, m.frames));
-        assert_eq!(
-            pairs,
-            [(1, 128), (8, 128), (32, 128), (64, 128), (128, 128)],
-            "NET_DIM_TX_EQE_PROFILES"
-        );
+        assert_eq!(pairs, [(1, 128), (8, 128), (32, 128), (64, 128), (128, 128)], "NET_DIM_TX_EQE_PROFILES");
     }
 
     #[test]
     fn a_window_of_no_length_gives_the_current_profile_100() {
         let mut t = DimProfileTime::new(2);
         t.restart(50);
-        let r = cq_report(
-            DimCqPeriodMode::StartFromCqe,
-            DimDirection::Rx,
-            [(3, &t)].into_iter(),
-            50,
-        );
+        let r = cq_report(DimCqPeriodMode::StartFromCqe, DimDirection::Rx, [(3, &t)].into_iter(), 50);
         assert_eq!(r.queues[0].time_share_pct.0, [0.0, 0.0, 100.0, 0.0, 0.0]);
         assert_eq!(r.queues[0].queue, 3);
     }
@@ -261,12 +214,7 @@ mod tests {
     fn the_json_shape_is_keyed_by_profile_index() {
         let mut t = DimProfileTime::new(1);
         t.switch(500, 2);
-        let r = cq_report(
-            DimCqPeriodMode::StartFromCqe,
-            DimDirection::Rx,
-            [(0, &t)].into_iter(),
-            1_000,
-        );
+        let r = cq_report(DimCqPeriodMode::StartFromCqe, DimDirection::Rx, [(0, &t)].into_iter(), 1_000);
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["profiles"][4]["usecs"], 64);
         assert_eq!(v["profiles"][4]["frames"], 64);

@@ -16,9 +16,7 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        LatencyHistogram {
-            h: Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid bounds"),
-        }
+        LatencyHistogram { h: Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid bounds") }
     }
     #[inline]
     pub fn record(&mut self, ns: u64) {
@@ -38,12 +36,6 @@ impl LatencyHistogram {
             return LatencyUs::default();
         }
         let q = |p: f64| Some(self.h.value_at_quantile(p) as f64 / 1e3);
-        LatencyUs {
-            mean: Some(self.h.mean() / 1e3),
-            p50: q(0.5),
-            p95: q(0.95),
-            p99: q(0.99),
-            p999: q(0.999),
-        }
+        LatencyUs { mean: Some(self.h.mean() / 1e3), p50: q(0.5), p95: q(0.95), p99: q(0.99), p999: q(0.999) }
     }
 }

@@ -149,7 +149,7 @@ pub struct BulkReport {
 pub struct SteeringReport {
     /// `steering.scheme`.
     pub scheme: String,
-    /// Steering IPIs handled per second (0 for RSS and no steering).
+    /// Steering IPIs handled per second (0 for RSS).
     pub ipis_per_s: f64,
     /// Packets (after GRO) steered through a backlog per IPI.
     pub packets_per_ipi: f64,
@@ -274,11 +274,7 @@ impl<'de, T: Deserialize<'de> + Copy + Default> Deserialize<'de> for PerProfile<
         impl<'de, T: Deserialize<'de> + Copy + Default> Visitor<'de> for V<T> {
             type Value = PerProfile<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(
-                    f,
-                    "an object with the keys \"0\" to \"{}\"",
-                    NET_DIM_PARAMS_NUM_PROFILES - 1
-                )
+                write!(f, "an object with the keys \"0\" to \"{}\"", NET_DIM_PARAMS_NUM_PROFILES - 1)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = [T::default(); NET_DIM_PARAMS_NUM_PROFILES];

@@ -143,10 +143,7 @@ mod tests {
         // 3 Mpps: 333.3 ns, rounded.
         let ia = InterArrival::new(InterArrivalKind::Constant, 3e6).unwrap();
         assert_eq!(ia.sample_ns(&mut rng), 333);
-        assert_eq!(
-            serde_json::to_string(&InterArrivalKind::Constant).unwrap(),
-            "\"constant\""
-        );
+        assert_eq!(serde_json::to_string(&InterArrivalKind::Constant).unwrap(), "\"constant\"");
     }
 
     #[test]

@@ -27,8 +27,7 @@ pub const fn nla_align(len: usize) -> usize {
 
 /// Append one attribute with `payload`; `kind` may carry flag bits.
 pub fn put(buf: &mut Vec<u8>, kind: u16, payload: &[u8]) {
-    let len = u16::try_from(NLA_HDRLEN + payload.len())
-        .expect("a netlink attribute holds at most 65531 bytes");
+    let len = u16::try_from(NLA_HDRLEN + payload.len()).expect("a netlink attribute holds at most 65531 bytes");
     buf.extend_from_slice(&len.to_ne_bytes());
     buf.extend_from_slice(&kind.to_ne_bytes());
     buf.extend_from_slice(payload);
@@ -137,11 +136,7 @@ impl<'a> Attr<'a> {
         match self.payload.len() {
             4 => self.u32().map(u64::from),
             8 => self.u64(),
-            len => Err(DecodeError::AttrLength {
-                kind: self.kind,
-                len,
-                expected: "uint (4 or 8 bytes)",
-            }),
+            len => Err(DecodeError::AttrLength { kind: self.kind, len, expected: "uint (4 or 8 bytes)" }),
         }
     }
 
@@ -162,20 +157,13 @@ impl<'a> Attr<'a> {
 
     /// The attribute as a [`RawAttr`], flags included.
     pub fn to_raw(&self) -> RawAttr {
-        RawAttr {
-            kind: self.kind | self.flags,
-            payload: self.payload.to_vec(),
-        }
+        RawAttr { kind: self.kind | self.flags, payload: self.payload.to_vec() }
     }
 
     fn fixed<const N: usize>(&self, expected: &'static str) -> Result<[u8; N], DecodeError> {
         self.payload
             .try_into()
-            .map_err(|_| DecodeError::AttrLength {
-                kind: self.kind,
-                len: self.payload.len(),
-                expected,
-            })
+            .map_err(|_| DecodeError::AttrLength { kind: self.kind, len: self.payload.len(), expected })
     }
 }
 
@@ -201,21 +189,13 @@ impl<'a> Iterator for Attrs<'a> {
         let buf = self.rest;
         if buf.len() < NLA_HDRLEN {
             self.rest = &[];
-            return Some(Err(DecodeError::Truncated {
-                what: "netlink attribute header",
-                need: NLA_HDRLEN,
-                have: buf.len(),
-            }));
+            return Some(Err(DecodeError::Truncated { what: "netlink attribute header", need: NLA_HDRLEN, have: buf.len() }));
         }
         let len = usize::from(u16::from_ne_bytes([buf[0], buf[1]]));
         let raw_kind = u16::from_ne_bytes([buf[2], buf[3]]);
         if len < NLA_HDRLEN || len > buf.len() {
             self.rest = &[];
-            return Some(Err(DecodeError::Truncated {
-                what: "netlink attribute",
-                need: len.max(NLA_HDRLEN),
-                have: buf.len(),
-            }));
+            return Some(Err(DecodeError::Truncated { what: "netlink attribute", need: len.max(NLA_HDRLEN), have: buf.len() }));
         }
         // The last attribute of a buffer may lack its padding.
         self.rest = &buf[nla_align(len).min(buf.len())..];
@@ -238,12 +218,7 @@ mod tests {
         put_u16(&mut buf, 12, 0x0203);
         assert_eq!(
             buf,
-            [[5, 0, 11, 0], [1, 0, 0, 0], [6, 0, 12, 0]]
-                .concat()
-                .into_iter()
-                .chain(0x0203u16.to_ne_bytes())
-                .chain([0, 0])
-                .collect::<Vec<u8>>()
+            [[5, 0, 11, 0], [1, 0, 0, 0], [6, 0, 12, 0]].concat().into_iter().chain(0x0203u16.to_ne_bytes()).chain([0, 0]).collect::<Vec<u8>>()
         );
         let parsed: Vec<Attr> = Attrs::new(&buf).collect::<Result<_, _>>().unwrap();
         assert_eq!(parsed.len(), 2);
@@ -259,9 +234,7 @@ mod tests {
         assert_eq!(buf.len(), 8 + 12);
         assert_eq!(&buf[0..4], &[8, 0, 6, 0]);
         assert_eq!(&buf[8..12], &[12, 0, 7, 0]);
-        let values: Vec<u64> = Attrs::new(&buf)
-            .map(|a| a.unwrap().uint().unwrap())
-            .collect();
+        let values: Vec<u64> = Attrs::new(&buf).map(|a| a.unwrap().uint().unwrap()).collect();
         assert_eq!(values, vec![20_000, 1 << 33]);
     }
 
@@ -290,10 +263,7 @@ mod tests {
     #[test]
     fn a_short_or_overlong_attribute_is_an_error_not_a_panic() {
         assert!(Attrs::new(&[8, 0]).next().unwrap().is_err());
-        assert!(Attrs::new(&[9, 0, 1, 0, 0, 0, 0, 0])
-            .next()
-            .unwrap()
-            .is_err());
+        assert!(Attrs::new(&[9, 0, 1, 0, 0, 0, 0, 0]).next().unwrap().is_err());
         assert!(Attrs::new(&[3, 0, 1, 0]).next().unwrap().is_err());
         let bad_width = [6u8, 0, 1, 0, 1, 2, 0, 0];
         let attr = Attrs::new(&bad_width).next().unwrap().unwrap();

@@ -80,10 +80,7 @@ impl Header {
     /// A request header naming the device by ifindex (names are ambiguous
     /// across namespaces and renames; the index is what was resolved).
     pub fn index(ifindex: u32) -> Self {
-        Header {
-            dev_index: Some(ifindex),
-            ..Header::default()
-        }
+        Header { dev_index: Some(ifindex), ..Header::default() }
     }
 
     fn emit(&self, buf: &mut Vec<u8>) {
@@ -152,10 +149,7 @@ impl Coalesce {
         let mut out = Vec::new();
         let mut u32_attr = |kind, value: Option<u32>| {
             if let Some(v) = value {
-                out.push(RawAttr {
-                    kind,
-                    payload: v.to_ne_bytes().to_vec(),
-                });
+                out.push(RawAttr { kind, payload: v.to_ne_bytes().to_vec() });
             }
         };
         u32_attr(ETHTOOL_A_COALESCE_RX_USECS, self.rx_usecs);
@@ -164,10 +158,7 @@ impl Coalesce {
         u32_attr(ETHTOOL_A_COALESCE_TX_MAX_FRAMES, self.tx_max_frames);
         let mut flag = |kind, value: Option<bool>| {
             if let Some(v) = value {
-                out.push(RawAttr {
-                    kind,
-                    payload: vec![u8::from(v)],
-                });
+                out.push(RawAttr { kind, payload: vec![u8::from(v)] });
             }
         };
         flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, self.use_adaptive_rx);
@@ -207,10 +198,7 @@ fn emit_coalesce(buf: &mut Vec<u8>, header: &Header, params: &Coalesce, other: &
     }
 }
 
-fn parse_coalesce(
-    what: &'static str,
-    attrs: &[u8],
-) -> Result<(Header, Coalesce, Vec<RawAttr>), DecodeError> {
+fn parse_coalesce(what: &'static str, attrs: &[u8]) -> Result<(Header, Coalesce, Vec<RawAttr>), DecodeError> {
     let mut header = None;
     let mut params = Coalesce::default();
     let mut other = Vec::new();
@@ -222,10 +210,7 @@ fn parse_coalesce(
             other.push(a.to_raw());
         }
     }
-    let header = header.ok_or(DecodeError::Missing {
-        what,
-        attr: "ETHTOOL_A_COALESCE_HEADER",
-    })?;
+    let header = header.ok_or(DecodeError::Missing { what, attr: "ETHTOOL_A_COALESCE_HEADER" })?;
     Ok((header, params, other))
 }
 
@@ -263,11 +248,7 @@ impl Payload for CoalesceReply {
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
         let (header, params, other) = parse_coalesce("coalesce-get reply", attrs)?;
-        Ok(CoalesceReply {
-            header,
-            params,
-            other,
-        })
+        Ok(CoalesceReply { header, params, other })
     }
 }
 
@@ -298,92 +279,42 @@ mod golden {
     const ETHTOOL: u16 = 21; // the family id this machine's kernel gave "ethtool"
 
     fn msg<P>(flags: u16, cmd: u8, payload: P) -> GenlMessage<P> {
-        GenlMessage {
-            family: ETHTOOL,
-            flags,
-            seq: 2,
-            port: 77,
-            cmd,
-            version: ETHTOOL_FAMILY_VERSION,
-            payload,
-        }
+        GenlMessage { family: ETHTOOL, flags, seq: 2, port: 77, cmd, version: ETHTOOL_FAMILY_VERSION, payload }
     }
 
     fn head(len: u8, flags: u8) -> Vec<u8> {
-        bytes(&[
-            &[len, 0, 0, 0],
-            &[21, 0],
-            &[flags, 0],
-            &[2, 0, 0, 0],
-            &[77, 0, 0, 0],
-        ])
+        bytes(&[&[len, 0, 0, 0], &[21, 0], &[flags, 0], &[2, 0, 0, 0], &[77, 0, 0, 0]])
     }
 
     #[test]
     fn coalesce_get_request_by_index() {
-        let value = msg(
-            0x05,
-            ETHTOOL_MSG_COALESCE_GET,
-            CoalesceGet {
-                header: Header::index(3),
-            },
-        );
+        let value = msg(0x05, ETHTOOL_MSG_COALESCE_GET, CoalesceGet { header: Header::index(3) });
         let raw = bytes(&[
-            &head(32, 0x05),
-            &[19, 1, 0, 0],    // ETHTOOL_MSG_COALESCE_GET
-            &[12, 0, 1, 0x80], // ETHTOOL_A_COALESCE_HEADER | NLA_F_NESTED
-            &[8, 0, 1, 0],
-            &[3, 0, 0, 0], //   ETHTOOL_A_HEADER_DEV_INDEX
+            &head(32, 0x05), &[19, 1, 0, 0],     // ETHTOOL_MSG_COALESCE_GET
+            &[12, 0, 1, 0x80],                   // ETHTOOL_A_COALESCE_HEADER | NLA_F_NESTED
+            &[8, 0, 1, 0], &[3, 0, 0, 0],        //   ETHTOOL_A_HEADER_DEV_INDEX
         ]);
         assert_golden(&value, &raw);
     }
 
     #[test]
     fn coalesce_get_request_by_name() {
-        let header = Header {
-            dev_name: Some("veth0".into()),
-            ..Header::default()
-        };
+        let header = Header { dev_name: Some("veth0".into()), ..Header::default() };
         let value = msg(0x05, ETHTOOL_MSG_COALESCE_GET, CoalesceGet { header });
-        let raw = bytes(&[
-            &head(36, 0x05),
-            &[19, 1, 0, 0],
-            &[16, 0, 1, 0x80],
-            &[10, 0, 2, 0],
-            b"veth0\0",
-            &[0, 0],
-        ]);
+        let raw = bytes(&[&head(36, 0x05), &[19, 1, 0, 0], &[16, 0, 1, 0x80], &[10, 0, 2, 0], b"veth0\0", &[0, 0]]);
         assert_golden(&value, &raw);
     }
 
     #[test]
     fn coalesce_set_request() {
-        let params = Coalesce {
-            use_adaptive_rx: Some(true),
-            rx_usecs: Some(8),
-            rx_max_frames: Some(128),
-            ..Coalesce::default()
-        };
-        let value = msg(
-            0x05,
-            ETHTOOL_MSG_COALESCE_SET,
-            CoalesceSet {
-                header: Header::index(3),
-                params,
-            },
-        );
+        let params = Coalesce { use_adaptive_rx: Some(true), rx_usecs: Some(8), rx_max_frames: Some(128), ..Coalesce::default() };
+        let value = msg(0x05, ETHTOOL_MSG_COALESCE_SET, CoalesceSet { header: Header::index(3), params });
         let raw = bytes(&[
-            &head(56, 0x05),
-            &[20, 1, 0, 0], // ETHTOOL_MSG_COALESCE_SET
-            &[12, 0, 1, 0x80],
-            &[8, 0, 1, 0],
-            &[3, 0, 0, 0],
-            &[8, 0, 2, 0],
-            &[8, 0, 0, 0], // RX_USECS
-            &[8, 0, 3, 0],
-            &[128, 0, 0, 0], // RX_MAX_FRAMES
-            &[5, 0, 11, 0],
-            &[1, 0, 0, 0], // USE_ADAPTIVE_RX (u8, padded)
+            &head(56, 0x05), &[20, 1, 0, 0],      // ETHTOOL_MSG_COALESCE_SET
+            &[12, 0, 1, 0x80], &[8, 0, 1, 0], &[3, 0, 0, 0],
+            &[8, 0, 2, 0], &[8, 0, 0, 0],         // RX_USECS
+            &[8, 0, 3, 0], &[128, 0, 0, 0],       // RX_MAX_FRAMES
+            &[5, 0, 11, 0], &[1, 0, 0, 0],        // USE_ADAPTIVE_RX (u8, padded)
         ]);
         assert_golden(&value, &raw);
     }
@@ -396,15 +327,7 @@ mod golden {
         let raw = include_bytes!("../../tests/fixtures/virtio_net-coalesce-get.bin");
         let parsed = GenlMessage::<CoalesceReply>::parse(raw, ETHTOOL).unwrap();
         assert_eq!(parsed.cmd, ETHTOOL_MSG_COALESCE_GET_REPLY);
-        assert_eq!(
-            parsed.payload.header,
-            Header {
-                dev_index: Some(4),
-                dev_name: Some("eth0".into()),
-                flags: None,
-                other: Vec::new()
-            }
-        );
+        assert_eq!(parsed.payload.header, Header { dev_index: Some(4), dev_name: Some("eth0".into()), flags: None, other: Vec::new() });
         assert_eq!(
             parsed.payload.params,
             Coalesce {
@@ -429,48 +352,24 @@ mod golden {
             ETHTOOL_MSG_COALESCE_GET_REPLY,
             CoalesceReply {
                 header: Header::index(3),
-                params: Coalesce {
-                    rx_usecs: Some(8),
-                    tx_usecs: Some(16),
-                    use_adaptive_rx: Some(true),
-                    use_cqe_mode_rx: Some(true),
-                    ..Coalesce::default()
-                },
+                params: Coalesce { rx_usecs: Some(8), tx_usecs: Some(16), use_adaptive_rx: Some(true), use_cqe_mode_rx: Some(true), ..Coalesce::default() },
                 other: vec![
-                    RawAttr {
-                        kind: ETHTOOL_A_COALESCE_RX_USECS_IRQ,
-                        payload: vec![2, 0, 0, 0],
-                    },
-                    RawAttr {
-                        kind: ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL,
-                        payload: vec![0, 0, 0, 0],
-                    },
-                    RawAttr {
-                        kind: ETHTOOL_A_COALESCE_RX_PROFILE,
-                        payload: vec![],
-                    },
+                    RawAttr { kind: ETHTOOL_A_COALESCE_RX_USECS_IRQ, payload: vec![2, 0, 0, 0] },
+                    RawAttr { kind: ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL, payload: vec![0, 0, 0, 0] },
+                    RawAttr { kind: ETHTOOL_A_COALESCE_RX_PROFILE, payload: vec![] },
                 ],
             },
         );
         let raw = bytes(&[
-            &head(84, 0),
-            &[20, 1, 0, 0], // ETHTOOL_MSG_COALESCE_GET_REPLY
-            &[12, 0, 1, 0x80],
-            &[8, 0, 1, 0],
-            &[3, 0, 0, 0], // header
-            &[8, 0, 2, 0],
-            &[8, 0, 0, 0], // RX_USECS
-            &[8, 0, 4, 0],
-            &[2, 0, 0, 0], // RX_USECS_IRQ (kept raw)
-            &[8, 0, 6, 0],
-            &[16, 0, 0, 0], // TX_USECS
-            &[5, 0, 11, 0],
-            &[1, 0, 0, 0], // USE_ADAPTIVE_RX
-            &[8, 0, 23, 0],
-            &[0, 0, 0, 0], // RATE_SAMPLE_INTERVAL (kept raw)
-            &[5, 0, 25, 0],
-            &[1, 0, 0, 0],  // USE_CQE_MODE_RX
-            &[4, 0, 29, 0], // RX_PROFILE, an empty nest (kept raw)
+            &head(84, 0), &[20, 1, 0, 0],                    // ETHTOOL_MSG_COALESCE_GET_REPLY
+            &[12, 0, 1, 0x80], &[8, 0, 1, 0], &[3, 0, 0, 0], // header
+            &[8, 0, 2, 0], &[8, 0, 0, 0],                    // RX_USECS
+            &[8, 0, 4, 0], &[2, 0, 0, 0],                    // RX_USECS_IRQ (kept raw)
+            &[8, 0, 6, 0], &[16, 0, 0, 0],                   // TX_USECS
+            &[5, 0, 11, 0], &[1, 0, 0, 0],                   // USE_ADAPTIVE_RX
+            &[8, 0, 23, 0], &[0, 0, 0, 0],                   // RATE_SAMPLE_INTERVAL (kept raw)
+            &[5, 0, 25, 0], &[1, 0, 0, 0],                   // USE_CQE_MODE_RX
+            &[4, 0, 29, 0],                                  // RX_PROFILE, an empty nest (kept raw)
         ]);
         assert_golden(&value, &raw);
         assert_eq!(NLA_F_NESTED, 0x8000);
@@ -480,9 +379,6 @@ mod golden {
     fn a_reply_without_header_is_an_error() {
         let raw = bytes(&[&head(28, 0), &[20, 1, 0, 0], &[8, 0, 2, 0], &[8, 0, 0, 0]]);
         let err = GenlMessage::<CoalesceReply>::parse(&raw, ETHTOOL).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the coalesce-get reply lacks its required attribute ETHTOOL_A_COALESCE_HEADER"
-        );
+        assert_eq!(err.to_string(), "the coalesce-get reply lacks its required attribute ETHTOOL_A_COALESCE_HEADER");
     }
 }

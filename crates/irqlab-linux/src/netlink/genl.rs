@@ -61,13 +61,7 @@ impl<P: Payload> GenlMessage<P> {
         NlMsgHdr::default().emit(&mut buf);
         buf.extend_from_slice(&[self.cmd, self.version, 0, 0]);
         self.payload.emit_attrs(&mut buf);
-        let header = NlMsgHdr {
-            len: buf.len() as u32,
-            kind: self.family,
-            flags: self.flags,
-            seq: self.seq,
-            pid: self.port,
-        };
+        let header = NlMsgHdr { len: buf.len() as u32, kind: self.family, flags: self.flags, seq: self.seq, pid: self.port };
         let mut head = Vec::with_capacity(NLMSG_HDRLEN);
         header.emit(&mut head);
         buf[..NLMSG_HDRLEN].copy_from_slice(&head);
@@ -79,11 +73,7 @@ impl<P: Payload> GenlMessage<P> {
         let header = whole_message(raw, family)?;
         let body = &raw[NLMSG_HDRLEN..];
         if body.len() < GENL_HDRLEN {
-            return Err(DecodeError::Truncated {
-                what: "generic netlink header",
-                need: GENL_HDRLEN,
-                have: body.len(),
-            });
+            return Err(DecodeError::Truncated { what: "generic netlink header", need: GENL_HDRLEN, have: body.len() });
         }
         Ok(GenlMessage {
             family: header.kind,
@@ -115,10 +105,7 @@ impl Payload for GetFamily {
                 return Ok(GetFamily { name: a.string()? });
             }
         }
-        Err(DecodeError::Missing {
-            what: "family lookup",
-            attr: "CTRL_ATTR_FAMILY_NAME",
-        })
+        Err(DecodeError::Missing { what: "family lookup", attr: "CTRL_ATTR_FAMILY_NAME" })
     }
 }
 
@@ -164,14 +151,8 @@ impl Payload for Family {
             }
         }
         Ok(Family {
-            name: name.ok_or(DecodeError::Missing {
-                what: "family description",
-                attr: "CTRL_ATTR_FAMILY_NAME",
-            })?,
-            id: id.ok_or(DecodeError::Missing {
-                what: "family description",
-                attr: "CTRL_ATTR_FAMILY_ID",
-            })?,
+            name: name.ok_or(DecodeError::Missing { what: "family description", attr: "CTRL_ATTR_FAMILY_NAME" })?,
+            id: id.ok_or(DecodeError::Missing { what: "family description", attr: "CTRL_ATTR_FAMILY_ID" })?,
             version,
             hdrsize,
             maxattr,
@@ -183,20 +164,9 @@ impl Payload for Family {
 /// Golden-byte checks shared by the family modules' tests: `emit(value) ==
 /// raw` and `parse(raw) == value`.
 #[cfg(test)]
-pub(crate) fn assert_golden<P: Payload + PartialEq + std::fmt::Debug>(
-    value: &GenlMessage<P>,
-    raw: &[u8],
-) {
-    assert_eq!(
-        value.emit(),
-        raw,
-        "emit(value) differs from the golden bytes"
-    );
-    assert_eq!(
-        &GenlMessage::<P>::parse(raw, value.family).expect("the golden bytes parse"),
-        value,
-        "parse(raw) differs"
-    );
+pub(crate) fn assert_golden<P: Payload + PartialEq + std::fmt::Debug>(value: &GenlMessage<P>, raw: &[u8]) {
+    assert_eq!(value.emit(), raw, "emit(value) differs from the golden bytes");
+    assert_eq!(&GenlMessage::<P>::parse(raw, value.family).expect("the golden bytes parse"), value, "parse(raw) differs");
 }
 
 /// Concatenate byte pieces (golden vectors are written piece by piece, each
@@ -220,20 +190,17 @@ mod golden {
             port: 100,
             cmd: CTRL_CMD_GETFAMILY,
             version: GENL_CTRL_VERSION,
-            payload: GetFamily {
-                name: "netdev".into(),
-            },
+            payload: GetFamily { name: "netdev".into() },
         };
         let raw = bytes(&[
-            &[32, 0, 0, 0],  // nlmsg_len
-            &[0x10, 0],      // nlmsg_type: GENL_ID_CTRL
-            &[0x05, 0],      // nlmsg_flags
-            &[1, 0, 0, 0],   // nlmsg_seq
-            &[100, 0, 0, 0], // nlmsg_pid
-            &[3, 2, 0, 0],   // genlmsghdr: CTRL_CMD_GETFAMILY, version 2
-            &[11, 0, 2, 0],  // CTRL_ATTR_FAMILY_NAME, 7 bytes of payload
-            b"netdev\0",
-            &[0], // NUL-terminated, padded to 4
+            &[32, 0, 0, 0],        // nlmsg_len
+            &[0x10, 0],            // nlmsg_type: GENL_ID_CTRL
+            &[0x05, 0],            // nlmsg_flags
+            &[1, 0, 0, 0],         // nlmsg_seq
+            &[100, 0, 0, 0],       // nlmsg_pid
+            &[3, 2, 0, 0],         // genlmsghdr: CTRL_CMD_GETFAMILY, version 2
+            &[11, 0, 2, 0],        // CTRL_ATTR_FAMILY_NAME, 7 bytes of payload
+            b"netdev\0", &[0],     // NUL-terminated, padded to 4
         ]);
         assert_golden(&value, &raw);
     }
@@ -253,32 +220,18 @@ mod golden {
                 version: 1,
                 hdrsize: 0,
                 maxattr: 0,
-                other: vec![RawAttr {
-                    kind: CTRL_ATTR_MCAST_GROUPS,
-                    payload: vec![4, 0, 1, 0],
-                }],
+                other: vec![RawAttr { kind: CTRL_ATTR_MCAST_GROUPS, payload: vec![4, 0, 1, 0] }],
             },
         };
         let raw = bytes(&[
-            &[72, 0, 0, 0],
-            &[0x10, 0],
-            &[0, 0],
-            &[9, 0, 0, 0],
-            &[100, 0, 0, 0],
-            &[1, 2, 0, 0], // CTRL_CMD_NEWFAMILY
-            &[12, 0, 2, 0],
-            b"ethtool\0", // CTRL_ATTR_FAMILY_NAME
-            &[6, 0, 1, 0],
-            &[21, 0],
-            &[0, 0], // CTRL_ATTR_FAMILY_ID (u16, padded)
-            &[8, 0, 3, 0],
-            &[1, 0, 0, 0], // CTRL_ATTR_VERSION
-            &[8, 0, 4, 0],
-            &[0, 0, 0, 0], // CTRL_ATTR_HDRSIZE
-            &[8, 0, 5, 0],
-            &[0, 0, 0, 0], // CTRL_ATTR_MAXATTR
-            &[8, 0, 7, 0],
-            &[4, 0, 1, 0], // CTRL_ATTR_MCAST_GROUPS, kept raw
+            &[72, 0, 0, 0], &[0x10, 0], &[0, 0], &[9, 0, 0, 0], &[100, 0, 0, 0],
+            &[1, 2, 0, 0],                      // CTRL_CMD_NEWFAMILY
+            &[12, 0, 2, 0], b"ethtool\0",       // CTRL_ATTR_FAMILY_NAME
+            &[6, 0, 1, 0], &[21, 0], &[0, 0],   // CTRL_ATTR_FAMILY_ID (u16, padded)
+            &[8, 0, 3, 0], &[1, 0, 0, 0],       // CTRL_ATTR_VERSION
+            &[8, 0, 4, 0], &[0, 0, 0, 0],       // CTRL_ATTR_HDRSIZE
+            &[8, 0, 5, 0], &[0, 0, 0, 0],       // CTRL_ATTR_MAXATTR
+            &[8, 0, 7, 0], &[4, 0, 1, 0],       // CTRL_ATTR_MCAST_GROUPS, kept raw
         ]);
         assert_golden(&value, &raw);
     }
@@ -290,15 +243,7 @@ mod golden {
     fn family_reply_from_the_kernel() {
         let raw = include_bytes!("../../tests/fixtures/getfamily-netdev.bin");
         let parsed = GenlMessage::<Family>::parse(raw, GENL_ID_CTRL).unwrap();
-        assert_eq!(
-            (
-                parsed.cmd,
-                parsed.payload.name.as_str(),
-                parsed.payload.id,
-                parsed.payload.version
-            ),
-            (CTRL_CMD_NEWFAMILY, "netdev", 20, 1)
-        );
+        assert_eq!((parsed.cmd, parsed.payload.name.as_str(), parsed.payload.id, parsed.payload.version), (CTRL_CMD_NEWFAMILY, "netdev", 20, 1));
         let kinds: Vec<u16> = parsed.payload.other.iter().map(|a| a.kind).collect();
         assert_eq!(kinds, vec![CTRL_ATTR_OPS, CTRL_ATTR_MCAST_GROUPS]);
         assert_eq!(parsed.emit(), raw.to_vec());
@@ -309,14 +254,8 @@ mod golden {
         let raw = include_bytes!("../../tests/fixtures/getfamily-netdev.bin");
         assert!(matches!(
             GenlMessage::<Family>::parse(raw, 21),
-            Err(DecodeError::UnexpectedType {
-                got: 0x10,
-                expected: 21
-            })
+            Err(DecodeError::UnexpectedType { got: 0x10, expected: 21 })
         ));
-        assert!(matches!(
-            GenlMessage::<Family>::parse(&raw[..100], GENL_ID_CTRL),
-            Err(DecodeError::Length { .. })
-        ));
+        assert!(matches!(GenlMessage::<Family>::parse(&raw[..100], GENL_ID_CTRL), Err(DecodeError::Length { .. })));
     }
 }

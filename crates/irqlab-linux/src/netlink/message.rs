@@ -75,21 +75,11 @@ impl NlMsgHdr {
 
     pub fn parse(buf: &[u8]) -> Result<Self, DecodeError> {
         if buf.len() < NLMSG_HDRLEN {
-            return Err(DecodeError::Truncated {
-                what: "netlink message header",
-                need: NLMSG_HDRLEN,
-                have: buf.len(),
-            });
+            return Err(DecodeError::Truncated { what: "netlink message header", need: NLMSG_HDRLEN, have: buf.len() });
         }
         let u32_at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
         let u16_at = |i: usize| u16::from_ne_bytes([buf[i], buf[i + 1]]);
-        Ok(NlMsgHdr {
-            len: u32_at(0),
-            kind: u16_at(4),
-            flags: u16_at(6),
-            seq: u32_at(8),
-            pid: u32_at(12),
-        })
+        Ok(NlMsgHdr { len: u32_at(0), kind: u16_at(4), flags: u16_at(6), seq: u32_at(8), pid: u32_at(12) })
     }
 }
 
@@ -122,10 +112,7 @@ impl<'a> Iterator for Messages<'a> {
         let len = header.len as usize;
         if len < NLMSG_HDRLEN || len > buf.len() {
             self.rest = &[];
-            return Some(Err(DecodeError::Length {
-                declared: len,
-                have: buf.len(),
-            }));
+            return Some(Err(DecodeError::Length { declared: len, have: buf.len() }));
         }
         self.rest = &buf[nlmsg_align(len).min(buf.len())..];
         Some(Ok((header, &buf[..len])))
@@ -208,13 +195,7 @@ impl ErrorMessage {
         buf.extend_from_slice(&self.request_payload);
         buf.resize(nlmsg_align(buf.len()), 0);
         self.ext_ack.emit(&mut buf);
-        let header = NlMsgHdr {
-            len: buf.len() as u32,
-            kind: NLMSG_ERROR,
-            flags: self.flags,
-            seq: self.seq,
-            pid: self.port,
-        };
+        let header = NlMsgHdr { len: buf.len() as u32, kind: NLMSG_ERROR, flags: self.flags, seq: self.seq, pid: self.port };
         let mut head = Vec::with_capacity(NLMSG_HDRLEN);
         header.emit(&mut head);
         buf[..NLMSG_HDRLEN].copy_from_slice(&head);
@@ -226,11 +207,7 @@ impl ErrorMessage {
         let body = &raw[NLMSG_HDRLEN..];
         let fixed = 4 + NLMSG_HDRLEN;
         if body.len() < fixed {
-            return Err(DecodeError::Truncated {
-                what: "netlink error message",
-                need: fixed,
-                have: body.len(),
-            });
+            return Err(DecodeError::Truncated { what: "netlink error message", need: fixed, have: body.len() });
         }
         let error = i32::from_ne_bytes([body[0], body[1], body[2], body[3]]);
         let request = NlMsgHdr::parse(&body[4..])?;
@@ -239,20 +216,12 @@ impl ErrorMessage {
         if header.flags & NLM_F_CAPPED == 0 {
             let echoed = (request.len as usize).saturating_sub(NLMSG_HDRLEN);
             if rest.len() < echoed {
-                return Err(DecodeError::Truncated {
-                    what: "echoed request",
-                    need: echoed,
-                    have: rest.len(),
-                });
+                return Err(DecodeError::Truncated { what: "echoed request", need: echoed, have: rest.len() });
             }
             request_payload = rest[..echoed].to_vec();
             rest = &rest[nlmsg_align(echoed).min(rest.len())..];
         }
-        let ext_ack = if header.flags & NLM_F_ACK_TLVS != 0 {
-            ExtAck::parse(rest)?
-        } else {
-            ExtAck::default()
-        };
+        let ext_ack = if header.flags & NLM_F_ACK_TLVS != 0 { ExtAck::parse(rest)? } else { ExtAck::default() };
         Ok(ErrorMessage {
             flags: header.flags,
             seq: header.seq,
@@ -282,14 +251,7 @@ impl DoneMessage {
         self.ext_ack.emit(&mut body);
         let mut buf = Vec::with_capacity(NLMSG_HDRLEN + body.len());
         let len = (NLMSG_HDRLEN + body.len()) as u32;
-        NlMsgHdr {
-            len,
-            kind: NLMSG_DONE,
-            flags: self.flags,
-            seq: self.seq,
-            pid: self.port,
-        }
-        .emit(&mut buf);
+        NlMsgHdr { len, kind: NLMSG_DONE, flags: self.flags, seq: self.seq, pid: self.port }.emit(&mut buf);
         buf.extend_from_slice(&body);
         buf
     }
@@ -307,13 +269,7 @@ impl DoneMessage {
         } else {
             ExtAck::default()
         };
-        Ok(DoneMessage {
-            flags: header.flags,
-            seq: header.seq,
-            port: header.pid,
-            error,
-            ext_ack,
-        })
+        Ok(DoneMessage { flags: header.flags, seq: header.seq, port: header.pid, error, ext_ack })
     }
 }
 
@@ -321,16 +277,10 @@ impl DoneMessage {
 pub(crate) fn whole_message(raw: &[u8], kind: u16) -> Result<NlMsgHdr, DecodeError> {
     let header = NlMsgHdr::parse(raw)?;
     if header.len as usize != raw.len() {
-        return Err(DecodeError::Length {
-            declared: header.len as usize,
-            have: raw.len(),
-        });
+        return Err(DecodeError::Length { declared: header.len as usize, have: raw.len() });
     }
     if header.kind != kind {
-        return Err(DecodeError::UnexpectedType {
-            got: header.kind,
-            expected: kind,
-        });
+        return Err(DecodeError::UnexpectedType { got: header.kind, expected: kind });
     }
     Ok(header)
 }
@@ -346,10 +296,7 @@ mod golden {
         let raw = include_bytes!("../../tests/fixtures/veth-napi-get-ack.bin");
         let ack = ErrorMessage::parse(raw).unwrap();
         assert_eq!((ack.error, ack.flags), (0, NLM_F_CAPPED));
-        assert_eq!(
-            (ack.request.len, ack.request.kind, ack.request.flags),
-            (28, 20, NLM_F_REQUEST | NLM_F_ACK)
-        );
+        assert_eq!((ack.request.len, ack.request.kind, ack.request.flags), (28, 20, NLM_F_REQUEST | NLM_F_ACK));
         assert_eq!(ack.seq, ack.request.seq);
         assert!(ack.request_payload.is_empty() && ack.ext_ack.is_empty());
         assert_eq!(ack.emit(), raw.to_vec());
@@ -372,37 +319,16 @@ mod golden {
             seq: 7,
             port: 100,
             error: -34, // -ERANGE
-            request: NlMsgHdr {
-                len: 36,
-                kind: 20,
-                flags: NLM_F_REQUEST | NLM_F_ACK,
-                seq: 7,
-                pid: 100,
-            },
+            request: NlMsgHdr { len: 36, kind: 20, flags: NLM_F_REQUEST | NLM_F_ACK, seq: 7, pid: 100 },
             request_payload: Vec::new(),
-            ext_ack: ExtAck {
-                msg: Some("integer out of range".into()),
-                offset: Some(28),
-                other: Vec::new(),
-            },
+            ext_ack: ExtAck { msg: Some("integer out of range".into()), offset: Some(28), other: Vec::new() },
         };
         let raw = bytes(&[
-            &[72, 0, 0, 0],
-            &[2, 0],
-            &[0x00, 0x03],
-            &[7, 0, 0, 0],
-            &[100, 0, 0, 0],         // NLMSG_ERROR, CAPPED|ACK_TLVS
-            &(-34i32).to_le_bytes(), // error
-            &[36, 0, 0, 0],
-            &[20, 0],
-            &[5, 0],
-            &[7, 0, 0, 0],
-            &[100, 0, 0, 0], // the request's header
-            &[25, 0, 1, 0],
-            b"integer out of range\0",
-            &[0, 0, 0], // NLMSGERR_ATTR_MSG
-            &[8, 0, 2, 0],
-            &[28, 0, 0, 0], // NLMSGERR_ATTR_OFFS
+            &[72, 0, 0, 0], &[2, 0], &[0x00, 0x03], &[7, 0, 0, 0], &[100, 0, 0, 0], // NLMSG_ERROR, CAPPED|ACK_TLVS
+            &(-34i32).to_le_bytes(),                                                 // error
+            &[36, 0, 0, 0], &[20, 0], &[5, 0], &[7, 0, 0, 0], &[100, 0, 0, 0],      // the request's header
+            &[25, 0, 1, 0], b"integer out of range\0", &[0, 0, 0],                   // NLMSGERR_ATTR_MSG
+            &[8, 0, 2, 0], &[28, 0, 0, 0],                                           // NLMSGERR_ATTR_OFFS
         ]);
         assert_eq!(value.emit(), raw);
         assert_eq!(ErrorMessage::parse(&raw).unwrap(), value);
@@ -415,30 +341,15 @@ mod golden {
             seq: 3,
             port: 5,
             error: -22,
-            request: NlMsgHdr {
-                len: 22,
-                kind: 20,
-                flags: 5,
-                seq: 3,
-                pid: 5,
-            },
+            request: NlMsgHdr { len: 22, kind: 20, flags: 5, seq: 3, pid: 5 },
             request_payload: vec![14, 1, 0, 0, 9, 9],
             ext_ack: ExtAck::default(),
         };
         let raw = bytes(&[
-            &[44, 0, 0, 0],
-            &[2, 0],
-            &[0, 0],
-            &[3, 0, 0, 0],
-            &[5, 0, 0, 0],
+            &[44, 0, 0, 0], &[2, 0], &[0, 0], &[3, 0, 0, 0], &[5, 0, 0, 0],
             &(-22i32).to_le_bytes(),
-            &[22, 0, 0, 0],
-            &[20, 0],
-            &[5, 0],
-            &[3, 0, 0, 0],
-            &[5, 0, 0, 0],
-            &[14, 1, 0, 0, 9, 9],
-            &[0, 0], // the echoed payload, padded
+            &[22, 0, 0, 0], &[20, 0], &[5, 0], &[3, 0, 0, 0], &[5, 0, 0, 0],
+            &[14, 1, 0, 0, 9, 9], &[0, 0], // the echoed payload, padded
         ]);
         assert_eq!(value.emit(), raw);
         assert_eq!(ErrorMessage::parse(&raw).unwrap(), value);
@@ -459,21 +370,12 @@ mod golden {
             seq: 4,
             port: 6,
             error: -19,
-            ext_ack: ExtAck {
-                msg: Some("gone".into()),
-                ..ExtAck::default()
-            },
+            ext_ack: ExtAck { msg: Some("gone".into()), ..ExtAck::default() },
         };
         let raw = bytes(&[
-            &[32, 0, 0, 0],
-            &[3, 0],
-            &[0x02, 0x02],
-            &[4, 0, 0, 0],
-            &[6, 0, 0, 0],
+            &[32, 0, 0, 0], &[3, 0], &[0x02, 0x02], &[4, 0, 0, 0], &[6, 0, 0, 0],
             &(-19i32).to_le_bytes(),
-            &[9, 0, 1, 0],
-            b"gone\0",
-            &[0, 0, 0],
+            &[9, 0, 1, 0], b"gone\0", &[0, 0, 0],
         ]);
         assert_eq!(value.emit(), raw);
         assert_eq!(DoneMessage::parse(&raw).unwrap(), value);

@@ -28,24 +28,13 @@ pub mod route;
 #[non_exhaustive]
 pub enum DecodeError {
     #[error("the {what} is truncated ({need} bytes needed, {have} present)")]
-    Truncated {
-        what: &'static str,
-        need: usize,
-        have: usize,
-    },
+    Truncated { what: &'static str, need: usize, have: usize },
     #[error("attribute {kind} has {len} bytes, which is not a valid {expected}")]
-    AttrLength {
-        kind: u16,
-        len: usize,
-        expected: &'static str,
-    },
+    AttrLength { kind: u16, len: usize, expected: &'static str },
     #[error("attribute {kind} is not valid UTF-8 text")]
     NotUtf8 { kind: u16 },
     #[error("the {what} lacks its required attribute {attr}")]
-    Missing {
-        what: &'static str,
-        attr: &'static str,
-    },
+    Missing { what: &'static str, attr: &'static str },
     #[error("the message has type {got} where type {expected} was expected")]
     UnexpectedType { got: u16, expected: u16 },
     #[error("the message says it is {declared} bytes long but {have} bytes were given")]

@@ -121,9 +121,7 @@ impl Payload for NapiDump {
     }
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
-        Ok(NapiDump {
-            ifindex: attr::find_u32(attrs, NETDEV_A_NAPI_IFINDEX)?,
-        })
+        Ok(NapiDump { ifindex: attr::find_u32(attrs, NETDEV_A_NAPI_IFINDEX)? })
     }
 }
 
@@ -140,12 +138,7 @@ impl Payload for NapiById {
 
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
         let id = attr::find_u32(attrs, NETDEV_A_NAPI_ID)?;
-        Ok(NapiById {
-            id: id.ok_or(DecodeError::Missing {
-                what: "napi-get request",
-                attr: "NETDEV_A_NAPI_ID",
-            })?,
-        })
+        Ok(NapiById { id: id.ok_or(DecodeError::Missing { what: "napi-get request", attr: "NETDEV_A_NAPI_ID" })? })
     }
 }
 
@@ -218,9 +211,7 @@ impl Payload for Napi {
                 NETDEV_A_NAPI_ID => id = Some(a.u32()?),
                 NETDEV_A_NAPI_IFINDEX => ifindex = Some(a.u32()?),
                 NETDEV_A_NAPI_IRQ => napi.irq = Some(a.u32()?),
-                NETDEV_A_NAPI_THREADED => {
-                    napi.threaded = Some(NapiThreaded::from_raw(a.uint()? as u32))
-                }
+                NETDEV_A_NAPI_THREADED => napi.threaded = Some(NapiThreaded::from_raw(a.uint()? as u32)),
                 NETDEV_A_NAPI_PID => napi.pid = Some(a.u32()?),
                 NETDEV_A_NAPI_DEFER_HARD_IRQS => napi.defer_hard_irqs = Some(a.u32()?),
                 NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT => napi.irq_suspend_timeout = Some(a.uint()?),
@@ -228,14 +219,8 @@ impl Payload for Napi {
                 _ => napi.other.push(a.to_raw()),
             }
         }
-        napi.id = id.ok_or(DecodeError::Missing {
-            what: "napi-get reply",
-            attr: "NETDEV_A_NAPI_ID",
-        })?;
-        napi.ifindex = ifindex.ok_or(DecodeError::Missing {
-            what: "napi-get reply",
-            attr: "NETDEV_A_NAPI_IFINDEX",
-        })?;
+        napi.id = id.ok_or(DecodeError::Missing { what: "napi-get reply", attr: "NETDEV_A_NAPI_ID" })?;
+        napi.ifindex = ifindex.ok_or(DecodeError::Missing { what: "napi-get reply", attr: "NETDEV_A_NAPI_IFINDEX" })?;
         Ok(napi)
     }
 }
@@ -289,16 +274,11 @@ impl Payload for NapiSet {
                 NETDEV_A_NAPI_DEFER_HARD_IRQS => set.defer_hard_irqs = Some(a.u32()?),
                 NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT => set.gro_flush_timeout = Some(a.uint()?),
                 NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT => set.irq_suspend_timeout = Some(a.uint()?),
-                NETDEV_A_NAPI_THREADED => {
-                    set.threaded = Some(NapiThreaded::from_raw(a.uint()? as u32))
-                }
+                NETDEV_A_NAPI_THREADED => set.threaded = Some(NapiThreaded::from_raw(a.uint()? as u32)),
                 _ => {}
             }
         }
-        set.id = id.ok_or(DecodeError::Missing {
-            what: "napi-set request",
-            attr: "NETDEV_A_NAPI_ID",
-        })?;
+        set.id = id.ok_or(DecodeError::Missing { what: "napi-set request", attr: "NETDEV_A_NAPI_ID" })?;
         Ok(set)
     }
 }
@@ -317,10 +297,7 @@ impl Payload for QueueDump {
     fn parse_attrs(attrs: &[u8]) -> Result<Self, DecodeError> {
         let ifindex = attr::find_u32(attrs, NETDEV_A_QUEUE_IFINDEX)?;
         Ok(QueueDump {
-            ifindex: ifindex.ok_or(DecodeError::Missing {
-                what: "queue-get request",
-                attr: "NETDEV_A_QUEUE_IFINDEX",
-            })?,
+            ifindex: ifindex.ok_or(DecodeError::Missing { what: "queue-get request", attr: "NETDEV_A_QUEUE_IFINDEX" })?,
         })
     }
 }
@@ -365,10 +342,7 @@ impl Payload for Queue {
                 _ => other.push(a.to_raw()),
             }
         }
-        let missing = |attr| DecodeError::Missing {
-            what: "queue-get reply",
-            attr,
-        };
+        let missing = |attr| DecodeError::Missing { what: "queue-get reply", attr };
         Ok(Queue {
             id: id.ok_or_else(|| missing("NETDEV_A_QUEUE_ID"))?,
             kind: kind.ok_or_else(|| missing("NETDEV_A_QUEUE_TYPE"))?,
@@ -387,26 +361,12 @@ mod golden {
     const NETDEV: u16 = 20; // the family id this machine's kernel gave "netdev"
 
     fn msg<P>(flags: u16, cmd: u8, payload: P) -> GenlMessage<P> {
-        GenlMessage {
-            family: NETDEV,
-            flags,
-            seq: 5,
-            port: 12345,
-            cmd,
-            version: NETDEV_FAMILY_VERSION,
-            payload,
-        }
+        GenlMessage { family: NETDEV, flags, seq: 5, port: 12345, cmd, version: NETDEV_FAMILY_VERSION, payload }
     }
 
     /// nlmsghdr of a message to/from family 20 with seq 5 and port 12345.
     fn head(len: u8, flags: [u8; 2]) -> Vec<u8> {
-        bytes(&[
-            &[len, 0, 0, 0],
-            &[20, 0],
-            &flags,
-            &[5, 0, 0, 0],
-            &[0x39, 0x30, 0, 0],
-        ])
+        bytes(&[&[len, 0, 0, 0], &[20, 0], &flags, &[5, 0, 0, 0], &[0x39, 0x30, 0, 0]])
     }
 
     #[test]
@@ -415,25 +375,16 @@ mod golden {
         let raw = bytes(&[
             &head(28, [0x01, 0x03]), // NLM_F_REQUEST | NLM_F_DUMP
             &[11, 1, 0, 0],          // NETDEV_CMD_NAPI_GET, version 1
-            &[8, 0, 1, 0],
-            &[3, 0, 0, 0], // NETDEV_A_NAPI_IFINDEX
+            &[8, 0, 1, 0], &[3, 0, 0, 0], // NETDEV_A_NAPI_IFINDEX
         ]);
         assert_golden(&value, &raw);
-        assert_golden(
-            &msg(0x0301, NETDEV_CMD_NAPI_GET, NapiDump { ifindex: None }),
-            &bytes(&[&head(20, [0x01, 0x03]), &[11, 1, 0, 0]]),
-        );
+        assert_golden(&msg(0x0301, NETDEV_CMD_NAPI_GET, NapiDump { ifindex: None }), &bytes(&[&head(20, [0x01, 0x03]), &[11, 1, 0, 0]]));
     }
 
     #[test]
     fn napi_get_do_by_id() {
         let value = msg(0x05, NETDEV_CMD_NAPI_GET, NapiById { id: 8193 });
-        let raw = bytes(&[
-            &head(28, [0x05, 0]),
-            &[11, 1, 0, 0],
-            &[8, 0, 2, 0],
-            &[0x01, 0x20, 0, 0],
-        ]);
+        let raw = bytes(&[&head(28, [0x05, 0]), &[11, 1, 0, 0], &[8, 0, 2, 0], &[0x01, 0x20, 0, 0]]);
         assert_golden(&value, &raw);
     }
 
@@ -455,24 +406,15 @@ mod golden {
             },
         );
         let raw = bytes(&[
-            &head(88, [0x02, 0]),
-            &[11, 1, 0, 0],
-            &[8, 0, 2, 0],
-            &[0x01, 0x20, 0, 0], // ID 8193
-            &[8, 0, 1, 0],
-            &[2, 0, 0, 0], // IFINDEX
-            &[8, 0, 3, 0],
-            &[45, 0, 0, 0], // IRQ
-            &[8, 0, 8, 0],
-            &[1, 0, 0, 0], // THREADED: enabled
-            &[8, 0, 4, 0],
-            &[0xd2, 0x04, 0, 0], // PID 1234
-            &[8, 0, 5, 0],
-            &[100, 0, 0, 0], // DEFER_HARD_IRQS
-            &[8, 0, 7, 0],
-            &[0x00, 0x2d, 0x31, 0x01], // IRQ_SUSPEND_TIMEOUT 20 ms
-            &[12, 0, 6, 0],
-            &[0x00, 0xf2, 0x05, 0x2a, 0x01, 0, 0, 0], // GRO_FLUSH_TIMEOUT 5 s
+            &head(88, [0x02, 0]), &[11, 1, 0, 0],
+            &[8, 0, 2, 0], &[0x01, 0x20, 0, 0],             // ID 8193
+            &[8, 0, 1, 0], &[2, 0, 0, 0],                   // IFINDEX
+            &[8, 0, 3, 0], &[45, 0, 0, 0],                  // IRQ
+            &[8, 0, 8, 0], &[1, 0, 0, 0],                   // THREADED: enabled
+            &[8, 0, 4, 0], &[0xd2, 0x04, 0, 0],             // PID 1234
+            &[8, 0, 5, 0], &[100, 0, 0, 0],                 // DEFER_HARD_IRQS
+            &[8, 0, 7, 0], &[0x00, 0x2d, 0x31, 0x01],       // IRQ_SUSPEND_TIMEOUT 20 ms
+            &[12, 0, 6, 0], &[0x00, 0xf2, 0x05, 0x2a, 0x01, 0, 0, 0], // GRO_FLUSH_TIMEOUT 5 s
         ]);
         assert_golden(&value, &raw);
     }
@@ -491,22 +433,10 @@ mod golden {
                 defer_hard_irqs: None,
                 irq_suspend_timeout: None,
                 gro_flush_timeout: None,
-                other: vec![RawAttr {
-                    kind: 42,
-                    payload: vec![1, 2, 3, 4],
-                }],
+                other: vec![RawAttr { kind: 42, payload: vec![1, 2, 3, 4] }],
             },
         );
-        let raw = bytes(&[
-            &head(44, [0x02, 0]),
-            &[11, 1, 0, 0],
-            &[8, 0, 2, 0],
-            &[7, 0, 0, 0],
-            &[8, 0, 1, 0],
-            &[2, 0, 0, 0],
-            &[8, 0, 42, 0],
-            &[1, 2, 3, 4],
-        ]);
+        let raw = bytes(&[&head(44, [0x02, 0]), &[11, 1, 0, 0], &[8, 0, 2, 0], &[7, 0, 0, 0], &[8, 0, 1, 0], &[2, 0, 0, 0], &[8, 0, 42, 0], &[1, 2, 3, 4]]);
         assert_golden(&value, &raw);
     }
 
@@ -549,49 +479,21 @@ mod golden {
             },
         );
         let raw = bytes(&[
-            &head(52, [0x05, 0]),
-            &[14, 1, 0, 0], // NETDEV_CMD_NAPI_SET
-            &[8, 0, 2, 0],
-            &[0x01, 0x20, 0, 0], // ID
-            &[8, 0, 5, 0],
-            &[100, 0, 0, 0], // DEFER_HARD_IRQS
-            &[8, 0, 6, 0],
-            &[0x20, 0x4e, 0, 0], // GRO_FLUSH_TIMEOUT 20 us
-            &[8, 0, 7, 0],
-            &[0x00, 0x2d, 0x31, 0x01], // IRQ_SUSPEND_TIMEOUT 20 ms
+            &head(52, [0x05, 0]), &[14, 1, 0, 0],       // NETDEV_CMD_NAPI_SET
+            &[8, 0, 2, 0], &[0x01, 0x20, 0, 0],         // ID
+            &[8, 0, 5, 0], &[100, 0, 0, 0],             // DEFER_HARD_IRQS
+            &[8, 0, 6, 0], &[0x20, 0x4e, 0, 0],         // GRO_FLUSH_TIMEOUT 20 us
+            &[8, 0, 7, 0], &[0x00, 0x2d, 0x31, 0x01],   // IRQ_SUSPEND_TIMEOUT 20 ms
         ]);
         assert_golden(&value, &raw);
-        let threaded = msg(
-            0x05,
-            NETDEV_CMD_NAPI_SET,
-            NapiSet {
-                id: 1,
-                threaded: Some(NapiThreaded::Other(2)),
-                ..NapiSet::default()
-            },
-        );
-        assert_golden(
-            &threaded,
-            &bytes(&[
-                &head(36, [0x05, 0]),
-                &[14, 1, 0, 0],
-                &[8, 0, 2, 0],
-                &[1, 0, 0, 0],
-                &[8, 0, 8, 0],
-                &[2, 0, 0, 0],
-            ]),
-        );
+        let threaded = msg(0x05, NETDEV_CMD_NAPI_SET, NapiSet { id: 1, threaded: Some(NapiThreaded::Other(2)), ..NapiSet::default() });
+        assert_golden(&threaded, &bytes(&[&head(36, [0x05, 0]), &[14, 1, 0, 0], &[8, 0, 2, 0], &[1, 0, 0, 0], &[8, 0, 8, 0], &[2, 0, 0, 0]]));
     }
 
     #[test]
     fn queue_get_dump_request() {
         let value = msg(0x0301, NETDEV_CMD_QUEUE_GET, QueueDump { ifindex: 3 });
-        let raw = bytes(&[
-            &head(28, [0x01, 0x03]),
-            &[10, 1, 0, 0],
-            &[8, 0, 2, 0],
-            &[3, 0, 0, 0],
-        ]);
+        let raw = bytes(&[&head(28, [0x01, 0x03]), &[10, 1, 0, 0], &[8, 0, 2, 0], &[3, 0, 0, 0]]);
         assert_golden(&value, &raw);
     }
 
@@ -600,72 +502,31 @@ mod golden {
         // virtio_net links its RX queue to its NAPI; veth links none.
         let raw = include_bytes!("../../tests/fixtures/virtio_net-queue-get-rx.bin");
         let parsed = GenlMessage::<Queue>::parse(raw, NETDEV).unwrap();
-        assert_eq!(
-            parsed.payload,
-            Queue {
-                id: 0,
-                kind: QueueType::Rx,
-                ifindex: 4,
-                napi_id: Some(257),
-                other: Vec::new()
-            }
-        );
+        assert_eq!(parsed.payload, Queue { id: 0, kind: QueueType::Rx, ifindex: 4, napi_id: Some(257), other: Vec::new() });
         assert_eq!(parsed.emit(), raw.to_vec());
         let raw = include_bytes!("../../tests/fixtures/veth-queue-get-tx.bin");
         let parsed = GenlMessage::<Queue>::parse(raw, NETDEV).unwrap();
-        assert_eq!(
-            parsed.payload,
-            Queue {
-                id: 0,
-                kind: QueueType::Tx,
-                ifindex: 3,
-                napi_id: None,
-                other: Vec::new()
-            }
-        );
+        assert_eq!(parsed.payload, Queue { id: 0, kind: QueueType::Tx, ifindex: 3, napi_id: None, other: Vec::new() });
         assert_eq!(parsed.emit(), raw.to_vec());
     }
 
     #[test]
     fn queue_reply_hand_built() {
-        let value = msg(
-            0x02,
-            NETDEV_CMD_QUEUE_GET,
-            Queue {
-                id: 3,
-                kind: QueueType::Other(7),
-                ifindex: 2,
-                napi_id: Some(8196),
-                other: Vec::new(),
-            },
-        );
+        let value = msg(0x02, NETDEV_CMD_QUEUE_GET, Queue { id: 3, kind: QueueType::Other(7), ifindex: 2, napi_id: Some(8196), other: Vec::new() });
         let raw = bytes(&[
-            &head(52, [0x02, 0]),
-            &[10, 1, 0, 0],
-            &[8, 0, 1, 0],
-            &[3, 0, 0, 0], // ID
-            &[8, 0, 3, 0],
-            &[7, 0, 0, 0], // TYPE: unknown to irqlab, kept
-            &[8, 0, 2, 0],
-            &[2, 0, 0, 0], // IFINDEX
-            &[8, 0, 4, 0],
-            &[0x04, 0x20, 0, 0], // NAPI_ID
+            &head(52, [0x02, 0]), &[10, 1, 0, 0],
+            &[8, 0, 1, 0], &[3, 0, 0, 0],          // ID
+            &[8, 0, 3, 0], &[7, 0, 0, 0],          // TYPE: unknown to irqlab, kept
+            &[8, 0, 2, 0], &[2, 0, 0, 0],          // IFINDEX
+            &[8, 0, 4, 0], &[0x04, 0x20, 0, 0],    // NAPI_ID
         ]);
         assert_golden(&value, &raw);
     }
 
     #[test]
     fn a_reply_without_its_id_is_an_error() {
-        let raw = bytes(&[
-            &head(28, [0x02, 0]),
-            &[11, 1, 0, 0],
-            &[8, 0, 1, 0],
-            &[2, 0, 0, 0],
-        ]);
+        let raw = bytes(&[&head(28, [0x02, 0]), &[11, 1, 0, 0], &[8, 0, 1, 0], &[2, 0, 0, 0]]);
         let err = GenlMessage::<Napi>::parse(&raw, NETDEV).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the napi-get reply lacks its required attribute NETDEV_A_NAPI_ID"
-        );
+        assert_eq!(err.to_string(), "the napi-get reply lacks its required attribute NETDEV_A_NAPI_ID");
     }
 }

@@ -74,14 +74,11 @@ pub fn parse_answer(raw: &[u8]) -> Result<Option<Route>, DecodeError> {
     let msg = raw.get(NLMSG_HDRLEN..header.len as usize).unwrap_or(&[]);
     match header.kind {
         NLMSG_ERROR => {
-            let bytes: [u8; 4] =
-                msg.get(..4)
-                    .and_then(|b| b.try_into().ok())
-                    .ok_or(DecodeError::Truncated {
-                        what: "netlink error message",
-                        need: 4,
-                        have: msg.len(),
-                    })?;
+            let bytes: [u8; 4] = msg.get(..4).and_then(|b| b.try_into().ok()).ok_or(DecodeError::Truncated {
+                what: "netlink error message",
+                need: 4,
+                have: msg.len(),
+            })?;
             let error = i32::from_ne_bytes(bytes);
             Ok((error < 0).then_some(Route::None(-error)))
         }
@@ -93,11 +90,7 @@ pub fn parse_answer(raw: &[u8]) -> Result<Option<Route>, DecodeError> {
 /// The route an `RTM_NEWROUTE` payload (`struct rtmsg` + attributes) describes.
 fn route_of(msg: &[u8]) -> Result<Route, DecodeError> {
     if msg.len() < RTMSG_LEN {
-        return Err(DecodeError::Truncated {
-            what: "route message",
-            need: RTMSG_LEN,
-            have: msg.len(),
-        });
+        return Err(DecodeError::Truncated { what: "route message", need: RTMSG_LEN, have: msg.len() });
     }
     let rtm_type = msg[7];
     let (mut oif, mut gateway, mut encap) = (None, None, false);
@@ -109,9 +102,7 @@ fn route_of(msg: &[u8]) -> Result<Route, DecodeError> {
             RTA_GATEWAY => gateway = ip_of(data),
             // struct rtvia: a family (u16), then the address, whose length
             // tells the family as well.
-            RTA_VIA if data.len() >= 2 => {
-                gateway = ip_of(&data[2..]).or(Some(IpAddr::V6(Ipv6Addr::UNSPECIFIED)))
-            }
+            RTA_VIA if data.len() >= 2 => gateway = ip_of(&data[2..]).or(Some(IpAddr::V6(Ipv6Addr::UNSPECIFIED))),
             RTA_ENCAP | RTA_ENCAP_TYPE => encap = true,
             _ => {}
         }
@@ -127,12 +118,8 @@ fn route_of(msg: &[u8]) -> Result<Route, DecodeError> {
 
 fn ip_of(data: &[u8]) -> Option<IpAddr> {
     match data.len() {
-        4 => Some(IpAddr::V4(Ipv4Addr::new(
-            data[0], data[1], data[2], data[3],
-        ))),
-        16 => Some(IpAddr::V6(Ipv6Addr::from(
-            <[u8; 16]>::try_from(data).expect("16 bytes"),
-        ))),
+        4 => Some(IpAddr::V4(Ipv4Addr::new(data[0], data[1], data[2], data[3]))),
+        16 => Some(IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(data).expect("16 bytes")))),
         _ => None,
     }
 }
@@ -148,28 +135,14 @@ mod tests {
             attr::put(&mut body, *kind, data);
         }
         let mut b = Vec::new();
-        NlMsgHdr {
-            len: (NLMSG_HDRLEN + body.len()) as u32,
-            kind: RTM_NEWROUTE,
-            flags: 0,
-            seq: 9,
-            pid: 0,
-        }
-        .emit(&mut b);
+        NlMsgHdr { len: (NLMSG_HDRLEN + body.len()) as u32, kind: RTM_NEWROUTE, flags: 0, seq: 9, pid: 0 }.emit(&mut b);
         b.extend_from_slice(&body);
         b
     }
 
     fn error(errno: i32) -> Vec<u8> {
         let mut b = Vec::new();
-        NlMsgHdr {
-            len: 36,
-            kind: NLMSG_ERROR,
-            flags: 0x100,
-            seq: 9,
-            pid: 0,
-        }
-        .emit(&mut b);
+        NlMsgHdr { len: 36, kind: NLMSG_ERROR, flags: 0x100, seq: 9, pid: 0 }.emit(&mut b);
         b.extend_from_slice(&(-errno).to_ne_bytes());
         b.extend_from_slice(&[0; 16]); // the request's header (capped)
         b
@@ -198,46 +171,24 @@ mod tests {
         let gw = [198, 18, 0, 2];
         let table = 254u32.to_ne_bytes();
         let cases: Vec<(Vec<u8>, Route)> = vec![
+            (answer(RTN_UNICAST, &[(RTA_DST, &[198, 18, 0, 2]), (RTA_OIF, &oif)]), Route::Direct { oif: Some(3) }),
             (
-                answer(RTN_UNICAST, &[(RTA_DST, &[198, 18, 0, 2]), (RTA_OIF, &oif)]),
-                Route::Direct { oif: Some(3) },
-            ),
-            (
-                answer(
-                    RTN_UNICAST,
-                    &[(15, &table), (RTA_GATEWAY, &gw), (RTA_OIF, &oif)],
-                ),
+                answer(RTN_UNICAST, &[(15, &table), (RTA_GATEWAY, &gw), (RTA_OIF, &oif)]),
                 Route::Gateway("198.18.0.2".parse().unwrap()),
             ),
-            (
-                answer(RTN_LOCAL, &[(RTA_OIF, &1u32.to_ne_bytes())]),
-                Route::Local,
-            ),
-            (
-                answer(RTN_UNICAST, &[(RTA_ENCAP_TYPE, &[1, 0]), (RTA_OIF, &oif)]),
-                Route::Encapsulated,
-            ),
+            (answer(RTN_LOCAL, &[(RTA_OIF, &1u32.to_ne_bytes())]), Route::Local),
+            (answer(RTN_UNICAST, &[(RTA_ENCAP_TYPE, &[1, 0]), (RTA_OIF, &oif)]), Route::Encapsulated),
             (answer(3, &[(RTA_OIF, &oif)]), Route::Other(3)),
             (error(101), Route::None(101)),
         ];
         for (bytes, want) in cases {
             assert_eq!(parse_answer(&bytes).unwrap(), Some(want));
         }
-        assert_eq!(
-            parse_answer(&error(0)).unwrap(),
-            None,
-            "the ack is no route"
-        );
+        assert_eq!(parse_answer(&error(0)).unwrap(), None, "the ack is no route");
         let mut via = vec![10, 0];
         via.extend_from_slice(&"fe80::1".parse::<Ipv6Addr>().unwrap().octets());
         let b = answer(RTN_UNICAST, &[(RTA_VIA, &via)]);
-        assert_eq!(
-            parse_answer(&b).unwrap(),
-            Some(Route::Gateway("fe80::1".parse().unwrap()))
-        );
-        assert!(
-            parse_answer(&b[..20]).is_err(),
-            "a cut message is an error, not a route"
-        );
+        assert_eq!(parse_answer(&b).unwrap(), Some(Route::Gateway("fe80::1".parse().unwrap())));
+        assert!(parse_answer(&b[..20]).is_err(), "a cut message is an error, not a route");
     }
 }

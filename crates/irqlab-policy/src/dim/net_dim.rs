@@ -303,10 +303,7 @@ impl NetDim {
     /// profile (`mlx5e_rx_dim_work`); that first decision steps right, to
     /// profile 1, because the zeroed history makes any traffic "better".
     pub fn zeroed(mode: DimCqPeriodMode, direction: DimDirection) -> Self {
-        NetDim {
-            dim: Dim::new(mode),
-            direction,
-        }
+        NetDim { dim: Dim::new(mode), direction }
     }
 
     /// The full DIM context, for inspection.

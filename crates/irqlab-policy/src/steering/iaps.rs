@@ -62,10 +62,7 @@ impl Iaps {
     pub fn new(nr_cpus: u32, flow_slots: u32) -> Result<Iaps, String> {
         for (name, value) in [("nr_cpus", nr_cpus), ("flow_slots", flow_slots)] {
             if value == 0 || value > 1 << 24 {
-                return Err(format!(
-                    "{name} must be within 1..={} (got {value}).",
-                    1 << 24
-                ));
+                return Err(format!("{name} must be within 1..={} (got {value}).", 1 << 24));
             }
         }
         Ok(Iaps {
@@ -157,11 +154,7 @@ mod tests {
             for &c in busy {
                 s.became_busy(c);
             }
-            assert_eq!(
-                s.decide(H, app),
-                (want_cpu, want_case),
-                "busy {busy:?}, prev {prev:?}, app {app}"
-            );
+            assert_eq!(s.decide(H, app), (want_cpu, want_case), "busy {busy:?}, prev {prev:?}, app {app}");
         }
     }
 
@@ -196,8 +189,6 @@ mod tests {
         assert_eq!(s.decide(1, 3), (7, PreviousBusy));
         let counts: Vec<u64> = IapsCase::ALL.iter().map(|&c| s.count(c)).collect();
         assert_eq!(counts, [2, 2, 1]);
-        assert!(Iaps::new(0, 8)
-            .unwrap_err()
-            .starts_with("nr_cpus must be within"));
+        assert!(Iaps::new(0, 8).unwrap_err().starts_with("nr_cpus must be within"));
     }
 }

@@ -75,11 +75,7 @@ mod tests {
             (0x5555_5556, 3, 1),
             (12345, 1, 0),
         ] {
-            assert_eq!(
-                reciprocal_scale(hash, n),
-                want,
-                "reciprocal_scale({hash:#x}, {n})"
-            );
+            assert_eq!(reciprocal_scale(hash, n), want, "reciprocal_scale({hash:#x}, {n})");
         }
     }
 }

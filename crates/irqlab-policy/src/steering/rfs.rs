@@ -35,11 +35,7 @@ impl Default for RfsParams {
     /// (`Documentation/networking/scaling.rst`: 32768 socket entries, and
     /// as many flows per queue for a single-queue device), 8 CPUs.
     fn default() -> Self {
-        RfsParams {
-            sock_flow_entries: 32768,
-            flow_cnt: 32768,
-            nr_cpus: 8,
-        }
+        RfsParams { sock_flow_entries: 32768, flow_cnt: 32768, nr_cpus: 8 }
     }
 }
 
@@ -89,13 +85,7 @@ impl Rfs {
             params,
             cpu_mask: params.nr_cpus.next_power_of_two() - 1,
             sock: vec![RPS_NO_CPU; sock as usize],
-            flows: vec![
-                DevFlow {
-                    cpu: RPS_NO_CPU,
-                    last_qtail: 0
-                };
-                flows as usize
-            ],
+            flows: vec![DevFlow { cpu: RPS_NO_CPU, last_qtail: 0 }; flows as usize],
         })
     }
 
@@ -125,12 +115,7 @@ impl Rfs {
     /// backlog counters and the queue's RPS map. None: no steering (a zero
     /// hash, or neither table nor map has a CPU), the packet is processed
     /// where it was received.
-    pub fn target(
-        &mut self,
-        hash: u32,
-        backlogs: &[Backlog],
-        rps: Option<&RpsMap>,
-    ) -> Option<RfsTarget> {
+    pub fn target(&mut self, hash: u32, backlogs: &[Backlog], rps: Option<&RpsMap>) -> Option<RfsTarget> {
         if hash == 0 {
             return None;
         }
@@ -143,27 +128,17 @@ impl Rfs {
                     .get(cpu as usize)
                     .is_none_or(|b| b.input_queue_head.wrapping_sub(last_qtail) as i32 >= 0)
             };
-            if tcpu != next_cpu
-                && (tcpu >= self.params.nr_cpus || current_done(tcpu, flow.last_qtail))
-            {
+            if tcpu != next_cpu && (tcpu >= self.params.nr_cpus || current_done(tcpu, flow.last_qtail)) {
                 // set_rps_cpu
                 tcpu = next_cpu;
                 flow.cpu = next_cpu;
-                flow.last_qtail = backlogs
-                    .get(next_cpu as usize)
-                    .map_or(0, |b| b.input_queue_head);
+                flow.last_qtail = backlogs.get(next_cpu as usize).map_or(0, |b| b.input_queue_head);
             }
             if tcpu < self.params.nr_cpus {
-                return Some(RfsTarget {
-                    cpu: tcpu,
-                    flow: Some(slot as u32),
-                });
+                return Some(RfsTarget { cpu: tcpu, flow: Some(slot as u32) });
             }
         }
-        rps.map(|m| RfsTarget {
-            cpu: m.target(hash),
-            flow: None,
-        })
+        rps.map(|m| RfsTarget { cpu: m.target(hash), flow: None })
     }
 
     /// `enqueue_to_backlog` stored the packet at backlog position `qtail`
@@ -178,12 +153,7 @@ mod tests {
     use super::*;
 
     fn rfs() -> Rfs {
-        Rfs::new(RfsParams {
-            sock_flow_entries: 1024,
-            flow_cnt: 256,
-            nr_cpus: 8,
-        })
-        .unwrap()
+        Rfs::new(RfsParams { sock_flow_entries: 1024, flow_cnt: 256, nr_cpus: 8 }).unwrap()
     }
 
     const H: u32 = 0x51cc_c178;
@@ -193,13 +163,7 @@ mod tests {
         let mut r = rfs();
         let b = [Backlog::default(); 8];
         let map = RpsMap::from_mask(0xfe).unwrap();
-        assert_eq!(
-            r.target(H, &b, Some(&map)),
-            Some(RfsTarget {
-                cpu: map.target(H),
-                flow: None
-            })
-        );
+        assert_eq!(r.target(H, &b, Some(&map)), Some(RfsTarget { cpu: map.target(H), flow: None }));
         assert_eq!(r.target(H, &b, None), None);
         r.record(0, 3);
         assert_eq!(r.target(0, &b, Some(&map)), None);
@@ -220,33 +184,16 @@ mod tests {
         r.enqueued(t.flow.unwrap(), b[3].tail());
         // The application moves to CPU 5 while CPU 3 still holds them.
         r.record(H, 5);
-        assert_eq!(
-            r.target(H, &b, None).unwrap().cpu,
-            3,
-            "head 0 < last_qtail 2: stay"
-        );
-        b[3] = Backlog {
-            input_queue_head: 1,
-            len: 1,
-        };
+        assert_eq!(r.target(H, &b, None).unwrap().cpu, 3, "head 0 < last_qtail 2: stay");
+        b[3] = Backlog { input_queue_head: 1, len: 1 };
         assert_eq!(r.target(H, &b, None).unwrap().cpu, 3, "head 1 < 2: stay");
-        b[3] = Backlog {
-            input_queue_head: 2,
-            len: 0,
-        };
+        b[3] = Backlog { input_queue_head: 2, len: 0 };
         let t = r.target(H, &b, None).unwrap();
         assert_eq!(t.cpu, 5, "head 2 >= 2: both dequeued, switch");
         // The switch records CPU 5's head as the new last_qtail.
-        b[5] = Backlog {
-            input_queue_head: 40,
-            len: 0,
-        };
+        b[5] = Backlog { input_queue_head: 40, len: 0 };
         r.record(H, 6);
-        assert_eq!(
-            r.target(H, &b, None).unwrap().cpu,
-            6,
-            "CPU 5's head 40 >= its last_qtail 0"
-        );
+        assert_eq!(r.target(H, &b, None).unwrap().cpu, 6, "CPU 5's head 40 >= its last_qtail 0");
     }
 
     #[test]
@@ -259,19 +206,9 @@ mod tests {
         b[2].len = 3;
         r.enqueued(t.flow.unwrap(), b[2].tail()); // wraps to 1
         r.record(H, 4);
-        b[2] = Backlog {
-            input_queue_head: 0,
-            len: 2,
-        };
-        assert_eq!(
-            r.target(H, &b, None).unwrap().cpu,
-            2,
-            "head 0 is before tail 1 across the wrap"
-        );
-        b[2] = Backlog {
-            input_queue_head: 1,
-            len: 1,
-        };
+        b[2] = Backlog { input_queue_head: 0, len: 2 };
+        assert_eq!(r.target(H, &b, None).unwrap().cpu, 2, "head 0 is before tail 1 across the wrap");
+        b[2] = Backlog { input_queue_head: 1, len: 1 };
         assert_eq!(r.target(H, &b, None).unwrap().cpu, 4);
     }
 
@@ -290,18 +227,9 @@ mod tests {
 
     #[test]
     fn sizes_are_rounded_up_and_checked() {
-        let r = Rfs::new(RfsParams {
-            sock_flow_entries: 1000,
-            flow_cnt: 100,
-            nr_cpus: 6,
-        })
-        .unwrap();
+        let r = Rfs::new(RfsParams { sock_flow_entries: 1000, flow_cnt: 100, nr_cpus: 6 }).unwrap();
         assert_eq!((r.sock.len(), r.flows.len(), r.cpu_mask), (1024, 128, 7));
-        let e = Rfs::new(RfsParams {
-            flow_cnt: 0,
-            ..RfsParams::default()
-        })
-        .unwrap_err();
+        let e = Rfs::new(RfsParams { flow_cnt: 0, ..RfsParams::default() }).unwrap_err();
         assert!(e.starts_with("flow_cnt must be within 1..="), "{e}");
     }
 }

@@ -49,13 +49,7 @@ mod tests {
         // the interrupt processing core 0.
         let m = RpsMap::from_mask(0xfe).unwrap();
         assert_eq!(m.cpus(), &[1, 2, 3, 4, 5, 6, 7]);
-        for (hash, want) in [
-            (0u32, 1u32),
-            (u32::MAX, 7),
-            (0x8000_0000, 4),
-            (0x2492_4925, 2),
-            (0x2492_4924, 1),
-        ] {
+        for (hash, want) in [(0u32, 1u32), (u32::MAX, 7), (0x8000_0000, 4), (0x2492_4925, 2), (0x2492_4924, 1)] {
             assert_eq!(m.target(hash), want, "hash {hash:#x}");
         }
         assert_eq!(RpsMap::from_mask(0), None, "an empty mask is RPS off");
@@ -73,9 +67,6 @@ mod tests {
         for i in 0..80_000u32 {
             counts[m.target(i.wrapping_mul(0x9e37_79b9)) as usize] += 1;
         }
-        assert!(
-            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
     }
 }

@@ -146,10 +146,7 @@ impl EitrVector {
     /// `ixgbe_set_itr` when the driver leaves polling mode: the policy sees
     /// the work since it last looked and may write a new interval.
     pub fn sample(&mut self, now: Nanos) {
-        let s = ItrSample {
-            time_ns: now,
-            ..std::mem::take(&mut self.work)
-        };
+        let s = ItrSample { time_ns: now, ..std::mem::take(&mut self.work) };
         if let Some(itr) = self.policy.observe(s) {
             let ns = itr.interval_ns();
             if ns != self.interval_ns {
@@ -174,21 +171,13 @@ mod tests {
         // 20000/s: itr 200, bits 11:3 → 25 × 2.048 µs = 51.2 µs.
         let mut v = vector(20_000);
         assert_eq!(v.interval_ns(), 51_200);
-        assert_eq!(
-            v.on_cause(1_000),
-            Signal::FireNow,
-            "the first packet fires at once"
-        );
+        assert_eq!(v.on_cause(1_000), Signal::FireNow, "the first packet fires at once");
         v.fire(1_000);
         // NAPI re-enables at once with nothing pending.
         assert_eq!(v.enable(3_000, false), Signal::Nothing);
         // A packet inside the interval: the interrupt waits for its end.
         assert_eq!(v.on_cause(10_000), Signal::PostTimer(52_200, 1));
-        assert_eq!(
-            v.on_cause(11_000),
-            Signal::Nothing,
-            "one timer for the interval"
-        );
+        assert_eq!(v.on_cause(11_000), Signal::Nothing, "one timer for the interval");
         assert_eq!(v.on_timer(52_200, 1, true), Signal::FireNow);
         v.fire(52_200);
         assert_eq!(v.enable(60_000, false), Signal::Nothing);
@@ -224,11 +213,7 @@ mod tests {
         for t in [0, 10, 20] {
             assert_eq!(v.on_cause(t), Signal::FireNow);
             v.fire(t);
-            assert_eq!(
-                v.on_cause(t + 1),
-                Signal::Nothing,
-                "masked until NAPI re-enables it"
-            );
+            assert_eq!(v.on_cause(t + 1), Signal::Nothing, "masked until NAPI re-enables it");
             assert_eq!(v.enable(t + 5, false), Signal::Nothing);
         }
     }
@@ -241,11 +226,7 @@ mod tests {
         v.count_rx(1, 60);
         v.count_tx(1, 60);
         v.sample(50_000);
-        assert!(
-            v.interval_ns() < 51_200,
-            "smoothed toward 100K: {}",
-            v.interval_ns()
-        );
+        assert!(v.interval_ns() < 51_200, "smoothed toward 100K: {}", v.interval_ns());
         assert_eq!(v.changes, 1);
         assert_eq!(v.work, ItrSample::default(), "the counts were handed over");
     }

@@ -34,11 +34,7 @@ impl PhysicalNic {
     pub fn new(queues: Vec<QueuePair>, connections: u32, routes: Vec<IrqRoute>) -> Self {
         let n = queues.len() as u32;
         debug_assert_eq!(routes.len(), queues.len());
-        PhysicalNic {
-            queues,
-            rss: (0..connections).map(|i| i % n).collect(),
-            routes,
-        }
+        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect(), routes }
     }
 
     /// The path of queue pair `q`'s interrupt.
@@ -142,20 +138,8 @@ impl QueuePair {
             id,
             ring: VecDeque::with_capacity(capacity.min(1 << 16)),
             capacity,
-            rx: Moderation::new(
-                rx.usecs,
-                rx.frames,
-                rx.cqe_mode,
-                rx.adaptive,
-                DimDirection::Rx,
-            ),
-            tx: Moderation::new(
-                tx.usecs,
-                tx.frames,
-                tx.cqe_mode,
-                tx.adaptive,
-                DimDirection::Tx,
-            ),
+            rx: Moderation::new(rx.usecs, rx.frames, rx.cqe_mode, rx.adaptive, DimDirection::Rx),
+            tx: Moderation::new(tx.usecs, tx.frames, tx.cqe_mode, tx.adaptive, DimDirection::Tx),
             tx_irqs: tx.irqs,
             tx_in_use: 0,
             tx_capacity,
@@ -173,10 +157,7 @@ impl QueuePair {
     /// in up to `packet_buffer_bytes` of on-chip buffer when the ring is full.
     pub fn with_eitr(mut self, eitr: EitrVector, packet_buffer_bytes: u64) -> Self {
         self.eitr = Some(Box::new(eitr));
-        self.buffer = Some(Box::new(PacketBuffer {
-            capacity_bytes: packet_buffer_bytes,
-            ..Default::default()
-        }));
+        self.buffer = Some(Box::new(PacketBuffer { capacity_bytes: packet_buffer_bytes, ..Default::default() }));
         self
     }
 
@@ -236,9 +217,7 @@ impl QueuePair {
     /// driver freed. A frame keeps its arrival time at the NIC, so the
     /// ring wait it reports includes its wait in the buffer.
     fn refill_from_buffer(&mut self) {
-        let Some(b) = self.buffer.as_mut() else {
-            return;
-        };
+        let Some(b) = self.buffer.as_mut() else { return };
         while self.ring.len() < self.capacity {
             let Some(p) = b.frames.pop_front() else { break };
             b.bytes -= p.bytes as u64 + FCS_BYTES;
@@ -303,11 +282,7 @@ impl QueuePair {
         }
         let rx_pending = self.ring.len() as u32;
         let rx = self.rx.arm(now, rx_pending);
-        let tx = if self.tx_irqs {
-            self.tx.arm(now, self.tx_outstanding)
-        } else {
-            Signal::Nothing
-        };
+        let tx = if self.tx_irqs { self.tx.arm(now, self.tx_outstanding) } else { Signal::Nothing };
         [(Cq::Rx, rx), (Cq::Tx, tx)]
     }
 
@@ -368,22 +343,10 @@ mod tests {
     use super::*;
 
     fn pkt(t: Nanos) -> RxPacket {
-        RxPacket {
-            conn: 0,
-            sent_ns: t,
-            arrived_ns: t,
-            bytes: 100,
-            reply_bytes: 100,
-        }
+        RxPacket { conn: 0, sent_ns: t, arrived_ns: t, bytes: 100, reply_bytes: 100 }
     }
     fn s(usecs: u32, frames: u32, irqs: bool) -> CqSettings {
-        CqSettings {
-            usecs,
-            frames,
-            cqe_mode: false,
-            adaptive: false,
-            irqs,
-        }
+        CqSettings { usecs, frames, cqe_mode: false, adaptive: false, irqs }
     }
 
     #[test]
@@ -415,11 +378,7 @@ mod tests {
         // The freed descriptor went to the oldest buffered frame.
         assert_eq!(q.ring.len(), 2);
         assert_eq!(q.ring[1].sent_ns, 2);
-        assert_eq!(
-            q.post(pkt(5)),
-            Post::Buffered,
-            "its buffer space is free again"
-        );
+        assert_eq!(q.post(pkt(5)), Post::Buffered, "its buffer space is free again");
         assert_eq!(q.drops, 1);
     }
 

@@ -53,25 +53,12 @@ impl Moderation {
     /// `adaptive`, DIM starts zeroed as mlx5 allocates it
     /// ([`NetDim::zeroed`]): the ethtool values stay in force until DIM's
     /// first decision.
-    pub fn new(
-        usecs: u32,
-        frames: u32,
-        cqe_mode: bool,
-        adaptive: bool,
-        direction: DimDirection,
-    ) -> Self {
+    pub fn new(usecs: u32, frames: u32, cqe_mode: bool, adaptive: bool, direction: DimDirection) -> Self {
         let dim = adaptive.then(|| {
-            let mode = if cqe_mode {
-                DimCqPeriodMode::StartFromCqe
-            } else {
-                DimCqPeriodMode::StartFromEqe
-            };
+            let mode = if cqe_mode { DimCqPeriodMode::StartFromCqe } else { DimCqPeriodMode::StartFromEqe };
             NetDim::zeroed(mode, direction)
         });
-        let dim_time = DimProfileTime::new(
-            dim.as_ref()
-                .map_or(0, |d| initial_profile_ix(d, usecs, frames)),
-        );
+        let dim_time = DimProfileTime::new(dim.as_ref().map_or(0, |d| initial_profile_ix(d, usecs, frames)));
         Moderation {
             armed: true,
             pending: 0,
@@ -93,8 +80,7 @@ impl Moderation {
             return Signal::Nothing;
         }
         self.pending += n;
-        if (self.frames <= 1 && self.usecs == 0) || (self.frames > 0 && self.pending >= self.frames)
-        {
+        if (self.frames <= 1 && self.usecs == 0) || (self.frames > 0 && self.pending >= self.frames) {
             return Signal::FireNow;
         }
         if self.usecs == 0 {
@@ -149,12 +135,7 @@ impl Moderation {
     /// apply a new moderation at once (the driver's work item).
     pub fn dim_sample(&mut self, now: Nanos) {
         if let Some(d) = self.dim.as_mut() {
-            let s = DimSample {
-                time_ns: now,
-                pkt_ctr: self.dim_pkts,
-                byte_ctr: self.dim_bytes,
-                event_ctr: self.dim_events,
-            };
+            let s = DimSample { time_ns: now, pkt_ctr: self.dim_pkts, byte_ctr: self.dim_bytes, event_ctr: self.dim_events };
             if let Some(m) = d.on_sample(s) {
                 self.usecs = m.usec as u32;
                 self.frames = m.pkts as u32;
@@ -225,11 +206,7 @@ mod tests {
     #[test]
     fn adaptive_keeps_the_ethtool_values_and_starts_dim_zeroed_as_mlx5() {
         let q = Moderation::new(8, 128, true, true, DimDirection::Rx);
-        assert_eq!(
-            (q.usecs, q.frames),
-            (8, 128),
-            "the CQ's creation values stay"
-        );
+        assert_eq!((q.usecs, q.frames), (8, 128), "the CQ's creation values stay");
         assert_eq!(q.dim.unwrap().profile_ix(), 0, "kvzalloc'ed struct dim");
         assert_eq!(q.dim_time.profile_ix(), 1, "8/128 is RX CQE profile 1");
         let t = Moderation::new(8, 128, false, true, DimDirection::Tx);

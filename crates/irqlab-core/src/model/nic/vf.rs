@@ -24,19 +24,11 @@ use crate::scenario::{Config, VmKind};
 /// Routes for `queues` queue pairs assigned to guest `guest`, whose driver
 /// sends queue q's vector to guest CPU `guest_irq_core(q)`; vCPU i runs on
 /// host core i.
-pub fn vfio_routes(
-    queues: u32,
-    guest: KernelId,
-    guest_irq_core: impl Fn(u32) -> u32,
-) -> Vec<IrqRoute> {
+pub fn vfio_routes(queues: u32, guest: KernelId, guest_irq_core: impl Fn(u32) -> u32) -> Vec<IrqRoute> {
     (0..queues)
         .map(|q| {
             let gc = guest_irq_core(q);
-            IrqRoute::Vfio {
-                host_core: gc,
-                guest,
-                guest_core: gc,
-            }
+            IrqRoute::Vfio { host_core: gc, guest, guest_core: gc }
         })
         .collect()
 }

@@ -28,13 +28,7 @@ impl Server {
     /// vCPU, then raise the interrupt on the guest core, where it runs as
     /// soon as the vCPU is in guest mode.
     #[inline(never)]
-    pub(crate) fn kvm_inject(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        guest: KernelId,
-        gc: u32,
-        src: IrqSrc,
-    ) {
+    pub(crate) fn kvm_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
         if self.measuring {
             self.counters.virtual_irqs += 1;
         }
@@ -45,9 +39,7 @@ impl Server {
     /// The vCPU of CPU `gc` of guest `guest` runs in guest mode now (its
     /// thread's guest-mode segment runs on its core).
     pub(crate) fn vcpu_in_guest_mode(&self, guest: KernelId, gc: u32) -> bool {
-        let Some(t) = self.kernel_ref(guest).cores[gc as usize].vcpu else {
-            return false;
-        };
+        let Some(t) = self.kernel_ref(guest).cores[gc as usize].vcpu else { return false };
         let host = self.kernel_ref(HOST);
         let core = host.thread_core(t);
         matches!(host.cores[core as usize].running, Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest))
@@ -59,13 +51,7 @@ impl Server {
     /// delivers it without an exit or any host handler. A vCPU out of guest
     /// mode gets the host's notification instead (the VFIO path).
     #[inline(never)]
-    pub(crate) fn posted_inject(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        guest: KernelId,
-        gc: u32,
-        src: IrqSrc,
-    ) {
+    pub(crate) fn posted_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
         if self.measuring {
             self.counters.virtual_irqs += 1;
         }
@@ -77,9 +63,7 @@ impl Server {
     /// what is pending.
     #[inline(never)]
     pub(crate) fn kvm_vcpu_kick(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32) {
-        let t = self.kernel_ref(guest).cores[gc as usize]
-            .vcpu
-            .expect("a guest core has a vCPU");
+        let t = self.kernel_ref(guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         let now = sched.now();
         self.in_kernel(HOST, |s| {
             let v = s.vcpu_index(t).expect("a vCPU thread");
@@ -148,12 +132,7 @@ impl Server {
                     .and_then(|(g, gc)| self.kernel_ref(g).cores[gc as usize].vcpu)
                     .and_then(|t| self.vcpu_index(t))
                     .is_some_and(|v| self.kernel.vcpus[v].phase == VcpuPhase::Blocked);
-                self.cfg.vm.vfio_irq_cycles
-                    + if blocked {
-                        self.cfg.costs.wakeup_cycles
-                    } else {
-                        0
-                    }
+                self.cfg.vm.vfio_irq_cycles + if blocked { self.cfg.costs.wakeup_cycles } else { 0 }
             }
             IrqSrc::VcpuKick(_) => self.cfg.vm.ipi_cycles,
             IrqSrc::VirtioKick(_) => self.cfg.vm.kick_cycles,

@@ -40,13 +40,7 @@ use vhost::VhostWorker;
 /// what they receive to the guest's tap, and runs one vhost worker per
 /// guest queue pair, on the host core that takes its flows' interrupts
 /// (`irq_core`) unless `vm.vhost_core` names one.
-pub(crate) fn host_kernel(
-    cfg: &Config,
-    guest: &mut Kernel,
-    nq: u32,
-    guest_queues: u32,
-    irq_core: impl Fn(u32) -> u32,
-) -> Kernel {
+pub(crate) fn host_kernel(cfg: &Config, guest: &mut Kernel, nq: u32, guest_queues: u32, irq_core: impl Fn(u32) -> u32) -> Kernel {
     let vcpus = cfg.vcpus();
     for (i, c) in guest.cores.iter_mut().enumerate() {
         c.vcpu = Some(i as u32);
@@ -55,43 +49,26 @@ pub(crate) fn host_kernel(
     let virtio = cfg.vm.kind == VmKind::Virtio;
     // The host's cores: the vCPUs', then (VirtIO with IRQ packing) the
     // cores that take the NIC's interrupts.
-    let host_cores = if virtio {
-        cfg.total_cores() - cfg.cpu.app_cores + vcpus
-    } else {
-        vcpus
-    };
+    let host_cores = if virtio { cfg.total_cores() - cfg.cpu.app_cores + vcpus } else { vcpus };
     let mut host = Kernel {
         id: HOST,
         wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
         cores: (0..host_cores).map(Core::new).collect(),
-        core_role: (0..host_cores)
-            .map(|c| {
-                if c < vcpus {
-                    CoreRole::Other
-                } else {
-                    CoreRole::Irq
-                }
-            })
-            .collect(),
-        vcpus: (0..vcpus)
-            .map(|i| VcpuThread::new(i, guest.id, i))
-            .collect(),
+        core_role: (0..host_cores).map(|c| if c < vcpus { CoreRole::Other } else { CoreRole::Irq }).collect(),
+        vcpus: (0..vcpus).map(|i| VcpuThread::new(i, guest.id, i)).collect(),
         vcpu_base: 0,
         softirq: vec![Default::default(); host_cores as usize],
         softirq_buf: vec![Vec::with_capacity(64); host_cores as usize],
         ..Kernel::default()
     };
     if virtio {
-        host.napis = (0..nq)
-            .map(|q| Napi::new(q, NapiConfig::default()))
-            .collect();
+        host.napis = (0..nq).map(|q| Napi::new(q, NapiConfig::default())).collect();
         host.napi_timer = vec![NapiTimer::default(); nq as usize];
         host.napi_queue = (0..nq).collect();
         host.queue_napi = (0..nq).collect();
         host.rx_sink = RxSink::Bridge;
-        host.vhosts = (0..guest_queues)
-            .map(|q| VhostWorker::new(cfg.vm.vhost_core.unwrap_or_else(|| irq_core(q % nq)), q))
-            .collect();
+        host.vhosts =
+            (0..guest_queues).map(|q| VhostWorker::new(cfg.vm.vhost_core.unwrap_or_else(|| irq_core(q % nq)), q)).collect();
     }
     host
 }

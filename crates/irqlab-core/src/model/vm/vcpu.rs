@@ -79,17 +79,12 @@ impl VcpuThread {
             // The poll caught the wake-up: keep the window.
         } else if self.halt_poll_ns > 0 && halt_ns > max {
             // shrink_halt_poll_ns
-            let v = if c.halt_poll_ns_shrink == 0 {
-                0
-            } else {
-                self.halt_poll_ns / c.halt_poll_ns_shrink as u64
-            };
+            let v = if c.halt_poll_ns_shrink == 0 { 0 } else { self.halt_poll_ns / c.halt_poll_ns_shrink as u64 };
             self.halt_poll_ns = if v < c.halt_poll_ns_grow_start { 0 } else { v };
         } else if self.halt_poll_ns < max && halt_ns < max {
             // grow_halt_poll_ns
             if c.halt_poll_ns_grow >= 1 {
-                let v =
-                    (self.halt_poll_ns * c.halt_poll_ns_grow as u64).max(c.halt_poll_ns_grow_start);
+                let v = (self.halt_poll_ns * c.halt_poll_ns_grow as u64).max(c.halt_poll_ns_grow_start);
                 self.halt_poll_ns = v.min(max);
             }
         }
@@ -106,11 +101,7 @@ impl Server {
                 if self.measuring {
                     self.counters.vm_exits += 1;
                 }
-                Some(Seg {
-                    class: CpuClass::System,
-                    ns: self.ns(self.cfg.vm.exit_entry_cycles),
-                    bh_disabled: false,
-                })
+                Some(Seg { class: CpuClass::System, ns: self.ns(self.cfg.vm.exit_entry_cycles), bh_disabled: false })
             }
             VcpuPhase::InGuest => {
                 let (core, t) = (vcpu.core, self.kernel.vcpu_base + v as u32);
@@ -120,17 +111,9 @@ impl Server {
                     c.runqueue.push_back(t);
                     return None;
                 }
-                Some(Seg {
-                    class: CpuClass::Guest,
-                    ns: Nanos::MAX,
-                    bh_disabled: false,
-                })
+                Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
             }
-            VcpuPhase::HaltPoll => Some(Seg {
-                class: CpuClass::System,
-                ns: vcpu.halt_poll_ns,
-                bh_disabled: false,
-            }),
+            VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
             VcpuPhase::Blocked => None,
         }
     }
@@ -208,16 +191,10 @@ impl Server {
             let core = s.kernel.vcpus[v].core;
             let c = &mut s.kernel.cores[core as usize];
             let r = c.abandon().expect("a halting vCPU is in guest mode");
-            debug_assert!(
-                matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread)
-            );
+            debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
             let vcpu = &mut s.kernel.vcpus[v];
             vcpu.halt_start_ns = now;
-            vcpu.phase = if vcpu.halt_poll_ns > 0 {
-                VcpuPhase::HaltPoll
-            } else {
-                VcpuPhase::Blocked
-            };
+            vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
             if s.measuring {
                 s.counters.vm_halts += 1;
             }
@@ -239,18 +216,10 @@ impl Server {
     /// exit (it then yields, `vcpu_resume`); halt polling stops at once
     /// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
     #[inline(never)]
-    pub(crate) fn vcpu_contended(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        core: u32,
-        t: ThreadId,
-        seg: ThreadSeg,
-    ) {
+    pub(crate) fn vcpu_contended(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
         let v = self.vcpu_index(t).expect("a vCPU thread");
         match (seg, self.kernel.vcpus[v].phase) {
-            (ThreadSeg::Guest, _) => {
-                self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t))
-            }
+            (ThreadSeg::Guest, _) => self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t)),
             (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
                 let c = &mut self.kernel.cores[core as usize];
                 c.abandon();
@@ -281,10 +250,7 @@ mod tests {
             v.adapt_halt_poll(150_000, &c);
             seen.push(v.halt_poll_ns);
         }
-        assert_eq!(
-            seen,
-            [10_000, 20_000, 40_000, 80_000, 160_000, 160_000, 160_000]
-        );
+        assert_eq!(seen, [10_000, 20_000, 40_000, 80_000, 160_000, 160_000, 160_000]);
         // Grown past the maximum, the window is capped at it.
         let mut v = VcpuThread::new(0, 1, 0);
         v.halt_poll_ns = 160_000;
@@ -313,10 +279,7 @@ mod tests {
 
     #[test]
     fn halt_polling_off_never_polls() {
-        let c = VmCfg {
-            halt_poll_ns: 0,
-            ..cfg()
-        };
+        let c = VmCfg { halt_poll_ns: 0, ..cfg() };
         let mut v = VcpuThread::new(0, 1, 0);
         v.adapt_halt_poll(1_000, &c);
         assert_eq!(v.halt_poll_ns, 0);

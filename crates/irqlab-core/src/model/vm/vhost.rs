@@ -45,14 +45,7 @@ pub struct VhostWorker {
 
 impl VhostWorker {
     pub fn new(core: u32, queue: u32) -> Self {
-        VhostWorker {
-            core,
-            queue,
-            awake: false,
-            work: Work::None,
-            rx_batch: Vec::new(),
-            tx_batch: Vec::new(),
-        }
+        VhostWorker { core, queue, awake: false, work: Work::None, rx_batch: Vec::new(), tx_batch: Vec::new() }
     }
 }
 
@@ -96,11 +89,7 @@ impl Server {
         };
         let vm = &self.cfg.vm;
         let cycles = vm.vhost_batch_cycles + n as u64 * vm.vhost_packet_cycles;
-        Some(Seg {
-            class: CpuClass::System,
-            ns: self.ns(cycles),
-            bh_disabled: false,
-        })
+        Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
     }
 
     /// A batch is done: replies go to the host's NIC; packets become used

@@ -59,30 +59,13 @@ pub struct VirtioNet {
 }
 
 impl VirtioNet {
-    pub fn new(
-        guest: KernelId,
-        nq: u32,
-        virtqueue_size: u32,
-        tap_len: u32,
-        connections: u32,
-    ) -> Self {
+    pub fn new(guest: KernelId, nq: u32, virtqueue_size: u32, tap_len: u32, connections: u32) -> Self {
         // No coalescing: interrupt on every signal while the callback is on.
-        let none = CqSettings {
-            usecs: 0,
-            frames: 0,
-            cqe_mode: false,
-            adaptive: false,
-            irqs: true,
-        };
-        let no_tx = CqSettings {
-            irqs: false,
-            ..none
-        };
+        let none = CqSettings { usecs: 0, frames: 0, cqe_mode: false, adaptive: false, irqs: true };
+        let no_tx = CqSettings { irqs: false, ..none };
         VirtioNet {
             guest,
-            queues: (0..nq)
-                .map(|q| QueuePair::new(q, virtqueue_size as usize, virtqueue_size, none, no_tx))
-                .collect(),
+            queues: (0..nq).map(|q| QueuePair::new(q, virtqueue_size as usize, virtqueue_size, none, no_tx)).collect(),
             irq_core: (0..nq).collect(),
             tap: vec![VecDeque::new(); nq as usize],
             tap_capacity: tap_len as usize,
@@ -101,9 +84,7 @@ impl VirtioNet {
 
 impl Server {
     fn virtio(&mut self) -> &mut VirtioNet {
-        self.virtio
-            .as_mut()
-            .expect("a VirtIO run has a virtio-net device")
+        self.virtio.as_mut().expect("a VirtIO run has a virtio-net device")
     }
 
     /// The host's stack delivers received packets to the bridge: each goes
@@ -128,22 +109,13 @@ impl Server {
         p.arrived_ns = now;
         let vq = &mut self.virtio().queues[q as usize];
         let posted = vq.post(p);
-        debug_assert!(
-            posted == Post::Ring,
-            "the worker copies only into free descriptors"
-        );
+        debug_assert!(posted == Post::Ring, "the worker copies only into free descriptors");
         let signal = vq.completion(now, Cq::Rx);
         self.virtio_signal(sched, q, Cq::Rx, signal);
     }
 
     /// `vhost_notify` → irqfd → KVM: the queue's vector into its guest CPU.
-    pub(crate) fn virtio_signal(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        q: u32,
-        cq: Cq,
-        signal: Signal,
-    ) {
+    pub(crate) fn virtio_signal(&mut self, sched: &mut Scheduler<Ev>, q: u32, cq: Cq, signal: Signal) {
         match signal {
             Signal::Nothing => {}
             Signal::FireNow => {
@@ -159,15 +131,7 @@ impl Server {
     /// The guest's `start_xmit` on queue `q`: queue the reply and, unless
     /// the worker is awake or already notified, notify it (an MMIO exit on
     /// the vCPU's core). Called with the guest active, on guest CPU `gc`.
-    pub(crate) fn virtio_transmit(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        gc: u32,
-        q: u32,
-        conn: u32,
-        sent_ns: Nanos,
-        bytes: u32,
-    ) {
+    pub(crate) fn virtio_transmit(&mut self, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
         self.virtio().tx[q as usize].push_back((conn, sent_ns, bytes));
         let worker = q as usize;
         let awake = self.kernel_ref(HOST).vhosts[worker].awake;
@@ -178,9 +142,7 @@ impl Server {
         if self.measuring {
             self.counters.virtio_kicks += 1;
         }
-        let t = self.kernel.cores[gc as usize]
-            .vcpu
-            .expect("a guest core has a vCPU");
+        let t = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         self.in_kernel(HOST, |s| {
             let core = s.kernel.thread_core(t);
             s.raise_irq(sched, core, IrqSrc::VirtioKick(q));
