@@ -121,6 +121,35 @@ def _seconds(text: Optional[str], flag: str) -> Optional[float]:
     return seconds(text, flag, ReproduceUsageError, most=3600)
 
 
+def _seed_and_jobs(args: argparse.Namespace) -> tuple[Optional[int], Optional[int]]:
+    """``--seed`` and ``--jobs``, checked."""
+    from irqlab.run import MAX_SEED
+
+    seed = whole_number(args.seed, "--seed", 0, MAX_SEED, ReproduceUsageError)
+    return seed, whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
+
+
+def _scenario(args: argparse.Namespace) -> Optional[Path]:
+    """``--scenario`` as a path, which must name a file, or None."""
+    if args.scenario is None:
+        return None
+    if not Path(args.scenario).is_file():
+        raise ReproduceUsageError(f"--scenario {args.scenario} is not a file; give a scenario file (TOML)")
+    return Path(args.scenario)
+
+
+def _say_written(n_files: int, out: Path, stores, no_plots: bool) -> None:
+    """The closing lines of a reproduction: what it wrote, and the report."""
+    from irqlab.cli import write_stdout
+
+    write_stdout(
+        f"wrote {n_files} files to {out}/ (report.html, report.md, CSV, JSON"
+        + ("" if no_plots else ", PNG plots")
+        + f") and the results stores {', '.join(f'{d}/' for d in stores)}"
+    )
+    write_stdout(f"report: {out / 'report.html'}")
+
+
 def prepare_out(text: str) -> Path:
     """The ``--out`` directory, created if need be and proved writable, before
     any run: a bad ``--out`` must not be found out only after a minute of
@@ -168,13 +197,11 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     from irqlab.reproduce import plots, report
     from irqlab.reproduce import html
     from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks, vm_checks
-    from irqlab.run import MAX_SEED
     from irqlab.study.spec import StudyError
 
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
-    seed = whole_number(args.seed, "--seed", 0, MAX_SEED, ReproduceUsageError)
-    jobs = whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
+    seed, jobs = _seed_and_jobs(args)
     out = prepare_out(args.out)
     try:
         result = run_thesis(
@@ -253,30 +280,22 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     if result.vm or result.vm_skipped:
         write_stdout(report.vm_text(result, vm_claims))
         write_stdout("")
-    write_stdout(
-        f"wrote {len(files) + len(figures)} files to {out}/ (report.html, report.md, CSV, JSON"
-        + ("" if args.no_plots else ", PNG plots")
-        + f") and the results stores {', '.join(f'{d}/' for d in result.directories)}"
-    )
-    write_stdout(f"report: {out / 'report.html'}")
+    _say_written(len(files) + len(figures), out, result.directories, args.no_plots)
     return 0
 
 
 def _cmd_itr(args: argparse.Namespace) -> int:
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import itr
-    from irqlab.run import MAX_SEED
     from irqlab.study.spec import StudyError
 
     duration = _seconds(args.duration, "--duration")
-    seed = whole_number(args.seed, "--seed", 0, MAX_SEED, ReproduceUsageError)
-    jobs = whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
-    if args.scenario is not None and not Path(args.scenario).is_file():
-        raise ReproduceUsageError(f"--scenario {args.scenario} is not a file; give a scenario file (TOML)")
+    seed, jobs = _seed_and_jobs(args)
+    scenario = _scenario(args)
     out = prepare_out(args.out)
     try:
         result = itr.run_itr(
-            Path(args.scenario) if args.scenario else None,
+            scenario,
             duration_s=duration,
             seed=seed,
             out=out,
@@ -328,12 +347,7 @@ def _cmd_itr(args: argparse.Namespace) -> int:
     write_stdout("\n".join(textwrap.wrap(itr.fitted_note(result), 110)))
     write_stdout("\n".join(textwrap.wrap(itr.shared_note(result), 110)))
     write_stdout("")
-    write_stdout(
-        f"wrote {len(files) + len(figures)} files to {out}/ (report.html, report.md, CSV, JSON"
-        + ("" if args.no_plots else ", PNG plots")
-        + f") and the results stores {', '.join(f'{d}/' for d in result.directories.values())}"
-    )
-    write_stdout(f"report: {out / 'report.html'}")
+    _say_written(len(files) + len(figures), out, result.directories.values(), args.no_plots)
     return 0
 
 
@@ -342,19 +356,16 @@ def _cmd_iaps(args: argparse.Namespace) -> int:
 
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import iaps
-    from irqlab.run import MAX_SEED
     from irqlab.study.spec import StudyError
 
     duration = _seconds(args.duration, "--duration")
-    seed = whole_number(args.seed, "--seed", 0, MAX_SEED, ReproduceUsageError)
+    seed, jobs = _seed_and_jobs(args)
     seeds = whole_number(args.seeds, "--seeds", 1, 1000, ReproduceUsageError)
-    jobs = whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
-    if args.scenario is not None and not Path(args.scenario).is_file():
-        raise ReproduceUsageError(f"--scenario {args.scenario} is not a file; give a scenario file (TOML)")
+    scenario = _scenario(args)
     out = prepare_out(args.out)
     try:
         result = iaps.run_iaps(
-            Path(args.scenario) if args.scenario else None,
+            scenario,
             duration_s=duration,
             seed=seed,
             seeds=seeds,
@@ -398,10 +409,5 @@ def _cmd_iaps(args: argparse.Namespace) -> int:
     write_stdout("")
     write_stdout("\n".join(textwrap.wrap(iaps.fitted_note(result), 110)))
     write_stdout("")
-    write_stdout(
-        f"wrote {len(files) + len(figures)} files to {out}/ (report.html, report.md, CSV, JSON"
-        + ("" if args.no_plots else ", PNG plots")
-        + f") and the results stores {', '.join(f'{d}/' for d in result.directories.values())}"
-    )
-    write_stdout(f"report: {out / 'report.html'}")
+    _say_written(len(files) + len(figures), out, result.directories.values(), args.no_plots)
     return 0

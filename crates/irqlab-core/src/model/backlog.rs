@@ -32,6 +32,15 @@ pub const BACKLOG_NAPI: u32 = u32::MAX;
 pub const IPI_SEND: u32 = u32::MAX - 1;
 
 impl Server {
+    /// The software steering state (only called where a scheme is set).
+    fn steering_mut(&mut self) -> &mut super::steering::Steering {
+        self.bulk.as_mut().and_then(|b| b.steering.as_mut()).expect("software steering")
+    }
+
+    fn steering_ref(&self) -> &super::steering::Steering {
+        self.bulk.as_ref().and_then(|b| b.steering.as_ref()).expect("software steering")
+    }
+
     /// `enqueue_to_backlog` on core `from` of a packet for core `target`;
     /// `flow` is its RFS flow-table slot, if RFS chose the core.
     pub(crate) fn enqueue_to_backlog(
@@ -43,11 +52,7 @@ impl Server {
         flow: Option<u32>,
     ) {
         let measuring = self.measuring;
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
+        let st = self.steering_mut();
         let t = target as usize;
         let qlen = st.backlogs[t].input.len();
         if qlen >= st.max_backlog {
@@ -111,32 +116,20 @@ impl Server {
 
     /// The IPIs of `core`'s list leave (`net_rps_send_ipi`).
     pub(crate) fn rps_ipis_sent(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
-        let list = std::mem::take(&mut st.ipi_list[core as usize]);
+        let mut list = std::mem::take(&mut self.steering_mut().ipi_list[core as usize]);
         for &target in &list {
             self.raise_irq(sched, target, super::cpu::IrqSrc::RpsIpi);
         }
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
-        st.ipi_list[core as usize] = list;
-        st.ipi_list[core as usize].clear();
+        // Emptied, the list keeps its allocation.
+        list.clear();
+        self.steering_mut().ipi_list[core as usize] = list;
     }
 
     /// The IPI's handler ended (`rps_trigger_softirq`): the backlog NAPI
     /// goes on this core's poll list.
     pub(crate) fn rps_ipi_handled(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let measuring = self.measuring;
-        if let Some(st) = self.bulk.as_mut().and_then(|b| b.steering.as_mut()) {
-            if measuring {
-                st.counters.ipis += 1;
-            }
+        if self.measuring {
+            self.steering_mut().counters.ipis += 1;
         }
         self.tr(sched.now(), TraceEvent::IpiHandled { core });
         self.napi_enqueue(core, BACKLOG_NAPI);
@@ -169,11 +162,7 @@ impl Server {
                 self.rps_ipis_sent(sched, core);
             }
         }
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
+        let st = self.steering_mut();
         let c = core as usize;
         let mut buf = std::mem::take(&mut st.processing[c]);
         buf.clear();
@@ -192,16 +181,7 @@ impl Server {
         }
         let n = buf.len() as u32;
         st.processing[c] = buf;
-        cycles += self.tcp_rx_cycles(
-            &self
-                .bulk
-                .as_ref()
-                .expect("bulk")
-                .steering
-                .as_ref()
-                .expect("steering")
-                .processing[c],
-        );
+        cycles += self.tcp_rx_cycles(&self.steering_ref().processing[c]);
         (n, cycles)
     }
 
@@ -217,11 +197,7 @@ impl Server {
         before: u32,
     ) -> Option<u32> {
         let c = core as usize;
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
+        let st = self.steering_mut();
         let mut buf = std::mem::take(&mut st.processing[c]);
         st.backlogs[c].head = st.backlogs[c].head.wrapping_add(n);
         st.views[c].input_queue_head = st.backlogs[c].head;
@@ -229,15 +205,12 @@ impl Server {
         for skb in buf.drain(..) {
             self.tcp_rcv(sched, skb);
         }
-        let st = self
-            .bulk
-            .as_mut()
-            .and_then(|b| b.steering.as_mut())
-            .expect("software steering");
-        st.processing[c] = buf;
         let work = before + n;
+        let weight = self.cfg.napi.weight;
+        let st = self.steering_mut();
+        st.processing[c] = buf;
         let b = &mut st.backlogs[c];
-        if work < self.cfg.napi.weight {
+        if work < weight {
             if !b.input.is_empty() || !b.process.is_empty() {
                 return Some(work);
             }

@@ -178,17 +178,7 @@ impl Server {
     /// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
     /// readers they reach.
     pub(crate) fn tcp_rx_cycles(&self, skbs: &[Skb]) -> u64 {
-        let k = &self.cfg.costs;
-        let mut woken: u64 = 0;
-        let mut cycles = skbs.len() as u64 * k.tcp_skb_cycles;
-        for s in skbs {
-            let t = self.kernel.conns[s.conn as usize].thread;
-            if self.kernel.threads[t as usize].is_sleeping() && woken & (1u64 << (t % 64)) == 0 {
-                woken |= 1u64 << (t % 64);
-                cycles += k.wakeup_cycles;
-            }
-        }
-        cycles
+        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + self.wakeup_cycles_for(skbs.iter().map(|s| s.conn))
     }
 
     /// The poll's segment ended: the flushed packets go to the protocol

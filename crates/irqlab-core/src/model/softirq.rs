@@ -259,16 +259,25 @@ impl Server {
             }
             return (n, cycles);
         }
-        // ep_poll_callback wakes a sleeping waiter once per poll.
+        cycles += self.wakeup_cycles_for(buf.iter().map(|p| p.conn));
+        (n, cycles)
+    }
+
+    /// The wake-ups a delivery of packets of connections `conns` causes:
+    /// `ep_poll_callback` (or a socket's `sk_data_ready`) wakes each
+    /// sleeping waiter once.
+    #[inline]
+    pub(crate) fn wakeup_cycles_for(&self, conns: impl Iterator<Item = u32>) -> u64 {
         let mut woken: u64 = 0;
-        for p in buf.iter() {
-            let t = self.kernel.conns[p.conn as usize].thread;
+        let mut cycles = 0;
+        for conn in conns {
+            let t = self.kernel.conns[conn as usize].thread;
             if self.kernel.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
                 woken |= 1u64 << (t % 64);
-                cycles += k.wakeup_cycles;
+                cycles += self.cfg.costs.wakeup_cycles;
             }
         }
-        (n, cycles)
+        cycles
     }
 
     /// After a poll of `napi` (softirq or busy poll): on the NIC, reaped TX
