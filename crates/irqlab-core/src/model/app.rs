@@ -57,6 +57,13 @@ pub enum Phase {
     ReadCheck,
     /// A bulk reader copying this many bytes out of its socket.
     InRead(u32),
+    /// Iometer's worker (`model/storage/iometer.rs`): complete a read or
+    /// issue one next.
+    IoNext,
+    /// Issuing a read, up to the doorbell write.
+    InIoIssue,
+    /// Completing a read.
+    InIoComplete,
 }
 
 pub struct AppThread {
@@ -173,6 +180,7 @@ impl Server {
                 Phase::BusyStopReady => return Some(self.busy_poll_stop(sched, t)),
                 Phase::Sleeping => return None,
                 Phase::ReadCheck => return self.reader_next(sched, t),
+                Phase::IoNext => return self.iometer_next(sched, t),
                 // In-segment phases never ask for a next segment.
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
@@ -292,6 +300,8 @@ impl Server {
             }
             Phase::InBusySpin { owned } => self.kernel.threads[t as usize].phase = Phase::BusyNext { owned },
             Phase::InRead(bytes) => self.reader_done(sched, t, bytes),
+            Phase::InIoIssue => self.iometer_issued(sched, t),
+            Phase::InIoComplete => self.iometer_completed(sched, t),
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let rc = buf.len() as u32;

@@ -60,6 +60,19 @@ pub enum IrqSrc {
     /// target's backlog NAPI was scheduled by another core
     /// (`model/backlog.rs`).
     RpsIpi,
+    /// Host: the guest's write of the storage adapter's doorbell, trapped
+    /// on the vCPU's core: the VMM's emulation and vSCSI's issue to the HBA
+    /// (`model/storage/`).
+    ScsiIssue,
+    /// Host: the guest ISR's acknowledgement of the storage adapter's
+    /// interrupt, trapped on the vCPU's core.
+    ScsiAck,
+    /// Host: the HBA's interrupt for the completions in its response queue.
+    Hba,
+    /// Guest: the emulated storage adapter's (virtual) interrupt.
+    Scsi,
+    /// Guest: its clock's periodic interrupt (the storage guest's).
+    GuestTimer,
 }
 
 /// What a thread segment is, so completion knows whether the thread's

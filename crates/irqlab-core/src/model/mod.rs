@@ -18,7 +18,9 @@
 //! - [`steering`], [`backlog`]: software packet steering (RPS, RFS, IAPS)
 //!   through per-core backlogs and IPIs;
 //! - [`vm`]: guests: vCPU threads, KVM's interrupt delivery and halt
-//!   polling.
+//!   polling;
+//! - [`storage`]: a guest's storage I/O through an emulated SCSI adapter,
+//!   the hypervisor's storage stack and vIC (the vIC paper).
 
 pub mod app;
 pub mod backlog;
@@ -35,6 +37,7 @@ pub mod sched;
 pub mod server;
 pub mod softirq;
 pub mod steering;
+pub mod storage;
 pub mod tcp_stream;
 pub mod trace;
 pub mod vm;

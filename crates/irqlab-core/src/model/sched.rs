@@ -89,6 +89,9 @@ impl Server {
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
                     IrqSrc::RpsIpi => self.cfg.costs.ipi_irq_cycles,
                     IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_irq_cycles(src),
+                    IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
+                        self.storage_irq_cycles(src)
+                    }
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
@@ -148,7 +151,7 @@ impl Server {
             if let Some(t) = c.current_thread {
                 let next = match self.kernel.thread_kind(t) {
                     ThreadKind::App(_) => self.thread_next(sched, t),
-                    ThreadKind::Vcpu(v) => self.vcpu_next(v),
+                    ThreadKind::Vcpu(v) => self.vcpu_next(sched, v),
                     ThreadKind::Vhost(w) => self.vhost_next(w),
                 };
                 match next {
@@ -289,6 +292,9 @@ impl Server {
             }
             IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_hardirq_done(_sched, src),
             IrqSrc::RpsIpi => self.rps_ipi_handled(_sched, core),
+            IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
+                self.storage_irq_done(_sched, core, src)
+            }
             IrqSrc::NapiTimer(n) => {
                 if self.measuring {
                     self.counters.watchdog_fires += 1;

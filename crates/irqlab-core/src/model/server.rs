@@ -53,6 +53,10 @@ pub enum Ev {
     /// Closed loop: a dropped request (or its dropped reply) is sent again
     /// by the client's TCP; latency keeps counting from `sent_ns`.
     Retransmit { conn: u32, sent_ns: Nanos },
+    /// Storage: the status of the oldest read at the array reaches the HBA.
+    HbaComplete,
+    /// Storage: the guest's clock ticks.
+    GuestTick,
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -125,6 +129,8 @@ pub struct Server {
     pub trace: Option<super::trace::Trace>,
     /// The bulk TCP receiver and software steering (`model/bulk.rs`).
     pub bulk: Option<Box<super::bulk::Bulk>>,
+    /// A guest's storage I/O path (`model/storage/`).
+    pub storage: Option<Box<super::storage::Storage>>,
 }
 
 impl Server {
@@ -175,7 +181,8 @@ impl Server {
                 }
             })
             .collect();
-        let routes: Vec<IrqRoute> = if guest && !virtio {
+        let iometer = cfg.app.kind == AppKind::Iometer;
+        let routes: Vec<IrqRoute> = if guest && !virtio && !iometer {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
             (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
@@ -199,7 +206,12 @@ impl Server {
         let reader_cores = super::bulk::reader_cores(app_cores, nq);
         let threads: Vec<AppThread> = (0..nthreads)
             .map(|t| {
-                if bulk {
+                if iometer {
+                    // Iometer's worker (`model/storage/iometer.rs`).
+                    let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
+                    th.phase = super::app::Phase::IoNext;
+                    th
+                } else if bulk {
                     // iperf3's reader of stream t (`model/bulk.rs`).
                     let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
                     th.phase = super::app::Phase::ReadCheck;
@@ -252,6 +264,7 @@ impl Server {
             // run nothing.
             core_role: (0..ncores)
                 .map(|c| match (c < app_cores, guest) {
+                    _ if iometer => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
                     (true, _) => CoreRole::App,
                     (false, false) => CoreRole::Irq,
                     (false, true) => CoreRole::Other,
@@ -288,6 +301,8 @@ impl Server {
             vec![Kernel::default()]
         };
         let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
+        // The HBA's core follows the vCPUs' (`vm::host_kernel`).
+        let storage = iometer.then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus())));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             kernel,
@@ -309,6 +324,7 @@ impl Server {
             name: cfg.name.clone(),
             trace: None,
             bulk: bulk_state,
+            storage,
             cfg,
         })
     }
@@ -408,6 +424,11 @@ impl Server {
         self.switch_to(HOST);
         if self.bulk.is_some() {
             self.senders_start(&mut sched);
+        } else if self.storage.is_some() {
+            // The worker issues its reads as it starts; the guest's clock ticks.
+            if self.cfg.storage.guest_timer_hz > 0 {
+                sched.at(1_000_000_000 / self.cfg.storage.guest_timer_hz as u64, Ev::GuestTick);
+            }
         } else {
             self.clients_start(&mut sched);
         }
@@ -507,6 +528,9 @@ impl Server {
         if let Some(b) = self.bulk.as_mut() {
             b.reset_counters();
         }
+        if let Some(s) = self.storage.as_mut() {
+            s.counters = Default::default();
+        }
     }
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
@@ -596,6 +620,7 @@ impl Server {
         self.switch_to(HOST);
         let bulk = self.bulk_report(now, dur_s);
         let steering = self.steering_report(dur_s);
+        let storage = self.storage_report(now, dur_s);
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).
             self.counters.completed = b.bytes_read / self.cfg.bulk.mss_bytes as u64;
@@ -638,6 +663,7 @@ impl Server {
             vm,
             bulk,
             steering,
+            storage,
             requests_completed: completed,
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),
@@ -792,6 +818,8 @@ impl World for Server {
             Ev::TcpLoss { conn, segs } => self.tcp_loss(sched, conn, segs),
             Ev::ClientSend { conn } => self.client_send(sched, conn),
             Ev::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
+            Ev::HbaComplete => self.hba_complete(sched),
+            Ev::GuestTick => self.guest_tick(sched),
             Ev::WarmupEnd => self.warmup_end(sched),
         }
     }

@@ -34,6 +34,11 @@ pub struct Config {
     pub steering: super::steering::SteeringCfg,
     /// `app.kind = "bulk"`: the TCP streams.
     pub bulk: super::bulk::BulkCfg,
+    /// `app.kind = "iometer"`: the guest's storage I/O and its path.
+    pub storage: super::storage::StorageCfg,
+    /// Virtual interrupt coalescing of storage completions (`vm.kind =
+    /// "lsilogic"`).
+    pub vic: super::storage::VicCfg,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -434,6 +439,10 @@ pub enum AppKind {
     /// iperf3's receiver: one thread per `[bulk]` stream doing blocking
     /// reads of `bulk.read_bytes`, fed by TCP senders on another host.
     Bulk,
+    /// Iometer's one worker in a guest (`vm.kind = "lsilogic"`): reads
+    /// with `storage.oio` outstanding through the emulated SCSI adapter
+    /// (`[storage]`, `model/storage/`).
+    Iometer,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

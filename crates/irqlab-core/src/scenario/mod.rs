@@ -5,6 +5,7 @@
 //! user override of one of a profile's knobs always wins over the profile.
 
 pub mod bulk;
+pub mod storage;
 pub mod config;
 pub mod itr;
 pub mod profile;
@@ -14,6 +15,7 @@ pub mod vm;
 
 pub use config::*;
 pub use bulk::BulkCfg;
+pub use storage::{ArrayService, StorageCfg, VicCfg};
 pub use itr::{ItrCfg, ItrPolicyKind, NicKind};
 pub use steering::{SteeringCfg, SteeringScheme};
 pub use vm::{VmCfg, VmKind};

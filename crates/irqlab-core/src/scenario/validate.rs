@@ -125,6 +125,27 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("steering.rps_sock_flow_entries", |c| c.steering.rps_sock_flow_entries, 1, 1 << 24),
     int_field!("steering.rps_flow_cnt", |c| c.steering.rps_flow_cnt, 1, 1 << 24),
     int_field!("steering.iaps_flow_slots", |c| c.steering.iaps_flow_slots, 1, 1 << 24),
+    int_field!("storage.oio", |c| c.storage.oio, 1, 1024),
+    // A sector up to 1 MiB (the LSI Logic adapter's largest transfer is smaller still).
+    int_field!("storage.block_bytes", |c| c.storage.block_bytes, 512, 1 << 20),
+    int_field!("storage.array_service_ns", |c| c.storage.array_service_ns, 0, MAX_NS),
+    int_field!("storage.array_latency_ns", |c| c.storage.array_latency_ns, 0, MAX_NS),
+    int_field!("storage.guest_timer_hz", |c| c.storage.guest_timer_hz, 0, 10_000),
+    int_field!("storage.guest_issue_cycles", |c| c.storage.guest_issue_cycles, 0, MAX_CYCLES),
+    int_field!("storage.guest_complete_cycles", |c| c.storage.guest_complete_cycles, 0, MAX_CYCLES),
+    int_field!("storage.guest_isr_cycles", |c| c.storage.guest_isr_cycles, 0, MAX_CYCLES),
+    int_field!("storage.issue_trap_cycles", |c| c.storage.issue_trap_cycles, 0, MAX_CYCLES),
+    int_field!("storage.ack_trap_cycles", |c| c.storage.ack_trap_cycles, 0, MAX_CYCLES),
+    int_field!("storage.vmm_complete_cycles", |c| c.storage.vmm_complete_cycles, 0, MAX_CYCLES),
+    int_field!("storage.vmm_intr_cycles", |c| c.storage.vmm_intr_cycles, 0, MAX_CYCLES),
+    int_field!("storage.hba_irq_cycles", |c| c.storage.hba_irq_cycles, 0, MAX_CYCLES),
+    int_field!("storage.vmk_complete_cycles", |c| c.storage.vmk_complete_cycles, 0, MAX_CYCLES),
+    int_field!("storage.ipi_send_cycles", |c| c.storage.ipi_send_cycles, 0, MAX_CYCLES),
+    // Algorithm 1 computes skipUp = CIF / (2 cifThreshold) in 32 bits.
+    int_field!("vic.cif_threshold", |c| c.vic.cif_threshold, 1, 1 << 20),
+    int_field!("vic.iops_threshold", |c| c.vic.iops_threshold, 0, 1_000_000_000),
+    int_field!("vic.epoch_ms", |c| c.vic.epoch_ms, 1, 60_000),
+    int_field!("vic.ipi_threshold_us", |c| c.vic.ipi_threshold_us, 0, 1_000_000),
     int_field!("bulk.streams", |c| c.bulk.streams, 1, 1024),
     // From the IPv4 minimum MSS to a 9000-byte jumbo frame's payload.
     int_field!("bulk.mss_bytes", |c| c.bulk.mss_bytes, 536, 8_948),
@@ -162,6 +183,8 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
     FloatField { path: "bulk.link_gbps", get: |c| c.bulk.link_gbps, lo: 0.01, hi: 1000.0 },
     FloatField { path: "bulk.beta", get: |c| c.bulk.beta, lo: 0.1, hi: 0.95 },
+    // From 1 MB/s to a 128GFC link's ~13 GB/s and beyond.
+    FloatField { path: "storage.link_mb_per_s", get: |c| c.storage.link_mb_per_s, lo: 1.0, hi: 100_000.0 },
 ];
 
 /// Fields holding one of a few names.
@@ -169,10 +192,11 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
     ("load.interarrival", "\"exponential\", \"fb_ia\" or \"constant\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
-    ("vm.kind", "\"none\", \"passthrough\", \"sriov\" or \"virtio\""),
+    ("vm.kind", "\"none\", \"passthrough\", \"sriov\", \"virtio\" or \"lsilogic\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\" or \"linear\""),
-    ("app.kind", "\"memcached\", \"forwarding\" or \"bulk\""),
+    ("app.kind", "\"memcached\", \"forwarding\", \"bulk\" or \"iometer\""),
+    ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
 ];
 
@@ -289,6 +313,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     forwarding(c)?;
     bulk(c)?;
     steering(c)?;
+    storage(c)?;
 
     match c.app.service {
         ServiceDist::Fixed { cycles } => int_range("app.service.cycles", cycles, 0, MAX_CYCLES)?,
@@ -404,6 +429,58 @@ fn bulk(c: &Config) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// The storage workload runs in a guest behind the emulated SCSI adapter,
+/// and that adapter carries nothing else; `[storage]` and `[vic]` describe
+/// it and nothing else.
+fn storage(c: &Config) -> Result<(), Error> {
+    let iometer = c.app.kind == AppKind::Iometer;
+    let lsilogic = c.vm.kind == VmKind::Lsilogic;
+    if !iometer {
+        if lsilogic {
+            return Err(Error::field("app.kind", "must be \"iometer\" when vm.kind is \"lsilogic\""));
+        }
+        if c.storage != super::storage::StorageCfg::default() {
+            return Err(Error::field("storage", "applies to app.kind = \"iometer\" only"));
+        }
+        if c.vic != super::storage::VicCfg::default() {
+            return Err(Error::field("vic", "applies to vm.kind = \"lsilogic\" only"));
+        }
+        return Ok(());
+    }
+    if !lsilogic {
+        return Err(Error::field(
+            "vm.kind",
+            "must be \"lsilogic\" when app.kind is \"iometer\": the reads go through the guest's emulated SCSI adapter",
+        ));
+    }
+    if c.cpu.app_cores != 1 {
+        return Err(Error::field(
+            "cpu.app_cores",
+            format!("must be 1 when app.kind is \"iometer\": Iometer runs one worker (got {})", c.cpu.app_cores),
+        ));
+    }
+    let s = &c.storage;
+    let vcpus = c.vcpus();
+    for (name, v) in [("storage.worker_vcpu", s.worker_vcpu), ("storage.interrupt_vcpu", s.interrupt_vcpu)] {
+        if v >= vcpus {
+            return Err(Error::field(name, format!("must name a guest CPU from 0 to {} (got {v})", vcpus - 1)));
+        }
+    }
+    if s.block_bytes % 512 != 0 {
+        return Err(Error::field(
+            "storage.block_bytes",
+            format!("must be a whole number of 512-byte sectors (got {})", s.block_bytes),
+        ));
+    }
+    if s.array_latency_ns == 0 && s.array_service_ns == 0 {
+        return Err(Error::field(
+            "storage.array_latency_ns",
+            "must be above 0 when storage.array_service_ns is 0, or a read would complete in the instant it was issued",
+        ));
+    }
+    c.vic.params().validate().map_err(|e| Error::field("vic", e))
 }
 
 /// Steering needs the bulk receiver (the only workload that spreads over

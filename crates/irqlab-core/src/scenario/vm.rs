@@ -8,7 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How the guest gets its network device (thesis §2.4, §4.6).
+/// How the guest gets its I/O device: a network device (thesis §2.4,
+/// §4.6) or an emulated storage adapter (the vIC paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VmKind {
@@ -29,6 +30,11 @@ pub enum VmKind {
     /// scenario's `[nic]` and the host's interrupt routing then describe the
     /// host's NIC; the guest's device has no interrupt coalescing.
     Virtio,
+    /// No network device: the guest's device is an emulated LSI Logic SCSI
+    /// adapter (the vIC paper's ESX guests), whose I/O `[storage]`
+    /// describes; the host's first core after the vCPUs' takes the HBA's
+    /// interrupts (`model/storage/`).
+    Lsilogic,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -114,6 +114,12 @@ pub struct Summary {
     /// scheme is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering: Option<SteeringReport>,
+    /// A guest's storage I/O (`app.kind = "iometer"`): what its path did.
+    /// Absent otherwise. There `throughput_qps` counts reads completed by
+    /// the worker per second and `latency_us` runs from a read's doorbell
+    /// write to the end of its completion in the worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageReport>,
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,
@@ -142,6 +148,58 @@ pub struct BulkReport {
     /// Each core's busy share (all but idle), percent, core 0 first: the
     /// interrupt core of a single queue is core 0.
     pub core_busy_pct: Vec<f64>,
+}
+
+/// A guest's storage I/O over the measured window (the vIC paper's
+/// metrics, Tables 2-6).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StorageReport {
+    /// `storage.oio` and `storage.block_bytes`.
+    pub oio: u32,
+    pub block_bytes: u32,
+    /// Reads completed per second and their data rate, MB/s.
+    pub iops: f64,
+    pub mb_per_s: f64,
+    /// Busy cycles of every host core per read: the vCPUs' (guest, VMM and
+    /// the VMkernel's issue) and the HBA's core (the paper's "CPU cost
+    /// cycles/IO").
+    pub cycles_per_io: f64,
+    /// Interrupts the guest handled per second: the adapter's and its
+    /// clock's (the paper's "Int/sec Guest").
+    pub guest_irqs_per_s: f64,
+    /// The adapter's virtual interrupts the VMM fired per second.
+    pub virtual_irqs_per_s: f64,
+    /// The HBA's interrupts per second.
+    pub hba_irqs_per_s: f64,
+    /// IPIs the VMkernel sent to the core running the VM, and those vIC's
+    /// deferral held back, per second.
+    pub ipis_per_s: f64,
+    pub ipis_deferred_per_s: f64,
+    /// Wake-ups of the halted VM by the VMkernel per second.
+    pub vm_wakeups_per_s: f64,
+    /// Commands in flight the VMM counted at each completion (the read
+    /// just completed excluded), averaged.
+    pub mean_cif: f64,
+    /// Share of the time the worker's vCPU was halted, percent (ESX's
+    /// `VMK_VCPU_HALT`).
+    pub vcpu_halt_pct: f64,
+    /// Busy share of the host core that takes the HBA's interrupts, percent.
+    pub hba_core_busy_pct: f64,
+    /// vIC's choices; absent when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vic: Option<VicReport>,
+}
+
+/// What vIC chose over the measured window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VicReport {
+    /// R̂: the delivery ratio in force at each completion, averaged (the
+    /// paper's "average delivery ratio set dynamically by the algorithm").
+    pub mean_ratio: f64,
+    /// Completions for which Algorithm 2 delivered, per completion.
+    pub delivered_ratio: f64,
+    /// Completions seen below `cifThreshold` (delivered at once), percent.
+    pub low_cif_pct: f64,
 }
 
 /// Packet steering over the measured window.

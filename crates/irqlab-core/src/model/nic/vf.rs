@@ -38,7 +38,7 @@ pub fn vfio_routes(queues: u32, guest: KernelId, guest_irq_core: impl Fn(u32) ->
 /// request on its way to the ring and by a reply on its way out.
 pub fn extra_latency_ns(cfg: &Config) -> (u64, u64) {
     match cfg.vm.kind {
-        VmKind::None | VmKind::Virtio => (0, 0),
+        VmKind::None | VmKind::Virtio | VmKind::Lsilogic => (0, 0),
         VmKind::Passthrough => (cfg.vm.iommu_latency_ns, 0),
         VmKind::Sriov => (cfg.vm.iommu_latency_ns, cfg.vm.eswitch_latency_ns),
     }

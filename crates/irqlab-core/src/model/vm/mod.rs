@@ -49,7 +49,12 @@ pub(crate) fn host_kernel(cfg: &Config, guest: &mut Kernel, nq: u32, guest_queue
     let virtio = cfg.vm.kind == VmKind::Virtio;
     // The host's cores: the vCPUs', then (VirtIO with IRQ packing) the
     // cores that take the NIC's interrupts.
-    let host_cores = if virtio { cfg.total_cores() - cfg.cpu.app_cores + vcpus } else { vcpus };
+    // A storage guest's HBA interrupts go to the core after the vCPUs'.
+    let host_cores = match cfg.vm.kind {
+        VmKind::Virtio => cfg.total_cores() - cfg.cpu.app_cores + vcpus,
+        VmKind::Lsilogic => vcpus + 1,
+        _ => vcpus,
+    };
     let mut host = Kernel {
         id: HOST,
         wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,

@@ -94,14 +94,18 @@ impl VcpuThread {
 impl Server {
     /// The vCPU thread's next host segment, or None when it sleeps.
     #[inline(never)]
-    pub(crate) fn vcpu_next(&mut self, v: usize) -> Option<Seg> {
+    pub(crate) fn vcpu_next(&mut self, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
         let vcpu = &mut self.kernel.vcpus[v];
         match vcpu.phase {
             VcpuPhase::Entering => {
                 if self.measuring {
                     self.counters.vm_exits += 1;
                 }
-                Some(Seg { class: CpuClass::System, ns: self.ns(self.cfg.vm.exit_entry_cycles), bh_disabled: false })
+                // The VMM has control: it picks up storage completions
+                // (`model/storage/vmm.rs`).
+                let vmm_cycles = if self.storage.is_some() { self.vmm_drain(sched, sched.now()) } else { 0 };
+                let cycles = self.cfg.vm.exit_entry_cycles + vmm_cycles;
+                Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
             }
             VcpuPhase::InGuest => {
                 let (core, t) = (vcpu.core, self.kernel.vcpu_base + v as u32);
@@ -200,6 +204,9 @@ impl Server {
             }
             s.kick(sched, core);
         });
+        if self.storage.is_some() {
+            self.vmm_halt_check(sched, gc);
+        }
     }
 
     /// Host thread `t` is a vCPU thread: its index in `kernel.vcpus`.

@@ -1,0 +1,87 @@
+//! The emulated LSI Logic adapter: the guest's register accesses that trap
+//! to the VMM on the vCPU's host core (the doorbell of a new read, the
+//! ISR's acknowledgement), and the adapter's interrupt and the clock's in
+//! the guest.
+//!
+//! The adapter's interrupt line is level-triggered: the VMM asserts it for
+//! a delivered completion unless it is asserted already, and the guest's
+//! ISR takes every completion the VMM has virtualized so far, then
+//! acknowledges, which deasserts the line. "Level-triggered lines do some
+//! implicit coalescing already but that only helps if two IOs are
+//! completed back-to-back in the very short time window before the guest
+//! interrupt service routine has had the chance to deassert the line"
+//! (the paper, §2).
+
+use crate::engine::Scheduler;
+use crate::model::cpu::IrqSrc;
+use crate::model::kernel::HOST;
+use crate::model::server::{Ev, Server};
+
+impl Server {
+    /// Cycles of a storage interrupt source, on the active kernel: the
+    /// host's traps and HBA interrupt, the guest's ISR and clock.
+    pub(crate) fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
+        let s = &self.cfg.storage;
+        match src {
+            IrqSrc::ScsiIssue => s.issue_trap_cycles,
+            IrqSrc::ScsiAck => s.ack_trap_cycles,
+            IrqSrc::Hba => self.hba_handler_start(),
+            IrqSrc::Scsi => s.guest_isr_cycles,
+            IrqSrc::GuestTimer => self.cfg.costs.timer_irq_cycles,
+            _ => unreachable!("not a storage interrupt source"),
+        }
+    }
+
+    /// End of a storage interrupt source's handler.
+    pub(crate) fn storage_irq_done(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+        match src {
+            IrqSrc::ScsiIssue => self.vscsi_issue(sched),
+            // The VMM has control now; it looks at the completion queue
+            // when the vCPU enters guest mode again (`vmm.rs`).
+            IrqSrc::ScsiAck => {}
+            IrqSrc::Hba => self.hba_handler_done(sched),
+            IrqSrc::Scsi => self.lsilogic_isr_done(sched, core),
+            IrqSrc::GuestTimer => {
+                if self.measuring {
+                    self.storage_mut().counters.guest_irqs += 1;
+                }
+            }
+            _ => unreachable!("not a storage interrupt source"),
+        }
+    }
+
+    /// The guest's ISR on CPU `gc` took the replies: they go to the
+    /// worker, the line is acknowledged (a register write that traps).
+    fn lsilogic_isr_done(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
+        let measuring = self.measuring;
+        let st = self.storage_mut();
+        if measuring {
+            st.counters.guest_irqs += 1;
+        }
+        st.line_asserted = false;
+        let replies = std::mem::take(&mut st.replies);
+        st.done.extend(replies);
+        if !st.done.is_empty() {
+            // The worker is the guest's only application thread.
+            self.iometer_wake(sched, 0);
+        }
+        let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        self.in_kernel(HOST, |s| {
+            let core = s.kernel.thread_core(vcpu);
+            s.raise_irq(sched, core, IrqSrc::ScsiAck);
+        });
+    }
+
+    /// The guest's clock: Windows' periodic tick on CPU 0, an interrupt the
+    /// VMM injects (the vCPU exits if it runs, or wakes if it halted).
+    pub(crate) fn guest_tick(&mut self, sched: &mut Scheduler<Ev>) {
+        let hz = self.cfg.storage.guest_timer_hz as u64;
+        let guest = self.storage_mut().guest;
+        self.in_kernel(HOST, |s| s.kvm_inject(sched, guest, 0, IrqSrc::GuestTimer));
+        sched.at(sched.now() + 1_000_000_000 / hz, Ev::GuestTick);
+    }
+
+    pub(crate) fn storage_mut(&mut self) -> &mut super::Storage {
+        self.storage.as_mut().expect("storage workload")
+    }
+}

@@ -1,0 +1,191 @@
+//! A guest's storage I/O through an emulated SCSI adapter, the path of
+//! Figure 1 of the vIC paper (Ahmad, Gulati and Mashtizadeh, USENIX ATC
+//! 2011), on the virtualization layer of `model/vm/`: the host kernel plays
+//! the VMkernel, the vCPU threads' exits and entries the VMM.
+//!
+//! - [`iometer`]: Iometer's worker in the guest: it keeps `storage.oio`
+//!   reads outstanding, issuing one through the adapter's doorbell (an
+//!   MMIO write that traps to the VMM, which issues it through vSCSI to
+//!   the HBA) for each one it completes;
+//! - [`array`]: the HBA's Fibre Channel path and the cached array;
+//! - [`vmkernel`]: the HBA's interrupt on the host's storage core (1), the
+//!   storage stack up to vSCSI's match to the VM (2), the post to the
+//!   VM's completion queue (3) and the IPI to the core running the VM (4),
+//!   or the wake-up of a halted VM; vIC's IPI deferral (§3.3) decides;
+//! - [`vmm`]: the VMM, whenever it has control (an exit, a halt, the
+//!   entry after a wake-up), picks up the posted completions (5),
+//!   virtualizes them (6) and, as vIC's Algorithm 2 decides, fires the
+//!   virtual interrupt (7);
+//! - [`lsilogic`]: the adapter as the guest sees it: the level-triggered
+//!   interrupt line (asserted once, however many completions wait, until
+//!   the ISR acknowledges it), the ISR, which takes every completion the
+//!   VMM has virtualized and acknowledges with a register access (another
+//!   trap), and the guest's clock interrupt.
+//!
+//! Completions stay in issue order everywhere (one worker, first-come
+//! first-served stations), so each queue holds just the issue times.
+
+pub mod array;
+pub mod iometer;
+pub mod lsilogic;
+pub mod vmkernel;
+pub mod vmm;
+
+use crate::engine::{Nanos, RngStreams};
+use crate::model::kernel::KernelId;
+use crate::scenario::Config;
+use irqlab_policy::vic::{IpiDeferral, Vic};
+use std::collections::VecDeque;
+
+/// Counters over the measured window.
+#[derive(Clone, Debug, Default)]
+pub struct StorageCounters {
+    pub hba_irqs: u64,
+    pub ipis: u64,
+    pub ipis_deferred: u64,
+    pub vm_wakeups: u64,
+    /// Completions the VMM picked up, the CIF it saw summed over them, and
+    /// those it saw below `cifThreshold`.
+    pub vmm_completions: u64,
+    pub cif_sum: u64,
+    pub low_cif: u64,
+    /// The delivery ratio in force at each of those, summed.
+    pub ratio_sum: f64,
+    /// Virtual interrupts the VMM fired, and the guest's interrupt
+    /// handlers run (the adapter's and the clock's).
+    pub virtual_irqs: u64,
+    pub guest_irqs: u64,
+    /// Completions for which Algorithm 2 delivered.
+    pub vic_delivered: u64,
+}
+
+/// The storage path's state (`Server::storage`).
+pub struct Storage {
+    /// The guest, the guest CPU of the worker and the one the adapter
+    /// interrupts, and the host core that takes the HBA's interrupts.
+    pub guest: KernelId,
+    pub worker_cpu: u32,
+    pub irq_cpu: u32,
+    pub hba_core: u32,
+    pub array: array::Array,
+    /// Reads the worker issued (its doorbell written) that the VMM has not
+    /// yet issued to the HBA: the trap is in progress.
+    pub trapped: VecDeque<Nanos>,
+    /// At the array, in completion order.
+    pub in_array: VecDeque<Nanos>,
+    /// In the HBA's response queue, waiting for its interrupt handler; an
+    /// interrupt is raised and not yet taken by a handler.
+    pub hba_response: VecDeque<Nanos>,
+    pub hba_irq_raised: bool,
+    /// Taken by the handler running now.
+    pub in_handler: VecDeque<Nanos>,
+    /// The VM's completion queue in the area it shares with the VMkernel.
+    pub posted: VecDeque<Nanos>,
+    /// Virtualized by the VMM: in the adapter's reply queue, visible to
+    /// the guest's ISR.
+    pub replies: VecDeque<Nanos>,
+    /// The virtual interrupt line is asserted (the ISR has not yet
+    /// acknowledged it).
+    pub line_asserted: bool,
+    /// Taken by the ISR: the worker completes them.
+    pub done: VecDeque<Nanos>,
+    /// The read the worker is completing now.
+    pub completing: Nanos,
+    /// Reads the worker has outstanding (issued, not yet completed by it).
+    pub outstanding: u32,
+    /// Commands in flight as the VMM counts them: issued to the HBA, not
+    /// yet picked up from the completion queue.
+    pub cif: u32,
+    /// vIC (None when `vic.enabled` is false) and the VMkernel's IPI check.
+    pub vic: Option<Vic>,
+    pub ipi: IpiDeferral,
+    pub counters: StorageCounters,
+}
+
+impl Storage {
+    pub fn new(cfg: &Config, streams: &RngStreams, guest: KernelId, hba_core: u32) -> Self {
+        let s = &cfg.storage;
+        Storage {
+            guest,
+            worker_cpu: s.worker_vcpu,
+            irq_cpu: s.interrupt_vcpu,
+            hba_core,
+            array: array::Array::new(s, streams.stream(crate::engine::rng::kind::STORAGE, 0)),
+            trapped: VecDeque::new(),
+            in_array: VecDeque::with_capacity(s.oio as usize),
+            hba_response: VecDeque::new(),
+            hba_irq_raised: false,
+            in_handler: VecDeque::new(),
+            posted: VecDeque::new(),
+            replies: VecDeque::new(),
+            line_asserted: false,
+            done: VecDeque::new(),
+            completing: 0,
+            outstanding: 0,
+            cif: 0,
+            vic: cfg.vic.enabled.then(|| Vic::new(cfg.vic.params(), 0).expect("validated vIC parameters")),
+            // vIC off is ESX before it: every IPI is sent.
+            ipi: IpiDeferral { threshold_ns: if cfg.vic.enabled { cfg.vic.ipi_threshold_us * 1_000 } else { 0 } },
+            counters: StorageCounters::default(),
+        }
+    }
+}
+
+impl crate::model::server::Server {
+    /// What the storage path did (`Summary::storage`); None without it.
+    pub(crate) fn storage_report(&mut self, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
+        use crate::model::kernel::HOST;
+        use crate::stats::summary::{StorageReport, VicReport};
+        let st = self.storage.as_ref()?;
+        let (hba_core, worker_cpu) = (st.hba_core as usize, st.worker_cpu as usize);
+        let c = st.counters.clone();
+        let vic_on = st.vic.is_some();
+        let freq = self.freq_ghz;
+        let completed = self.counters.completed;
+        let (busy_ns, halt_pct, hba_pct) = self.in_kernel(HOST, |s| {
+            let mut busy = 0;
+            let (mut halt, mut hba) = (0.0, 0.0);
+            for (i, core) in s.kernel.cores.iter_mut().enumerate() {
+                let a = core.accounted(now);
+                let total: Nanos = a.iter().sum();
+                let idle = a[crate::model::cpu::CpuClass::Idle as usize];
+                busy += total - idle;
+                let pct = |x: Nanos| if total > 0 { 100.0 * x as f64 / total as f64 } else { 0.0 };
+                // vCPU i runs on host core i.
+                if i == worker_cpu {
+                    halt = pct(idle);
+                }
+                if i == hba_core {
+                    hba = pct(total - idle);
+                }
+            }
+            (busy, halt, hba)
+        });
+        let per = |x: u64| x as f64 / dur_s;
+        let ratio = |a: f64, b: u64| if b > 0 { a / b as f64 } else { 0.0 };
+        let s = &self.cfg.storage;
+        let iops = per(completed);
+        let vic = vic_on.then(|| VicReport {
+            mean_ratio: ratio(c.ratio_sum, c.vmm_completions),
+            delivered_ratio: ratio(c.vic_delivered as f64, c.vmm_completions),
+            low_cif_pct: 100.0 * ratio(c.low_cif as f64, c.vmm_completions),
+        });
+        Some(StorageReport {
+            oio: s.oio,
+            block_bytes: s.block_bytes,
+            iops,
+            mb_per_s: iops * s.block_bytes as f64 / 1e6,
+            cycles_per_io: ratio(busy_ns as f64 * freq, completed),
+            guest_irqs_per_s: per(c.guest_irqs),
+            virtual_irqs_per_s: per(c.virtual_irqs),
+            hba_irqs_per_s: per(c.hba_irqs),
+            ipis_per_s: per(c.ipis),
+            ipis_deferred_per_s: per(c.ipis_deferred),
+            vm_wakeups_per_s: per(c.vm_wakeups),
+            mean_cif: ratio(c.cif_sum as f64, c.vmm_completions),
+            vcpu_halt_pct: halt_pct,
+            hba_core_busy_pct: hba_pct,
+            vic,
+        })
+    }
+}

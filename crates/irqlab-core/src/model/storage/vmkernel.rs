@@ -1,0 +1,93 @@
+//! The VMkernel's side of a read: vSCSI's issue to the HBA (at the end of
+//! the doorbell's trap, on the vCPU's core), the HBA's interrupt on the
+//! host's storage core (Figure 1, 1), the storage stack up to vSCSI's
+//! match to the VM (2), the post to the VM's completion queue (3), and the
+//! notification of the VMM (4): an IPI to the core where the VM runs in
+//! guest mode, unless vIC's deferral holds it back because the VMM fired a
+//! virtual interrupt within `vic.ipi_threshold_us` (§3.3); the wake-up of
+//! a halted VM ("It will schedule the VM if it is descheduled", §2); and
+//! nothing for a VM out of guest mode on its core, whose VMM will look at
+//! the queue before it enters again.
+//!
+//! The HBA raises one interrupt for the completions in its response queue
+//! that no handler has yet taken: completions that arrive while the
+//! interrupt waits join it, later ones raise another.
+
+use crate::engine::Scheduler;
+use crate::model::cpu::IrqSrc;
+use crate::model::kernel::HOST;
+use crate::model::server::{Ev, Server};
+use crate::model::vm::vcpu::VcpuPhase;
+
+impl Server {
+    /// vSCSI issues the trapped read to the HBA: the array completes it at
+    /// a time known now.
+    pub(crate) fn vscsi_issue(&mut self, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        let st = self.storage_mut();
+        let sent = st.trapped.pop_front().expect("a trapped read");
+        st.cif += 1;
+        let done = st.array.submit(now);
+        st.in_array.push_back(sent);
+        sched.at(done, Ev::HbaComplete);
+    }
+
+    /// A read's status reached the HBA (`Ev::HbaComplete`).
+    pub(crate) fn hba_complete(&mut self, sched: &mut Scheduler<Ev>) {
+        let measuring = self.measuring;
+        let st = self.storage_mut();
+        let sent = st.in_array.pop_front().expect("a read at the array");
+        st.hba_response.push_back(sent);
+        if st.hba_irq_raised {
+            return;
+        }
+        st.hba_irq_raised = true;
+        if measuring {
+            st.counters.hba_irqs += 1;
+        }
+        let core = st.hba_core;
+        self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Hba));
+    }
+
+    /// The HBA's handler starts: it takes the response queue; its cycles.
+    pub(crate) fn hba_handler_start(&mut self) -> u64 {
+        let s = &self.cfg.storage;
+        let (irq, per) = (s.hba_irq_cycles, s.vmk_complete_cycles);
+        let st = self.storage_mut();
+        st.hba_irq_raised = false;
+        let n = st.hba_response.len() as u64;
+        let taken = std::mem::take(&mut st.hba_response);
+        st.in_handler.extend(taken);
+        irq + n * per
+    }
+
+    /// The handler posted its completions to the VM's queue: notify the VMM.
+    pub(crate) fn hba_handler_done(&mut self, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        let measuring = self.measuring;
+        let st = self.storage_mut();
+        let taken = std::mem::take(&mut st.in_handler);
+        st.posted.extend(taken);
+        let (guest, gc) = (st.guest, st.irq_cpu);
+        if self.vcpu_in_guest_mode(guest, gc) {
+            let st = self.storage_mut();
+            let last = st.vic.as_ref().and_then(|v| v.last_delivery_ns());
+            if !st.ipi.send_ipi(now, last) {
+                if measuring {
+                    st.counters.ipis_deferred += 1;
+                }
+                return;
+            }
+            if measuring {
+                st.counters.ipis += 1;
+            }
+        } else if measuring {
+            let t = self.kernel_ref(guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+            let v = self.vcpu_index(t).expect("a vCPU thread");
+            if matches!(self.kernel.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
+                self.storage_mut().counters.vm_wakeups += 1;
+            }
+        }
+        self.kvm_vcpu_kick(sched, guest, gc);
+    }
+}

@@ -1,0 +1,140 @@
+//! The `[storage]` and `[vic]` sections: a guest's storage I/O through an
+//! emulated SCSI adapter (`vm.kind = "lsilogic"`, `app.kind = "iometer"`),
+//! the vIC paper's Figure 1. `[storage]` describes the workload (Iometer's
+//! one worker), the array behind a Fibre Channel HBA, and the per-I/O
+//! costs of the guest, the VMM and the hypervisor's storage stack;
+//! `[vic]` the virtual interrupt coalescing of the VMM and the IPI
+//! deferral of the hypervisor (the policy tier's `irqlab_policy::vic`).
+//! The model is `model/storage/`; the fit of the costs is in
+//! `docs/calibration.md` ("The vIC paper").
+
+use serde::{Deserialize, Serialize};
+
+/// How long the array's storage processor works on one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrayService {
+    /// Exactly `storage.array_service_ns` per command.
+    Fixed,
+    /// Exponentially distributed with mean `storage.array_service_ns`.
+    Exponential,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageCfg {
+    /// Iometer's outstanding I/Os of its one worker (OIO): it issues this
+    /// many reads, then one more for each that completes.
+    pub oio: u32,
+    /// Bytes per read (the paper: 4 KB and 8 KB).
+    pub block_bytes: u32,
+    /// The guest CPU the worker runs on, and the one the adapter's
+    /// interrupt is delivered to (the guest's IOAPIC routing).
+    pub worker_vcpu: u32,
+    pub interrupt_vcpu: u32,
+    /// Data rate of the Fibre Channel path, MB/s: 4GFC carries 400 MB/s
+    /// per direction (FC-PI-2; 4.25 GBd with 8b/10b coding). Each 2048-byte
+    /// FCP_DATA frame adds 60 bytes of header, CRC, delimiters and idles.
+    pub link_mb_per_s: f64,
+    /// The array's storage processor: time per command for a read from
+    /// its cache, in series over all commands (fitted: `docs/calibration.md`).
+    pub array_service_ns: u64,
+    pub array_service: ArrayService,
+    /// Everything else between the HBA's send of a command and its
+    /// receipt of the status, besides the data's transfer and the service
+    /// above: fabric, port and cache lookup, overlapped between commands
+    /// (fitted).
+    pub array_latency_ns: u64,
+    /// The guest's clock interrupt, Hz: Windows' default of 64 Hz (15.6 ms,
+    /// the paper §3.1); it also gives the VMM control when the guest never
+    /// exits. 0: none.
+    pub guest_timer_hz: u32,
+    /// Guest, per read issued: Iometer, the I/O manager, the SCSI port and
+    /// LSI Logic miniport drivers, up to the doorbell write.
+    pub guest_issue_cycles: u64,
+    /// Guest, per read completed: the DPC's completion, the I/O completion
+    /// port and Iometer's bookkeeping before it issues again.
+    pub guest_complete_cycles: u64,
+    /// Guest, per interrupt: the miniport's interrupt service routine.
+    pub guest_isr_cycles: u64,
+    /// VMM and VMkernel, per read issued, besides the exit and entry: the
+    /// LSI Logic emulation of the doorbell write (`device_Priv_Lsilogic_IO`)
+    /// and the vSCSI issue to the HBA.
+    pub issue_trap_cycles: u64,
+    /// VMM, per interrupt the guest acknowledges, besides the exit and
+    /// entry: the emulation of the ISR's register access.
+    pub ack_trap_cycles: u64,
+    /// VMM, per completion it picks up (`DrainMonitorActions`, vIC's
+    /// Algorithm 2 included).
+    pub vmm_complete_cycles: u64,
+    /// VMM, per virtual interrupt it fires (`Intr_Deliver`, the IOAPIC).
+    pub vmm_intr_cycles: u64,
+    /// VMkernel, per HBA interrupt: entry, the HBA driver's ISR, exit.
+    pub hba_irq_cycles: u64,
+    /// VMkernel, per completion: the HBA driver, the storage stack up to
+    /// vSCSI's match to the VM, the post to its completion queue.
+    pub vmk_complete_cycles: u64,
+    /// VMkernel, per IPI it sends to a core running the VM.
+    pub ipi_send_cycles: u64,
+}
+
+impl Default for StorageCfg {
+    fn default() -> Self {
+        StorageCfg {
+            oio: 8,
+            block_bytes: 4096,
+            worker_vcpu: 0,
+            interrupt_vcpu: 0,
+            link_mb_per_s: 400.0,
+            array_service_ns: 15_000,
+            array_service: ArrayService::Exponential,
+            array_latency_ns: 100_000,
+            guest_timer_hz: 64,
+            guest_issue_cycles: 10_000,
+            guest_complete_cycles: 10_000,
+            guest_isr_cycles: 5_000,
+            issue_trap_cycles: 8_000,
+            ack_trap_cycles: 4_000,
+            vmm_complete_cycles: 2_000,
+            vmm_intr_cycles: 2_000,
+            hba_irq_cycles: 4_000,
+            vmk_complete_cycles: 10_000,
+            ipi_send_cycles: 1_000,
+        }
+    }
+}
+
+/// vIC (the paper's defaults). Off, the VMM fires a virtual interrupt for
+/// every completion and the VMkernel sends every IPI: ESX before vIC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VicCfg {
+    pub enabled: bool,
+    /// `cifThreshold`: no coalescing below this many commands in flight.
+    pub cif_threshold: u32,
+    /// `iopsThreshold`: no coalescing below this many completions a second.
+    pub iops_threshold: u64,
+    /// `epochPeriod`, ms: how often the delivery ratio is re-chosen.
+    pub epoch_ms: u64,
+    /// The IPI send threshold, µs (§3.3): no IPI if the VMM fired a
+    /// virtual interrupt more recently. ESX's default is 100; 0 sends
+    /// every IPI.
+    pub ipi_threshold_us: u64,
+}
+
+impl Default for VicCfg {
+    fn default() -> Self {
+        VicCfg { enabled: false, cif_threshold: 4, iops_threshold: 2000, epoch_ms: 200, ipi_threshold_us: 100 }
+    }
+}
+
+impl VicCfg {
+    /// The policy's parameters.
+    pub fn params(&self) -> irqlab_policy::vic::VicParams {
+        irqlab_policy::vic::VicParams {
+            cif_threshold: self.cif_threshold,
+            iops_threshold: self.iops_threshold,
+            epoch_ns: self.epoch_ms * 1_000_000,
+        }
+    }
+}
