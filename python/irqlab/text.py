@@ -59,6 +59,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         *_vm(s),
         *_bulk(s),
         *_steering(s),
+        *_storage(s),
         ("requests completed", _num(s.get("requests_completed"), 0)),
         ("sim events", _num(s.get("sim_events"), 0)),
         ("wall time", _unit(s.get("wall_s"), 3, "s")),
@@ -179,6 +180,9 @@ def _throughput(s: Summary) -> str:
     bulk = s.get("bulk")
     if isinstance(bulk, Mapping):
         return f"{_num(bulk.get('throughput_gbps'), 2)} Gbit/s   {_num(s.get('throughput_qps'), 0)} segments/s"
+    storage = s.get("storage")
+    if isinstance(storage, Mapping):
+        return f"{_num(storage.get('iops'), 0)} IOPS   {_num(storage.get('mb_per_s'), 1)} MB/s"
     return _unit(s.get("throughput_qps"), 0, "queries/s")
 
 
@@ -195,6 +199,30 @@ def _bulk(s: Summary) -> list[tuple[str, str]]:
                        f"reductions   mean cwnd {_num(bulk.get('mean_cwnd_segments'), 0)} segments"),
         ("core busy (%)", "  ".join(f"{i}:{_num(b, 0)}" for i, b in enumerate(busy)) or _NA),
     ]
+
+
+def _storage(s: Summary) -> list[tuple[str, str]]:
+    """The storage path's lines (none for other workloads)."""
+    st = s.get("storage")
+    if not isinstance(st, Mapping):
+        return []
+    rows = [
+        ("reads", f"{_num(st.get('oio'), 0)} outstanding   {_num(st.get('block_bytes'), 0)} bytes   mean CIF "
+                  f"{_num(st.get('mean_cif'), 1)}"),
+        ("cycles/io", f"{_num(st.get('cycles_per_io'), 0)} (all host cores)"),
+        ("guest irqs/s", f"{_num(st.get('guest_irqs_per_s'), 0)}   virtual irqs fired {_num(st.get('virtual_irqs_per_s'), 0)}/s"
+                         f"   hba irqs {_num(st.get('hba_irqs_per_s'), 0)}/s"),
+        ("vmkernel ipis/s", f"{_num(st.get('ipis_per_s'), 0)} sent   {_num(st.get('ipis_deferred_per_s'), 0)} deferred   "
+                            f"{_num(st.get('vm_wakeups_per_s'), 0)} halted VM woken"),
+        ("vcpu halted", _unit(st.get("vcpu_halt_pct"), 1, "%")),
+        ("hba core busy", _unit(st.get("hba_core_busy_pct"), 1, "%")),
+        ("reply wait", _unit(st.get("reply_wait_us"), 1, "us")),
+    ]
+    vic = st.get("vic")
+    if isinstance(vic, Mapping):
+        rows.append(("vic", f"mean R {_num(vic.get('mean_ratio'), 3)}   delivered {_num(vic.get('delivered_ratio'), 3)} "
+                            f"per completion   {_num(vic.get('low_cif_pct'), 1)} % below cifThreshold"))
+    return rows
 
 
 def _steering(s: Summary) -> list[tuple[str, str]]:

@@ -713,6 +713,10 @@ impl Server {
     /// window (`Summary::dim`); None when no CQ runs DIM. Every queue has the
     /// same coalescing settings, so one mode and table per direction.
     fn dim_report(&self, now: Nanos) -> Option<DimReport> {
+        if self.storage.is_some() {
+            // The storage guest has no network device.
+            return None;
+        }
         let cq = |cq: Cq| {
             // An 82599's vector is throttled by its ITR policy, not DIM.
             let active =

@@ -72,10 +72,10 @@ pub struct StorageCfg {
     /// VMkernel, per HBA interrupt: entry, the HBA driver's ISR, exit.
     pub hba_irq_cycles: u64,
     /// VMkernel, per completion: the HBA driver, the storage stack up to
-    /// vSCSI's match to the VM, the post to its completion queue.
+    /// vSCSI's match to the VM, the post to its completion queue. (The
+    /// IPI it may then send costs `vm.ipi_cycles` on the target core; the
+    /// sender's part is taken as included here.)
     pub vmk_complete_cycles: u64,
-    /// VMkernel, per IPI it sends to a core running the VM.
-    pub ipi_send_cycles: u64,
 }
 
 impl Default for StorageCfg {
@@ -86,20 +86,24 @@ impl Default for StorageCfg {
             worker_vcpu: 0,
             interrupt_vcpu: 0,
             link_mb_per_s: 400.0,
-            array_service_ns: 15_000,
+            // The fit on Table 2's baseline rows (docs/calibration.md, "The
+            // vIC paper"): four parameters, the array's two, the VMkernel's
+            // per completion, and one scale on the first estimates of the
+            // guest's and the VMM's costs below, whose shares are kept: its
+            // best value on the grid was 1.0, so they stand as estimated.
+            array_service_ns: 20_500,   // fit
             array_service: ArrayService::Exponential,
-            array_latency_ns: 100_000,
+            array_latency_ns: 160_000,  // fit
             guest_timer_hz: 64,
-            guest_issue_cycles: 10_000,
-            guest_complete_cycles: 10_000,
-            guest_isr_cycles: 5_000,
-            issue_trap_cycles: 8_000,
-            ack_trap_cycles: 4_000,
-            vmm_complete_cycles: 2_000,
-            vmm_intr_cycles: 2_000,
-            hba_irq_cycles: 4_000,
-            vmk_complete_cycles: 10_000,
-            ipi_send_cycles: 1_000,
+            guest_issue_cycles: 10_000,    // estimate (scale fitted: 1.0)
+            guest_complete_cycles: 10_000, // estimate (scale fitted: 1.0)
+            guest_isr_cycles: 5_000,       // estimate (scale fitted: 1.0)
+            issue_trap_cycles: 8_000,      // estimate (scale fitted: 1.0)
+            ack_trap_cycles: 4_000,        // estimate (scale fitted: 1.0)
+            vmm_complete_cycles: 2_000,    // estimate (scale fitted: 1.0)
+            vmm_intr_cycles: 2_000,        // estimate (scale fitted: 1.0)
+            hba_irq_cycles: 4_000,        // estimate (an interrupt's entry, ISR and exit)
+            vmk_complete_cycles: 25_000,  // fit
         }
     }
 }

@@ -140,7 +140,6 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("storage.vmm_intr_cycles", |c| c.storage.vmm_intr_cycles, 0, MAX_CYCLES),
     int_field!("storage.hba_irq_cycles", |c| c.storage.hba_irq_cycles, 0, MAX_CYCLES),
     int_field!("storage.vmk_complete_cycles", |c| c.storage.vmk_complete_cycles, 0, MAX_CYCLES),
-    int_field!("storage.ipi_send_cycles", |c| c.storage.ipi_send_cycles, 0, MAX_CYCLES),
     // Algorithm 1 computes skipUp = CIF / (2 cifThreshold) in 32 bits.
     int_field!("vic.cif_threshold", |c| c.vic.cif_threshold, 1, 1 << 20),
     int_field!("vic.iops_threshold", |c| c.vic.iops_threshold, 0, 1_000_000_000),

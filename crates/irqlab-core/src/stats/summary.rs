@@ -180,6 +180,10 @@ pub struct StorageReport {
     /// Commands in flight the VMM counted at each completion (the read
     /// just completed excluded), averaged.
     pub mean_cif: f64,
+    /// Mean time a completion waited in the adapter's reply queue, from the
+    /// VMM's pickup to the guest ISR that took it, µs: what vIC's holding
+    /// adds to (the ISR's own start is in it with vIC off too).
+    pub reply_wait_us: f64,
     /// Share of the time the worker's vCPU was halted, percent (ESX's
     /// `VMK_VCPU_HALT`).
     pub vcpu_halt_pct: f64,

@@ -1,7 +1,7 @@
 //! Iometer's worker (one thread, `storage.oio` outstanding I/Os): it
 //! issues reads until `oio` are outstanding, then waits for completions
-//! (`GetQueuedCompletionStatus`) and issues one read for each it
-//! completes. A read's latency runs from its doorbell write to the end of
+//! (`GetQueuedCompletionStatus`) and issues a new read right after each
+//! it completes, so `oio` or `oio` - 1 are outstanding at any time. A read's latency runs from its doorbell write to the end of
 //! its completion in the worker. Issuing a read ends with the write to the
 //! adapter's doorbell register, which traps: the vCPU exits and the VMM
 //! and the VMkernel issue the read on the vCPU's own host core
@@ -19,11 +19,12 @@ impl Server {
     pub(crate) fn iometer_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let oio = self.cfg.storage.oio;
         let st = self.storage.as_mut().expect("storage workload");
-        let (phase, cycles) = if let Some(sent) = st.done.pop_front() {
+        // Iometer's loop: each completion is followed by a new read.
+        let (phase, cycles) = if st.outstanding < oio {
+            (Phase::InIoIssue, self.cfg.storage.guest_issue_cycles)
+        } else if let Some(sent) = st.done.pop_front() {
             st.completing = sent;
             (Phase::InIoComplete, self.cfg.storage.guest_complete_cycles)
-        } else if st.outstanding < oio {
-            (Phase::InIoIssue, self.cfg.storage.guest_issue_cycles)
         } else {
             self.kernel.threads[t as usize].phase = Phase::Sleeping;
             self.tr(sched.now(), crate::model::trace::TraceEvent::Sleep { thread: t });

@@ -53,14 +53,20 @@ impl Server {
     /// The guest's ISR on CPU `gc` took the replies: they go to the
     /// worker, the line is acknowledged (a register write that traps).
     fn lsilogic_isr_done(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
+        let now = sched.now();
         let measuring = self.measuring;
         let st = self.storage_mut();
         if measuring {
             st.counters.guest_irqs += 1;
         }
         st.line_asserted = false;
-        let replies = std::mem::take(&mut st.replies);
-        st.done.extend(replies);
+        while let Some((sent, picked_ns)) = st.replies.pop_front() {
+            if measuring {
+                st.counters.isr_taken += 1;
+                st.counters.reply_wait_ns += now - picked_ns;
+            }
+            st.done.push_back(sent);
+        }
         if !st.done.is_empty() {
             // The worker is the guest's only application thread.
             self.iometer_wake(sched, 0);

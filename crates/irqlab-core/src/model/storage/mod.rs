@@ -57,6 +57,10 @@ pub struct StorageCounters {
     pub guest_irqs: u64,
     /// Completions for which Algorithm 2 delivered.
     pub vic_delivered: u64,
+    /// Completions the guest's ISR took, and their time in the reply
+    /// queue summed (from the VMM's pickup to the ISR), ns.
+    pub isr_taken: u64,
+    pub reply_wait_ns: u64,
 }
 
 /// The storage path's state (`Server::storage`).
@@ -82,8 +86,8 @@ pub struct Storage {
     /// The VM's completion queue in the area it shares with the VMkernel.
     pub posted: VecDeque<Nanos>,
     /// Virtualized by the VMM: in the adapter's reply queue, visible to
-    /// the guest's ISR.
-    pub replies: VecDeque<Nanos>,
+    /// the guest's ISR; with the time the VMM picked each up.
+    pub replies: VecDeque<(Nanos, Nanos)>,
     /// The virtual interrupt line is asserted (the ISR has not yet
     /// acknowledged it).
     pub line_asserted: bool,
@@ -183,6 +187,7 @@ impl crate::model::server::Server {
             ipis_deferred_per_s: per(c.ipis_deferred),
             vm_wakeups_per_s: per(c.vm_wakeups),
             mean_cif: ratio(c.cif_sum as f64, c.vmm_completions),
+            reply_wait_us: ratio(c.reply_wait_ns as f64, c.isr_taken) / 1e3,
             vcpu_halt_pct: halt_pct,
             hba_core_busy_pct: hba_pct,
             vic,

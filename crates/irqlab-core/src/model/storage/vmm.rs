@@ -37,7 +37,7 @@ impl Server {
                 c.ratio_sum += st.vic.as_ref().map_or(1.0, |v| v.ratio().r());
                 c.vic_delivered += d as u64;
             }
-            st.replies.push_back(sent);
+            st.replies.push_back((sent, now));
             deliver |= d;
         }
         let mut cycles = n * self.cfg.storage.vmm_complete_cycles;

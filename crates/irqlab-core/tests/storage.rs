@@ -1,0 +1,218 @@
+//! The storage I/O path and vIC, by behaviour: analytical oracles for the
+//! array (one read at a time; saturation), Little's law for the worker,
+//! interrupts per completion with vIC off and on, the delivery ratio's
+//! dependence on the commands in flight, the IPI deferral, validation and
+//! determinism.
+
+use irqlab_core::{Scenario, Summary};
+
+/// The vIC paper's VM (one vCPU), with cheap or fitted costs.
+fn vm(extra: &[(&str, &str)]) -> Scenario {
+    let mut s = Scenario::from_toml_str(
+        r#"
+        [run]
+        duration_s = 0.2
+        # Past vIC's first 200 ms epoch, in which R = 1.
+        warmup_s = 0.25
+        [cpu]
+        app_cores = 1
+        freq_ghz = 2.4
+        [vm]
+        kind = "lsilogic"
+        vcpus = 1
+        halt_poll_ns = 0
+        [app]
+        kind = "iometer"
+        "#,
+    )
+    .unwrap();
+    for (k, v) in extra {
+        s.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+    }
+    s
+}
+
+fn run(s: &Scenario) -> Summary {
+    irqlab_core::run(s).unwrap()
+}
+
+/// Every CPU cost of the path set to `cycles`.
+fn costs(cycles: &str) -> Vec<(&'static str, String)> {
+    [
+        "storage.guest_issue_cycles",
+        "storage.guest_complete_cycles",
+        "storage.guest_isr_cycles",
+        "storage.issue_trap_cycles",
+        "storage.ack_trap_cycles",
+        "storage.vmm_complete_cycles",
+        "storage.vmm_intr_cycles",
+        "storage.hba_irq_cycles",
+        "storage.vmk_complete_cycles",
+        "vm.exit_entry_cycles",
+        "vm.ipi_cycles",
+        "costs.wakeup_cycles",
+        "costs.timer_irq_cycles",
+        "costs.context_switch_cycles",
+        "costs.interrupt_penalty_cycles",
+    ]
+    .iter()
+    .map(|k| (*k, cycles.to_string()))
+    .collect()
+}
+
+fn with(base: &[(&str, String)], more: &[(&str, &str)]) -> Scenario {
+    let mut v: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    v.extend_from_slice(more);
+    vm(&v)
+}
+
+#[test]
+fn one_read_at_a_time_on_a_free_path_takes_the_arrays_time_exactly() {
+    // OIO 1, no CPU cost, no clock, fixed service: each read takes
+    // service + its frames' transfer + the latency, so IOPS = 1 / that.
+    let s = with(
+        &costs("0"),
+        &[
+            ("storage.oio", "1"),
+            ("storage.guest_timer_hz", "0"),
+            ("storage.array_service", "fixed"),
+            ("storage.array_service_ns", "20000"),
+            ("storage.array_latency_ns", "80000"),
+            ("cpu.wakeup_latency_ns", "0"),
+        ],
+    );
+    let sum = run(&s);
+    // 4096 bytes + 2 frames x 60 bytes at 400 MB/s: 10.54 us.
+    let per_read_s = (20_000.0 + 10_540.0 + 80_000.0) * 1e-9;
+    let st = sum.storage.as_ref().unwrap();
+    assert!((st.iops - 1.0 / per_read_s).abs() / st.iops < 0.002, "{} vs {}", st.iops, 1.0 / per_read_s);
+    assert!((sum.latency_us.mean.unwrap() - per_read_s * 1e6).abs() < 0.5);
+}
+
+#[test]
+fn many_reads_outstanding_saturate_the_array_at_one_over_its_service_time() {
+    let s = with(
+        &costs("100"),
+        &[("storage.oio", "64"), ("storage.array_service_ns", "25000"), ("storage.array_latency_ns", "50000")],
+    );
+    let st = run(&s).storage.unwrap();
+    assert!((st.iops - 40_000.0).abs() / 40_000.0 < 0.03, "{}", st.iops);
+}
+
+#[test]
+fn littles_law_holds_for_the_workers_reads() {
+    // The worker keeps OIO reads outstanding but for the one it is
+    // completing and the one it is issuing: IOPS x latency within [OIO-1, OIO].
+    for oio in [4u32, 16, 48] {
+        let s = vm(&[("storage.oio", &oio.to_string())]);
+        let sum = run(&s);
+        let l = sum.throughput_qps * sum.latency_us.mean.unwrap() * 1e-6;
+        assert!(l <= oio as f64 + 0.05 && l >= oio as f64 - 1.05, "OIO {oio}: {l}");
+    }
+}
+
+#[test]
+fn without_vic_every_completion_raises_the_line_unless_it_is_already_up() {
+    let sum = run(&vm(&[("storage.oio", "32")]));
+    let st = sum.storage.unwrap();
+    assert!(st.vic.is_none());
+    assert!(st.virtual_irqs_per_s <= st.iops * 1.001);
+    // The level-triggered line merges only completions picked up together.
+    assert!(st.virtual_irqs_per_s > 0.8 * st.iops, "{} of {}", st.virtual_irqs_per_s, st.iops);
+    // Every post is either an IPI, a wake-up or found the VMM out of guest
+    // mode; nothing is deferred.
+    assert_eq!(st.ipis_deferred_per_s, 0.0);
+    assert!(st.ipis_per_s > 0.0);
+}
+
+#[test]
+fn vic_delivers_its_ratio_and_the_ratio_follows_the_commands_in_flight() {
+    for (oio, lo, hi) in [(8u32, 0.75, 0.8), (16, 0.5, 0.8), (64, 1.0 / 8.0, 1.0 / 6.0)] {
+        let s = vm(&[("storage.oio", &oio.to_string()), ("vic.enabled", "true")]);
+        let st = run(&s).storage.unwrap();
+        let v = st.vic.unwrap();
+        // Table 1: R(CIF) for the CIF seen, which is below OIO.
+        assert!(st.mean_cif < oio as f64, "OIO {oio}: CIF {}", st.mean_cif);
+        assert!(v.mean_ratio >= lo - 1e-9 && v.mean_ratio <= hi + 1e-9, "OIO {oio}: R {}", v.mean_ratio);
+        // Algorithm 2 delivers that share of the completions.
+        assert!((v.delivered_ratio - v.mean_ratio).abs() < 0.01, "{} vs {}", v.delivered_ratio, v.mean_ratio);
+        assert!(st.virtual_irqs_per_s <= v.delivered_ratio * st.iops * 1.01);
+    }
+}
+
+#[test]
+fn vic_holds_completions_for_about_one_interval_at_a_third() {
+    // At R = 1/3 a held completion waits for up to two more: on average
+    // one inter-completion time, less when the VMM picks up several at once.
+    let base = run(&vm(&[("storage.oio", "32")])).storage.unwrap();
+    let vic = run(&vm(&[("storage.oio", "32"), ("vic.enabled", "true")])).storage.unwrap();
+    assert!((vic.vic.as_ref().unwrap().mean_ratio - 1.0 / 3.0).abs() < 0.02);
+    let added_us = vic.reply_wait_us - base.reply_wait_us;
+    let interval_us = 1e6 / vic.iops;
+    assert!(added_us > 0.25 * interval_us && added_us < 2.0 * interval_us, "{added_us} vs {interval_us}");
+}
+
+#[test]
+fn the_ipi_threshold_defers_ipis_only_when_set() {
+    let on = |t: &str| run(&vm(&[("storage.oio", "32"), ("vic.enabled", "true"), ("vic.ipi_threshold_us", t)]));
+    let never = on("0").storage.unwrap();
+    assert_eq!(never.ipis_deferred_per_s, 0.0);
+    let deferred = on("100").storage.unwrap();
+    assert!(deferred.ipis_deferred_per_s > 0.0);
+    assert!(deferred.ipis_per_s < never.ipis_per_s);
+    let longer = on("1000").storage.unwrap();
+    assert!(longer.ipis_per_s <= deferred.ipis_per_s);
+}
+
+#[test]
+fn vic_lowers_the_cost_per_read_most_where_it_coalesces_most() {
+    let pair = |oio: &str| {
+        let a = run(&vm(&[("storage.oio", oio)])).storage.unwrap();
+        let b = run(&vm(&[("storage.oio", oio), ("vic.enabled", "true")])).storage.unwrap();
+        (a, b)
+    };
+    let (a8, b8) = pair("8");
+    let (a64, b64) = pair("64");
+    assert!(b8.cycles_per_io < a8.cycles_per_io && b64.cycles_per_io < a64.cycles_per_io);
+    assert!(b64.guest_irqs_per_s < 0.5 * a64.guest_irqs_per_s);
+    let gain = |a: &irqlab_core::stats::summary::StorageReport, b: &irqlab_core::stats::summary::StorageReport| 1.0 - b.cycles_per_io / a.cycles_per_io;
+    assert!(gain(&a64, &b64) > gain(&a8, &b8));
+}
+
+#[test]
+fn same_seed_same_summary_and_the_seed_matters() {
+    let s = vm(&[("storage.oio", "16"), ("vic.enabled", "true")]);
+    let a = serde_json::to_string(&run(&s).storage).unwrap();
+    let b = serde_json::to_string(&run(&s).storage).unwrap();
+    assert_eq!(a, b);
+    let c = serde_json::to_string(&run(&vm(&[("storage.oio", "16"), ("vic.enabled", "true"), ("run.seed", "2")])).storage)
+        .unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn bad_storage_scenarios_are_refused_with_the_field_named() {
+    let err = |extra: &[(&str, &str)]| {
+        let mut s = vm(&[]);
+        for (k, v) in extra {
+            if let Err(e) = s.set(k, v) {
+                return e.to_string();
+            }
+        }
+        irqlab_core::run(&s).map(|_| ()).unwrap_err().to_string()
+    };
+    assert!(err(&[("storage.oio", "0")]).contains("storage.oio"));
+    assert!(err(&[("storage.block_bytes", "1000")]).contains("storage.block_bytes"));
+    assert!(err(&[("storage.worker_vcpu", "1")]).contains("storage.worker_vcpu"));
+    assert!(err(&[("vic.cif_threshold", "0")]).contains("vic.cif_threshold"));
+    assert!(err(&[("vic.epoch_ms", "0")]).contains("vic.epoch_ms"));
+    assert!(err(&[("storage.link_mb_per_s", "0")]).contains("storage.link_mb_per_s"));
+    assert!(err(&[("vm.kind", "passthrough")]).contains("vm.kind"));
+    assert!(err(&[("storage.array_service_ns", "0"), ("storage.array_latency_ns", "0")]).contains("storage.array_latency_ns"));
+    let e = Scenario::from_toml_str("[vic]\nenabled = true\n").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("vic"), "{e}");
+    let e = Scenario::from_toml_str("[app]\nkind = \"iometer\"\n").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("vm.kind"), "{e}");
+    let e = Scenario::from_toml_str("[storage]\noio = 4\n").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("storage"), "{e}");
+}
