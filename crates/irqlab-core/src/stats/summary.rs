@@ -187,6 +187,14 @@ pub struct StorageReport {
     /// Share of the time the worker's vCPU was halted, percent (ESX's
     /// `VMK_VCPU_HALT`).
     pub vcpu_halt_pct: f64,
+    /// The worker's vCPU's core in guest mode (the guest's kernel and
+    /// Iometer; ESX's `TC64_IDENT` is the kernel's part), the VMM's
+    /// emulation of the adapter's registers (`device_Priv_Lsilogic_IO`)
+    /// and its pickups of completions (`DrainMonitorActions`), percent of
+    /// one core (the paper's Table 6).
+    pub guest_pct: f64,
+    pub emulation_pct: f64,
+    pub pickup_pct: f64,
     /// Busy share of the host core that takes the HBA's interrupts, percent.
     pub hba_core_busy_pct: f64,
     /// vIC's choices; absent when it is off.

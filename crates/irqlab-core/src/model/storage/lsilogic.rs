@@ -22,9 +22,17 @@ impl Server {
     /// host's traps and HBA interrupt, the guest's ISR and clock.
     pub(crate) fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
         let s = &self.cfg.storage;
-        match src {
+        let trap = match src {
             IrqSrc::ScsiIssue => s.issue_trap_cycles,
             IrqSrc::ScsiAck => s.ack_trap_cycles,
+            _ => 0,
+        };
+        if trap > 0 && self.measuring {
+            self.storage_mut().counters.emulation_cycles += trap;
+        }
+        let s = &self.cfg.storage;
+        match src {
+            IrqSrc::ScsiIssue | IrqSrc::ScsiAck => trap,
             IrqSrc::Hba => self.hba_handler_start(),
             IrqSrc::Scsi => s.guest_isr_cycles,
             IrqSrc::GuestTimer => self.cfg.costs.timer_irq_cycles,

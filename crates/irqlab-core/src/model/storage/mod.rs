@@ -61,6 +61,10 @@ pub struct StorageCounters {
     /// queue summed (from the VMM's pickup to the ISR), ns.
     pub isr_taken: u64,
     pub reply_wait_ns: u64,
+    /// Cycles of the adapter's emulation in the VMM (the doorbell's and
+    /// the acknowledgement's traps) and of its pickups of completions.
+    pub emulation_cycles: u64,
+    pub pickup_cycles: u64,
 }
 
 /// The storage path's state (`Server::storage`).
@@ -146,9 +150,9 @@ impl crate::model::server::Server {
         let vic_on = st.vic.is_some();
         let freq = self.freq_ghz;
         let completed = self.counters.completed;
-        let (busy_ns, halt_pct, hba_pct) = self.in_kernel(HOST, |s| {
+        let (busy_ns, halt_pct, guest_pct, hba_pct) = self.in_kernel(HOST, |s| {
             let mut busy = 0;
-            let (mut halt, mut hba) = (0.0, 0.0);
+            let (mut halt, mut guest, mut hba) = (0.0, 0.0, 0.0);
             for (i, core) in s.kernel.cores.iter_mut().enumerate() {
                 let a = core.accounted(now);
                 let total: Nanos = a.iter().sum();
@@ -158,13 +162,16 @@ impl crate::model::server::Server {
                 // vCPU i runs on host core i.
                 if i == worker_cpu {
                     halt = pct(idle);
+                    guest = pct(a[crate::model::cpu::CpuClass::Guest as usize]);
                 }
                 if i == hba_core {
                     hba = pct(total - idle);
                 }
             }
-            (busy, halt, hba)
+            (busy, halt, guest, hba)
         });
+        // Percent of one core over the measured window.
+        let core_pct = |cycles: u64| 100.0 * cycles as f64 / (freq * 1e9 * dur_s);
         let per = |x: u64| x as f64 / dur_s;
         let ratio = |a: f64, b: u64| if b > 0 { a / b as f64 } else { 0.0 };
         let s = &self.cfg.storage;
@@ -189,6 +196,9 @@ impl crate::model::server::Server {
             mean_cif: ratio(c.cif_sum as f64, c.vmm_completions),
             reply_wait_us: ratio(c.reply_wait_ns as f64, c.isr_taken) / 1e3,
             vcpu_halt_pct: halt_pct,
+            guest_pct,
+            emulation_pct: core_pct(c.emulation_cycles),
+            pickup_pct: core_pct(c.pickup_cycles),
             hba_core_busy_pct: hba_pct,
             vic,
         })

@@ -41,6 +41,9 @@ impl Server {
             deliver |= d;
         }
         let mut cycles = n * self.cfg.storage.vmm_complete_cycles;
+        if measuring {
+            st.counters.pickup_cycles += cycles;
+        }
         if deliver && !st.line_asserted {
             st.line_asserted = true;
             if measuring {
