@@ -207,8 +207,7 @@ def _storage(s: Summary) -> list[tuple[str, str]]:
     if not isinstance(st, Mapping):
         return []
     rows = [
-        ("reads", f"{_num(st.get('oio'), 0)} outstanding   {_num(st.get('block_bytes'), 0)} bytes   mean CIF "
-                  f"{_num(st.get('mean_cif'), 1)}"),
+        ("commands in flight", f"{_num(st.get('mean_cif'), 1)} at a completion, on average"),
         ("cycles/io", f"{_num(st.get('cycles_per_io'), 0)} (all host cores)"),
         ("guest irqs/s", f"{_num(st.get('guest_irqs_per_s'), 0)}   virtual irqs fired {_num(st.get('virtual_irqs_per_s'), 0)}/s"
                          f"   hba irqs {_num(st.get('hba_irqs_per_s'), 0)}/s"),

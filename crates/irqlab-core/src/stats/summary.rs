@@ -154,9 +154,6 @@ pub struct BulkReport {
 /// metrics, Tables 2-6).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StorageReport {
-    /// `storage.oio` and `storage.block_bytes`.
-    pub oio: u32,
-    pub block_bytes: u32,
     /// Reads completed per second and their data rate, MB/s.
     pub iops: f64,
     pub mb_per_s: f64,

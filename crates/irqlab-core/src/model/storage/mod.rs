@@ -182,8 +182,6 @@ impl crate::model::server::Server {
             low_cif_pct: 100.0 * ratio(c.low_cif as f64, c.vmm_completions),
         });
         Some(StorageReport {
-            oio: s.oio,
-            block_bytes: s.block_bytes,
             iops,
             mb_per_s: iops * s.block_bytes as f64 / 1e6,
             cycles_per_io: ratio(busy_ns as f64 * freq, completed),

@@ -1,0 +1,316 @@
+"""The vIC paper's claims (Ahmad, Gulati, Mashtizadeh, USENIX ATC 2011, §4.1,
+§4.2 and §4.4), each checked on simulated runs: V1–V12.
+
+Every check takes the runs' means per (block size, outstanding I/Os, vIC
+on) (:data:`Table`, built by :func:`irqlab.reproduce.vic.table`) and
+returns a :class:`~irqlab.reproduce.thesis.ShapeCheck` with the paper's
+sentence, whether it holds and the numbers measured. The tolerances are
+this module's constants, chosen from the paper's wording (or the issue's
+15 %) and written into each detail; they are not adjusted to what the
+simulation gives. A claim whose numbers are missing does not hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from irqlab.reproduce.thesis import ShapeCheck
+
+OIOS = (8, 16, 32, 64)
+KB4, KB8 = 4096, 8192
+
+# -- the paper's numbers ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One row of Table 2: vIC on, then the baseline (vIC off)."""
+
+    r_hat: float
+    iops: float
+    cycles_per_io: float
+    guest_irqs_per_s: float
+    base_iops: float
+    base_cycles_per_io: float
+    base_guest_irqs_per_s: float
+
+
+#: Table 2 (4 KB reads, one worker, cached LUN).
+TABLE_2 = {
+    8: PaperRow(4 / 5, 31.2e3, 82.6e3, 49e3, 30.5e3, 84.2e3, 47e3),
+    16: PaperRow(2 / 3, 38.9e3, 74.8e3, 58e3, 38.4e3, 77.0e3, 60e3),
+    32: PaperRow(1 / 3, 48.3e3, 68.0e3, 69e3, 46.4e3, 70.5e3, 74e3),
+    64: PaperRow(1 / 6, 53.1e3, 64.0e3, 34e3, 52.9e3, 78.4e3, 113e3),
+}
+#: Table 3: IOPS, CPU cost and guest interrupts with vIC, % against the baseline.
+TABLE_3 = {8: (2.3, -1.9, 4.3), 16: (1.3, -2.8, -3.3), 32: (4.1, -3.5, -6.8), 64: (0.4, -18.4, -66.4)}
+#: Table 1 at CIF = OIO (cifThreshold 4): 3/4 for 8-11, 8/CIF from 16 on.
+TABLE_1_AT_OIO = {8: 3 / 4, 16: 1 / 2, 32: 1 / 4, 64: 1 / 8}
+#: Table 6 (8 KB, OIO 64): percent of a core, with vIC and without.
+TABLE_6 = {
+    "VMK_VCPU_HALT": (71.4, 65.0),
+    "TC64_IDENT": (7.4, 9.0),
+    "device_Priv_Lsilogic_IO": (4.3, 5.0),
+    "DrainMonitorActions": (0.7, 0.5),
+}
+#: §4.2: "the guest idle time which is a significant 6.4% of a core".
+PAPER_IDLE_GAIN_PT = 6.4
+#: §4.1: "an efficiency gain of 18%" at OIO 64 (78.4K to 64.0K cycles per I/O).
+PAPER_COST_GAIN_64_PCT = 18.4
+
+# -- tolerances ---------------------------------------------------------------------
+
+#: The issue's bar for Table 2's vIC rows and R-hat: within 15 %.
+CELL_TOLERANCE = 0.15
+#: "Throughput never decreased": not below the baseline by more than the
+#: seeds' noise (three seeds' means of one point differ by about 1 %).
+NOISE = 0.01
+#: "Dropped sharply" at OIO 64: guest interrupts fall by at least half.
+SHARP_DROP = 0.5
+#: "Of the paper's order": within a factor of two of the paper's number.
+ORDER_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """The seeds' means of one (block size, OIO, vIC) point."""
+
+    iops: float
+    cycles_per_io: float
+    guest_irqs_per_s: float
+    virtual_irqs_per_s: float
+    r_hat: float
+    mean_cif: float
+    reply_wait_us: float
+    vcpu_halt_pct: float
+    guest_pct: float
+    emulation_pct: float
+    pickup_pct: float
+    ipis_per_s: float
+    ipis_deferred_per_s: float
+    latency_us: float
+    seeds: int
+
+
+#: (block bytes, OIO, vIC on) → the point's means.
+Table = Mapping[tuple[int, int, bool], Point]
+
+
+def _missing(id_: str, claim: str, what: str) -> ShapeCheck:
+    return ShapeCheck(claim=claim, holds=False, detail=f"not checked: {what} missing", id=id_)
+
+
+def _have(t: Table, block: int, both: bool = True) -> Optional[str]:
+    need = [(block, o, v) for o in OIOS for v in ((False, True) if both else (True,))]
+    gone = [k for k in need if k not in t]
+    return None if not gone else ", ".join(f"{b // 1024} KB OIO {o} vIC {'on' if v else 'off'}" for b, o, v in gone)
+
+
+def pct_change(new: float, old: float) -> float:
+    return 100.0 * (new / old - 1.0) if old else math.nan
+
+
+def v1_ratio_falls(t: Table) -> ShapeCheck:
+    claim = "as expected, our algorithm coalesces more rigorously as the number of outstanding IOs is increased"
+    for block in (KB4, KB8):
+        if (gone := _have(t, block, both=False)):
+            return _missing("V1", claim, gone)
+    parts, holds = [], True
+    for block in (KB4, KB8):
+        rs = [t[(block, o, True)].r_hat for o in OIOS]
+        holds &= all(a > b for a, b in zip(rs, rs[1:]))
+        parts.append(f"{block // 1024} KB: R-hat " + ", ".join(f"{r:.3f}" for r in rs))
+    return ShapeCheck(claim, holds, "; ".join(parts) + " at OIO 8, 16, 32, 64 (must fall at each step)", id="V1")
+
+
+def v2_cif_below_oio(t: Table) -> ShapeCheck:
+    claim = ("At runtime, CIF is often lower than the workload configured OIO as confirmed by R-hat here being lower "
+             "than the R(OIO) from Table 1")
+    if (gone := _have(t, KB4, both=False)):
+        return _missing("V2", claim, gone)
+    rows, holds = [], True
+    for o in OIOS:
+        p = t[(KB4, o, True)]
+        ok = p.mean_cif < o and p.r_hat >= TABLE_1_AT_OIO[o] - 1e-9
+        holds &= ok
+        rows.append(f"OIO {o}: mean CIF {p.mean_cif:.1f}, R-hat {p.r_hat:.3f} vs R(OIO) {TABLE_1_AT_OIO[o]:.3f}")
+    return ShapeCheck(
+        claim, holds,
+        "; ".join(rows) + ". Checked: CIF below OIO, hence less coalescing than Table 1 gives at CIF = OIO, i.e. "
+        "R-hat at least R(OIO) (the paper's own R-hat column is above R(OIO) at every OIO; 'lower' speaks of the "
+        "degree of coalescing)", id="V2")
+
+
+def v3_r_hat_as_table_2(t: Table) -> ShapeCheck:
+    claim = "Looking closely at the 64 CIF case, we can see that the dynamic delivery ratio, R, was found to be 1/6 " \
+            "on average (Table 2's R-hat column: 4/5, 2/3, 1/3, 1/6)"
+    if (gone := _have(t, KB4, both=False)):
+        return _missing("V3", claim, gone)
+    rows, holds = [], True
+    for o in OIOS:
+        sim, paper = t[(KB4, o, True)].r_hat, TABLE_2[o].r_hat
+        ok = abs(sim / paper - 1) <= CELL_TOLERANCE
+        holds &= ok
+        rows.append(f"OIO {o}: {sim:.3f} vs {paper:.3f}{'' if ok else ' (miss)'}")
+    return ShapeCheck(claim, holds, "; ".join(rows) + f" (each within {CELL_TOLERANCE:.0%})", id="V3")
+
+
+def v4_cost_falls(t: Table) -> ShapeCheck:
+    claim = "In both Table 2 and 4 we see a noticeable reduction in CPU cycles per IO whenever vIC has been enabled"
+    for block in (KB4, KB8):
+        if (gone := _have(t, block)):
+            return _missing("V4", claim, gone)
+    parts, holds = [], True
+    for block in (KB4, KB8):
+        ch = [pct_change(t[(block, o, True)].cycles_per_io, t[(block, o, False)].cycles_per_io) for o in OIOS]
+        holds &= all(c < 0 for c in ch)
+        parts.append(f"{block // 1024} KB: " + ", ".join(f"{c:+.1f} %" for c in ch))
+    return ShapeCheck(claim, holds, "; ".join(parts) + " at OIO 8, 16, 32, 64 (each must be below 0)", id="V4")
+
+
+def v5_iops_never_fall(t: Table) -> ShapeCheck:
+    claim = "We also would like to note that throughput never decreased and in many cases actually increased " \
+            "significantly"
+    for block in (KB4, KB8):
+        if (gone := _have(t, block)):
+            return _missing("V5", claim, gone)
+    parts, holds = [], True
+    for block in (KB4, KB8):
+        ch = [pct_change(t[(block, o, True)].iops, t[(block, o, False)].iops) for o in OIOS]
+        holds &= all(c >= -100 * NOISE for c in ch)
+        parts.append(f"{block // 1024} KB: " + ", ".join(f"{c:+.1f} %" for c in ch))
+    return ShapeCheck(claim, holds, "; ".join(parts) + f" IOPS with vIC at OIO 8-64 (none below -{NOISE:.0%}, "
+                      "the seeds' noise)", id="V5")
+
+
+def v6_sharp_drop_at_64(t: Table) -> ShapeCheck:
+    claim = "The guest operating system reported a drop from 113K interrupts per second to 34K (OIO 64)"
+    if (gone := _have(t, KB4)):
+        return _missing("V6", claim, gone)
+    off, on = t[(KB4, 64, False)].guest_irqs_per_s, t[(KB4, 64, True)].guest_irqs_per_s
+    drop = 1 - on / off if off else math.nan
+    return ShapeCheck(claim, drop >= SHARP_DROP,
+                      f"simulated {off / 1e3:.1f}K to {on / 1e3:.1f}K per second, a drop of {drop:.0%} (paper 66 %; "
+                      f"'sharp': at least {SHARP_DROP:.0%})", id="V6")
+
+
+def v7_cost_gain_at_64(t: Table) -> ShapeCheck:
+    claim = "the CPU cycles per IO have also dropped from 78.4K to 64.0K, which is an efficiency gain of 18%"
+    if (gone := _have(t, KB4)):
+        return _missing("V7", claim, gone)
+    off, on = t[(KB4, 64, False)].cycles_per_io, t[(KB4, 64, True)].cycles_per_io
+    gain = 100 * (1 - on / off)
+    lo, hi = PAPER_COST_GAIN_64_PCT / ORDER_FACTOR, PAPER_COST_GAIN_64_PCT * ORDER_FACTOR
+    others = [100 * (1 - t[(KB4, o, True)].cycles_per_io / t[(KB4, o, False)].cycles_per_io) for o in OIOS[:-1]]
+    holds = lo <= gain <= hi and gain > max(others)
+    return ShapeCheck(claim, holds,
+                      f"simulated {off / 1e3:.1f}K to {on / 1e3:.1f}K, a gain of {gain:.1f} % (within a factor "
+                      f"{ORDER_FACTOR:g} of 18.4 % and the largest of the four; at OIO 8-32: "
+                      + ", ".join(f"{g:.1f} %" for g in others) + "; the paper's: 1.9, 2.8, 3.5 %)", id="V7")
+
+
+def v8_same_ratio_at_8k(t: Table) -> ShapeCheck:
+    claim = "For the 64 CIF case [8 KB], the algorithm results in the same interrupt coalescing ratio of 1/6"
+    if (KB8, 64, True) not in t or (KB4, 64, True) not in t:
+        return _missing("V8", claim, "OIO 64 with vIC")
+    r8, r4 = t[(KB8, 64, True)].r_hat, t[(KB4, 64, True)].r_hat
+    holds = abs(r8 / (1 / 6) - 1) <= CELL_TOLERANCE and abs(r8 / r4 - 1) <= CELL_TOLERANCE
+    return ShapeCheck(claim, holds, f"8 KB R-hat {r8:.3f}, 4 KB {r4:.3f}, 1/6 = 0.167 (within {CELL_TOLERANCE:.0%} "
+                      "of both)", id="V8")
+
+
+def _profile(p: Point) -> dict[str, float]:
+    """Table 6's rows as the model measures them (TC64_IDENT: all the
+    guest's time; the model does not split its kernel from Iometer)."""
+    return {
+        "VMK_VCPU_HALT": p.vcpu_halt_pct,
+        "TC64_IDENT": p.guest_pct,
+        "device_Priv_Lsilogic_IO": p.emulation_pct,
+        "DrainMonitorActions": p.pickup_pct,
+    }
+
+
+def v9_profile_directions(t: Table) -> ShapeCheck:
+    claim = ("Table 6 (8 KB, OIO 64): with vIC the guest idles more, runs less in its kernel and on the LSI Logic "
+             "adapter's emulation, and DrainMonitorActions rises slightly (0.5 % to 0.7 %)")
+    if (KB8, 64, True) not in t or (KB8, 64, False) not in t:
+        return _missing("V9", claim, "8 KB OIO 64")
+    on, off = _profile(t[(KB8, 64, True)]), _profile(t[(KB8, 64, False)])
+    rows, holds = [], True
+    for name, (paper_on, paper_off) in TABLE_6.items():
+        up = paper_on > paper_off
+        ok = on[name] > off[name] if up else on[name] < off[name]
+        holds &= ok
+        rows.append(f"{name} {off[name]:.1f} -> {on[name]:.1f} % (paper {paper_off} -> {paper_on}){'' if ok else ' (miss)'}")
+    return ShapeCheck(claim, holds, "; ".join(rows) + ". TC64_IDENT here is all of the guest's time", id="V9")
+
+
+def v10_idle_gain(t: Table) -> ShapeCheck:
+    claim = "The net savings gained by enabling virtual interrupt coalescing can be measured by looking at the guest " \
+            "idle time which is a significant 6.4% of a core"
+    if (KB8, 64, True) not in t or (KB8, 64, False) not in t:
+        return _missing("V10", claim, "8 KB OIO 64")
+    gain = t[(KB8, 64, True)].vcpu_halt_pct - t[(KB8, 64, False)].vcpu_halt_pct
+    lo, hi = PAPER_IDLE_GAIN_PT / ORDER_FACTOR, PAPER_IDLE_GAIN_PT * ORDER_FACTOR
+    return ShapeCheck(claim, lo <= gain <= hi,
+                      f"simulated {gain:.1f} points of a core (8 KB, OIO 64; within a factor {ORDER_FACTOR:g} of 6.4: "
+                      f"{lo:.1f} to {hi:.1f}); halted {t[(KB8, 64, False)].vcpu_halt_pct:.1f} % without vIC (paper 65.0 %)",
+                      id="V10")
+
+
+def v11_delay_at_a_third(t: Table) -> ShapeCheck:
+    claim = ("Using instantaneous IOPS, CIF and R, we can calculate the mean delay from vIC. For instance, at the "
+             "median delivery rate R = 1/3, at the achieved mean IOPS ... the increase would be 200 us")
+    if (gone := _have(t, KB4)):
+        return _missing("V11", claim, gone)
+    # The paper's arithmetic: with R = 1/skipUp, the held completions wait
+    # for 1, ..., skipUp - 1 later ones: (skipUp - 1) / 2 completion
+    # intervals on average, one interval at R = 1/3 (200 us is 5,000 IOPS).
+    on, off = t[(KB4, 32, True)], t[(KB4, 32, False)]
+    added = on.reply_wait_us - off.reply_wait_us
+    expected = 1e6 / on.iops * (1 / on.r_hat - 1) / 2
+    ratio = added / expected if expected else math.nan
+    holds = 1 / ORDER_FACTOR <= ratio <= ORDER_FACTOR
+    return ShapeCheck(claim, holds,
+                      f"4 KB, OIO 32 (R-hat {on.r_hat:.3f}, {on.iops / 1e3:.1f}K IOPS): completions waited "
+                      f"{added:.1f} us longer in the reply queue with vIC; the paper's arithmetic gives "
+                      f"(1/R - 1)/2 intervals = {expected:.1f} us (ratio {ratio:.2f}, within a factor "
+                      f"{ORDER_FACTOR:g}). It is less because the VMM picks up several completions at once and a "
+                      "delivery carries the ones held before it", id="V11")
+
+
+def table_2_cells(t: Table) -> list[tuple[int, str, float, float]]:
+    """(OIO, metric, simulated, paper) for Table 2's vIC columns."""
+    cells = []
+    for o in OIOS:
+        if (KB4, o, True) not in t:
+            continue
+        p, q = t[(KB4, o, True)], TABLE_2[o]
+        cells += [(o, "IOPS", p.iops, q.iops), (o, "cycles/IO", p.cycles_per_io, q.cycles_per_io),
+                  (o, "guest int/s", p.guest_irqs_per_s, q.guest_irqs_per_s)]
+    return cells
+
+
+def v12_table_2_within(t: Table) -> ShapeCheck:
+    claim = "Table 2's vIC rows (IOPS, CPU cost cycles/IO, guest interrupts per second) within 15 % of the paper"
+    if (gone := _have(t, KB4, both=False)):
+        return _missing("V12", claim, gone)
+    misses = []
+    cells = table_2_cells(t)
+    for o, name, sim, paper in cells:
+        err = sim / paper - 1
+        if abs(err) > CELL_TOLERANCE:
+            misses.append(f"OIO {o} {name} {sim / 1e3:.1f}K vs {paper / 1e3:.1f}K ({err:+.0%})")
+    detail = (f"{len(cells) - len(misses)} of {len(cells)} cells within {CELL_TOLERANCE:.0%}"
+              + (("; misses: " + "; ".join(misses)) if misses else ""))
+    return ShapeCheck(claim, not misses, detail, id="V12")
+
+
+def all_checks(t: Table) -> list[ShapeCheck]:
+    return [
+        v1_ratio_falls(t), v2_cif_below_oio(t), v3_r_hat_as_table_2(t), v4_cost_falls(t), v5_iops_never_fall(t),
+        v6_sharp_drop_at_64(t), v7_cost_gain_at_64(t), v8_same_ratio_at_8k(t), v9_profile_directions(t),
+        v10_idle_gain(t), v11_delay_at_a_third(t), v12_table_2_within(t),
+    ]

@@ -1,0 +1,53 @@
+"""The vIC paper's Tables 2 and 4 as plots: IOPS, CPU cost per I/O and guest
+interrupts per second against the outstanding I/Os, vIC off and on, with
+the paper's Table 2 values as open markers (Table 4's are withheld)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from irqlab.reproduce.vic import VicResult  # noqa: E402
+from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2  # noqa: E402
+
+METRICS = (
+    ("iops", "IOPS", "iops", "base_iops"),
+    ("cycles_per_io", "CPU cost (cycles per I/O)", "cycles_per_io", "base_cycles_per_io"),
+    ("guest_irqs_per_s", "Guest interrupts per second", "guest_irqs_per_s", "base_guest_irqs_per_s"),
+)
+
+
+def table_figure(r: VicResult, out: Path, block: int) -> Path:
+    """``out/table-2.png`` (4 KB) or ``out/table-4.png`` (8 KB)."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), dpi=110)
+    for ax, (attr, label, paper_on, paper_off) in zip(axes, METRICS):
+        for on, colour, name in ((False, "tab:gray", "vIC off"), (True, "tab:green", "vIC on")):
+            xs = [o for o in OIOS if (block, o, on) in r.table]
+            ax.plot(xs, [getattr(r.table[(block, o, on)], attr) for o in xs], marker="o", color=colour,
+                    label=f"{name} (simulated)")
+            if block == KB4:
+                ax.plot(OIOS, [getattr(TABLE_2[o], paper_on if on else paper_off) for o in OIOS], marker="s",
+                        linestyle="none", markerfacecolor="none", color=colour, label=f"{name} (paper)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(OIOS), [str(o) for o in OIOS])
+        ax.set_xlabel("Outstanding I/Os (Iometer)")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    name = "table-2" if block == KB4 else "table-4"
+    size = "4 KB" if block == KB4 else "8 KB (paper's values withheld)"
+    fig.suptitle(f"vIC paper, Iometer {size} reads (simulated)")
+    fig.tight_layout()
+    path = out / f"{name}.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def all_figures(r: VicResult, out: Path) -> list[Path]:
+    return [table_figure(r, out, KB4), table_figure(r, out, KB8)]
