@@ -1,7 +1,8 @@
 # irqlab: one command per job.
 #
 #   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html),
-#                then the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html)
+#                then the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html), the IAPS paper's
+#                Figures 2-3 (irqlab-out/iaps/) and the vIC paper's Tables 2-6 (irqlab-out/vic/)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
@@ -61,11 +62,13 @@ native:
 # The main job: the thesis's results (Tables 4.1-4.5, Figures 4.1-4.5)
 # reproduced from the simulator, printed beside the paper, with a report and
 # plots in irqlab-out/; then the ITR paper's Figures 3, 5, 7 and 8 in
-# irqlab-out/itr/ and the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/.
+# irqlab-out/itr/, the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/ and
+# the vIC paper's Tables 2-6 in irqlab-out/vic/.
 demo: setup
 	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
 	$(BIN)/irqlab reproduce itr --out irqlab-out/itr
 	$(BIN)/irqlab reproduce iaps --out irqlab-out/iaps
+	$(BIN)/irqlab reproduce vic --out irqlab-out/vic
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup

@@ -1,0 +1,174 @@
+"""``irqlab reproduce vic``: the vIC paper's claims (V1-V12) on a made-up
+table shaped as the paper describes (each holds, and fails when its shape
+is spoiled), the study files, and the command end to end on short runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from irqlab.reproduce import vic_checks as C
+from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Point
+
+IDS = [f"V{i}" for i in range(1, 13)]
+
+
+def _point(iops, cost, ints, r_hat, cif, wait_us=5.0, halt=65.0, guest=9.0, emulation=5.0, pickup=0.5):
+    return Point(iops=iops, cycles_per_io=cost, guest_irqs_per_s=ints, virtual_irqs_per_s=ints * 0.9, r_hat=r_hat,
+                 mean_cif=cif, reply_wait_us=wait_us, vcpu_halt_pct=halt, guest_pct=guest, emulation_pct=emulation,
+                 pickup_pct=pickup, ipis_per_s=1.0, ipis_deferred_per_s=0.0, latency_us=100.0, seeds=3)
+
+
+def _paper_table() -> dict[tuple[int, int, bool], Point]:
+    """Table 2 as printed for 4 KB; 8 KB made up in its shape; Table 6's profile."""
+    t = {}
+    for block in (KB4, KB8):
+        for o in OIOS:
+            q = TABLE_2[o]
+            scale = 1.0 if block == KB4 else 0.9
+            wait = 5.0 + (1e6 / q.iops * (1 / q.r_hat - 1) / 2 if o == 32 else 0.0)
+            t[(block, o, False)] = _point(q.base_iops * scale, q.base_cycles_per_io, q.base_guest_irqs_per_s, 1.0,
+                                          o * 0.8)
+            t[(block, o, True)] = _point(q.iops * scale, q.cycles_per_io, q.guest_irqs_per_s, q.r_hat, o * 0.8,
+                                         wait_us=wait, halt=71.4, guest=7.4, emulation=4.3, pickup=0.7)
+    return t
+
+
+def _checks(t) -> dict[str, C.ShapeCheck]:
+    return {c.id: c for c in C.all_checks(t)}
+
+
+def _set(t, key, **fields):
+    t[key] = dataclasses.replace(t[key], **fields)
+
+
+def test_every_claim_holds_on_a_table_shaped_as_the_paper_says():
+    checks = _checks(_paper_table())
+    assert list(checks) == IDS
+    for c in checks.values():
+        assert c.holds, f"{c.id}: {c.detail}"
+
+
+def _v1(t): _set(t, (KB8, 32, True), r_hat=0.9)                # R-hat rises from 16 to 32
+def _v2(t): _set(t, (KB4, 16, True), mean_cif=17.0)            # CIF above OIO
+def _v3(t): _set(t, (KB4, 64, True), r_hat=0.1)                # far from 1/6
+def _v4(t): _set(t, (KB8, 8, True), cycles_per_io=90e3)        # vIC costs more at 8 KB, OIO 8
+def _v5(t): _set(t, (KB4, 16, True), iops=35e3)                # throughput falls
+def _v6(t): _set(t, (KB4, 64, True), guest_irqs_per_s=90e3)    # no sharp drop at 64
+def _v7(t): _set(t, (KB4, 64, True), cycles_per_io=77e3)       # a gain far below 18 %
+def _v8(t): _set(t, (KB8, 64, True), r_hat=0.5)                # not 1/6 at 8 KB
+def _v9(t): _set(t, (KB8, 64, True), emulation_pct=6.0)        # emulation rises with vIC
+def _v10(t): _set(t, (KB8, 64, True), vcpu_halt_pct=95.0)      # 30 points, not ~6
+def _v11(t): _set(t, (KB4, 32, True), reply_wait_us=500.0)     # far longer than the arithmetic
+def _v12(t): _set(t, (KB4, 8, True), iops=20e3)                # a cell 36 % off
+
+
+@pytest.mark.parametrize("claim, spoil", [(f"V{i}", f) for i, f in enumerate(
+    (_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12), start=1)])
+def test_each_claim_fails_when_its_shape_is_not_there(claim, spoil):
+    t = _paper_table()
+    spoil(t)
+    c = _checks(t)[claim]
+    assert not c.holds, c.detail
+
+
+def test_claims_without_the_runs_they_need_do_not_hold():
+    t = {k: v for k, v in _paper_table().items() if k[0] != KB8}
+    checks = _checks(t)
+    for i in ("V1", "V4", "V5", "V8", "V9", "V10"):
+        assert not checks[i].holds and "missing" in checks[i].detail, i
+
+
+def test_study_files_are_the_papers_tables():
+    from irqlab.reproduce import vic
+    from irqlab.study.spec import load_study_file
+
+    for name, block in (("table-2", KB4), ("table-4", KB8)):
+        spec = load_study_file(vic.vic_dir() / f"{name}.study.toml")
+        axes = {a.field: tuple(a.values) for a in spec["axes"]}
+        assert axes == {"vic.enabled": (False, True), "storage.oio": OIOS}
+        resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
+        assert resolved["storage"]["block_bytes"] == block
+        assert resolved["cpu"]["freq_ghz"] == 2.4 and resolved["vm"]["kind"] == "lsilogic"
+        # Past vIC's first epoch (200 ms), in which R = 1.
+        assert resolved["run"]["warmup_s"] > resolved["vic"]["epoch_ms"] / 1e3
+
+
+def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "irqlab", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.needs_run
+def test_cli_end_to_end_on_short_runs(tmp_path):
+    out = tmp_path / "out"
+    proc = _irqlab("reproduce", "vic", "--out", str(out), "--duration", "0.05", "--seeds", "1", "--quiet", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert [c["id"] for c in report["checks"]] == IDS
+    for c in report["checks"]:
+        assert isinstance(c["holds"], bool) and c["claim"] and c["detail"]
+    assert "baseline" in report["fitted"] and "prediction" in report["fitted"]
+    for key in ("table_2", "table_4"):
+        rows = report[key]
+        assert [r["oio"] for r in rows] == list(OIOS)
+        assert all(0 < r["r_hat"] <= 1 and r["iops"] > 1000 and r["cycles_per_io"] > 1000 for r in rows)
+    assert all(r["paper_iops"] is not None for r in report["table_2"])
+    assert all(r["paper_iops"] is None for r in report["table_4"]), "Table 4 is withheld: nothing to compare"
+    assert [r["entry"] for r in report["table_6"]] == list(C.TABLE_6)
+    names = ["table-2.csv", "table-3.csv", "table-4.csv", "table-5.csv", "table-6.csv", "fit.csv", "checks.csv",
+             "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png"]
+    names += [f"{d}/{f}" for d in ("table-2", "table-4") for f in ("results.parquet", "study.toml")]
+    for name in names:
+        f = out / name
+        assert f.is_file() and f.stat().st_size > 0, name
+    html = (out / "report.html").read_text()
+    assert "http://" not in html and "https://" not in html
+    for i in IDS:
+        assert f"<b>{i} " in html
+    text = _irqlab("reproduce", "vic", "--out", str(out), "--duration", "0.05", "--seeds", "1", "--quiet",
+                   "--resume", "--no-plots")
+    assert text.returncode == 0, text.stderr
+    for title in ("Table 2: Iometer 4 KB reads", "Table 3: improvements with vIC", "Table 4: Iometer 8 KB reads",
+                  "Table 6: the vCPU's core", "The vIC paper's claims"):
+        assert title in text.stdout, title
+
+
+@pytest.mark.parametrize("flags, start", [
+    (("--seeds", "0"), "--seeds"),
+    (("--duration", "-1"), "--duration"),
+    (("--scenario", "/nonexistent.toml"), "--scenario"),
+])
+def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
+    proc = _irqlab("reproduce", "vic", "--out", str(tmp_path / "o"), *flags)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert start in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+
+
+def test_irqlab_run_shows_the_storage_path():
+    from irqlab.reproduce import vic
+
+    proc = _irqlab("run", str(vic.default_scenario()), "--set", "vic.enabled=true", "--set", "storage.oio=32",
+                   "--duration", "0.05")
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
+    assert "IOPS" in lines["throughput"] and "MB/s" in lines["throughput"]
+    for label in ("commands in flight", "cycles/io", "guest irqs/s", "vmkernel ipis/s", "vcpu halted", "vic"):
+        assert label in lines, (label, proc.stdout)
+    assert "mean R" in lines["vic"]
+    off = _irqlab("run", str(vic.default_scenario()), "--duration", "0.05")
+    assert off.returncode == 0, off.stderr
+    assert "vic" not in {line.split("  ")[0] for line in off.stdout.splitlines()}
+
+
+def test_a_storage_field_on_a_network_scenario_is_refused(tmp_path):
+    from irqlab.reproduce import iaps
+
+    proc = _irqlab("run", str(iaps.default_scenario()), "--set", "vic.enabled=true", "--duration", "0.01")
+    assert proc.returncode != 0
+    assert "vic" in proc.stderr and "Traceback" not in proc.stderr
