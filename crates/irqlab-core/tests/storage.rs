@@ -201,7 +201,8 @@ fn bad_storage_scenarios_are_refused_with_the_field_named() {
         }
         irqlab_core::run(&s).map(|_| ()).unwrap_err().to_string()
     };
-    assert!(err(&[("storage.oio", "0")]).contains("storage.oio"));
+    assert!(err(&[("storage.oio", "1025")]).contains("storage.oio"));
+    assert!(err(&[("storage.background_threads", "2000")]).contains("storage.background_threads"));
     assert!(err(&[("storage.block_bytes", "1000")]).contains("storage.block_bytes"));
     assert!(err(&[("storage.worker_vcpu", "1")]).contains("storage.worker_vcpu"));
     assert!(err(&[("vic.cif_threshold", "0")]).contains("vic.cif_threshold"));
@@ -215,4 +216,48 @@ fn bad_storage_scenarios_are_refused_with_the_field_named() {
     assert!(e.contains("vm.kind"), "{e}");
     let e = Scenario::from_toml_str("[storage]\noio = 4\n").map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("storage"), "{e}");
+}
+
+/// §4.5's guest: two vCPUs, 8 KB reads at OIO 8, vIC on, and `bg`
+/// CPU-bound threads at idle priority.
+fn section_4_5(bg: &str, oio: &str, threshold_us: &str) -> irqlab_core::stats::summary::StorageReport {
+    run(&vm(&[
+        ("vm.vcpus", "2"),
+        ("storage.block_bytes", "8192"),
+        ("storage.oio", oio),
+        ("storage.background_threads", bg),
+        ("vic.enabled", "true"),
+        ("vic.ipi_threshold_us", threshold_us),
+    ]))
+    .storage
+    .unwrap()
+}
+
+#[test]
+fn background_threads_alone_use_their_cpus_and_keep_the_guest_from_halting() {
+    let st = section_4_5("2", "0", "100");
+    let share = st.background_cpu_pct.unwrap();
+    assert!(share > 99.0, "{share}");
+    assert_eq!(st.iops, 0.0);
+    assert!(st.vcpu_halt_pct < 1.0);
+}
+
+#[test]
+fn with_a_busy_guest_the_ipi_threshold_trades_io_for_computation() {
+    // Alone, the reads do not care about the threshold: the guest halts
+    // and the VMM looks at the queue then (§4.5).
+    let alone = [section_4_5("0", "8", "0"), section_4_5("0", "8", "500")];
+    assert!((alone[1].iops / alone[0].iops - 1.0).abs() < 0.05, "{} vs {}", alone[1].iops, alone[0].iops);
+    // Beside a CPU-bound load, a longer threshold defers IPIs: fewer reads,
+    // more computation.
+    let co: Vec<_> = ["0", "100", "500"].iter().map(|t| section_4_5("2", "8", t)).collect();
+    for w in co.windows(2) {
+        assert!(w[1].iops < w[0].iops, "{} then {}", w[0].iops, w[1].iops);
+        assert!(w[1].background_cpu_pct.unwrap() > w[0].background_cpu_pct.unwrap());
+    }
+    // Both workloads lose by running together.
+    assert!(co[0].iops < alone[0].iops);
+    assert!(co[0].background_cpu_pct.unwrap() < 95.0);
+    // The worker is never starved by the idle-priority threads.
+    assert!(co[0].iops > 0.8 * alone[0].iops, "{} vs {}", co[0].iops, alone[0].iops);
 }

@@ -64,6 +64,10 @@ pub enum Phase {
     InIoIssue,
     /// Completing a read.
     InIoComplete,
+    /// A CPU-bound background thread of the storage guest
+    /// (`model/storage/background.rs`): its next chunk, or giving way.
+    Spin,
+    InSpin,
 }
 
 pub struct AppThread {
@@ -181,6 +185,7 @@ impl Server {
                 Phase::Sleeping => return None,
                 Phase::ReadCheck => return self.reader_next(sched, t),
                 Phase::IoNext => return self.iometer_next(sched, t),
+                Phase::Spin => return self.background_next(t),
                 // In-segment phases never ask for a next segment.
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
@@ -302,6 +307,7 @@ impl Server {
             Phase::InRead(bytes) => self.reader_done(sched, t, bytes),
             Phase::InIoIssue => self.iometer_issued(sched, t),
             Phase::InIoComplete => self.iometer_completed(sched, t),
+            Phase::InSpin => self.background_done(sched, t),
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let rc = buf.len() as u32;

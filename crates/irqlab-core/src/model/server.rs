@@ -198,6 +198,8 @@ impl Server {
         let bulk = cfg.app.kind == AppKind::Bulk;
         let nthreads = if forwarding {
             0
+        } else if iometer {
+            1 + cfg.storage.background_threads
         } else if bulk {
             cfg.bulk.streams
         } else {
@@ -206,10 +208,15 @@ impl Server {
         let reader_cores = super::bulk::reader_cores(app_cores, nq);
         let threads: Vec<AppThread> = (0..nthreads)
             .map(|t| {
-                if iometer {
+                if iometer && t == 0 {
                     // Iometer's worker (`model/storage/iometer.rs`).
                     let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
                     th.phase = super::app::Phase::IoNext;
+                    th
+                } else if iometer {
+                    // A background thread (`model/storage/background.rs`).
+                    let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
+                    th.phase = super::app::Phase::Spin;
                     th
                 } else if bulk {
                     // iperf3's reader of stream t (`model/bulk.rs`).

@@ -24,7 +24,8 @@ pub enum ArrayService {
 #[serde(deny_unknown_fields, default)]
 pub struct StorageCfg {
     /// Iometer's outstanding I/Os of its one worker (OIO): it issues this
-    /// many reads, then one more for each that completes.
+    /// many reads, then one more for each that completes. 0: no reads (the
+    /// background threads alone).
     pub oio: u32,
     /// Bytes per read (the paper: 4 KB and 8 KB).
     pub block_bytes: u32,
@@ -32,6 +33,10 @@ pub struct StorageCfg {
     /// interrupt is delivered to (the guest's IOAPIC routing).
     pub worker_vcpu: u32,
     pub interrupt_vcpu: u32,
+    /// CPU-bound guest threads at idle priority beside the reads (the
+    /// paper's §4.5 runs SMP Hyper Pi, one per vCPU); thread i runs on
+    /// guest CPU i mod `vm.vcpus`. With any, the guest never halts.
+    pub background_threads: u32,
     /// Data rate of the Fibre Channel path, MB/s: 4GFC carries 400 MB/s
     /// per direction (FC-PI-2; 4.25 GBd with 8b/10b coding). Each 2048-byte
     /// FCP_DATA frame adds 60 bytes of header, CRC, delimiters and idles.
@@ -85,6 +90,7 @@ impl Default for StorageCfg {
             block_bytes: 4096,
             worker_vcpu: 0,
             interrupt_vcpu: 0,
+            background_threads: 0,
             link_mb_per_s: 400.0,
             // The fit on Table 2's baseline rows (docs/calibration.md, "The
             // vIC paper"): four parameters, the array's two, the VMkernel's

@@ -125,7 +125,8 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("steering.rps_sock_flow_entries", |c| c.steering.rps_sock_flow_entries, 1, 1 << 24),
     int_field!("steering.rps_flow_cnt", |c| c.steering.rps_flow_cnt, 1, 1 << 24),
     int_field!("steering.iaps_flow_slots", |c| c.steering.iaps_flow_slots, 1, 1 << 24),
-    int_field!("storage.oio", |c| c.storage.oio, 1, 1024),
+    int_field!("storage.oio", |c| c.storage.oio, 0, 1024),
+    int_field!("storage.background_threads", |c| c.storage.background_threads, 0, 1024),
     // A sector up to 1 MiB (the LSI Logic adapter's largest transfer is smaller still).
     int_field!("storage.block_bytes", |c| c.storage.block_bytes, 512, 1 << 20),
     int_field!("storage.array_service_ns", |c| c.storage.array_service_ns, 0, MAX_NS),

@@ -192,6 +192,11 @@ pub struct StorageReport {
     pub guest_pct: f64,
     pub emulation_pct: f64,
     pub pickup_pct: f64,
+    /// `storage.background_threads` above 0: the share of their guest
+    /// CPUs' time the background threads computed, percent (their run time
+    /// for a fixed job is inversely proportional to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_cpu_pct: Option<f64>,
     /// Busy share of the host core that takes the HBA's interrupts, percent.
     pub hba_core_busy_pct: f64,
     /// vIC's choices; absent when it is off.

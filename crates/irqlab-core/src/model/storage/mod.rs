@@ -20,12 +20,15 @@
 //!   interrupt line (asserted once, however many completions wait, until
 //!   the ISR acknowledges it), the ISR, which takes every completion the
 //!   VMM has virtualized and acknowledges with a register access (another
-//!   trap), and the guest's clock interrupt.
+//!   trap), and the guest's clock interrupt;
+//! - [`background`]: a CPU-bound guest load at idle priority beside the
+//!   I/O (§4.5's Hyper Pi).
 //!
 //! Completions stay in issue order everywhere (one worker, first-come
 //! first-served stations), so each queue holds just the issue times.
 
 pub mod array;
+pub mod background;
 pub mod iometer;
 pub mod lsilogic;
 pub mod vmkernel;
@@ -65,6 +68,8 @@ pub struct StorageCounters {
     /// the acknowledgement's traps) and of its pickups of completions.
     pub emulation_cycles: u64,
     pub pickup_cycles: u64,
+    /// Chunks of work the background threads completed.
+    pub background_chunks: u64,
 }
 
 /// The storage path's state (`Server::storage`).
@@ -197,6 +202,10 @@ impl crate::model::server::Server {
             guest_pct,
             emulation_pct: core_pct(c.emulation_cycles),
             pickup_pct: core_pct(c.pickup_cycles),
+            background_cpu_pct: (self.cfg.storage.background_threads > 0).then(|| {
+                let per_thread_ns = dur_s * 1e9 * self.cfg.storage.background_threads as f64;
+                100.0 * (c.background_chunks * background::CHUNK_NS) as f64 / per_thread_ns
+            }),
             hba_core_busy_pct: hba_pct,
             vic,
         })
