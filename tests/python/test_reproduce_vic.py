@@ -1,4 +1,4 @@
-"""``irqlab reproduce vic``: the vIC paper's claims (V1-V12) on a made-up
+"""``irqlab reproduce vic``: the vIC paper's claims (V1-V16) on a made-up
 table shaped as the paper describes (each holds, and fails when its shape
 is spoiled), the study files, and the command end to end on short runs."""
 
@@ -12,9 +12,10 @@ import sys
 import pytest
 
 from irqlab.reproduce import vic_checks as C
-from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Point
+from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point
 
-IDS = [f"V{i}" for i in range(1, 13)]
+IDS = [f"V{i}" for i in range(1, 17)]
+THS = (0, 100, 500)
 
 
 def _point(iops, cost, ints, r_hat, cif, wait_us=5.0, halt=65.0, guest=9.0, emulation=5.0, pickup=0.5):
@@ -38,8 +39,20 @@ def _paper_table() -> dict[tuple[int, int, bool], Point]:
     return t
 
 
-def _checks(t) -> dict[str, C.ShapeCheck]:
-    return {c.id: c for c in C.all_checks(t)}
+def _figure_5() -> dict[tuple[bool, bool, int], Fig5Point]:
+    """Figure 5 as §4.5 describes it (made-up numbers): reads alone flat,
+    Hyper Pi alone flat, together the reads fall and Hyper Pi speeds up
+    as the threshold grows."""
+    f = {}
+    for th, io, pi in zip(THS, (28e3, 24e3, 15e3), (1.4, 1.25, 1.05)):
+        f[(True, False, th)] = Fig5Point(iops=29e3, hyper_pi_time=float("nan"), seeds=3)
+        f[(False, True, th)] = Fig5Point(iops=0.0, hyper_pi_time=1.0, seeds=3)
+        f[(True, True, th)] = Fig5Point(iops=io, hyper_pi_time=pi, seeds=3)
+    return f
+
+
+def _checks(t, f=None) -> dict[str, C.ShapeCheck]:
+    return {c.id: c for c in C.all_checks(t, _figure_5() if f is None else f)}
 
 
 def _set(t, key, **fields):
@@ -76,10 +89,24 @@ def test_each_claim_fails_when_its_shape_is_not_there(claim, spoil):
     assert not c.holds, c.detail
 
 
+def _v13(f): f[(True, False, 500)] = Fig5Point(iops=20e3, hyper_pi_time=float("nan"), seeds=3)
+def _v14(f): f[(False, True, 100)] = Fig5Point(iops=0.0, hyper_pi_time=1.1, seeds=3)
+def _v15(f): f[(True, True, 100)] = Fig5Point(iops=29e3, hyper_pi_time=1.25, seeds=3)   # reads best at 100
+def _v16(f): f[(True, True, 0)] = Fig5Point(iops=28e3, hyper_pi_time=1.02, seeds=3)    # Hyper Pi barely slowed
+
+
+@pytest.mark.parametrize("claim, spoil", [("V13", _v13), ("V14", _v14), ("V15", _v15), ("V16", _v16)])
+def test_each_figure_5_claim_fails_when_its_shape_is_not_there(claim, spoil):
+    f = _figure_5()
+    spoil(f)
+    c = _checks(_paper_table(), f)[claim]
+    assert not c.holds, c.detail
+
+
 def test_claims_without_the_runs_they_need_do_not_hold():
     t = {k: v for k, v in _paper_table().items() if k[0] != KB8}
-    checks = _checks(t)
-    for i in ("V1", "V4", "V5", "V8", "V9", "V10"):
+    checks = _checks(t, {})
+    for i in ("V1", "V4", "V5", "V8", "V9", "V10", "V13", "V14", "V15", "V16"):
         assert not checks[i].holds and "missing" in checks[i].detail, i
 
 
@@ -96,6 +123,14 @@ def test_study_files_are_the_papers_tables():
         assert resolved["cpu"]["freq_ghz"] == 2.4 and resolved["vm"]["kind"] == "lsilogic"
         # Past vIC's first epoch (200 ms), in which R = 1.
         assert resolved["run"]["warmup_s"] > resolved["vic"]["epoch_ms"] / 1e3
+    fig = load_study_file(vic.vic_dir() / "figure-5.study.toml")
+    axes = {a.field: tuple(a.values) for a in fig["axes"]}
+    assert axes["storage.background_threads"] == (0, 2)
+    assert 0 in axes["vic.ipi_threshold_us"] and 500 in axes["vic.ipi_threshold_us"]
+    resolved = fig["scenario"].with_overrides(list(fig["overrides"])).resolved()
+    assert resolved["vm"]["vcpus"] == 2 and resolved["storage"]["oio"] == 8 and resolved["vic"]["enabled"]
+    alone = load_study_file(vic.vic_dir() / "figure-5-no-io.study.toml")
+    assert {a.field: tuple(a.values) for a in alone["axes"]} == {"vic.ipi_threshold_us": axes["vic.ipi_threshold_us"]}
 
 
 def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -120,9 +155,13 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert all(r["paper_iops"] is not None for r in report["table_2"])
     assert all(r["paper_iops"] is None for r in report["table_4"]), "Table 4 is withheld: nothing to compare"
     assert [r["entry"] for r in report["table_6"]] == list(C.TABLE_6)
+    fig5 = report["figure_5"]
+    assert fig5[0]["ipi_threshold_us"] == 0 and fig5[-1]["ipi_threshold_us"] == 500
+    assert all(r["hyper_pi_time_no_io"] is not None and r["iops_with_hyper_pi"] > 0 for r in fig5)
     names = ["table-2.csv", "table-3.csv", "table-4.csv", "table-5.csv", "table-6.csv", "fit.csv", "checks.csv",
-             "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png"]
-    names += [f"{d}/{f}" for d in ("table-2", "table-4") for f in ("results.parquet", "study.toml")]
+             "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png", "figure-5.csv", "figure-5.png"]
+    names += [f"{d}/{f}" for d in ("table-2", "table-4", "figure-5", "figure-5-no-io")
+              for f in ("results.parquet", "study.toml")]
     for name in names:
         f = out / name
         assert f.is_file() and f.stat().st_size > 0, name
@@ -134,7 +173,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
                    "--resume", "--no-plots")
     assert text.returncode == 0, text.stderr
     for title in ("Table 2: Iometer 4 KB reads", "Table 3: improvements with vIC", "Table 4: Iometer 8 KB reads",
-                  "Table 6: the vCPU's core", "The vIC paper's claims"):
+                  "Table 6: the vCPU's core", "Figure 5: the IPI send threshold", "The vIC paper's claims"):
         assert title in text.stdout, title
 
 

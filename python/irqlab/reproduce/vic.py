@@ -1,26 +1,31 @@
 """The vIC paper: Ahmad, Gulati and Mashtizadeh, "vIC: Interrupt Coalescing
-for Virtual Machine Storage Device IO" (USENIX ATC 2011), Tables 2–6 and the
-claims of §4.1–§4.4, reproduced from the simulator.
+for Virtual Machine Storage Device IO" (USENIX ATC 2011), Tables 2–6, Figure
+5 and the claims of §4.1–§4.5, reproduced from the simulator.
 
 The paper's machine (§4) is an HP DL-380 with 4 dual-core AMD Opterons at
 2.4 GHz running ESX, a QLogic 4 Gb Fibre Channel HBA and an EMC CLARiiON
 CX3-40 with small, fully cached LUNs; a Windows 2003 VM runs Iometer with
 one worker reading 4 KB (Tables 2–3) or 8 KB (Tables 4–5, withheld in the
 copy the model was built from) with 8 to 64 I/Os outstanding, vIC off and
-on. Table 6 is the VMM's profile at 8 KB and OIO 64.
+on. Table 6 is the VMM's profile at 8 KB and OIO 64. Figure 5 (§4.5) sweeps
+the IPI send threshold with a 2-vCPU VM running Iometer (8 KB, OIO 8)
+alone, SMP Hyper Pi alone, and both together.
 
 Here the machine is ``scenarios/vic/iometer.toml`` (``vm.kind =
 "lsilogic"``, ``app.kind = "iometer"``, ``model/storage/``), vIC is
 ``vic.enabled`` and the policy tier's ``irqlab_policy::vic``. The studies
 ``scenarios/vic/table-2.study.toml`` and ``table-4.study.toml`` sweep OIO ×
-vIC at 4 KB and 8 KB, three seeds per point. The claims (V1–V12,
+vIC at 4 KB and 8 KB, three seeds per point; ``figure-5.study.toml`` and
+``figure-5-no-io.study.toml`` the threshold, with Hyper Pi as
+``storage.background_threads``. The claims (V1–V16,
 :mod:`irqlab.reproduce.vic_checks`) are checked on the seeds' means.
 
 What was fitted, on Table 2's baseline rows only (vIC off, OIO 8–64: four
 IOPS and four cycles per I/O): the array's service time per command and its
 overlapped latency, the VMkernel's cycles per completion, and one scale on
 the first estimates of the guest's and the VMM's costs (docs/calibration.md).
-Everything with vIC on, all of the 8 KB tables and Table 6 are predictions.
+Everything with vIC on, all of the 8 KB tables, Table 6 and Figure 5 are
+predictions.
 """
 
 from __future__ import annotations
@@ -34,12 +39,12 @@ from typing import Optional
 
 from irqlab.reproduce import adjust_spec, json_clean, run_studies, scenario_dir, vic_checks
 from irqlab.reproduce.thesis import ShapeCheck
-from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, TABLE_3, TABLE_6, Point
+from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, TABLE_3, TABLE_6, Fig5Point, Point
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
 
 #: The studies, in the order they are run.
-STUDIES = ("table-2", "table-4")
+STUDIES = ("table-2", "table-4", "figure-5", "figure-5-no-io")
 #: The fit (``[storage]``'s defaults), for the note.
 FIT = {
     "storage.array_service_ns": 20_500,
@@ -52,8 +57,9 @@ TITLES = {
     "table-4": "Table 4: Iometer 8 KB reads (simulated; the paper's numbers are withheld)",
     "table-5": "Table 5: improvements with vIC at 8 KB, % (simulated; withheld in the paper's copy)",
     "table-6": "Table 6: the vCPU's core at 8 KB, OIO 64, percent of a core (simulated | paper)",
+    "figure-5": "Figure 5: the IPI send threshold, Iometer 8 KB OIO 8 and Hyper Pi on a 2-vCPU VM (simulated)",
 }
-CHECKS_TITLE = "The vIC paper's claims (§4.1-4.4), checked on the simulation"
+CHECKS_TITLE = "The vIC paper's claims (§4.1-4.5), checked on the simulation"
 
 
 def vic_dir() -> Path:
@@ -87,6 +93,8 @@ class VicResult:
     """The seeds' means per (block bytes, OIO, vIC on), and where they came from."""
 
     table: dict[tuple[int, int, bool], Point] = field(default_factory=dict)
+    #: Figure 5: (reads?, Hyper Pi?, threshold µs) → the point.
+    figure_5: dict[tuple[bool, bool, int], Fig5Point] = field(default_factory=dict)
     directories: dict[str, Path] = field(default_factory=dict)
     seed: int = 1
     seeds: int = 1
@@ -107,7 +115,7 @@ def run_vic(
     quiet: bool = False,
     overrides: tuple[str, ...] = (),
 ) -> VicResult:
-    """Run both studies into ``out/table-2`` and ``out/table-4`` and read them back."""
+    """Run the studies into ``out/<name>`` and read them back."""
     run_studies(vic_studies(scenario, duration_s, seed, seeds, overrides), out, jobs=jobs, resume=resume, quiet=quiet)
     return read_vic(out)
 
@@ -144,34 +152,63 @@ def table(frame, block: int) -> dict[tuple[int, int, bool], Point]:
     return out
 
 
+def figure_5_points(frame, resolved: dict) -> list[tuple[bool, bool, int, float, float, int]]:
+    """(reads?, Hyper Pi?, threshold, IOPS, Hyper Pi's CPU share %, seeds)
+    per point of a Figure 5 study's frame."""
+    storage = resolved.get("storage", {})
+    reads = int(storage.get("oio", 0)) > 0
+    by = ["vic.ipi_threshold_us"] + (["storage.background_threads"] if "storage.background_threads" in frame else [])
+    points = []
+    for key, g in frame.groupby(by):
+        key = key if isinstance(key, tuple) else (key,)
+        threads = int(key[1]) if len(key) > 1 else int(storage.get("background_threads", 0))
+        points.append((reads, threads > 0, int(key[0]), _mean(g, "storage.iops"),
+                       _mean(g, "storage.background_cpu_pct"), len(g)))
+    return points
+
+
 def read_vic(out: Path) -> VicResult:
     """The reproduction's means from the results stores under ``out``."""
     from irqlab import results
 
     r = VicResult()
     warnings: list[str] = []
+    shares: dict[tuple[bool, bool, int], tuple[float, float, int]] = {}
     for name in STUDIES:
         directory = out / name
         frame = results.succeeded(results.load(directory))
         r.directories[name] = directory
         spec = load_study_file(directory / STUDY)
         resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
-        block = int(resolved.get("storage", {}).get("block_bytes", KB4))
-        r.table.update(table(frame, block))
+        if name.startswith("figure-5"):
+            for reads, pi, th, iops, share, n in figure_5_points(frame, resolved):
+                shares[(reads, pi, th)] = (iops, share, n)
+        else:
+            block = int(resolved.get("storage", {}).get("block_bytes", KB4))
+            r.table.update(table(frame, block))
         if "warnings" in frame:
             for ws in frame["warnings"]:
-                warnings.extend(list(ws) if ws is not None else [])
+                # Hyper Pi alone completes no read, by design.
+                warnings.extend(w for w in (list(ws) if ws is not None else [])
+                                if not (name == "figure-5-no-io" and w.startswith("no request completed")))
         if name == "table-2":
             r.duration_s = float(frame["duration_s"].iloc[0]) if len(frame) else math.nan
             r.seed = int(spec["seed"])
             r.seeds = int(spec["seeds"])
             r.resolved = resolved
     r.warnings = list(dict.fromkeys(warnings))
+    # Hyper Pi's run time for its fixed job, relative to Hyper Pi alone at
+    # the first threshold: inversely proportional to its CPU share.
+    alone = [v[1] for k, v in sorted(shares.items()) if k[:2] == (False, True)]
+    base = alone[0] if alone else math.nan
+    for k, (iops, share, n) in shares.items():
+        time = base / share if k[1] and share and share > 0 else math.nan
+        r.figure_5[k] = Fig5Point(iops=iops if k[0] else 0.0, hyper_pi_time=time, seeds=n)
     return r
 
 
 def shape_checks(r: VicResult) -> list[ShapeCheck]:
-    return vic_checks.all_checks(r.table)
+    return vic_checks.all_checks(r.table, r.figure_5)
 
 
 def fit_rows(r: VicResult) -> list[dict[str, object]]:
@@ -260,6 +297,34 @@ def table_6_rows(r: VicResult) -> list[dict[str, object]]:
     ]
 
 
+def figure_5_rows(r: VicResult) -> list[dict[str, object]]:
+    f = r.figure_5
+    ths = sorted({th for (_, _, th) in f})
+    nan = math.nan
+
+    def get(k, attr):
+        return getattr(f[k], attr) if k in f else nan
+
+    return [{
+        "ipi_threshold_us": th,
+        "iops_no_hyper_pi": get((True, False, th), "iops"),
+        "iops_with_hyper_pi": get((True, True, th), "iops"),
+        "hyper_pi_time_no_io": get((False, True, th), "hyper_pi_time"),
+        "hyper_pi_time_with_io": get((True, True, th), "hyper_pi_time"),
+    } for th in ths]
+
+
+def figure_5_text(r: VicResult) -> str:
+    lines = [TITLES["figure-5"], "    Hyper Pi's run time is relative to Hyper Pi alone (1.000); the paper gives the "
+             "figure only, so nothing is compared",
+             "    IPI threshold  IOPS no Hyper Pi  IOPS with Hyper Pi  Hyper Pi time no IO  Hyper Pi time with IO"]
+    for x in figure_5_rows(r):
+        lines.append(f"    {x['ipi_threshold_us']:>10} us  {_f(x['iops_no_hyper_pi'], '{:16.0f}')}  "
+                     f"{_f(x['iops_with_hyper_pi'], '{:18.0f}')}  {_f(x['hyper_pi_time_no_io'], '{:19.3f}')}  "
+                     f"{_f(x['hyper_pi_time_with_io'], '{:21.3f}')}")
+    return "\n".join(lines)
+
+
 def _k(x: float) -> str:
     return "-" if isinstance(x, float) and math.isnan(x) else f"{x / 1e3:.1f}K"
 
@@ -336,7 +401,7 @@ def check_row(c: ShapeCheck) -> dict[str, object]:
 
 
 def title(r: VicResult) -> str:
-    return "irqlab: the vIC paper (Ahmad, Gulati & Mashtizadeh, USENIX ATC 2011), Tables 2-6"
+    return "irqlab: the vIC paper (Ahmad, Gulati & Mashtizadeh, USENIX ATC 2011), Tables 2-6 and Figure 5"
 
 
 def intro(r: VicResult) -> str:
@@ -349,7 +414,8 @@ def intro(r: VicResult) -> str:
         "wake-up, the VMM and the adapter's virtual interrupt), "
         f"{r.seeds} seeds per point from seed {r.seed}, {r.duration_s:g} s of simulated time per run after "
         f"{r.resolved.get('run', {}).get('warmup_s', '?')} s of warm-up (past vIC's first 200 ms epoch). Guest "
-        "interrupts are the adapter's and the guest clock's (64 Hz); Windows counts more (see V12)."
+        "interrupts are the adapter's and the guest clock's (64 Hz); Windows counts more (see V12). Figure 5's "
+        "Hyper Pi is two CPU-bound guest threads at idle priority (storage.background_threads)."
     )
 
 
@@ -360,7 +426,8 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
     written = []
     frames = {
         "table-2": table_2_rows(r, KB4), "table-3": table_3_rows(r, KB4), "table-4": table_2_rows(r, KB8),
-        "table-5": table_3_rows(r, KB8), "table-6": table_6_rows(r), "fit": fit_rows(r),
+        "table-5": table_3_rows(r, KB8), "table-6": table_6_rows(r), "figure-5": figure_5_rows(r),
+        "fit": fit_rows(r),
         "checks": [check_row(c) for c in checks],
     }
     for name, rows in frames.items():
@@ -374,7 +441,8 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     for key, text in (("table-2", table_2_text(r, KB4)), ("table-3", table_3_text(r, KB4)),
-                      ("table-4", table_2_text(r, KB8)), ("table-5", table_3_text(r, KB8)), ("table-6", table_6_text(r))):
+                      ("table-4", table_2_text(r, KB8)), ("table-5", table_3_text(r, KB8)), ("table-6", table_6_text(r)),
+                      ("figure-5", figure_5_text(r))):
         md += [f"## {TITLES[key]}", "", "```", text, "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
@@ -410,18 +478,19 @@ def write_html(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list[
         )
     ]
     if figures:
-        sections.append(("Tables 2 and 4 as plots", "".join(_image(f) for f in figures)))
+        sections.append(("Tables 2 and 4 and Figure 5 as plots", "".join(_image(f) for f in figures)))
     sections += [
         (TITLES["table-2"], frame_html(table_2_rows(r, KB4))),
         (TITLES["table-3"], frame_html(table_3_rows(r, KB4))),
         (TITLES["table-4"], frame_html(table_2_rows(r, KB8))),
         (TITLES["table-5"], frame_html(table_3_rows(r, KB8))),
         (TITLES["table-6"], frame_html(table_6_rows(r))),
+        (TITLES["figure-5"], frame_html(figure_5_rows(r))),
     ]
     return write_report(
         r.directories["table-2"],
         out / "report.html",
         title=title(r),
         sections_before=sections,
-        extra_dirs=(r.directories["table-4"],),
+        extra_dirs=tuple(r.directories[n] for n in STUDIES[1:]),
     )

@@ -1,5 +1,6 @@
 """The vIC paper's claims (Ahmad, Gulati, Mashtizadeh, USENIX ATC 2011, §4.1,
-§4.2 and §4.4), each checked on simulated runs: V1–V12.
+§4.2, §4.4 and §4.5), each checked on simulated runs: V1–V12 on Tables 2–6,
+V13–V16 on Figure 5 (the IPI send threshold).
 
 Every check takes the runs' means per (block size, outstanding I/Os, vIC
 on) (:data:`Table`, built by :func:`irqlab.reproduce.vic.table`) and
@@ -96,6 +97,28 @@ class Point:
 
 #: (block bytes, OIO, vIC on) → the point's means.
 Table = Mapping[tuple[int, int, bool], Point]
+
+
+@dataclass(frozen=True)
+class Fig5Point:
+    """The seeds' means of one Figure 5 point: IOPS (0 without reads) and
+    Hyper Pi's run time relative to Hyper Pi alone at no threshold (NaN
+    without Hyper Pi)."""
+
+    iops: float
+    hyper_pi_time: float
+    seeds: int
+
+
+#: (reads?, Hyper Pi?, IPI threshold µs) → the point's means.
+Fig5 = Mapping[tuple[bool, bool, int], Fig5Point]
+
+#: "Severely interfere": the loser at each end of the sweep loses at least this much.
+SEVERE = 0.10
+#: "Do not change much": IOPS alone within this fraction over the thresholds.
+FLAT = 0.05
+#: "No sensitivity": Hyper Pi alone within this fraction.
+INSENSITIVE = 0.01
 
 
 def _missing(id_: str, claim: str, what: str) -> ShapeCheck:
@@ -308,9 +331,78 @@ def v12_table_2_within(t: Table) -> ShapeCheck:
     return ShapeCheck(claim, not misses, detail, id="V12")
 
 
-def all_checks(t: Table) -> list[ShapeCheck]:
+def thresholds(f: Fig5, reads: bool, hyper_pi: bool) -> list[int]:
+    return sorted(th for (r, h, th) in f if (r, h) == (reads, hyper_pi))
+
+
+def _series5(f: Fig5, reads: bool, hyper_pi: bool, attr: str) -> list[float]:
+    return [getattr(f[(reads, hyper_pi, th)], attr) for th in thresholds(f, reads, hyper_pi)]
+
+
+def _fmt5(f: Fig5, reads: bool, hyper_pi: bool, attr: str, fmt: str) -> str:
+    return ", ".join(f"{th} us: {fmt.format(getattr(f[(reads, hyper_pi, th)], attr))}"
+                     for th in thresholds(f, reads, hyper_pi))
+
+
+def v13_io_alone_flat(f: Fig5) -> ShapeCheck:
+    claim = "the throughput for 'IOPS no Hyper Pi' bars do not change much with the IPI send threshold"
+    xs = _series5(f, True, False, "iops")
+    if len(xs) < 2:
+        return _missing("V13", claim, "Iometer alone over two thresholds or more")
+    spread = max(xs) / min(xs) - 1 if min(xs) > 0 else math.inf
+    return ShapeCheck(claim, spread <= FLAT, f"IOPS {_fmt5(f, True, False, 'iops', '{:.0f}')}: spread {spread:.1%} "
+                      f"(at most {FLAT:.0%}); the guest halts between reads and the VMM looks at the queue then", id="V13")
+
+
+def v14_hyper_pi_alone_flat(f: Fig5) -> ShapeCheck:
+    claim = "the blue triangle case of 'Hyper Pi no IO' shows no sensitivity to our parameter"
+    xs = _series5(f, False, True, "hyper_pi_time")
+    if len(xs) < 2:
+        return _missing("V14", claim, "Hyper Pi alone over two thresholds or more")
+    spread = max(xs) / min(xs) - 1
+    return ShapeCheck(claim, spread <= INSENSITIVE, f"relative run time {_fmt5(f, False, True, 'hyper_pi_time', '{:.3f}')}: "
+                      f"spread {spread:.2%} (at most {INSENSITIVE:.0%})", id="V14")
+
+
+def v15_ends_of_the_tradeoff(f: Fig5) -> ShapeCheck:
+    claim = ("No delay in sending an IPI results in the highest IO throughput whereas waiting 500 microseconds to send "
+             "an IPI results in the highest performance of the CPU-bound workload")
+    ths = thresholds(f, True, True)
+    if len(ths) < 2 or ths[0] != 0 or ths[-1] != 500:
+        return _missing("V15", claim, "both workloads together at 0 and 500 us")
+    iops = _series5(f, True, True, "iops")
+    times = _series5(f, True, True, "hyper_pi_time")
+    best_io = ths[max(range(len(ths)), key=lambda i: iops[i])]
+    best_pi = ths[min(range(len(ths)), key=lambda i: times[i])]
+    holds = best_io == 0 and best_pi == 500
+    return ShapeCheck(claim, holds,
+                      f"together: IOPS {_fmt5(f, True, True, 'iops', '{:.0f}')} (highest at {best_io} us); Hyper Pi's "
+                      f"relative run time {_fmt5(f, True, True, 'hyper_pi_time', '{:.3f}')} (shortest at {best_pi} us)",
+                      id="V15")
+
+
+def v16_severe_interference(f: Fig5) -> ShapeCheck:
+    claim = "As soon as we run those two benchmarks together, they severely interfere with each other"
+    ths = [th for th in thresholds(f, True, True) if (True, False, th) in f and (False, True, th) in f]
+    if not ths:
+        return _missing("V16", claim, "the three cases at a common threshold")
+    both = all(f[(True, True, th)].iops < f[(True, False, th)].iops
+               and f[(True, True, th)].hyper_pi_time > f[(False, True, th)].hyper_pi_time for th in ths)
+    lo, hi = ths[0], ths[-1]
+    pi_loss = f[(True, True, lo)].hyper_pi_time / f[(False, True, lo)].hyper_pi_time - 1
+    io_loss = 1 - f[(True, True, hi)].iops / f[(True, False, hi)].iops
+    holds = both and pi_loss >= SEVERE and io_loss >= SEVERE
+    return ShapeCheck(claim, holds,
+                      f"at {lo} us Hyper Pi takes {pi_loss:+.0%} longer beside the reads; at {hi} us the reads lose "
+                      f"{io_loss:.0%} of their IOPS beside Hyper Pi (each at least {SEVERE:.0%}); both lose at every "
+                      f"threshold: {both}", id="V16")
+
+
+def all_checks(t: Table, f: Optional[Fig5] = None) -> list[ShapeCheck]:
+    f = f if f is not None else {}
     return [
         v1_ratio_falls(t), v2_cif_below_oio(t), v3_r_hat_as_table_2(t), v4_cost_falls(t), v5_iops_never_fall(t),
         v6_sharp_drop_at_64(t), v7_cost_gain_at_64(t), v8_same_ratio_at_8k(t), v9_profile_directions(t),
         v10_idle_gain(t), v11_delay_at_a_third(t), v12_table_2_within(t),
+        v13_io_alone_flat(f), v14_hyper_pi_alone_flat(f), v15_ends_of_the_tradeoff(f), v16_severe_interference(f),
     ]
