@@ -1,4 +1,4 @@
-"""``irqlab reproduce vic``: the vIC paper's claims (V1-V16) on a made-up
+"""``irqlab reproduce vic``: the vIC paper's claims (V1-V22) on a made-up
 table shaped as the paper describes (each holds, and fails when its shape
 is spoiled), the study files, and the command end to end on short runs."""
 
@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from irqlab.reproduce import vic_checks as C
-from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point
+from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point, TpccPoint
 
-IDS = [f"V{i}" for i in range(1, 17)]
+IDS = [f"V{i}" for i in range(1, 23)]
 THS = (0, 100, 500)
 
 
@@ -51,8 +51,24 @@ def _figure_5() -> dict[tuple[bool, bool, int], Fig5Point]:
     return f
 
 
-def _checks(t, f=None) -> dict[str, C.ShapeCheck]:
-    return {c.id: c for c in C.all_checks(t, _figure_5() if f is None else f)}
+def _tpcc() -> dict[tuple[int, bool, int], TpccPoint]:
+    """§4.4 as the paper tells it (made-up numbers): vIC lowers the CPU per
+    transaction, the rate rises with 90 users, R swings with many epochs
+    below 1/12, fewer interrupts, little added wait."""
+    ratios = (1 / 3,) * 20 + (1 / 16,) * 15 + (1 / 2,) * 5
+    p = {}
+    for users in (80, 90):
+        p[(users, False, 4)] = TpccPoint(tps=1000.0, iops=5000.0, guest_irqs_per_s=5000.0, latency_us=6000.0,
+                                         reply_wait_us=5.0, cycles_per_txn=2.2e6, epoch_ratios=(), seeds=3)
+        for cif, ints in ((4, 1500.0), (2, 700.0)):
+            p[(users, True, cif)] = TpccPoint(tps=1000.0 if users == 80 else 1040.0, iops=5200.0,
+                                              guest_irqs_per_s=ints, latency_us=6100.0, reply_wait_us=150.0,
+                                              cycles_per_txn=2.1e6, epoch_ratios=ratios, seeds=3)
+    return p
+
+
+def _checks(t, f=None, p=None) -> dict[str, C.ShapeCheck]:
+    return {c.id: c for c in C.all_checks(t, _figure_5() if f is None else f, _tpcc() if p is None else p)}
 
 
 def _set(t, key, **fields):
@@ -103,10 +119,32 @@ def test_each_figure_5_claim_fails_when_its_shape_is_not_there(claim, spoil):
     assert not c.holds, c.detail
 
 
+def _tp(p, key, **fields):
+    p[key] = dataclasses.replace(p[key], **fields)
+
+
+def _v17(p): _tp(p, (80, True, 2), cycles_per_txn=2.3e6)             # vIC costs CPU
+def _v18(p): _tp(p, (90, True, 4), tps=1000.0)                       # no gain
+def _v19(p): _tp(p, (90, True, 4), epoch_ratios=(1 / 3, 1 / 2) * 10)  # R barely moves
+def _v20(p): _tp(p, (90, True, 4), epoch_ratios=(1 / 3, 1 / 16) + (1 / 3,) * 20)  # once below 1/12
+def _v21(p): _tp(p, (90, True, 2), guest_irqs_per_s=2000.0)          # cifThreshold 2 no lower than 4
+def _v22(p): _tp(p, (80, True, 4), reply_wait_us=900.0)              # ~1 ms added
+
+
+@pytest.mark.parametrize("claim, spoil", [("V17", _v17), ("V18", _v18), ("V19", _v19), ("V20", _v20),
+                                          ("V21", _v21), ("V22", _v22)])
+def test_each_tpcc_claim_fails_when_its_shape_is_not_there(claim, spoil):
+    p = _tpcc()
+    spoil(p)
+    c = _checks(_paper_table(), None, p)[claim]
+    assert not c.holds, c.detail
+
+
 def test_claims_without_the_runs_they_need_do_not_hold():
     t = {k: v for k, v in _paper_table().items() if k[0] != KB8}
-    checks = _checks(t, {})
-    for i in ("V1", "V4", "V5", "V8", "V9", "V10", "V13", "V14", "V15", "V16"):
+    checks = _checks(t, {}, {})
+    for i in ("V1", "V4", "V5", "V8", "V9", "V10", "V13", "V14", "V15", "V16", "V17", "V18", "V19", "V20", "V21",
+              "V22"):
         assert not checks[i].holds and "missing" in checks[i].detail, i
 
 
@@ -131,6 +169,11 @@ def test_study_files_are_the_papers_tables():
     assert resolved["vm"]["vcpus"] == 2 and resolved["storage"]["oio"] == 8 and resolved["vic"]["enabled"]
     alone = load_study_file(vic.vic_dir() / "figure-5-no-io.study.toml")
     assert {a.field: tuple(a.values) for a in alone["axes"]} == {"vic.ipi_threshold_us": axes["vic.ipi_threshold_us"]}
+    t8 = load_study_file(vic.vic_dir() / "table-8.study.toml")
+    axes = {a.field: tuple(a.values) for a in t8["axes"]}
+    assert axes == {"oltp.users": (80, 90), "vic.enabled": (False, True), "vic.cif_threshold": (4, 2)}
+    resolved = t8["scenario"].resolved()
+    assert resolved["app"]["kind"] == "oltp" and resolved["vm"]["vcpus"] == 4
 
 
 def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -155,12 +198,16 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert all(r["paper_iops"] is not None for r in report["table_2"])
     assert all(r["paper_iops"] is None for r in report["table_4"]), "Table 4 is withheld: nothing to compare"
     assert [r["entry"] for r in report["table_6"]] == list(C.TABLE_6)
+    assert {(r["vic"], r["users"]) for r in report["table_8"]} == {
+        (v, u) for v in ("No vIC", "cifT = 4", "cifT = 2") for u in (80, 90)}
+    assert report["figures_3_4"] and all(0 < r["r"] <= 1 for r in report["figures_3_4"])
     fig5 = report["figure_5"]
     assert fig5[0]["ipi_threshold_us"] == 0 and fig5[-1]["ipi_threshold_us"] == 500
     assert all(r["hyper_pi_time_no_io"] is not None and r["iops_with_hyper_pi"] > 0 for r in fig5)
     names = ["table-2.csv", "table-3.csv", "table-4.csv", "table-5.csv", "table-6.csv", "fit.csv", "checks.csv",
-             "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png", "figure-5.csv", "figure-5.png"]
-    names += [f"{d}/{f}" for d in ("table-2", "table-4", "figure-5", "figure-5-no-io")
+             "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png", "figure-5.csv", "figure-5.png",
+             "table-8.csv", "figures-3-4.csv", "figures-3-4.png"]
+    names += [f"{d}/{f}" for d in ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8")
               for f in ("results.parquet", "study.toml")]
     for name in names:
         f = out / name
@@ -173,7 +220,8 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
                    "--resume", "--no-plots")
     assert text.returncode == 0, text.stderr
     for title in ("Table 2: Iometer 4 KB reads", "Table 3: improvements with vIC", "Table 4: Iometer 8 KB reads",
-                  "Table 6: the vCPU's core", "Figure 5: the IPI send threshold", "The vIC paper's claims"):
+                  "Table 6: the vCPU's core", "Figure 5: the IPI send threshold", "Table 8: TPC-C-like load",
+                  "Figures 3-4", "The vIC paper's claims"):
         assert title in text.stdout, title
 
 

@@ -261,3 +261,97 @@ fn with_a_busy_guest_the_ipi_threshold_trades_io_for_computation() {
     // The worker is never starved by the idle-priority threads.
     assert!(co[0].iops > 0.8 * alone[0].iops, "{} vs {}", co[0].iops, alone[0].iops);
 }
+
+/// The TPC-C-like load: `users` threads on `vcpus` guest CPUs.
+fn oltp(vcpus: &str, extra: &[(&str, &str)]) -> Scenario {
+    let mut s = Scenario::from_toml_str(&format!(
+        r#"
+        [run]
+        duration_s = 1.0
+        warmup_s = 0.25
+        [cpu]
+        app_cores = {vcpus}
+        freq_ghz = 2.4
+        [vm]
+        kind = "lsilogic"
+        vcpus = {vcpus}
+        halt_poll_ns = 0
+        [app]
+        kind = "oltp"
+        [storage]
+        block_bytes = 8192
+        array_service_ns = 125000
+        array_latency_ns = 5875000
+        "#
+    ))
+    .unwrap();
+    for (k, v) in extra {
+        s.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+    }
+    s
+}
+
+#[test]
+fn one_user_alternates_computing_and_reading() {
+    // Free I/O path: a transaction takes its computation (2.4M cycles at
+    // 2.4 GHz: 1 ms on average) plus one read (125 us + 8.43 KB at 400 MB/s
+    // + 5.875 ms), so about 1 / 7.02 ms transactions per second.
+    let mut extra: Vec<(&str, String)> = costs("0");
+    extra.retain(|(k, _)| *k != "costs.context_switch_cycles" && *k != "costs.interrupt_penalty_cycles");
+    let mut v: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    v.extend_from_slice(&[
+        ("oltp.users", "1"),
+        ("oltp.compute_cycles", "2400000"),
+        ("storage.guest_timer_hz", "0"),
+        ("cpu.wakeup_latency_ns", "0"),
+        ("costs.context_switch_cycles", "0"),
+        ("costs.interrupt_penalty_cycles", "0"),
+        ("run.duration_s", "5"),
+    ]);
+    let st = run(&oltp("1", &v)).storage.unwrap();
+    let expected = 1.0 / (1e-3 + 125e-6 + 8432.0 / 400e6 + 5.875e-3);
+    let tps = st.transactions_per_s.unwrap();
+    assert!((tps / expected - 1.0).abs() < 0.03, "{tps} vs {expected}");
+    assert!((st.iops - tps).abs() < 1.0, "one read per transaction");
+}
+
+#[test]
+fn many_users_saturate_the_cpus_and_a_checkpoint_swings_the_ratio() {
+    let base = &[("oltp.users", "80"), ("oltp.compute_cycles", "2100000"), ("vic.enabled", "true")];
+    let sum = run(&oltp("4", base));
+    assert!(sum.cpu_pct.idle < 5.0, "{:?}", sum.cpu_pct);
+    let st = sum.storage.unwrap();
+    // CPU-bound: 4 x 2.4 GHz over ~2.2M cycles per transaction.
+    let tps = st.transactions_per_s.unwrap();
+    assert!(tps > 3500.0 && tps < 4600.0, "{tps}");
+    let calm = st.vic.unwrap().epoch_ratios;
+    let mut with_ckpt = base.to_vec();
+    with_ckpt.extend_from_slice(&[
+        ("oltp.checkpoint_interval_ms", "400"),
+        ("oltp.checkpoint_writes", "4000"),
+        ("oltp.checkpoint_depth", "128"),
+    ]);
+    let bursty = run(&oltp("4", &with_ckpt)).storage.unwrap().vic.unwrap().epoch_ratios;
+    let min = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(min(&bursty) < 1.0 / 12.0, "{bursty:?}");
+    assert!(min(&calm) > min(&bursty), "{calm:?}");
+}
+
+#[test]
+fn oltp_fields_are_checked() {
+    let err = |extra: &[(&str, &str)]| {
+        let mut s = oltp("2", &[]);
+        for (k, v) in extra {
+            if let Err(e) = s.set(k, v) {
+                return e.to_string();
+            }
+        }
+        irqlab_core::run(&s).map(|_| ()).unwrap_err().to_string()
+    };
+    assert!(err(&[("storage.oio", "16")]).contains("storage.oio"));
+    assert!(err(&[("oltp.users", "0")]).contains("oltp.users"));
+    assert!(err(&[("oltp.checkpoint_writes", "10")]).contains("oltp.checkpoint_writes"));
+    assert!(err(&[("cpu.app_cores", "1")]).contains("cpu.app_cores"));
+    let e = Scenario::from_toml_str("[oltp]\nusers = 5\n").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("oltp"), "{e}");
+}

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from irqlab.reproduce.vic import VicResult, figure_5_rows  # noqa: E402
+from irqlab.reproduce.vic import VicResult, figure_5_rows, figures_3_4_rows  # noqa: E402
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2  # noqa: E402
 
 METRICS = (
@@ -79,8 +79,37 @@ def figure_5(r: VicResult, out: Path) -> Path:
     return path
 
 
+def figures_3_4(r: VicResult, out: Path) -> Path:
+    """``out/figures-3-4.png``: the epochs' R as a histogram on a log
+    axis (Figure 3) and over time (Figure 4)."""
+    rs = [row["r"] for row in figures_3_4_rows(r)]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0), dpi=110)
+    bins = sorted({1 / k for k in range(1, 65)} | {k / (k + 1) for k in range(1, 5)})
+    edges = [b * 0.97 for b in bins] + [1.03]
+    axes[0].hist(rs, bins=edges, color="tab:green")
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("R (log scale)")
+    axes[0].set_ylabel("Epochs")
+    axes[0].set_title("(3) Histogram of the chosen R")
+    axes[1].plot([i * 0.2 for i in range(len(rs))], rs, color="tab:green", linewidth=1)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("Time (s; the seeds' runs one after another)")
+    axes[1].set_ylabel("R (log scale)")
+    axes[1].set_title("(4) R over time")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    fig.suptitle("vIC paper Figures 3-4 (simulated): TPC-C-like load, 90 users, cifThreshold 4")
+    fig.tight_layout()
+    path = out / "figures-3-4.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def all_figures(r: VicResult, out: Path) -> list[Path]:
     figures = [table_figure(r, out, KB4), table_figure(r, out, KB8)]
     if r.figure_5:
         figures.append(figure_5(r, out))
+    if figures_3_4_rows(r):
+        figures.append(figures_3_4(r, out))
     return figures

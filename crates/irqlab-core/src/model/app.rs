@@ -64,6 +64,12 @@ pub enum Phase {
     InIoIssue,
     /// Completing a read.
     InIoComplete,
+    /// An OLTP user or the checkpoint writer (`model/storage/oltp.rs`):
+    /// what next; computing; issuing an I/O; completing one.
+    TxnNext,
+    InTxnCompute,
+    InTxnIssue,
+    InTxnComplete,
     /// A CPU-bound background thread of the storage guest
     /// (`model/storage/background.rs`): its next chunk, or giving way.
     Spin,
@@ -186,6 +192,7 @@ impl Server {
                 Phase::ReadCheck => return self.reader_next(sched, t),
                 Phase::IoNext => return self.iometer_next(sched, t),
                 Phase::Spin => return self.background_next(t),
+                Phase::TxnNext => return self.oltp_next(sched, t),
                 // In-segment phases never ask for a next segment.
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
@@ -308,6 +315,7 @@ impl Server {
             Phase::InIoIssue => self.iometer_issued(sched, t),
             Phase::InIoComplete => self.iometer_completed(sched, t),
             Phase::InSpin => self.background_done(sched, t),
+            Phase::InTxnCompute | Phase::InTxnIssue | Phase::InTxnComplete => self.oltp_step_done(sched, t, phase),
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let rc = buf.len() as u32;

@@ -57,6 +57,8 @@ pub enum Ev {
     HbaComplete,
     /// Storage: the guest's clock ticks.
     GuestTick,
+    /// OLTP: the database's checkpoint is due.
+    Checkpoint,
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -181,7 +183,8 @@ impl Server {
                 }
             })
             .collect();
-        let iometer = cfg.app.kind == AppKind::Iometer;
+        let oltp = cfg.app.kind == AppKind::Oltp;
+        let iometer = cfg.app.kind == AppKind::Iometer || oltp;
         let routes: Vec<IrqRoute> = if guest && !virtio && !iometer {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
@@ -198,6 +201,9 @@ impl Server {
         let bulk = cfg.app.kind == AppKind::Bulk;
         let nthreads = if forwarding {
             0
+        } else if oltp {
+            // The users, then the checkpoint writer (`model/storage/oltp.rs`).
+            cfg.oltp.users + (cfg.oltp.checkpoint_writes > 0) as u32
         } else if iometer {
             1 + cfg.storage.background_threads
         } else if bulk {
@@ -208,7 +214,11 @@ impl Server {
         let reader_cores = super::bulk::reader_cores(app_cores, nq);
         let threads: Vec<AppThread> = (0..nthreads)
             .map(|t| {
-                if iometer && t == 0 {
+                if oltp {
+                    let mut th = AppThread::new(t, t % cfg.vcpus());
+                    th.phase = super::app::Phase::TxnNext;
+                    th
+                } else if iometer && t == 0 {
                     // Iometer's worker (`model/storage/iometer.rs`).
                     let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
                     th.phase = super::app::Phase::IoNext;
@@ -271,6 +281,7 @@ impl Server {
             // run nothing.
             core_role: (0..ncores)
                 .map(|c| match (c < app_cores, guest) {
+                    _ if oltp => CoreRole::App,
                     _ if iometer => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
                     (true, _) => CoreRole::App,
                     (false, false) => CoreRole::Irq,
@@ -309,7 +320,8 @@ impl Server {
         };
         let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
         // The HBA's core follows the vCPUs' (`vm::host_kernel`).
-        let storage = iometer.then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus())));
+        let storage = iometer
+            .then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             kernel,
@@ -435,6 +447,9 @@ impl Server {
             // The worker issues its reads as it starts; the guest's clock ticks.
             if self.cfg.storage.guest_timer_hz > 0 {
                 sched.at(1_000_000_000 / self.cfg.storage.guest_timer_hz as u64, Ev::GuestTick);
+            }
+            if self.cfg.oltp.checkpoint_interval_ms > 0 && self.cfg.oltp.checkpoint_writes > 0 {
+                sched.at(self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Checkpoint);
             }
         } else {
             self.clients_start(&mut sched);
@@ -831,6 +846,7 @@ impl World for Server {
             Ev::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
             Ev::HbaComplete => self.hba_complete(sched),
             Ev::GuestTick => self.guest_tick(sched),
+            Ev::Checkpoint => self.oltp_checkpoint(sched),
             Ev::WarmupEnd => self.warmup_end(sched),
         }
     }

@@ -39,6 +39,8 @@ pub struct Config {
     /// Virtual interrupt coalescing of storage completions (`vm.kind =
     /// "lsilogic"`).
     pub vic: super::storage::VicCfg,
+    /// `app.kind = "oltp"`: the TPC-C-like users.
+    pub oltp: super::oltp::OltpCfg,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -443,6 +445,9 @@ pub enum AppKind {
     /// with `storage.oio` outstanding through the emulated SCSI adapter
     /// (`[storage]`, `model/storage/`).
     Iometer,
+    /// A TPC-C-like load in the storage guest (`vm.kind = "lsilogic"`):
+    /// `[oltp]`'s users compute and read (`model/storage/oltp.rs`).
+    Oltp,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

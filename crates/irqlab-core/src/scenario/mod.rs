@@ -5,6 +5,7 @@
 //! user override of one of a profile's knobs always wins over the profile.
 
 pub mod bulk;
+pub mod oltp;
 pub mod storage;
 pub mod config;
 pub mod itr;
@@ -15,6 +16,7 @@ pub mod vm;
 
 pub use config::*;
 pub use bulk::BulkCfg;
+pub use oltp::OltpCfg;
 pub use storage::{ArrayService, StorageCfg, VicCfg};
 pub use itr::{ItrCfg, ItrPolicyKind, NicKind};
 pub use steering::{SteeringCfg, SteeringScheme};

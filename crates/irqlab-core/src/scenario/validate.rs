@@ -146,6 +146,12 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("vic.iops_threshold", |c| c.vic.iops_threshold, 0, 1_000_000_000),
     int_field!("vic.epoch_ms", |c| c.vic.epoch_ms, 1, 60_000),
     int_field!("vic.ipi_threshold_us", |c| c.vic.ipi_threshold_us, 0, 1_000_000),
+    int_field!("oltp.users", |c| c.oltp.users, 1, 100_000),
+    int_field!("oltp.compute_cycles", |c| c.oltp.compute_cycles, 0, MAX_CYCLES),
+    int_field!("oltp.reads_per_txn", |c| c.oltp.reads_per_txn, 1, 1024),
+    int_field!("oltp.checkpoint_interval_ms", |c| c.oltp.checkpoint_interval_ms, 0, 3_600_000),
+    int_field!("oltp.checkpoint_writes", |c| c.oltp.checkpoint_writes, 0, 10_000_000),
+    int_field!("oltp.checkpoint_depth", |c| c.oltp.checkpoint_depth, 1, 1024),
     int_field!("bulk.streams", |c| c.bulk.streams, 1, 1024),
     // From the IPv4 minimum MSS to a 9000-byte jumbo frame's payload.
     int_field!("bulk.mss_bytes", |c| c.bulk.mss_bytes, 536, 8_948),
@@ -195,7 +201,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("vm.kind", "\"none\", \"passthrough\", \"sriov\", \"virtio\" or \"lsilogic\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\" or \"linear\""),
-    ("app.kind", "\"memcached\", \"forwarding\", \"bulk\" or \"iometer\""),
+    ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
 ];
@@ -435,11 +441,15 @@ fn bulk(c: &Config) -> Result<(), Error> {
 /// and that adapter carries nothing else; `[storage]` and `[vic]` describe
 /// it and nothing else.
 fn storage(c: &Config) -> Result<(), Error> {
-    let iometer = c.app.kind == AppKind::Iometer;
+    let oltp = c.app.kind == AppKind::Oltp;
+    let iometer = c.app.kind == AppKind::Iometer || oltp;
     let lsilogic = c.vm.kind == VmKind::Lsilogic;
+    if !oltp && c.oltp != super::oltp::OltpCfg::default() {
+        return Err(Error::field("oltp", "applies to app.kind = \"oltp\" only"));
+    }
     if !iometer {
         if lsilogic {
-            return Err(Error::field("app.kind", "must be \"iometer\" when vm.kind is \"lsilogic\""));
+            return Err(Error::field("app.kind", "must be \"iometer\" or \"oltp\" when vm.kind is \"lsilogic\""));
         }
         if c.storage != super::storage::StorageCfg::default() {
             return Err(Error::field("storage", "applies to app.kind = \"iometer\" only"));
@@ -452,10 +462,38 @@ fn storage(c: &Config) -> Result<(), Error> {
     if !lsilogic {
         return Err(Error::field(
             "vm.kind",
-            "must be \"lsilogic\" when app.kind is \"iometer\": the reads go through the guest's emulated SCSI adapter",
+            "must be \"lsilogic\" when app.kind is \"iometer\" or \"oltp\": the I/O goes through the guest's emulated SCSI adapter",
         ));
     }
-    if c.cpu.app_cores != 1 {
+    if oltp {
+        let d = super::storage::StorageCfg::default();
+        for (name, set) in [
+            ("storage.oio", c.storage.oio != d.oio),
+            ("storage.worker_vcpu", c.storage.worker_vcpu != d.worker_vcpu),
+            ("storage.background_threads", c.storage.background_threads != d.background_threads),
+        ] {
+            if set {
+                return Err(Error::field(name, "applies to app.kind = \"iometer\" only"));
+            }
+        }
+        if c.oltp.checkpoint_writes > 0 && c.oltp.checkpoint_interval_ms == 0 {
+            return Err(Error::field(
+                "oltp.checkpoint_writes",
+                "must be 0 unless oltp.checkpoint_interval_ms is above 0 (set the interval first)",
+            ));
+        }
+    }
+    if oltp && c.vcpus() != c.cpu.app_cores {
+        return Err(Error::field(
+            "cpu.app_cores",
+            format!(
+                "must equal vm.vcpus ({}) when app.kind is \"oltp\": the users run on every guest CPU (got {})",
+                c.vcpus(),
+                c.cpu.app_cores
+            ),
+        ));
+    }
+    if !oltp && c.cpu.app_cores != 1 {
         return Err(Error::field(
             "cpu.app_cores",
             format!("must be 1 when app.kind is \"iometer\": Iometer runs one worker (got {})", c.cpu.app_cores),

@@ -202,6 +202,9 @@ pub struct StorageReport {
     /// vIC's choices; absent when it is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vic: Option<VicReport>,
+    /// `app.kind = "oltp"`: transactions completed per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions_per_s: Option<f64>,
 }
 
 /// What vIC chose over the measured window.
@@ -214,6 +217,9 @@ pub struct VicReport {
     pub delivered_ratio: f64,
     /// Completions seen below `cifThreshold` (delivered at once), percent.
     pub low_cif_pct: f64,
+    /// The ratio Algorithm 1 chose at each epoch that ended in the window,
+    /// in order (the paper's Figures 3 and 4).
+    pub epoch_ratios: Vec<f64>,
 }
 
 /// Packet steering over the measured window.

@@ -66,6 +66,7 @@ pub struct Vic {
     last_delivery_ns: Option<u64>,
     delivered: u64,
     completions: u64,
+    epochs: u64,
 }
 
 impl Vic {
@@ -83,6 +84,7 @@ impl Vic {
             last_delivery_ns: None,
             delivered: 0,
             completions: 0,
+            epochs: 0,
         })
     }
 
@@ -103,6 +105,7 @@ impl Vic {
             );
             self.epoch_start_ns = now_ns;
             self.completions_in_epoch = 0;
+            self.epochs += 1;
         }
         let deliver = if cif < self.params.cif_threshold {
             self.counter = 1;
@@ -150,6 +153,11 @@ impl Vic {
     }
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Epochs ended so far (each re-chose the ratio).
+    pub fn epochs(&self) -> u64 {
+        self.epochs
     }
 }
 
@@ -252,7 +260,9 @@ mod tests {
         assert!((0..100).all(|i| v.on_completion(i * 1_000_000, 64)));
         assert_eq!(v.ratio(), DeliveryRatio::ALL);
         // 100 completions in the first 200+ ms: 500 IOPS, below 2000: still R = 1.
+        assert_eq!(v.epochs(), 0);
         v.on_completion(201_000_000, 64);
+        assert_eq!(v.epochs(), 1);
         assert_eq!(v.iops(), 101 * 1_000_000_000 / 201_000_000);
         assert_eq!(v.ratio(), DeliveryRatio::ALL);
         // 100 000 completions in the next epoch (500k IOPS) at CIF 64: R = 1/8.

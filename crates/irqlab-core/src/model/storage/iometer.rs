@@ -18,12 +18,12 @@ impl Server {
     /// The worker's next step, or None when it waits for a completion.
     pub(crate) fn iometer_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let oio = self.cfg.storage.oio;
-        let st = self.storage.as_mut().expect("storage workload");
+        let th = &mut self.storage.as_mut().expect("storage workload").threads[t as usize];
         // Iometer's loop: each completion is followed by a new read.
-        let (phase, cycles) = if st.outstanding < oio {
+        let (phase, cycles) = if th.outstanding < oio {
             (Phase::InIoIssue, self.cfg.storage.guest_issue_cycles)
-        } else if let Some(sent) = st.done.pop_front() {
-            st.completing = sent;
+        } else if let Some(io) = th.done.pop_front() {
+            th.completing = io;
             (Phase::InIoComplete, self.cfg.storage.guest_complete_cycles)
         } else {
             self.kernel.threads[t as usize].phase = Phase::Sleeping;
@@ -34,16 +34,22 @@ impl Server {
         Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
     }
 
-    /// The worker wrote the doorbell of a new read: the trap to the VMM on
-    /// the vCPU's host core.
+    /// The worker wrote the doorbell of a new read.
     pub(crate) fn iometer_issued(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let now = sched.now();
         self.kernel.threads[t as usize].phase = Phase::IoNext;
-        let st = self.storage.as_mut().expect("storage workload");
-        st.outstanding += 1;
-        st.trapped.push_back(now);
-        let gc = st.worker_cpu;
+        self.scsi_doorbell(sched, t);
+    }
+
+    /// Guest thread `t` wrote the adapter's doorbell for a new I/O: the
+    /// trap to the VMM on its vCPU's host core.
+    pub(crate) fn scsi_doorbell(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let now = sched.now();
+        let gc = self.kernel.threads[t as usize].core;
         let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        let st = self.storage_mut();
+        st.threads[t as usize].outstanding += 1;
+        // vCPU i runs on host core i.
+        st.trapped[gc as usize].push_back(super::Io { sent_ns: now, owner: t });
         self.in_kernel(HOST, |s| {
             let core = s.kernel.thread_core(vcpu);
             s.raise_irq(sched, core, IrqSrc::ScsiIssue);
@@ -53,17 +59,18 @@ impl Server {
     /// The worker completed a read.
     pub(crate) fn iometer_completed(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
         self.kernel.threads[t as usize].phase = Phase::IoNext;
-        let st = self.storage.as_mut().expect("storage workload");
-        st.outstanding -= 1;
-        let sent = st.completing;
+        let th = &mut self.storage_mut().threads[t as usize];
+        th.outstanding -= 1;
+        let sent = th.completing.sent_ns;
         self.record_reply(sched.now(), sent);
     }
 
-    /// The ISR handed the worker completions: wake it if it waits.
-    pub(crate) fn iometer_wake(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    /// The ISR handed thread `t` completions: wake it if it waits.
+    pub(crate) fn storage_thread_wake(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let next = if self.cfg.app.kind == crate::scenario::AppKind::Oltp { Phase::TxnNext } else { Phase::IoNext };
         let th = &mut self.kernel.threads[t as usize];
         if th.phase == Phase::Sleeping {
-            th.phase = Phase::IoNext;
+            th.phase = next;
             self.thread_make_runnable(sched, t);
         }
     }

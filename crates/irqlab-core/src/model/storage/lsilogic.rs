@@ -43,7 +43,7 @@ impl Server {
     /// End of a storage interrupt source's handler.
     pub(crate) fn storage_irq_done(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         match src {
-            IrqSrc::ScsiIssue => self.vscsi_issue(sched),
+            IrqSrc::ScsiIssue => self.vscsi_issue(sched, core),
             // The VMM has control now; it looks at the completion queue
             // when the vCPU enters guest mode again (`vmm.rs`).
             IrqSrc::ScsiAck => {}
@@ -68,16 +68,19 @@ impl Server {
             st.counters.guest_irqs += 1;
         }
         st.line_asserted = false;
-        while let Some((sent, picked_ns)) = st.replies.pop_front() {
+        let mut woken: Vec<u32> = Vec::new();
+        while let Some((io, picked_ns)) = st.replies.pop_front() {
             if measuring {
                 st.counters.isr_taken += 1;
                 st.counters.reply_wait_ns += now - picked_ns;
             }
-            st.done.push_back(sent);
+            st.threads[io.owner as usize].done.push_back(io);
+            if !woken.contains(&io.owner) {
+                woken.push(io.owner);
+            }
         }
-        if !st.done.is_empty() {
-            // The worker is the guest's only application thread.
-            self.iometer_wake(sched, 0);
+        for t in woken {
+            self.storage_thread_wake(sched, t);
         }
         let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         self.in_kernel(HOST, |s| {

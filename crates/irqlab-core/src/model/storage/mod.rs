@@ -24,17 +24,22 @@
 //! - [`background`]: a CPU-bound guest load at idle priority beside the
 //!   I/O (§4.5's Hyper Pi).
 //!
-//! Completions stay in issue order everywhere (one worker, first-come
-//! first-served stations), so each queue holds just the issue times.
+//! - [`oltp`]: a TPC-C-like load instead of Iometer (§4.4): users that
+//!   compute and read, and a checkpoint writer's bursts.
+//!
+//! Completions stay in issue order from the HBA on (first-come
+//! first-served stations); each carries its issue time and the guest
+//! thread that waits for it.
 
 pub mod array;
 pub mod background;
 pub mod iometer;
 pub mod lsilogic;
+pub mod oltp;
 pub mod vmkernel;
 pub mod vmm;
 
-use crate::engine::{Nanos, RngStreams};
+use crate::engine::{Nanos, RngStreams, StreamRng};
 use crate::model::kernel::KernelId;
 use crate::scenario::Config;
 use irqlab_policy::vic::{IpiDeferral, Vic};
@@ -70,6 +75,30 @@ pub struct StorageCounters {
     pub pickup_cycles: u64,
     /// Chunks of work the background threads completed.
     pub background_chunks: u64,
+    /// OLTP: transactions completed.
+    pub transactions: u64,
+    /// The delivery ratio chosen at each vIC epoch that ended.
+    pub epoch_ratios: Vec<f64>,
+}
+
+/// One I/O: when its doorbell was written, and the guest thread waiting for it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Io {
+    pub sent_ns: Nanos,
+    pub owner: u32,
+}
+
+/// A guest thread's I/O state (the worker's, a user's, the writer's).
+#[derive(Clone, Debug, Default)]
+pub struct IoThread {
+    /// Issued and not yet completed by the thread.
+    pub outstanding: u32,
+    /// Still to issue in the transaction or checkpoint in progress.
+    pub to_issue: u32,
+    /// Taken by the guest's ISR, for the thread to complete.
+    pub done: VecDeque<Io>,
+    /// The I/O it is completing now.
+    pub completing: Io,
 }
 
 /// The storage path's state (`Server::storage`).
@@ -81,31 +110,29 @@ pub struct Storage {
     pub irq_cpu: u32,
     pub hba_core: u32,
     pub array: array::Array,
-    /// Reads the worker issued (its doorbell written) that the VMM has not
-    /// yet issued to the HBA: the trap is in progress.
-    pub trapped: VecDeque<Nanos>,
+    /// Per vCPU (vCPU i runs on host core i): the I/O whose doorbell
+    /// write is being trapped there, before the VMM issues it to the HBA.
+    pub trapped: Vec<VecDeque<Io>>,
     /// At the array, in completion order.
-    pub in_array: VecDeque<Nanos>,
+    pub in_array: VecDeque<Io>,
     /// In the HBA's response queue, waiting for its interrupt handler; an
     /// interrupt is raised and not yet taken by a handler.
-    pub hba_response: VecDeque<Nanos>,
+    pub hba_response: VecDeque<Io>,
     pub hba_irq_raised: bool,
     /// Taken by the handler running now.
-    pub in_handler: VecDeque<Nanos>,
+    pub in_handler: VecDeque<Io>,
     /// The VM's completion queue in the area it shares with the VMkernel.
-    pub posted: VecDeque<Nanos>,
+    pub posted: VecDeque<Io>,
     /// Virtualized by the VMM: in the adapter's reply queue, visible to
     /// the guest's ISR; with the time the VMM picked each up.
-    pub replies: VecDeque<(Nanos, Nanos)>,
+    pub replies: VecDeque<(Io, Nanos)>,
     /// The virtual interrupt line is asserted (the ISR has not yet
     /// acknowledged it).
     pub line_asserted: bool,
-    /// Taken by the ISR: the worker completes them.
-    pub done: VecDeque<Nanos>,
-    /// The read the worker is completing now.
-    pub completing: Nanos,
-    /// Reads the worker has outstanding (issued, not yet completed by it).
-    pub outstanding: u32,
+    /// Per guest thread: its I/O state.
+    pub threads: Vec<IoThread>,
+    /// `app.kind = "oltp"`: the users' computation times.
+    pub compute_rng: StreamRng,
     /// Commands in flight as the VMM counts them: issued to the HBA, not
     /// yet picked up from the completion queue.
     pub cif: u32,
@@ -116,7 +143,7 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub fn new(cfg: &Config, streams: &RngStreams, guest: KernelId, hba_core: u32) -> Self {
+    pub fn new(cfg: &Config, streams: &RngStreams, guest: KernelId, hba_core: u32, guest_threads: u32) -> Self {
         let s = &cfg.storage;
         Storage {
             guest,
@@ -124,7 +151,7 @@ impl Storage {
             irq_cpu: s.interrupt_vcpu,
             hba_core,
             array: array::Array::new(s, streams.stream(crate::engine::rng::kind::STORAGE, 0)),
-            trapped: VecDeque::new(),
+            trapped: vec![VecDeque::new(); cfg.vcpus() as usize],
             in_array: VecDeque::with_capacity(s.oio as usize),
             hba_response: VecDeque::new(),
             hba_irq_raised: false,
@@ -132,9 +159,8 @@ impl Storage {
             posted: VecDeque::new(),
             replies: VecDeque::new(),
             line_asserted: false,
-            done: VecDeque::new(),
-            completing: 0,
-            outstanding: 0,
+            threads: vec![IoThread::default(); guest_threads as usize],
+            compute_rng: streams.stream(crate::engine::rng::kind::STORAGE, 1),
             cif: 0,
             vic: cfg.vic.enabled.then(|| Vic::new(cfg.vic.params(), 0).expect("validated vIC parameters")),
             // vIC off is ESX before it: every IPI is sent.
@@ -182,6 +208,7 @@ impl crate::model::server::Server {
         let s = &self.cfg.storage;
         let iops = per(completed);
         let vic = vic_on.then(|| VicReport {
+            epoch_ratios: c.epoch_ratios.clone(),
             mean_ratio: ratio(c.ratio_sum, c.vmm_completions),
             delivered_ratio: ratio(c.vic_delivered as f64, c.vmm_completions),
             low_cif_pct: 100.0 * ratio(c.low_cif as f64, c.vmm_completions),
@@ -208,6 +235,7 @@ impl crate::model::server::Server {
             }),
             hba_core_busy_pct: hba_pct,
             vic,
+            transactions_per_s: (self.cfg.app.kind == crate::scenario::AppKind::Oltp).then(|| per(c.transactions)),
         })
     }
 }

@@ -22,13 +22,13 @@ use crate::model::vm::vcpu::VcpuPhase;
 impl Server {
     /// vSCSI issues the trapped read to the HBA: the array completes it at
     /// a time known now.
-    pub(crate) fn vscsi_issue(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn vscsi_issue(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let now = sched.now();
         let st = self.storage_mut();
-        let sent = st.trapped.pop_front().expect("a trapped read");
+        let io = st.trapped[core as usize].pop_front().expect("a trapped I/O");
         st.cif += 1;
         let done = st.array.submit(now);
-        st.in_array.push_back(sent);
+        st.in_array.push_back(io);
         sched.at(done, Ev::HbaComplete);
     }
 
@@ -36,8 +36,8 @@ impl Server {
     pub(crate) fn hba_complete(&mut self, sched: &mut Scheduler<Ev>) {
         let measuring = self.measuring;
         let st = self.storage_mut();
-        let sent = st.in_array.pop_front().expect("a read at the array");
-        st.hba_response.push_back(sent);
+        let io = st.in_array.pop_front().expect("an I/O at the array");
+        st.hba_response.push_back(io);
         if st.hba_irq_raised {
             return;
         }

@@ -23,10 +23,17 @@ impl Server {
         let cif_threshold = self.cfg.vic.cif_threshold;
         let n = st.posted.len() as u64;
         let mut deliver = false;
-        while let Some(sent) = st.posted.pop_front() {
+        while let Some(io) = st.posted.pop_front() {
             st.cif -= 1;
             let d = match st.vic.as_mut() {
-                Some(v) => v.on_completion(now, st.cif),
+                Some(v) => {
+                    let epochs = v.epochs();
+                    let d = v.on_completion(now, st.cif);
+                    if measuring && v.epochs() > epochs {
+                        st.counters.epoch_ratios.push(v.ratio().r());
+                    }
+                    d
+                }
                 None => true,
             };
             if measuring {
@@ -37,7 +44,7 @@ impl Server {
                 c.ratio_sum += st.vic.as_ref().map_or(1.0, |v| v.ratio().r());
                 c.vic_delivered += d as u64;
             }
-            st.replies.push_back((sent, now));
+            st.replies.push_back((io, now));
             deliver |= d;
         }
         let mut cycles = n * self.cfg.storage.vmm_complete_cycles;

@@ -1,0 +1,83 @@
+//! A TPC-C-like load in the storage guest (`app.kind = "oltp"`, the vIC
+//! paper's §4.4): `oltp.users` threads run transactions back to back, each
+//! computing (`oltp.compute_cycles`, exponential, user mode), then issuing
+//! `oltp.reads_per_txn` reads through the adapter and waiting for all of
+//! them; a transaction ends when its last read is completed. With
+//! checkpoints, a writer thread writes `oltp.checkpoint_writes` pages every
+//! `oltp.checkpoint_interval_ms`, up to `oltp.checkpoint_depth` at a time:
+//! the paper's "periods of IO bursts", during which the commands in
+//! flight, and so vIC's ratio, swing. Threads that are ready share their guest CPU
+//! first come, first served; each blocks at its I/O.
+
+use crate::engine::Scheduler;
+use crate::model::app::Phase;
+use crate::model::cpu::{CpuClass, ThreadId};
+use crate::model::sched::Seg;
+use crate::model::server::{Ev, Server};
+use rand::Rng;
+
+impl Server {
+    /// A user's (or the writer's) next step, or None when it waits.
+    pub(crate) fn oltp_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        let writer = t >= self.cfg.oltp.users;
+        // A user issues its transaction's reads together; the writer keeps
+        // at most `checkpoint_depth` writes outstanding.
+        let depth = if writer { self.cfg.oltp.checkpoint_depth } else { u32::MAX };
+        let (issue, complete, mean) =
+            (self.cfg.storage.guest_issue_cycles, self.cfg.storage.guest_complete_cycles, self.cfg.oltp.compute_cycles);
+        let st = self.storage.as_mut().expect("storage workload");
+        let th = &mut st.threads[t as usize];
+        let (phase, class, cycles) = if let Some(io) = th.done.pop_front() {
+            th.completing = io;
+            (Phase::InTxnComplete, CpuClass::System, complete)
+        } else if th.to_issue > 0 && th.outstanding < depth {
+            (Phase::InTxnIssue, CpuClass::System, issue)
+        } else if th.outstanding > 0 || writer {
+            // Waiting for its reads, for room under its depth, or for the
+            // next checkpoint.
+            self.kernel.threads[t as usize].phase = Phase::Sleeping;
+            self.tr(sched.now(), crate::model::trace::TraceEvent::Sleep { thread: t });
+            return None;
+        } else {
+            let u: f64 = st.compute_rng.gen::<f64>();
+            (Phase::InTxnCompute, CpuClass::User, (-(1.0 - u).ln() * mean as f64).round() as u64)
+        };
+        self.kernel.threads[t as usize].phase = phase;
+        Some(Seg { class, ns: self.ns(cycles), bh_disabled: false })
+    }
+
+    /// A step of a user or the writer ended.
+    pub(crate) fn oltp_step_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
+        self.kernel.threads[t as usize].phase = Phase::TxnNext;
+        let reads = self.cfg.oltp.reads_per_txn;
+        let writer = t >= self.cfg.oltp.users;
+        let measuring = self.measuring;
+        match phase {
+            Phase::InTxnCompute => self.storage_mut().threads[t as usize].to_issue = reads,
+            Phase::InTxnIssue => {
+                self.storage_mut().threads[t as usize].to_issue -= 1;
+                self.scsi_doorbell(sched, t);
+            }
+            Phase::InTxnComplete => {
+                let st = self.storage_mut();
+                let th = &mut st.threads[t as usize];
+                th.outstanding -= 1;
+                let sent = th.completing.sent_ns;
+                if th.outstanding == 0 && th.to_issue == 0 && !writer && measuring {
+                    st.counters.transactions += 1;
+                }
+                self.record_reply(sched.now(), sent);
+            }
+            p => unreachable!("an OLTP step in phase {p:?}"),
+        }
+    }
+
+    /// The checkpoint is due: the writer issues its burst.
+    pub(crate) fn oltp_checkpoint(&mut self, sched: &mut Scheduler<Ev>) {
+        let (writer, writes) = (self.cfg.oltp.users, self.cfg.oltp.checkpoint_writes);
+        let guest = self.storage_mut().guest;
+        self.storage_mut().threads[writer as usize].to_issue += writes;
+        self.in_kernel(guest, |s| s.storage_thread_wake(sched, writer));
+        sched.at(sched.now() + self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Checkpoint);
+    }
+}
