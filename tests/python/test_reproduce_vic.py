@@ -1,4 +1,4 @@
-"""``irqlab reproduce vic``: the vIC paper's claims (V1-V22) on a made-up
+"""``irqlab reproduce vic``: the vIC paper's claims (V1-V24) on a made-up
 table shaped as the paper describes (each holds, and fails when its shape
 is spoiled), the study files, and the command end to end on short runs."""
 
@@ -14,7 +14,9 @@ import pytest
 from irqlab.reproduce import vic_checks as C
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point, TpccPoint
 
-IDS = [f"V{i}" for i in range(1, 23)]
+IDS = [f"V{i}" for i in range(1, 25)]
+TABLE_7 = {("SQLIOSim", False): (40e3, 80e3), ("SQLIOSim", True): (42e3, 70e3),
+           ("GSBlaster", False): (38e3, 82e3), ("GSBlaster", True): (39e3, 75e3)}
 THS = (0, 100, 500)
 
 
@@ -67,8 +69,19 @@ def _tpcc() -> dict[tuple[int, bool, int], TpccPoint]:
     return p
 
 
-def _checks(t, f=None, p=None) -> dict[str, C.ShapeCheck]:
-    return {c.id: c for c in C.all_checks(t, _figure_5() if f is None else f, _tpcc() if p is None else p)}
+def _checks(t, f=None, p=None, s=None) -> dict[str, C.ShapeCheck]:
+    return {c.id: c for c in C.all_checks(t, _figure_5() if f is None else f, _tpcc() if p is None else p,
+                                          dict(TABLE_7) if s is None else s)}
+
+
+@pytest.mark.parametrize("claim, key, value", [
+    ("V23", ("GSBlaster", True), (37e3, 75e3)),   # IOPS fall with vIC
+    ("V24", ("SQLIOSim", True), (42e3, 85e3)),    # cost rises with vIC
+])
+def test_each_table_7_claim_fails_when_its_shape_is_not_there(claim, key, value):
+    s = dict(TABLE_7)
+    s[key] = value
+    assert not _checks(_paper_table(), s=s)[claim].holds
 
 
 def _set(t, key, **fields):
@@ -142,9 +155,9 @@ def test_each_tpcc_claim_fails_when_its_shape_is_not_there(claim, spoil):
 
 def test_claims_without_the_runs_they_need_do_not_hold():
     t = {k: v for k, v in _paper_table().items() if k[0] != KB8}
-    checks = _checks(t, {}, {})
+    checks = _checks(t, {}, {}, {})
     for i in ("V1", "V4", "V5", "V8", "V9", "V10", "V13", "V14", "V15", "V16", "V17", "V18", "V19", "V20", "V21",
-              "V22"):
+              "V22", "V23", "V24"):
         assert not checks[i].holds and "missing" in checks[i].detail, i
 
 
@@ -174,6 +187,12 @@ def test_study_files_are_the_papers_tables():
     assert axes == {"oltp.users": (80, 90), "vic.enabled": (False, True), "vic.cif_threshold": (4, 2)}
     resolved = t8["scenario"].resolved()
     assert resolved["app"]["kind"] == "oltp" and resolved["vm"]["vcpus"] == 4
+    for tool in ("sqliosim", "gsblaster"):
+        spec = load_study_file(vic.vic_dir() / f"table-7-{tool}.study.toml")
+        assert {a.field: tuple(a.values) for a in spec["axes"]} == {"vic.enabled": (False, True)}
+        resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
+        assert resolved["storage"]["block_bytes"] == 8192
+        assert (resolved["storage"]["target_latency_us"] > 0) == (tool == "sqliosim")
 
 
 def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -201,13 +220,15 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert {(r["vic"], r["users"]) for r in report["table_8"]} == {
         (v, u) for v in ("No vIC", "cifT = 4", "cifT = 2") for u in (80, 90)}
     assert report["figures_3_4"] and all(0 < r["r"] <= 1 for r in report["figures_3_4"])
+    assert [r["tool"] for r in report["table_7"]] == ["SQLIOSim", "GSBlaster"]
     fig5 = report["figure_5"]
     assert fig5[0]["ipi_threshold_us"] == 0 and fig5[-1]["ipi_threshold_us"] == 500
     assert all(r["hyper_pi_time_no_io"] is not None and r["iops_with_hyper_pi"] > 0 for r in fig5)
     names = ["table-2.csv", "table-3.csv", "table-4.csv", "table-5.csv", "table-6.csv", "fit.csv", "checks.csv",
              "summaries.json", "report.md", "report.html", "table-2.png", "table-4.png", "figure-5.csv", "figure-5.png",
-             "table-8.csv", "figures-3-4.csv", "figures-3-4.png"]
-    names += [f"{d}/{f}" for d in ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8")
+             "table-8.csv", "figures-3-4.csv", "figures-3-4.png", "table-7.csv"]
+    names += [f"{d}/{f}" for d in ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8", "table-7-sqliosim",
+                                   "table-7-gsblaster")
               for f in ("results.parquet", "study.toml")]
     for name in names:
         f = out / name
@@ -221,7 +242,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert text.returncode == 0, text.stderr
     for title in ("Table 2: Iometer 4 KB reads", "Table 3: improvements with vIC", "Table 4: Iometer 8 KB reads",
                   "Table 6: the vCPU's core", "Figure 5: the IPI send threshold", "Table 8: TPC-C-like load",
-                  "Figures 3-4", "The vIC paper's claims"):
+                  "Figures 3-4", "Table 7: SQLIOSim- and GSBlaster-like", "The vIC paper's claims"):
         assert title in text.stdout, title
 
 

@@ -355,3 +355,15 @@ fn oltp_fields_are_checked() {
     let e = Scenario::from_toml_str("[oltp]\nusers = 5\n").map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("oltp"), "{e}");
 }
+
+#[test]
+fn a_latency_target_tunes_the_outstanding_reads_as_sqliosim_does() {
+    // Far above what the cached LUN gives: the worker climbs to its ceiling.
+    let high = run(&vm(&[("storage.oio", "64"), ("storage.target_latency_us", "100000"), ("run.warmup_s", "1.0")]));
+    let l = high.throughput_qps * high.latency_us.mean.unwrap() * 1e-6;
+    assert!(l > 62.0, "{l}");
+    // Below a single read's latency: it stays at one.
+    let low = run(&vm(&[("storage.oio", "64"), ("storage.target_latency_us", "50"), ("run.warmup_s", "1.0")]));
+    let l = low.throughput_qps * low.latency_us.mean.unwrap() * 1e-6;
+    assert!(l < 1.05, "{l}");
+}

@@ -115,9 +115,10 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
             "scenarios/vic/table-2.study.toml and table-4.study.toml, and Figure 5 (the IPI send threshold with "
             "Iometer and a CPU-bound Hyper Pi in one 2-vCPU VM) as figure-5.study.toml and "
             "figure-5-no-io.study.toml, and Table 8 and Figures 3-4 (a TPC-C-like load, vIC off and at "
-            "cifThreshold 4 and 2) as table-8.study.toml, three seeds per point, check the claims of sections "
-            "4.1-4.5 (V1-V22) on the seeds' means, print Tables 2, 3 and 6 beside the paper, the withheld Tables "
-            "4-5 and 8 and Figures 3-5 as simulated, and write the results stores (Parquet), an HTML report, CSV, "
+            "cifThreshold 4 and 2) as table-8.study.toml, and Table 7 (SQLIOSim- and GSBlaster-like loads) as "
+            "table-7-sqliosim.study.toml and table-7-gsblaster.study.toml, three seeds per point, check the claims "
+            "of sections 4.1-4.5 (V1-V24) on the seeds' means, print Tables 2, 3 and 6 beside the paper, the "
+            "withheld Tables 4-5, 7 and 8 and Figures 3-5 as simulated, and write the results stores (Parquet), an HTML report, CSV, "
             "JSON, a Markdown report and PNG plots. The path's costs are fitted on Table 2's baseline rows; "
             "everything with vIC on is a prediction."
         ),
@@ -484,6 +485,7 @@ def _cmd_vic(args: argparse.Namespace) -> int:
                     "table_5": [_json_row(row) for row in vic.table_3_rows(result, KB8)],
                     "table_6": [_json_row(row) for row in vic.table_6_rows(result)],
                     "figure_5": [_json_row(row) for row in vic.figure_5_rows(result)],
+                    "table_7": [_json_row(row) for row in vic.table_7_rows(result)],
                     "table_8": [_json_row(row) for row in vic.table_8_rows(result)],
                     "figures_3_4": [_json_row(row) for row in vic.figures_3_4_rows(result)],
                     "fit": [_json_row(row) for row in vic.fit_rows(result)],
@@ -495,7 +497,8 @@ def _cmd_vic(args: argparse.Namespace) -> int:
         return 0
     for text in (vic.table_2_text(result, KB4), vic.table_3_text(result, KB4), vic.table_2_text(result, KB8),
                  vic.table_3_text(result, KB8), vic.table_6_text(result), vic.figure_5_text(result),
-                 vic.table_8_text(result), vic.figures_3_4_text(result), vic.checks_text(checks)):
+                 vic.table_7_text(result), vic.table_8_text(result), vic.figures_3_4_text(result),
+                 vic.checks_text(checks)):
         write_stdout(text)
         write_stdout("")
     write_stdout("\n".join(textwrap.wrap(vic.fitted_note(result), 110)))

@@ -19,7 +19,9 @@ Here the machine is ``scenarios/vic/iometer.toml`` (``vm.kind =
 vIC at 4 KB and 8 KB, three seeds per point; ``figure-5.study.toml`` and
 ``figure-5-no-io.study.toml`` the threshold, with Hyper Pi as
 ``storage.background_threads``; ``table-8.study.toml`` a TPC-C-like load
-(``scenarios/vic/tpcc.toml``, ``app.kind = "oltp"``). The claims (V1–V22,
+(``scenarios/vic/tpcc.toml``, ``app.kind = "oltp"``). ``table-7-sqliosim.study.toml`` and ``table-7-gsblaster.study.toml``
+SQLIOSim- and GSBlaster-like loads (``storage.target_latency_us``, a fixed
+depth). The claims (V1–V24,
 :mod:`irqlab.reproduce.vic_checks`) are checked on the seeds' means.
 
 What was fitted, on Table 2's baseline rows only (vIC off, OIO 8–64: four
@@ -47,7 +49,7 @@ from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
 
 #: The studies, in the order they are run.
-STUDIES = ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8")
+STUDIES = ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8", "table-7-sqliosim", "table-7-gsblaster")
 #: The fit (``[storage]``'s defaults), for the note.
 FIT = {
     "storage.array_service_ns": 20_500,
@@ -61,6 +63,7 @@ TITLES = {
     "table-5": "Table 5: improvements with vIC at 8 KB, % (simulated; withheld in the paper's copy)",
     "table-6": "Table 6: the vCPU's core at 8 KB, OIO 64, percent of a core (simulated | paper)",
     "figure-5": "Figure 5: the IPI send threshold, Iometer 8 KB OIO 8 and Hyper Pi on a 2-vCPU VM (simulated)",
+    "table-7": "Table 7: SQLIOSim- and GSBlaster-like loads (simulated; the paper's numbers are withheld)",
     "table-8": "Table 8: TPC-C-like load (simulated; the paper's numbers are withheld)",
     "figures-3-4": "Figures 3-4: the ratio vIC chose every 200 ms epoch, TPC-C-like load, 90 users, cifThreshold 4",
 }
@@ -102,6 +105,8 @@ class VicResult:
     figure_5: dict[tuple[bool, bool, int], Fig5Point] = field(default_factory=dict)
     #: Table 8: (users, vIC on, cifThreshold) → the point.
     tpcc: dict[tuple[int, bool, int], TpccPoint] = field(default_factory=dict)
+    #: Table 7: (tool, vIC on) → (IOPS, cycles per I/O).
+    table_7: dict[tuple[str, bool], tuple[float, float]] = field(default_factory=dict)
     directories: dict[str, Path] = field(default_factory=dict)
     seed: int = 1
     seeds: int = 1
@@ -216,6 +221,10 @@ def read_vic(out: Path) -> VicResult:
                 shares[(reads, pi, th)] = (iops, share, n)
         elif name == "table-8":
             r.tpcc = tpcc_points(frame)
+        elif name.startswith("table-7-"):
+            tool = {"table-7-sqliosim": "SQLIOSim", "table-7-gsblaster": "GSBlaster"}[name]
+            for vic, g in frame.groupby("vic.enabled"):
+                r.table_7[(tool, bool(vic))] = (_mean(g, "storage.iops"), _mean(g, "storage.cycles_per_io"))
         else:
             block = int(resolved.get("storage", {}).get("block_bytes", KB4))
             r.table.update(table(frame, block))
@@ -241,7 +250,30 @@ def read_vic(out: Path) -> VicResult:
 
 
 def shape_checks(r: VicResult) -> list[ShapeCheck]:
-    return vic_checks.all_checks(r.table, r.figure_5, r.tpcc)
+    return vic_checks.all_checks(r.table, r.figure_5, r.tpcc, r.table_7)
+
+
+def table_7_rows(r: VicResult) -> list[dict[str, object]]:
+    rows = []
+    for tool in vic_checks.TOOLS:
+        on, off = r.table_7.get((tool, True)), r.table_7.get((tool, False))
+        if on is None or off is None:
+            continue
+        rows.append({"tool": tool, "iops": on[0], "cycles_per_io": on[1], "baseline_iops": off[0],
+                     "baseline_cycles_per_io": off[1], "iops_pct": vic_checks.pct_change(on[0], off[0]),
+                     "cycles_pct": vic_checks.pct_change(on[1], off[1])})
+    return rows
+
+
+def table_7_text(r: VicResult) -> str:
+    heads = ("", "IOPS", "CPU cost", "Baseline IOPS", "Baseline cost", "IOPS %diff", "CPU cost %diff")
+    widths = (12, 10, 11, 15, 15, 12, 14)
+    lines = [TITLES["table-7"], "    " + "".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
+    for x in table_7_rows(r):
+        cells = (x["tool"], _k(x["iops"]), _k(x["cycles_per_io"]), _k(x["baseline_iops"]), _k(x["baseline_cycles_per_io"]),
+                 f"{x['iops_pct']:+.2f}", f"{x['cycles_pct']:+.1f}")
+        lines.append("    " + "".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+    return "\n".join(lines)
 
 
 def table_8_rows(r: VicResult) -> list[dict[str, object]]:
@@ -510,7 +542,8 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
     frames = {
         "table-2": table_2_rows(r, KB4), "table-3": table_3_rows(r, KB4), "table-4": table_2_rows(r, KB8),
         "table-5": table_3_rows(r, KB8), "table-6": table_6_rows(r), "figure-5": figure_5_rows(r),
-        "table-8": table_8_rows(r), "figures-3-4": figures_3_4_rows(r), "fit": fit_rows(r),
+        "table-7": table_7_rows(r), "table-8": table_8_rows(r), "figures-3-4": figures_3_4_rows(r),
+        "fit": fit_rows(r),
         "checks": [check_row(c) for c in checks],
     }
     for name, rows in frames.items():
@@ -525,7 +558,7 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     for key, text in (("table-2", table_2_text(r, KB4)), ("table-3", table_3_text(r, KB4)),
                       ("table-4", table_2_text(r, KB8)), ("table-5", table_3_text(r, KB8)), ("table-6", table_6_text(r)),
-                      ("figure-5", figure_5_text(r)), ("table-8", table_8_text(r)),
+                      ("figure-5", figure_5_text(r)), ("table-7", table_7_text(r)), ("table-8", table_8_text(r)),
                       ("figures-3-4", figures_3_4_text(r))):
         md += [f"## {TITLES[key]}", "", "```", text, "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
@@ -570,6 +603,7 @@ def write_html(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list[
         (TITLES["table-5"], frame_html(table_3_rows(r, KB8))),
         (TITLES["table-6"], frame_html(table_6_rows(r))),
         (TITLES["figure-5"], frame_html(figure_5_rows(r))),
+        (TITLES["table-7"], frame_html(table_7_rows(r))),
         (TITLES["table-8"], frame_html(table_8_rows(r))),
     ]
     return write_report(

@@ -1,7 +1,8 @@
 """The vIC paper's claims (Ahmad, Gulati, Mashtizadeh, USENIX ATC 2011, §4.1,
 §4.2, §4.4 and §4.5), each checked on simulated runs: V1–V12 on Tables 2–6,
 V13–V16 on Figure 5 (the IPI send threshold), V17–V22 on the TPC-C-like
-load (Table 8, Figures 3–4).
+load (Table 8, Figures 3–4), V23–V24 on the SQLIOSim- and GSBlaster-like
+loads (Table 7).
 
 Every check takes the runs' means per (block size, outstanding I/Os, vIC
 on) (:data:`Table`, built by :func:`irqlab.reproduce.vic.table`) and
@@ -509,14 +510,40 @@ def v22_latency_added(p: Tpcc) -> ShapeCheck:
                       f"longer in the reply queue at {USERS_OFF} users (below {FEW_HUNDRED_US:.0f} us)", id="V22")
 
 
-def all_checks(t: Table, f: Optional[Fig5] = None, p: Optional[Tpcc] = None) -> list[ShapeCheck]:
+#: Table 7: (tool, vIC on) → (IOPS, cycles per I/O).
+Table7 = Mapping[tuple[str, bool], tuple[float, float]]
+TOOLS = ("SQLIOSim", "GSBlaster")
+
+
+def v23_table_7_iops(s: Table7) -> ShapeCheck:
+    claim = "We can see that the IOPS increased as a result of vIC (Table 7: SQLIOSim and GSBlaster)"
+    if any((tool, v) not in s for tool in TOOLS for v in (False, True)):
+        return _missing("V23", claim, "a Table 7 run")
+    ch = {tool: pct_change(s[(tool, True)][0], s[(tool, False)][0]) for tool in TOOLS}
+    return ShapeCheck(claim, all(c > 0 for c in ch.values()),
+                      "; ".join(f"{tool} {c:+.2f} %" for tool, c in ch.items()) + " IOPS with vIC (each above 0)", id="V23")
+
+
+def v24_table_7_cost(s: Table7) -> ShapeCheck:
+    claim = "As in previous benchmarks, we also found that the CPU cost per IO decreased"
+    if any((tool, v) not in s for tool in TOOLS for v in (False, True)):
+        return _missing("V24", claim, "a Table 7 run")
+    ch = {tool: pct_change(s[(tool, True)][1], s[(tool, False)][1]) for tool in TOOLS}
+    return ShapeCheck(claim, all(c < 0 for c in ch.values()),
+                      "; ".join(f"{tool} {c:+.1f} %" for tool, c in ch.items()) + " cycles per I/O with vIC (each below 0)",
+                      id="V24")
+
+
+def all_checks(t: Table, f: Optional[Fig5] = None, p: Optional[Tpcc] = None,
+               s: Optional[Table7] = None) -> list[ShapeCheck]:
     f = f if f is not None else {}
     p = p if p is not None else {}
+    s = s if s is not None else {}
     return [
         v1_ratio_falls(t), v2_cif_below_oio(t), v3_r_hat_as_table_2(t), v4_cost_falls(t), v5_iops_never_fall(t),
         v6_sharp_drop_at_64(t), v7_cost_gain_at_64(t), v8_same_ratio_at_8k(t), v9_profile_directions(t),
         v10_idle_gain(t), v11_delay_at_a_third(t), v12_table_2_within(t),
         v13_io_alone_flat(f), v14_hyper_pi_alone_flat(f), v15_ends_of_the_tradeoff(f), v16_severe_interference(f),
         v17_vic_frees_cpu(p), v18_throughput_rises(p), v19_r_varies(p), v20_below_a_twelfth(p),
-        v21_fewer_interrupts(p), v22_latency_added(p),
+        v21_fewer_interrupts(p), v22_latency_added(p), v23_table_7_iops(s), v24_table_7_cost(s),
     ]

@@ -59,6 +59,8 @@ pub enum Ev {
     GuestTick,
     /// OLTP: the database's checkpoint is due.
     Checkpoint,
+    /// SQLIOSim-like tuning of the outstanding I/Os is due.
+    OioTune,
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -447,6 +449,9 @@ impl Server {
             // The worker issues its reads as it starts; the guest's clock ticks.
             if self.cfg.storage.guest_timer_hz > 0 {
                 sched.at(1_000_000_000 / self.cfg.storage.guest_timer_hz as u64, Ev::GuestTick);
+            }
+            if self.cfg.storage.target_latency_us > 0 {
+                sched.at(super::storage::iometer::TUNE_INTERVAL_NS, Ev::OioTune);
             }
             if self.cfg.oltp.checkpoint_interval_ms > 0 && self.cfg.oltp.checkpoint_writes > 0 {
                 sched.at(self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Checkpoint);
@@ -847,6 +852,7 @@ impl World for Server {
             Ev::HbaComplete => self.hba_complete(sched),
             Ev::GuestTick => self.guest_tick(sched),
             Ev::Checkpoint => self.oltp_checkpoint(sched),
+            Ev::OioTune => self.iometer_tune(sched),
             Ev::WarmupEnd => self.warmup_end(sched),
         }
     }

@@ -25,8 +25,15 @@ pub enum ArrayService {
 pub struct StorageCfg {
     /// Iometer's outstanding I/Os of its one worker (OIO): it issues this
     /// many reads, then one more for each that completes. 0: no reads (the
-    /// background threads alone).
+    /// background threads alone). With `target_latency_us` it is the most
+    /// the worker may keep outstanding.
     pub oio: u32,
+    /// SQLIOSim's way (the paper's §4.3): the worker tunes its outstanding
+    /// I/Os toward this mean latency, µs (SQLIOSim's default 100 ms):
+    /// every 100 ms it doubles them (up to `oio`) if the reads completed
+    /// in the last 100 ms took less on average, and halves them (down to
+    /// 1) if more; it starts at 1. 0: a fixed `oio` (Iometer, GSBlaster).
+    pub target_latency_us: u64,
     /// Bytes per read (the paper: 4 KB and 8 KB).
     pub block_bytes: u32,
     /// The guest CPU the worker runs on, and the one the adapter's
@@ -87,6 +94,7 @@ impl Default for StorageCfg {
     fn default() -> Self {
         StorageCfg {
             oio: 8,
+            target_latency_us: 0,
             block_bytes: 4096,
             worker_vcpu: 0,
             interrupt_vcpu: 0,

@@ -127,6 +127,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("steering.iaps_flow_slots", |c| c.steering.iaps_flow_slots, 1, 1 << 24),
     int_field!("storage.oio", |c| c.storage.oio, 0, 1024),
     int_field!("storage.background_threads", |c| c.storage.background_threads, 0, 1024),
+    int_field!("storage.target_latency_us", |c| c.storage.target_latency_us, 0, 10_000_000),
     // A sector up to 1 MiB (the LSI Logic adapter's largest transfer is smaller still).
     int_field!("storage.block_bytes", |c| c.storage.block_bytes, 512, 1 << 20),
     int_field!("storage.array_service_ns", |c| c.storage.array_service_ns, 0, MAX_NS),
@@ -471,6 +472,7 @@ fn storage(c: &Config) -> Result<(), Error> {
             ("storage.oio", c.storage.oio != d.oio),
             ("storage.worker_vcpu", c.storage.worker_vcpu != d.worker_vcpu),
             ("storage.background_threads", c.storage.background_threads != d.background_threads),
+            ("storage.target_latency_us", c.storage.target_latency_us != d.target_latency_us),
         ] {
             if set {
                 return Err(Error::field(name, "applies to app.kind = \"iometer\" only"));

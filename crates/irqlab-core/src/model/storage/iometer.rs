@@ -6,6 +6,11 @@
 //! adapter's doorbell register, which traps: the vCPU exits and the VMM
 //! and the VMkernel issue the read on the vCPU's own host core
 //! (`lsilogic.rs`) before the guest goes on.
+//!
+//! With `storage.target_latency_us` the worker behaves as the paper says
+//! SQLIOSim does (§4.3): it lowers its outstanding I/Os when it sees a
+//! latency above its target and raises them when below; the exact rule is
+//! not published, so the model doubles or halves them every 100 ms.
 
 use crate::engine::Scheduler;
 use crate::model::app::Phase;
@@ -14,11 +19,15 @@ use crate::model::kernel::HOST;
 use crate::model::sched::Seg;
 use crate::model::server::{Ev, Server};
 
+/// How often SQLIOSim-like tuning looks at the latency.
+pub const TUNE_INTERVAL_NS: crate::engine::Nanos = 100_000_000;
+
 impl Server {
     /// The worker's next step, or None when it waits for a completion.
     pub(crate) fn iometer_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        let oio = self.cfg.storage.oio;
-        let th = &mut self.storage.as_mut().expect("storage workload").threads[t as usize];
+        let st = self.storage.as_mut().expect("storage workload");
+        let oio = st.oio_now;
+        let th = &mut st.threads[t as usize];
         // Iometer's loop: each completion is followed by a new read.
         let (phase, cycles) = if th.outstanding < oio {
             (Phase::InIoIssue, self.cfg.storage.guest_issue_cycles)
@@ -59,10 +68,35 @@ impl Server {
     /// The worker completed a read.
     pub(crate) fn iometer_completed(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
         self.kernel.threads[t as usize].phase = Phase::IoNext;
-        let th = &mut self.storage_mut().threads[t as usize];
+        let now = sched.now();
+        let st = self.storage_mut();
+        let th = &mut st.threads[t as usize];
         th.outstanding -= 1;
         let sent = th.completing.sent_ns;
-        self.record_reply(sched.now(), sent);
+        st.tune_latency_ns += now - sent;
+        st.tune_reads += 1;
+        self.record_reply(now, sent);
+    }
+
+    /// SQLIOSim's tuning (`storage.target_latency_us`), every
+    /// [`TUNE_INTERVAL_NS`]: double the outstanding reads while their mean
+    /// latency is below the target, halve them while it is above.
+    pub(crate) fn iometer_tune(&mut self, sched: &mut Scheduler<Ev>) {
+        let (target_ns, cap) = (self.cfg.storage.target_latency_us * 1_000, self.cfg.storage.oio);
+        let st = self.storage_mut();
+        if st.tune_reads > 0 {
+            let mean = st.tune_latency_ns / st.tune_reads;
+            if mean < target_ns {
+                st.oio_now = (st.oio_now * 2).min(cap);
+            } else if mean > target_ns {
+                st.oio_now = (st.oio_now / 2).max(1);
+            }
+        }
+        st.tune_latency_ns = 0;
+        st.tune_reads = 0;
+        let guest = st.guest;
+        self.in_kernel(guest, |s| s.storage_thread_wake(sched, 0));
+        sched.at(sched.now() + TUNE_INTERVAL_NS, Ev::OioTune);
     }
 
     /// The ISR handed thread `t` completions: wake it if it waits.

@@ -133,6 +133,12 @@ pub struct Storage {
     pub threads: Vec<IoThread>,
     /// `app.kind = "oltp"`: the users' computation times.
     pub compute_rng: StreamRng,
+    /// The outstanding I/Os the worker keeps now (`storage.oio`, or what
+    /// its latency target has tuned), and the latency of the reads it
+    /// completed since the last tuning.
+    pub oio_now: u32,
+    pub tune_latency_ns: u64,
+    pub tune_reads: u64,
     /// Commands in flight as the VMM counts them: issued to the HBA, not
     /// yet picked up from the completion queue.
     pub cif: u32,
@@ -161,6 +167,9 @@ impl Storage {
             line_asserted: false,
             threads: vec![IoThread::default(); guest_threads as usize],
             compute_rng: streams.stream(crate::engine::rng::kind::STORAGE, 1),
+            oio_now: if s.target_latency_us > 0 { s.oio.min(1) } else { s.oio },
+            tune_latency_ns: 0,
+            tune_reads: 0,
             cif: 0,
             vic: cfg.vic.enabled.then(|| Vic::new(cfg.vic.params(), 0).expect("validated vIC parameters")),
             // vIC off is ESX before it: every IPI is sent.
