@@ -185,9 +185,10 @@ impl Server {
                 }
             })
             .collect();
+        // A storage guest (Iometer or OLTP) has no network device to assign.
         let oltp = cfg.app.kind == AppKind::Oltp;
-        let iometer = cfg.app.kind == AppKind::Iometer || oltp;
-        let routes: Vec<IrqRoute> = if guest && !virtio && !iometer {
+        let storage_io = cfg.app.kind == AppKind::Iometer || oltp;
+        let routes: Vec<IrqRoute> = if guest && !virtio && !storage_io {
             vf::vfio_routes(nq, app_kernel, irq_core)
         } else {
             (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
@@ -206,7 +207,7 @@ impl Server {
         } else if oltp {
             // The users, then the checkpoint writer (`model/storage/oltp.rs`).
             cfg.oltp.users + (cfg.oltp.checkpoint_writes > 0) as u32
-        } else if iometer {
+        } else if storage_io {
             1 + cfg.storage.background_threads
         } else if bulk {
             cfg.bulk.streams
@@ -220,12 +221,12 @@ impl Server {
                     let mut th = AppThread::new(t, t % cfg.vcpus());
                     th.phase = super::app::Phase::TxnNext;
                     th
-                } else if iometer && t == 0 {
+                } else if storage_io && t == 0 {
                     // Iometer's worker (`model/storage/iometer.rs`).
                     let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
                     th.phase = super::app::Phase::IoNext;
                     th
-                } else if iometer {
+                } else if storage_io {
                     // A background thread (`model/storage/background.rs`).
                     let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
                     th.phase = super::app::Phase::Spin;
@@ -284,7 +285,7 @@ impl Server {
             core_role: (0..ncores)
                 .map(|c| match (c < app_cores, guest) {
                     _ if oltp => CoreRole::App,
-                    _ if iometer => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
+                    _ if storage_io => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
                     (true, _) => CoreRole::App,
                     (false, false) => CoreRole::Irq,
                     (false, true) => CoreRole::Other,
@@ -322,7 +323,7 @@ impl Server {
         };
         let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
         // The HBA's core follows the vCPUs' (`vm::host_kernel`).
-        let storage = iometer
+        let storage = storage_io
             .then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,

@@ -22,8 +22,7 @@
 //!   VMM has virtualized and acknowledges with a register access (another
 //!   trap), and the guest's clock interrupt;
 //! - [`background`]: a CPU-bound guest load at idle priority beside the
-//!   I/O (§4.5's Hyper Pi).
-//!
+//!   I/O (§4.5's Hyper Pi);
 //! - [`oltp`]: a TPC-C-like load instead of Iometer (§4.4): users that
 //!   compute and read, and a checkpoint writer's bursts.
 //!
