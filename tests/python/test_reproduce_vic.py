@@ -272,6 +272,11 @@ def test_irqlab_run_shows_the_storage_path():
     off = _irqlab("run", str(vic.default_scenario()), "--duration", "0.05")
     assert off.returncode == 0, off.stderr
     assert "vic" not in {line.split("  ")[0] for line in off.stdout.splitlines()}
+    assert "transactions" not in {line.split("  ")[0] for line in off.stdout.splitlines()}
+    tpcc = _irqlab("run", str(vic.vic_dir() / "tpcc.toml"), "--duration", "0.2")
+    assert tpcc.returncode == 0, tpcc.stderr
+    lines = {line.split("  ")[0]: line for line in tpcc.stdout.splitlines()}
+    assert "per minute" in lines["transactions"]
 
 
 def test_a_storage_field_on_a_network_scenario_is_refused(tmp_path):
