@@ -12,6 +12,8 @@
 //! - [`itr`]: the interrupt throttling rate of an Intel 82599 vector
 //!   (ixgbe): static, ixgbe's 3-state dynamic ITR, and the linear
 //!   packet-rate ITR of Emmerich et al. (SPECTS 2015).
+//! - [`search`]: the golden-section search of a knob's best value from
+//!   measurements (the SR-IOV paper's interrupt throttle rate tuner).
 //! - [`steering`]: which core processes a received packet: RSS in the
 //!   NIC, Linux's RPS and RFS, and IAPS (Helbig & Kim, ICOIN 2025).
 //! - [`vic`]: virtual interrupt coalescing for a VM's storage completions
@@ -20,5 +22,6 @@
 
 pub mod dim;
 pub mod itr;
+pub mod search;
 pub mod steering;
 pub mod vic;
