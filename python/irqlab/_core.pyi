@@ -78,3 +78,25 @@ def linux_restore(dev: str) -> str:
 
 def _selftest_panic(message: str) -> None:
     """Panic inside the binding's guard (tests only): raises RuntimeError."""
+
+
+class GoldenSection:
+    """The golden-section search policy (irqlab_policy::search): over
+    [min, max], stopping when the interval is no wider than ``accept``;
+    ``maximize`` or minimise; ``reuse`` keeps the surviving probe's
+    measurement. Bad arguments raise :class:`ValueError` (one sentence)."""
+
+    def __init__(self, min: float, max: float, accept: float, maximize: bool = True, reuse: bool = False) -> None: ...
+    def probe(self) -> tuple[bool, float]:
+        """``(done, value)``: measure at ``value``, or (done) hold it."""
+    def observe(self, value: float) -> tuple[bool, float]:
+        """The objective measured at the probe; the next ``(done, value)``. NaN counts as the worst."""
+    def restart(self) -> None: ...
+    @property
+    def evaluations(self) -> int: ...
+    @property
+    def done(self) -> bool: ...
+    @property
+    def best(self) -> float: ...
+    @property
+    def interval(self) -> tuple[float, float]: ...

@@ -45,6 +45,7 @@ from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
 from irqlab.study.cli import SweepUsageError, add_study_parsers
 from irqlab.study.report_cli import add_plot_report_parsers
 from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
+from irqlab.tune import TuneUsageError, add_tune_parser
 from irqlab.profiles import PROFILES, profile_knobs
 from irqlab.run import MAX_SEED, run
 from irqlab.scenario import Scenario
@@ -98,7 +99,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # (also after --help and --version, which exit through SystemExit).
             flush_stdout()
         return status
-    except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError) as e:
+    except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError, TuneUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -227,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadgen_parser(commands)
     add_study_parsers(commands)
     add_plot_report_parsers(commands)
+    add_tune_parser(commands)
     add_reproduce_parser(commands)
     add_linux_parser(commands)
     add_testbed_parser(commands)

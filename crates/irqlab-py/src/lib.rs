@@ -5,6 +5,7 @@
 
 mod error;
 mod linux;
+mod search;
 
 use irqlab_core::scenario::Profile;
 use irqlab_core::Scenario;
@@ -124,6 +125,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("LinuxError", m.py().get_type::<LinuxError>())?;
     linux::register(m)?;
+    search::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
