@@ -45,7 +45,9 @@ def run(
     for their connection (``load.open_loop_backlog = "client"``, mutilate).
     ``dim`` is what net DIM did (per direction, the share of the measured
     time each profile was in force and the profile changes), ``null`` when
-    no completion queue runs DIM.
+    no completion queue runs DIM. ``storage`` (``vm.kind = "lsilogic"``
+    only) is the guest's storage I/O: IOPS, cycles per I/O, guest
+    interrupts, IPIs, and vIC's choices when it is on.
     """
 
 def resolve(
