@@ -119,3 +119,35 @@ fn scenario_rules_name_the_field() {
     let e = err(FORWARDING, &["nic.kind=\"e1000\""]);
     assert!(e.contains("nic.kind") && e.contains("82599"), "{e}");
 }
+
+/// The SR-IOV paper's golden-section ITR drives the vector: it probes
+/// rates inside its range, and a narrow range pins the vector's interrupt
+/// rate there (the search can only answer what it may probe).
+#[test]
+fn the_golden_section_itr_keeps_the_rate_inside_its_range() {
+    let narrow = run(
+        FORWARDING,
+        &[
+            "itr.policy=\"golden-section\"",
+            "itr.min_rate=20000",
+            "itr.max_rate=30000",
+            "itr.accept_rate=1000",
+            "load.qps=1500000",
+            "run.duration_s=0.05",
+        ],
+    );
+    // Under load the vector interrupts at about its throttled rate.
+    assert!(narrow.irqs_per_s > 15_000.0 && narrow.irqs_per_s < 31_000.0, "{}", narrow.irqs_per_s);
+    let wide = run(
+        FORWARDING,
+        &["itr.policy=\"golden-section\"", "itr.min_rate=60000", "itr.max_rate=100000", "load.qps=1500000", "run.duration_s=0.05"],
+    );
+    assert!(wide.irqs_per_s > narrow.irqs_per_s * 1.5, "{} vs {}", wide.irqs_per_s, narrow.irqs_per_s);
+    // Its parameters are checked.
+    let mut s = irqlab_core::Scenario::from_toml_str(FORWARDING).unwrap();
+    s.set_pair("itr.policy=\"golden-section\"").unwrap();
+    let e = s.set_pair("itr.accept_rate=500000").unwrap_err().to_string();
+    assert!(e.contains("itr.accept_rate"), "{e}");
+    let e = s.set_pair("itr.accept_rate=95000").unwrap_err().to_string();
+    assert!(e.contains("accept_rate_per_s"), "{e}");
+}

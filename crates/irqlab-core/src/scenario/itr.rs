@@ -4,6 +4,7 @@
 //! `model/nic/eitr.rs`; the policies that choose the rate live in the policy
 //! tier (`irqlab_policy::itr`).
 
+use irqlab_policy::itr::golden_itr::GoldenItrParams;
 use irqlab_policy::itr::linear_itr::LinearItrParams;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,11 @@ pub enum ItrPolicyKind {
     Ixgbe,
     /// The paper's linear ITR from the packet rate (§V).
     Linear,
+    /// The SR-IOV paper's golden-section search of the rate between
+    /// `itr.min_rate` and `itr.max_rate` on the receive throughput measured
+    /// over `itr.slice_us` per probe, restarted every `itr.restart_irqs`
+    /// interrupts (Guan et al., §IV).
+    GoldenSection,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,9 +54,10 @@ pub struct ItrCfg {
     /// interval field).
     pub rate: u32,
     /// `linear`: the highest rate, r_max (paper §V-C: 100000, the 3-state
-    /// ITR's highest).
+    /// ITR's highest); `golden-section`: the top of the search (MaxITR).
     pub max_rate: u32,
-    /// `linear`: the lowest rate, r_min (8000, the 3-state ITR's lowest).
+    /// `linear`: the lowest rate, r_min (8000, the 3-state ITR's lowest);
+    /// `golden-section`: the bottom of the search (MinITR).
     pub min_rate: u32,
     /// `linear`: ρ_max, the packet rate from which the lowest rate
     /// applies, packets per second: the system's maximum before it drops
@@ -59,11 +66,20 @@ pub struct ItrCfg {
     /// `linear`: the shortest time between two adaptations, ns (the
     /// patch's 50 µs).
     pub min_update_ns: u64,
+    /// `golden-section`: the search stops when its interval is this narrow,
+    /// interrupts per second (the paper's AcceptInternal, not given: 2000).
+    pub accept_rate: u32,
+    /// `golden-section`: how long each probe's throughput is measured, µs
+    /// ("a very short time slice", not given: 1000).
+    pub slice_us: u64,
+    /// `golden-section`: a new search after this many interrupts (1000).
+    pub restart_irqs: u32,
 }
 
 impl Default for ItrCfg {
     fn default() -> Self {
         let p = LinearItrParams::default();
+        let g = GoldenItrParams::default();
         ItrCfg {
             policy: ItrPolicyKind::Ixgbe,
             rate: 20_000,
@@ -71,11 +87,25 @@ impl Default for ItrCfg {
             min_rate: p.min_rate_per_s,
             rho_max_pps: p.rho_max_pps,
             min_update_ns: p.min_update_ns,
+            accept_rate: g.accept_rate_per_s,
+            slice_us: g.slice_ns / 1_000,
+            restart_irqs: g.restart_irqs,
         }
     }
 }
 
 impl ItrCfg {
+    /// The golden-section ITR's parameters.
+    pub fn golden_params(&self) -> GoldenItrParams {
+        GoldenItrParams {
+            min_rate_per_s: self.min_rate,
+            max_rate_per_s: self.max_rate,
+            accept_rate_per_s: self.accept_rate,
+            slice_ns: self.slice_us * 1_000,
+            restart_irqs: self.restart_irqs,
+        }
+    }
+
     /// The linear ITR's parameters.
     pub fn linear_params(&self) -> LinearItrParams {
         LinearItrParams {

@@ -118,6 +118,9 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("itr.min_rate", |c| c.itr.min_rate, 978, 488_281),
     int_field!("itr.rho_max_pps", |c| c.itr.rho_max_pps, 1_000, 1_000_000_000),
     int_field!("itr.min_update_ns", |c| c.itr.min_update_ns, 0, MAX_NS),
+    int_field!("itr.accept_rate", |c| c.itr.accept_rate, 1, 488_281),
+    int_field!("itr.slice_us", |c| c.itr.slice_us, 1, 10_000_000),
+    int_field!("itr.restart_irqs", |c| c.itr.restart_irqs, 1, 1_000_000_000),
     // The kernel's sysctl takes an int; a million packets per core is far
     // beyond any buffer a real host configures.
     int_field!("steering.netdev_max_backlog", |c| c.steering.netdev_max_backlog, 1, 1_000_000),
@@ -201,7 +204,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("load.open_loop_backlog", "\"client\" or \"server\""),
     ("vm.kind", "\"none\", \"passthrough\", \"sriov\", \"virtio\" or \"lsilogic\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
-    ("itr.policy", "\"off\", \"static\", \"ixgbe\" or \"linear\""),
+    ("itr.policy", "\"off\", \"static\", \"ixgbe\", \"linear\" or \"golden-section\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
@@ -366,7 +369,11 @@ fn itr(c: &Config) -> Result<(), Error> {
         return Err(Error::field("nic.kind", "must be \"connectx-4\" when vm.kind is not \"none\""));
     }
     // The policy's own check, behind the ranges above.
-    c.itr.linear_params().validate().map_err(|e| Error::field("itr", e))
+    c.itr.linear_params().validate().map_err(|e| Error::field("itr", e))?;
+    if c.itr.policy == super::itr::ItrPolicyKind::GoldenSection {
+        c.itr.golden_params().validate().map_err(|e| Error::field("itr", e))?;
+    }
+    Ok(())
 }
 
 /// The forwarding workload is a packet generator's open loop on bare metal.

@@ -22,11 +22,15 @@
 //!   `ixgbe_set_itr` of ixgbe 3.14.5/3.23.2, the paper's version).
 //! - [`linear_itr`]: the paper's linear packet-rate ITR (§V-C, the authors'
 //!   patch to `ixgbe_update_itr` for ixgbe 3.23.2).
+//! - [`golden_itr`]: the SR-IOV paper's golden-section search of the rate
+//!   on measured throughput (Guan et al., §IV).
 
+pub mod golden_itr;
 pub mod ixgbe_itr;
 pub mod linear_itr;
 pub mod static_itr;
 
+pub use golden_itr::{GoldenItr, GoldenItrParams};
 pub use ixgbe_itr::IxgbeItr;
 pub use linear_itr::LinearItr;
 pub use static_itr::StaticItr;

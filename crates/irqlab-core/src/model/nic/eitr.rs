@@ -32,6 +32,9 @@ pub fn policy(cfg: &ItrCfg) -> Box<dyn ItrPolicy + Send> {
         ItrPolicyKind::Linear => {
             Box::new(LinearItr::new(cfg.linear_params()).expect("scenario validation checks [itr]"))
         }
+        ItrPolicyKind::GoldenSection => Box::new(
+            irqlab_policy::itr::GoldenItr::new(cfg.golden_params()).expect("scenario validation checks [itr]"),
+        ),
     }
 }
 
