@@ -39,11 +39,13 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
     ]
     if s.get("irq_cores_cpu_pct") is not None:
         rows.append(("irq cores cpu (%)", _cpu(s.get("irq_cores_cpu_pct"))))
+    # A storage guest has no network device: its NIC rows would be zeros.
+    network = not isinstance(s.get("storage"), Mapping)
     rows += [
-        ("irqs/s", _num(s.get("irqs_per_s"), 0)),
-        ("packets/irq", _num(s.get("packets_per_irq"), 2)),
-        ("softirqs/s", _num(s.get("softirqs_per_s"), 0)),
-        ("watchdog fires/s", _num(s.get("watchdog_fires_per_s"), 0)),
+        *([("irqs/s", _num(s.get("irqs_per_s"), 0)),
+           ("packets/irq", _num(s.get("packets_per_irq"), 2)),
+           ("softirqs/s", _num(s.get("softirqs_per_s"), 0)),
+           ("watchdog fires/s", _num(s.get("watchdog_fires_per_s"), 0))] if network else []),
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
@@ -53,8 +55,8 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("drops", _drops(s)),
         *([("retransmits", _num(s.get("retransmits"), 0))] if "retransmits" in s else []),
         *([("held at client", _num(s.get("held_at_client"), 0))] if s.get("held_at_client") else []),
-        ("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
-        ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2)),
+        *([("busy-poll share", _unit(s.get("busy_poll_pct"), 1, "% of packets")),
+           ("rx ring wait (us)", _num(s.get("rx_ring_wait_us"), 2))] if network else []),
         *_dim(s),
         *_vm(s),
         *_bulk(s),

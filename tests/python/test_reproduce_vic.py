@@ -269,6 +269,9 @@ def test_irqlab_run_shows_the_storage_path():
     for label in ("commands in flight", "cycles/io", "guest irqs/s", "vmkernel ipis/s", "vcpu halted", "vic"):
         assert label in lines, (label, proc.stdout)
     assert "mean R" in lines["vic"]
+    # No network device: none of the NIC's rows.
+    for label in ("irqs/s", "packets/irq", "softirqs/s", "rx ring wait (us)"):
+        assert label not in lines, label
     off = _irqlab("run", str(vic.default_scenario()), "--duration", "0.05")
     assert off.returncode == 0, off.stderr
     assert "vic" not in {line.split("  ")[0] for line in off.stdout.splitlines()}
