@@ -376,11 +376,15 @@ def _cmd_itr(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_iaps(args: argparse.Namespace) -> int:
-    import textwrap
+def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=lambda warning: True) -> tuple:
+    """A seeded reproduction's common part (IAPS, vIC): the flags checked,
+    ``run(...)`` (the paper module's) into ``--out``, its warnings said (those ``warned``
+    keeps), the claims checked, the plots, files and report written.
+    Returns the result, the checks, the output directory, the files and
+    the figures."""
+    import importlib
 
-    from irqlab.cli import say_warning, write_stdout
-    from irqlab.reproduce import iaps
+    from irqlab.cli import say_warning
     from irqlab.study.spec import StudyError
 
     duration = _seconds(args.duration, "--duration")
@@ -389,7 +393,7 @@ def _cmd_iaps(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     out = prepare_out(args.out)
     try:
-        result = iaps.run_iaps(
+        result = run(
             scenario,
             duration_s=duration,
             seed=seed,
@@ -401,107 +405,63 @@ def _cmd_iaps(args: argparse.Namespace) -> int:
         )
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
-    # Drops are part of the experiment (Figure 2b): not warned about.
     for warning in result.warnings:
-        if "were dropped" not in warning:
+        if warned(warning):
             say_warning(warning)
-    checks = iaps.shape_checks(result)
-    figures = []
-    if not args.no_plots:
-        from irqlab.reproduce import iaps_plots
+    checks = paper.shape_checks(result)
+    figures = [] if args.no_plots else importlib.import_module(plots_module).all_figures(result, out)
+    files = paper.write_files(result, checks, out, figures)
+    files.append(paper.write_html(result, checks, out, figures))
+    return result, checks, out, files, figures
 
-        figures = iaps_plots.all_figures(result, out)
-    files = iaps.write_files(result, checks, out, figures)
-    files.append(iaps.write_html(result, checks, out, figures))
+
+def _say_paper(args: argparse.Namespace, paper, ran: tuple, tables: dict, texts: list[str]) -> int:
+    """Print a reproduction from ``_run_paper``: one JSON object (the
+    checks, ``tables``' rows, the fit and the files), or ``texts``, the
+    claims and the fit, and what was written."""
+    import textwrap
+
+    from irqlab.cli import write_stdout
+
+    result, checks, out, files, figures = ran
     if args.json:
-        write_stdout(
-            json.dumps(
-                {
-                    "checks": [iaps.check_row(c) for c in checks],
-                    "figure_2": [_json_row(row) for row in iaps.figure_2_rows(result)],
-                    "figure_3": [_json_row(row) for row in iaps.figure_3_rows(result)],
-                    "fitted": iaps.fitted_note(result),
-                    "files": [str(f) for f in files + figures],
-                }
-            )
-        )
+        doc = {"checks": [paper.check_row(c) for c in checks]}
+        doc.update({name: [_json_row(row) for row in rows] for name, rows in tables.items()})
+        doc.update(fitted=paper.fitted_note(result), files=[str(f) for f in files + figures])
+        write_stdout(json.dumps(doc))
         return 0
-    write_stdout(iaps.figure_2_text(result))
-    write_stdout("")
-    write_stdout(iaps.figure_3_text(result))
-    write_stdout("")
-    write_stdout(iaps.checks_text(checks))
-    write_stdout("")
-    write_stdout("\n".join(textwrap.wrap(iaps.fitted_note(result), 110)))
+    for text in (*texts, paper.checks_text(checks)):
+        write_stdout(text)
+        write_stdout("")
+    write_stdout("\n".join(textwrap.wrap(paper.fitted_note(result), 110)))
     write_stdout("")
     _say_written(len(files) + len(figures), out, result.directories.values(), args.no_plots)
     return 0
+
+
+def _cmd_iaps(args: argparse.Namespace) -> int:
+    from irqlab.reproduce import iaps
+
+    # Drops are part of the experiment (Figure 2b): not warned about.
+    ran = _run_paper(args, iaps, iaps.run_iaps, "irqlab.reproduce.iaps_plots", warned=lambda w: "were dropped" not in w)
+    result = ran[0]
+    tables = {"figure_2": iaps.figure_2_rows(result), "figure_3": iaps.figure_3_rows(result)}
+    return _say_paper(args, iaps, ran, tables, [iaps.figure_2_text(result), iaps.figure_3_text(result)])
 
 
 def _cmd_vic(args: argparse.Namespace) -> int:
-    import textwrap
-
-    from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import vic
     from irqlab.reproduce.vic_checks import KB4, KB8
-    from irqlab.study.spec import StudyError
 
-    duration = _seconds(args.duration, "--duration")
-    seed, jobs = _seed_and_jobs(args)
-    seeds = whole_number(args.seeds, "--seeds", 1, 1000, ReproduceUsageError)
-    scenario = _scenario(args)
-    out = prepare_out(args.out)
-    try:
-        result = vic.run_vic(
-            scenario,
-            duration_s=duration,
-            seed=seed,
-            seeds=seeds,
-            out=out,
-            jobs=jobs,
-            resume=args.resume,
-            quiet=args.quiet or args.json,
-        )
-    except StudyError as e:
-        raise ReproduceUsageError(str(e)) from None
-    for warning in result.warnings:
-        say_warning(warning)
-    checks = vic.shape_checks(result)
-    figures = []
-    if not args.no_plots:
-        from irqlab.reproduce import vic_plots
-
-        figures = vic_plots.all_figures(result, out)
-    files = vic.write_files(result, checks, out, figures)
-    files.append(vic.write_html(result, checks, out, figures))
-    if args.json:
-        write_stdout(
-            json.dumps(
-                {
-                    "checks": [vic.check_row(c) for c in checks],
-                    "table_2": [_json_row(row) for row in vic.table_2_rows(result, KB4)],
-                    "table_3": [_json_row(row) for row in vic.table_3_rows(result, KB4)],
-                    "table_4": [_json_row(row) for row in vic.table_2_rows(result, KB8)],
-                    "table_5": [_json_row(row) for row in vic.table_3_rows(result, KB8)],
-                    "table_6": [_json_row(row) for row in vic.table_6_rows(result)],
-                    "figure_5": [_json_row(row) for row in vic.figure_5_rows(result)],
-                    "table_7": [_json_row(row) for row in vic.table_7_rows(result)],
-                    "table_8": [_json_row(row) for row in vic.table_8_rows(result)],
-                    "figures_3_4": [_json_row(row) for row in vic.figures_3_4_rows(result)],
-                    "fit": [_json_row(row) for row in vic.fit_rows(result)],
-                    "fitted": vic.fitted_note(result),
-                    "files": [str(f) for f in files + figures],
-                }
-            )
-        )
-        return 0
-    for text in (vic.table_2_text(result, KB4), vic.table_3_text(result, KB4), vic.table_2_text(result, KB8),
-                 vic.table_3_text(result, KB8), vic.table_6_text(result), vic.figure_5_text(result),
-                 vic.table_7_text(result), vic.table_8_text(result), vic.figures_3_4_text(result),
-                 vic.checks_text(checks)):
-        write_stdout(text)
-        write_stdout("")
-    write_stdout("\n".join(textwrap.wrap(vic.fitted_note(result), 110)))
-    write_stdout("")
-    _say_written(len(files) + len(figures), out, result.directories.values(), args.no_plots)
-    return 0
+    ran = _run_paper(args, vic, vic.run_vic, "irqlab.reproduce.vic_plots")
+    r = ran[0]
+    tables = {
+        "table_2": vic.table_2_rows(r, KB4), "table_3": vic.table_3_rows(r, KB4), "table_4": vic.table_2_rows(r, KB8),
+        "table_5": vic.table_3_rows(r, KB8), "table_6": vic.table_6_rows(r), "figure_5": vic.figure_5_rows(r),
+        "table_7": vic.table_7_rows(r), "table_8": vic.table_8_rows(r), "figures_3_4": vic.figures_3_4_rows(r),
+        "fit": vic.fit_rows(r),
+    }
+    texts = [vic.table_2_text(r, KB4), vic.table_3_text(r, KB4), vic.table_2_text(r, KB8), vic.table_3_text(r, KB8),
+             vic.table_6_text(r), vic.figure_5_text(r), vic.table_7_text(r), vic.table_8_text(r),
+             vic.figures_3_4_text(r)]
+    return _say_paper(args, vic, ran, tables, texts)

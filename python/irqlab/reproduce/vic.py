@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from irqlab.reproduce import adjust_spec, json_clean, run_studies, scenario_dir, vic_checks
+from irqlab.reproduce.claims import claim_row, claims_section, claims_text
+from irqlab.reproduce.claims import frame_html as claims_frame_html
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, TABLE_3, TABLE_6, Fig5Point, Point, TpccPoint
 from irqlab.study.spec import Study, build_study, load_study_file
@@ -502,16 +503,10 @@ def table_6_text(r: VicResult) -> str:
 
 
 def checks_text(checks: list[ShapeCheck], width: int = 110) -> str:
-    held = sum(c.holds for c in checks)
-    lines = [f"{CHECKS_TITLE}: {held} of {len(checks)} hold"]
-    for c in checks:
-        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"")
-        lines += textwrap.wrap(c.detail, width, initial_indent="         ", subsequent_indent="         ")
-    return "\n".join(lines)
+    return claims_text(CHECKS_TITLE, checks, width)
 
 
-def check_row(c: ShapeCheck) -> dict[str, object]:
-    return {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail}
+check_row = claim_row
 
 
 def title(r: VicResult) -> str:
@@ -571,29 +566,13 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
 def write_html(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
     """``out/report.html``: the claims, the fit, the tables and plots, then
     both studies' generic reports."""
-    import html
-
-    import pandas as pd
-
     from irqlab.reproduce.html import _image
     from irqlab.study.report import write_report
 
     def frame_html(rows: list[dict[str, object]]) -> str:
-        return pd.DataFrame(rows).to_html(index=False, escape=True, float_format=lambda x: f"{x:,.3g}", na_rep="—", border=0)
+        return claims_frame_html(rows, "{:,.3g}")
 
-    held = sum(c.holds for c in checks)
-    items = "".join(
-        f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>: '
-        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span></li>"
-        for c in checks
-    )
-    sections = [
-        (
-            CHECKS_TITLE,
-            f"<p>{held} of {len(checks)} hold. {html.escape(intro(r))}</p>"
-            f'<p class="note">{html.escape(fitted_note(r))}</p><ul class="claims">{items}</ul>',
-        )
-    ]
+    sections = [claims_section(CHECKS_TITLE, checks, intro(r), fitted_note(r))]
     if figures:
         sections.append(("Tables 2 and 4 and Figure 5 as plots", "".join(_image(f) for f in figures)))
     sections += [

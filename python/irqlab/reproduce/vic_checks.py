@@ -182,32 +182,33 @@ def v3_r_hat_as_table_2(t: Table) -> ShapeCheck:
     return ShapeCheck(claim, holds, "; ".join(rows) + f" (each within {CELL_TOLERANCE:.0%})", id="V3")
 
 
+def _change_with_vic(t: Table, attr: str) -> tuple[list[float], str]:
+    """``attr``'s change with vIC, %, at every OIO of both sizes, and the
+    changes as text per size."""
+    changes, parts = [], []
+    for block in (KB4, KB8):
+        ch = [pct_change(getattr(t[(block, o, True)], attr), getattr(t[(block, o, False)], attr)) for o in OIOS]
+        changes += ch
+        parts.append(f"{block // 1024} KB: " + ", ".join(f"{c:+.1f} %" for c in ch))
+    return changes, "; ".join(parts)
+
+
 def v4_cost_falls(t: Table) -> ShapeCheck:
     claim = "In both Table 2 and 4 we see a noticeable reduction in CPU cycles per IO whenever vIC has been enabled"
-    for block in (KB4, KB8):
-        if (gone := _have(t, block)):
-            return _missing("V4", claim, gone)
-    parts, holds = [], True
-    for block in (KB4, KB8):
-        ch = [pct_change(t[(block, o, True)].cycles_per_io, t[(block, o, False)].cycles_per_io) for o in OIOS]
-        holds &= all(c < 0 for c in ch)
-        parts.append(f"{block // 1024} KB: " + ", ".join(f"{c:+.1f} %" for c in ch))
-    return ShapeCheck(claim, holds, "; ".join(parts) + " at OIO 8, 16, 32, 64 (each must be below 0)", id="V4")
+    if (gone := _have(t, KB4) or _have(t, KB8)):
+        return _missing("V4", claim, gone)
+    ch, text = _change_with_vic(t, "cycles_per_io")
+    return ShapeCheck(claim, all(c < 0 for c in ch), text + " at OIO 8, 16, 32, 64 (each must be below 0)", id="V4")
 
 
 def v5_iops_never_fall(t: Table) -> ShapeCheck:
     claim = "We also would like to note that throughput never decreased and in many cases actually increased " \
             "significantly"
-    for block in (KB4, KB8):
-        if (gone := _have(t, block)):
-            return _missing("V5", claim, gone)
-    parts, holds = [], True
-    for block in (KB4, KB8):
-        ch = [pct_change(t[(block, o, True)].iops, t[(block, o, False)].iops) for o in OIOS]
-        holds &= all(c >= -100 * NOISE for c in ch)
-        parts.append(f"{block // 1024} KB: " + ", ".join(f"{c:+.1f} %" for c in ch))
-    return ShapeCheck(claim, holds, "; ".join(parts) + f" IOPS with vIC at OIO 8-64 (none below -{NOISE:.0%}, "
-                      "the seeds' noise)", id="V5")
+    if (gone := _have(t, KB4) or _have(t, KB8)):
+        return _missing("V5", claim, gone)
+    ch, text = _change_with_vic(t, "iops")
+    return ShapeCheck(claim, all(c >= -100 * NOISE for c in ch), text + f" IOPS with vIC at OIO 8-64 (none below "
+                      f"-{NOISE:.0%}, the seeds' noise)", id="V5")
 
 
 def v6_sharp_drop_at_64(t: Table) -> ShapeCheck:
@@ -515,23 +516,24 @@ Table7 = Mapping[tuple[str, bool], tuple[float, float]]
 TOOLS = ("SQLIOSim", "GSBlaster")
 
 
+def _table_7_check(id_: str, claim: str, s: Table7, column: int, falls: bool, what: str) -> ShapeCheck:
+    """Table 7's ``column`` (0 IOPS, 1 cycles per I/O) rises (or ``falls``) with vIC for both tools."""
+    if any((tool, v) not in s for tool in TOOLS for v in (False, True)):
+        return _missing(id_, claim, "a Table 7 run")
+    ch = {tool: pct_change(s[(tool, True)][column], s[(tool, False)][column]) for tool in TOOLS}
+    holds = all((c < 0) if falls else (c > 0) for c in ch.values())
+    return ShapeCheck(claim, holds, "; ".join(f"{tool} {c:+.2f} %" for tool, c in ch.items())
+                      + f" {what} with vIC (each {'below' if falls else 'above'} 0)", id=id_)
+
+
 def v23_table_7_iops(s: Table7) -> ShapeCheck:
     claim = "We can see that the IOPS increased as a result of vIC (Table 7: SQLIOSim and GSBlaster)"
-    if any((tool, v) not in s for tool in TOOLS for v in (False, True)):
-        return _missing("V23", claim, "a Table 7 run")
-    ch = {tool: pct_change(s[(tool, True)][0], s[(tool, False)][0]) for tool in TOOLS}
-    return ShapeCheck(claim, all(c > 0 for c in ch.values()),
-                      "; ".join(f"{tool} {c:+.2f} %" for tool, c in ch.items()) + " IOPS with vIC (each above 0)", id="V23")
+    return _table_7_check("V23", claim, s, 0, False, "IOPS")
 
 
 def v24_table_7_cost(s: Table7) -> ShapeCheck:
     claim = "As in previous benchmarks, we also found that the CPU cost per IO decreased"
-    if any((tool, v) not in s for tool in TOOLS for v in (False, True)):
-        return _missing("V24", claim, "a Table 7 run")
-    ch = {tool: pct_change(s[(tool, True)][1], s[(tool, False)][1]) for tool in TOOLS}
-    return ShapeCheck(claim, all(c < 0 for c in ch.values()),
-                      "; ".join(f"{tool} {c:+.1f} %" for tool, c in ch.items()) + " cycles per I/O with vIC (each below 0)",
-                      id="V24")
+    return _table_7_check("V24", claim, s, 1, True, "cycles per I/O")
 
 
 def all_checks(t: Table, f: Optional[Fig5] = None, p: Optional[Tpcc] = None,

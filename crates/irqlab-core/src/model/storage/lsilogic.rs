@@ -68,7 +68,8 @@ impl Server {
             st.counters.guest_irqs += 1;
         }
         st.line_asserted = false;
-        let mut woken: Vec<u32> = Vec::new();
+        // The owners to wake, in a buffer kept across interrupts.
+        let mut woken = std::mem::take(&mut st.woken);
         while let Some((io, picked_ns)) = st.replies.pop_front() {
             if measuring {
                 st.counters.isr_taken += 1;
@@ -79,9 +80,11 @@ impl Server {
                 woken.push(io.owner);
             }
         }
-        for t in woken {
+        for &t in &woken {
             self.storage_thread_wake(sched, t);
         }
+        woken.clear();
+        self.storage_mut().woken = woken;
         let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         self.in_kernel(HOST, |s| {
             let core = s.kernel.thread_core(vcpu);

@@ -130,6 +130,9 @@ pub struct Storage {
     pub line_asserted: bool,
     /// Per guest thread: its I/O state.
     pub threads: Vec<IoThread>,
+    /// The guest ISR's list of threads to wake (kept to spare an
+    /// allocation per interrupt).
+    pub woken: Vec<u32>,
     /// `app.kind = "oltp"`: the users' computation times.
     pub compute_rng: StreamRng,
     /// The outstanding I/Os the worker keeps now (`storage.oio`, or what
@@ -165,6 +168,7 @@ impl Storage {
             replies: VecDeque::new(),
             line_asserted: false,
             threads: vec![IoThread::default(); guest_threads as usize],
+            woken: Vec::new(),
             compute_rng: streams.stream(crate::engine::rng::kind::STORAGE, 1),
             oio_now: if s.target_latency_us > 0 { s.oio.min(1) } else { s.oio },
             tune_latency_ns: 0,
