@@ -47,7 +47,10 @@ def run(
     time each profile was in force and the profile changes), ``null`` when
     no completion queue runs DIM. ``storage`` (``vm.kind = "lsilogic"``
     only) is the guest's storage I/O: IOPS, cycles per I/O, guest
-    interrupts, IPIs, and vIC's choices when it is on.
+    interrupts, IPIs, and vIC's choices when it is on. In a VM run ``vm``
+    has ``vms``, ``host_cpus`` and ``host_busy_cpus`` (busy time over all
+    host CPUs, in CPUs: top's %CPU of every process over 100); with several
+    SR-IOV VMs ``bulk.vm_gbps`` is each VM's throughput.
     """
 
 def resolve(

@@ -192,7 +192,7 @@ fn steering_is_refused_where_it_cannot_apply() {
         e.contains("steering.rps_cpus") && e.contains("0 to 1"),
         "{e}"
     );
-    let e = Scenario::from_toml_str("[bulk]\nstreams = 0\n[app]\nkind = \"bulk\"\n")
+    let e = Scenario::from_toml_str("[bulk]\nstreams = 1025\n[app]\nkind = \"bulk\"\n")
         .map(|_| ())
         .unwrap_err()
         .to_string();

@@ -17,8 +17,16 @@
 //! whose capacity interrupt and softirq time use up (`scale_rt_capacity`
 //! subtracts it), and the interrupt core of a single queue is the busiest
 //! core there is. The model places them once; it does not migrate them.
+//!
+//! Streams into SR-IOV guests (`vm.count` VMs, `model/nic/vf.rs`): stream i
+//! belongs to VM i mod `vm.count`, whose virtual function's queues its flow
+//! hashes over (the VF's own RSS), and whose kernel runs its socket's
+//! protocol and its reader, thread i / `vm.count` there. What a stream's
+//! socket holds unread is kept here by stream, where the sender (another
+//! host, outside every kernel) reads the window it may use.
 
 use super::cpu::{CpuClass, ThreadId};
+use super::kernel::KernelId;
 use super::gro::{GroTable, Skb};
 use super::sched::Seg;
 use super::server::{Ev, Server};
@@ -36,8 +44,8 @@ pub struct Bulk {
     pub senders: Senders,
     /// Per stream: its flow hash (`skb->hash`, the NIC's RSS hash).
     pub hash: Vec<u32>,
-    /// Per device NAPI: what GRO holds, and what the poll in progress
-    /// flushed to the stack.
+    /// Per NIC queue (its driver's NAPI): what GRO holds, and what the poll
+    /// in progress flushed to the stack.
     pub gro: Vec<GroTable>,
     pub ready: Vec<Vec<Skb>>,
     pub steering: Option<Steering>,
@@ -46,8 +54,16 @@ pub struct Bulk {
     frames: Vec<super::nic::RxPacket>,
     /// Largest merge, segments.
     gro_max_segs: u32,
+    /// Per stream: bytes its socket holds that its reader has not read.
+    pub unread: Vec<u64>,
+    /// The VMs the streams are spread over (1 on bare metal) and the
+    /// kernel of the first (stream i's kernel is `first_kernel + i % vms`).
+    vms: u32,
+    first_kernel: KernelId,
     /// Counters over the measured window.
     pub bytes_read: u64,
+    /// Of those, per VM (SR-IOV guests).
+    pub vm_bytes_read: Vec<u64>,
     pub frames_merged: u64,
     pub skbs_merged: u64,
     pub socket_drops: u64,
@@ -73,8 +89,11 @@ pub fn reader_cores(cores: u32, queues: u32) -> Vec<u32> {
 }
 
 impl Bulk {
-    pub fn new(cfg: &Config, streams: &RngStreams, napis: u32) -> Bulk {
-        let n = cfg.bulk.streams;
+    /// The streams of `cfg` into the kernels from `first_kernel` on, one per
+    /// VM, over `queues` NIC queues (`nic.queues` per VM).
+    pub fn new(cfg: &Config, streams: &RngStreams, first_kernel: KernelId, queues: u32) -> Bulk {
+        let n = cfg.bulk_streams();
+        let vms = cfg.vm.count;
         // Distinct ephemeral ports (32768-60999, `ip_local_port_range`).
         let mut rng = streams.stream(kind::RSS, 1);
         let mut ports: Vec<u16> = Vec::with_capacity(n as usize);
@@ -90,26 +109,46 @@ impl Bulk {
             .collect();
         let table =
             RssTable::spread(RSS_TABLE_ENTRIES, cfg.queues()).expect("validated queue count");
-        let queues = hash.iter().map(|&h| table.queue(h)).collect();
+        // Each VM's VF spreads its streams over its own queues.
+        let per_vm = cfg.queues();
+        let stream_queue =
+            hash.iter().enumerate().map(|(i, &h)| (i as u32 % vms) * per_vm + table.queue(h)).collect();
         Bulk {
-            senders: Senders::new(cfg, queues),
+            senders: Senders::new(cfg, stream_queue),
             hash,
-            gro: vec![GroTable::default(); napis as usize],
-            ready: vec![Vec::with_capacity(64); napis as usize],
+            gro: vec![GroTable::default(); queues as usize],
+            ready: vec![Vec::with_capacity(64); queues as usize],
             steering: Steering::new(cfg),
             scheme: cfg.steering.scheme,
             frames: Vec::with_capacity(64),
             gro_max_segs: (cfg.bulk.gro_max_bytes / cfg.bulk.mss_bytes).max(1),
+            unread: vec![0; n as usize],
+            vms,
+            first_kernel,
             bytes_read: 0,
+            vm_bytes_read: vec![0; vms as usize],
             frames_merged: 0,
             skbs_merged: 0,
             socket_drops: 0,
         }
     }
 
+    /// The stream whose reader is thread `t` of kernel `k`.
+    #[inline]
+    pub fn stream_of(&self, k: KernelId, t: ThreadId) -> usize {
+        (t * self.vms) as usize + (k - self.first_kernel)
+    }
+
+    /// The streams VM `vm` receives (its readers' count).
+    pub fn streams_into(cfg: &Config, vm: u32) -> u32 {
+        let (n, vms) = (cfg.bulk_streams(), cfg.vm.count);
+        (n + vms - 1 - vm) / vms
+    }
+
     /// Forget the counters (end of warm-up).
     pub fn reset_counters(&mut self) {
         self.bytes_read = 0;
+        self.vm_bytes_read.iter_mut().for_each(|b| *b = 0);
         self.frames_merged = 0;
         self.skbs_merged = 0;
         self.socket_drops = 0;
@@ -136,7 +175,7 @@ impl Server {
         let measuring = self.measuring;
         let hz = self.cfg.napi.hz;
         let b = self.bulk.as_mut().expect("bulk workload");
-        let (gro, ready) = (&mut b.gro[napi as usize], &mut b.ready[napi as usize]);
+        let (gro, ready) = (&mut b.gro[qi], &mut b.ready[qi]);
         ready.clear();
         for p in &frames {
             gro.receive(
@@ -170,7 +209,7 @@ impl Server {
         if b.scheme.is_software() {
             cycles += skbs * k.steer_skb_cycles;
         } else {
-            cycles += self.tcp_rx_cycles(&b.ready[napi as usize]);
+            cycles += self.tcp_rx_cycles(&b.ready[qi]);
         }
         (n, cycles)
     }
@@ -184,12 +223,14 @@ impl Server {
     /// The poll's segment ended: the flushed packets go to the protocol
     /// here, or to their cores' backlogs.
     pub(crate) fn stream_deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32) {
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let mut ready = std::mem::take(&mut b.ready[napi as usize]);
         let queue = self.kernel.napi_queue[napi as usize];
+        let b = self.bulk.as_mut().expect("bulk workload");
+        let mut ready = std::mem::take(&mut b.ready[queue as usize]);
+        // Software steering (bare metal only) hands packets on from the
+        // core that polled.
         let core = match self.nic.route(queue) {
             super::nic::IrqRoute::Host { core } => core,
-            super::nic::IrqRoute::Vfio { .. } => unreachable!("bulk runs on bare metal"),
+            super::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
         };
         let measuring = self.measuring;
         for skb in ready.drain(..) {
@@ -205,7 +246,7 @@ impl Server {
                 None => self.tcp_rcv(sched, skb),
             }
         }
-        self.bulk.as_mut().expect("bulk workload").ready[napi as usize] = ready;
+        self.bulk.as_mut().expect("bulk workload").ready[queue as usize] = ready;
     }
 
     /// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
@@ -213,16 +254,18 @@ impl Server {
     pub(crate) fn tcp_rcv(&mut self, sched: &mut Scheduler<Ev>, skb: Skb) {
         let now = sched.now();
         let rcvbuf = self.cfg.bulk.rcvbuf_bytes;
-        let conn = &mut self.kernel.conns[skb.conn as usize];
-        if conn.rx_bytes + skb.bytes as u64 > rcvbuf {
+        let b = self.bulk.as_mut().expect("bulk workload");
+        let unread = &mut b.unread[skb.conn as usize];
+        if *unread + skb.bytes as u64 > rcvbuf {
             if self.measuring {
-                self.bulk.as_mut().expect("bulk workload").socket_drops += 1;
+                b.socket_drops += 1;
                 self.counters.drops.socket += 1;
             }
             return self.tcp_lost(sched, skb.conn, skb.segs);
         }
-        conn.rx_bytes += skb.bytes as u64;
-        let t = conn.thread;
+        *unread += skb.bytes as u64;
+        // The stream's reader, in this (the polling) kernel.
+        let t = self.kernel.conns[skb.conn as usize].thread;
         if self.measuring {
             self.latency.record(now - skb.sent_ns);
         }
@@ -246,7 +289,8 @@ impl Server {
     /// share a core take turns of `cpu.sched_base_slice_ns`.
     pub(crate) fn reader_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let now = sched.now();
-        let unread = self.kernel.conns[t as usize].rx_bytes;
+        let b = self.bulk.as_ref().expect("bulk workload");
+        let unread = b.unread[b.stream_of(self.kernel.id, t)];
         let slice = self.cfg.cpu.sched_base_slice_ns;
         let th = &mut self.kernel.threads[t as usize];
         if unread == 0 {
@@ -285,22 +329,24 @@ impl Server {
     /// where the flow is read (`sock_rps_record_flow`).
     pub(crate) fn reader_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
         let now = sched.now();
-        self.kernel.conns[t as usize].rx_bytes -= bytes as u64;
         let core = self.kernel.threads[t as usize].core;
         self.kernel.threads[t as usize].phase = super::app::Phase::ReadCheck;
         let measuring = self.measuring;
         let b = self.bulk.as_mut().expect("bulk workload");
+        let stream = b.stream_of(self.kernel.id, t);
+        b.unread[stream] -= bytes as u64;
         if measuring {
             b.bytes_read += bytes as u64;
+            b.vm_bytes_read[stream % b.vms as usize] += bytes as u64;
         }
-        let hash = b.hash[t as usize];
+        let hash = b.hash[stream];
         if let Some(st) = b.steering.as_mut() {
             st.rfs.record(hash, core);
         }
         sched.at(
             now + self.cfg.nic.wire_latency_ns,
             Ev::TcpAck {
-                conn: t,
+                conn: stream as u32,
                 segs: 0,
                 sent_ns: now,
             },
@@ -329,9 +375,11 @@ impl Server {
         let ratio = |a: u64, d: u64| if d > 0 { a as f64 / d as f64 } else { 0.0 };
         let s = &b.senders;
         let mean_cwnd = s.streams.iter().map(|x| x.cwnd).sum::<f64>() / s.streams.len() as f64;
+        let gbps = |bytes: u64| bytes as f64 * 8.0 / dur_s / 1e9;
         Some(BulkReport {
             streams: s.streams.len() as u32,
-            throughput_gbps: b.bytes_read as f64 * 8.0 / dur_s / 1e9,
+            throughput_gbps: gbps(b.bytes_read),
+            vm_gbps: (b.vms > 1).then(|| b.vm_bytes_read.iter().map(|&x| gbps(x)).collect()),
             frames_per_gro_packet: ratio(b.frames_merged, b.skbs_merged),
             losses: s.losses,
             window_reductions: s.reductions,

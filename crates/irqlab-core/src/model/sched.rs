@@ -209,7 +209,7 @@ impl Server {
             if let Some(v) = self.vcpu_index(t) {
                 if seg == ThreadSeg::Guest {
                     // Back to a vCPU that was in guest mode: it enters again.
-                    self.vcpu_resume(t);
+                    self.vcpu_resume(t, sched.now());
                     return;
                 }
                 if std::mem::take(&mut self.kernel.vcpus[v].poll_frame_stale) {
@@ -275,7 +275,8 @@ impl Server {
                 ThreadKind::Vhost(w) => self.vhost_step_done(sched, w),
             },
             Owner::Thread(_, ThreadSeg::Overhead) => {}
-            Owner::Thread(_, ThreadSeg::Guest) => unreachable!("a guest-mode segment has no end"),
+            // Only a turn on a shared CPU ends a guest-mode segment.
+            Owner::Thread(t, ThreadSeg::Guest) => self.vcpu_turn_over(sched, core, t),
         }
     }
 

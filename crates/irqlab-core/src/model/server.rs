@@ -142,7 +142,11 @@ impl Server {
         let cfg = s.config().clone();
         let streams = RngStreams::new(cfg.run.seed);
         let app_cores = cfg.cpu.app_cores;
-        let nq = cfg.queues();
+        // SR-IOV: each of `vm.count` VMs owns a virtual function of
+        // `nic.queues` queue pairs, numbered VM by VM on the NIC.
+        let vms = cfg.vm.count;
+        let vf_nq = cfg.queues();
+        let nq = vf_nq * vms;
         // The kernel that runs the application and drives the NIC's
         // queues: the host's on bare metal, else the guest's.
         let guest = cfg.vm.is_guest();
@@ -151,12 +155,13 @@ impl Server {
         let ncores = if guest { cfg.vcpus() } else { cfg.total_cores() };
         // The guest's queues: the NIC's (assigned) or its virtio-net's.
         let guest_queues = if cfg.vm.guest_queues == 0 { app_cores } else { cfg.vm.guest_queues };
-        let app_nq = if virtio { guest_queues } else { nq };
-        let cores: Vec<Core> = (0..ncores).map(Core::new).collect();
+        // Each kernel's own: a VM's VF has `nic.queues` of them.
+        let app_nq = if virtio { guest_queues } else { vf_nq };
         // A VirtIO host numbers its IRQ cores after the vCPUs' cores.
         let first_irq_core = if virtio { cfg.vcpus() } else { app_cores };
+        // The core (a guest's: of its VM) that takes queue q's interrupts.
         let irq_core = |q: u32| match cfg.nic.irq_routing {
-            IrqRouting::Aligned => q % app_cores,
+            IrqRouting::Aligned => q % vf_nq % app_cores,
             IrqRouting::Packed => first_irq_core + q % cfg.nic.irq_cores,
         };
         // A VirtIO host's NIC keeps its own coalescing (by default the
@@ -189,7 +194,7 @@ impl Server {
         let oltp = cfg.app.kind == AppKind::Oltp;
         let storage_io = cfg.app.kind == AppKind::Iometer || oltp;
         let routes: Vec<IrqRoute> = if guest && !virtio && !storage_io {
-            vf::vfio_routes(nq, app_kernel, irq_core)
+            vf::vfio_routes(nq, vf_nq, app_kernel, cfg.vcpus(), cfg.vm_host_cpus(), irq_core)
         } else {
             (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
         };
@@ -198,7 +203,6 @@ impl Server {
             gro_flush_timeout: cfg.napi.gro_flush_timeout,
             irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
         };
-        let napis: Vec<Napi> = (0..app_nq).map(|q| Napi::new(q, ncfg)).collect();
         // A forwarding kernel runs no application thread.
         let forwarding = cfg.app.kind == AppKind::Forwarding;
         let bulk = cfg.app.kind == AppKind::Bulk;
@@ -210,54 +214,58 @@ impl Server {
         } else if storage_io {
             1 + cfg.storage.background_threads
         } else if bulk {
-            cfg.bulk.streams
+            // VM 0's; each VM's are counted where its kernel is built.
+            super::bulk::Bulk::streams_into(&cfg, 0)
         } else {
             app_cores
         };
-        let reader_cores = super::bulk::reader_cores(app_cores, nq);
-        let threads: Vec<AppThread> = (0..nthreads)
-            .map(|t| {
-                if oltp {
-                    let mut th = AppThread::new(t, t % cfg.vcpus());
-                    th.phase = super::app::Phase::TxnNext;
-                    th
-                } else if storage_io && t == 0 {
-                    // Iometer's worker (`model/storage/iometer.rs`).
-                    let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
-                    th.phase = super::app::Phase::IoNext;
-                    th
-                } else if storage_io {
-                    // A background thread (`model/storage/background.rs`).
-                    let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
-                    th.phase = super::app::Phase::Spin;
-                    th
-                } else if bulk {
-                    // iperf3's reader of stream t (`model/bulk.rs`).
-                    let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
-                    th.phase = super::app::Phase::ReadCheck;
-                    th
-                } else {
-                    AppThread::new(t, t)
-                }
-            })
-            .collect();
-        let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
+        let reader_cores = super::bulk::reader_cores(app_cores, app_nq);
+        let make_threads = |nthreads: u32| -> Vec<AppThread> {
+                (0..nthreads)
+                .map(|t| {
+                    if oltp {
+                        let mut th = AppThread::new(t, t % cfg.vcpus());
+                        th.phase = super::app::Phase::TxnNext;
+                        th
+                    } else if storage_io && t == 0 {
+                        // Iometer's worker (`model/storage/iometer.rs`).
+                        let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
+                        th.phase = super::app::Phase::IoNext;
+                        th
+                    } else if storage_io {
+                        // A background thread (`model/storage/background.rs`).
+                        let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
+                        th.phase = super::app::Phase::Spin;
+                        th
+                    } else if bulk {
+                        // iperf3's reader of stream t (`model/bulk.rs`).
+                        let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
+                        th.phase = super::app::Phase::ReadCheck;
+                        th
+                    } else {
+                        AppThread::new(t, t)
+                    }
+                })
+                .collect()
+        };
         // RSS spreads connections over the queues evenly (an ideal indirection
         // table, `PhysicalNic::new`); each connection is served by the thread
         // of its queue's core when routing is aligned (thesis §3.1.2 with
         // SO_INCOMING_NAPI_ID), and round-robin over the application threads
         // when packed.
-        let nconn = if bulk { cfg.bulk.streams } else { cfg.load.connections() as u32 };
+        let nconn = if bulk { cfg.bulk_streams() } else { cfg.load.connections() as u32 };
         let nic = PhysicalNic::new(queues, nconn, routes);
         let virtio_dev = virtio.then(|| {
             VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
         });
-        let bulk_state = bulk.then(|| Box::new(super::bulk::Bulk::new(&cfg, &streams, app_nq)));
+        let bulk_state = bulk.then(|| Box::new(super::bulk::Bulk::new(&cfg, &streams, app_kernel, nq)));
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
                 if let Some(b) = &bulk_state {
+                    // Every kernel of the run knows every stream; its reader
+                    // is thread i / vm.count of its VM's kernel.
                     let queue = b.senders.streams[i as usize].queue;
-                    return Conn { tx_queue: queue, thread: i, rx: VecDeque::new(), rx_bytes: 0, on_ready: false };
+                    return Conn { tx_queue: queue, thread: i / vms, rx: VecDeque::new(), rx_bytes: 0, on_ready: false };
                 }
                 let queue = match &virtio_dev {
                     Some(v) => v.conn_queue[i as usize],
@@ -274,50 +282,74 @@ impl Server {
         let clients = Clients::new(&cfg, &streams)?;
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
-        let service_rng = (0..app_cores).map(|t| streams.stream(crate::engine::rng::kind::SERVICE, t as u64)).collect();
-        let mut kernel = Kernel {
-            id: app_kernel,
-            // A guest's idle vCPU halts into the host, which pays the wake-up.
-            wakeup_latency_ns: if guest { 0 } else { cfg.cpu.wakeup_latency_ns },
-            // The application's threads run on the first cores; packed
-            // routing adds the IRQ cores after them; a guest's other vCPUs
-            // run nothing.
-            core_role: (0..ncores)
-                .map(|c| match (c < app_cores, guest) {
-                    _ if oltp => CoreRole::App,
-                    _ if storage_io => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
-                    (true, _) => CoreRole::App,
-                    (false, false) => CoreRole::Irq,
-                    (false, true) => CoreRole::Other,
-                })
-                .collect(),
-            cores,
-            napi_timer: vec![NapiTimer::default(); app_nq as usize],
-            napis,
-            // One NAPI per queue pair, as mlx5 and virtio-net register them.
-            napi_queue: (0..app_nq).collect(),
-            queue_napi: (0..app_nq).collect(),
-            vcpu_base: threads.len() as u32,
-            threads,
-            vcpus: Vec::new(),
-            vhosts: Vec::new(),
-            device: if virtio { Device::Virtio } else { Device::Nic },
-            rx_sink: if forwarding {
-                RxSink::Forward
-            } else if bulk {
-                RxSink::Stream
-            } else {
-                RxSink::Sockets
-            },
-            epolls,
-            conns,
-            softirq: vec![Default::default(); ncores as usize],
-            softirq_buf: vec![Vec::with_capacity(64); ncores as usize],
-            service_rng,
+        // The application's kernel, one per VM (`vm`).
+        let make_kernel = |vm: u32, nthreads: u32, conns: Vec<Conn>| -> Kernel {
+            let threads = make_threads(nthreads);
+            let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
+            let service_rng = (0..app_cores)
+                .map(|t| streams.stream(crate::engine::rng::kind::SERVICE, (vm * app_cores + t) as u64))
+                .collect();
+            // VM `vm`'s queues on the NIC and its NAPIs, one per queue pair.
+            let first_queue = if virtio { 0 } else { vm * vf_nq };
+            let mut queue_napi: Vec<u32> = (0..app_nq).collect();
+            if vms > 1 {
+                queue_napi = vec![0; nq as usize];
+                for i in 0..app_nq {
+                    queue_napi[(first_queue + i) as usize] = i;
+                }
+            }
+            Kernel {
+                id: app_kernel + vm as KernelId,
+                // A guest's idle vCPU halts into the host, which pays the wake-up.
+                wakeup_latency_ns: if guest { 0 } else { cfg.cpu.wakeup_latency_ns },
+                // The application's threads run on the first cores; packed
+                // routing adds the IRQ cores after them; a guest's other vCPUs
+                // run nothing.
+                core_role: (0..ncores)
+                    .map(|c| match (c < app_cores, guest) {
+                        _ if oltp => CoreRole::App,
+                        _ if storage_io => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
+                        (true, _) => CoreRole::App,
+                        (false, false) => CoreRole::Irq,
+                        (false, true) => CoreRole::Other,
+                    })
+                    .collect(),
+                cores: (0..ncores).map(Core::new).collect(),
+                napi_timer: vec![NapiTimer::default(); app_nq as usize],
+                napis: (0..app_nq).map(|q| Napi::new(q, ncfg)).collect(),
+                // One NAPI per queue pair, as mlx5, ixgbevf and virtio-net
+                // register them.
+                napi_queue: (first_queue..first_queue + app_nq).collect(),
+                queue_napi,
+                vcpu_base: threads.len() as u32,
+                threads,
+                vcpus: Vec::new(),
+                vhosts: Vec::new(),
+                device: if virtio { Device::Virtio } else { Device::Nic },
+                rx_sink: if forwarding {
+                    RxSink::Forward
+                } else if bulk {
+                    RxSink::Stream
+                } else {
+                    RxSink::Sockets
+                },
+                epolls,
+                conns,
+                softirq: vec![Default::default(); ncores as usize],
+                softirq_buf: vec![Vec::with_capacity(64); ncores as usize],
+                service_rng,
+            }
         };
+        let mut kernel = make_kernel(0, nthreads, conns);
         let kernels = if guest {
-            let host = super::vm::host_kernel(&cfg, &mut kernel, nq, guest_queues, irq_core);
-            vec![Kernel::default(), std::mem::replace(&mut kernel, host)]
+            let mut guests = vec![kernel];
+            for vm in 1..vms {
+                let conns = guests[0].conns.iter().map(|c| Conn { rx: VecDeque::new(), ..*c }).collect();
+                guests.push(make_kernel(vm, super::bulk::Bulk::streams_into(&cfg, vm), conns));
+            }
+            let host = super::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
+            kernel = host;
+            std::iter::once(Kernel::default()).chain(guests).collect()
         } else {
             vec![Kernel::default()]
         };
@@ -627,24 +659,28 @@ impl Server {
         let now = sched.now();
         let dur_s = self.cfg.run.duration_s;
         let vm = self.vm_report(now);
-        // The application's cores, as the kernel that runs them sees them.
-        self.switch_to(self.app_kernel);
+        // The application's cores, as the kernels that run them (every VM's)
+        // see them.
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
-        let kernel = &mut self.kernel;
-        for (i, c) in kernel.cores.iter_mut().enumerate() {
-            let a = c.accounted(now);
-            match kernel.core_role[i] {
-                CoreRole::App => {
-                    app_tab.add(&a);
-                    ctx_switches += c.context_switches;
+        let mut has_irq_cores = false;
+        for k in self.app_kernel..self.kernels.len() {
+            self.switch_to(k);
+            let kernel = &mut self.kernel;
+            for (i, c) in kernel.cores.iter_mut().enumerate() {
+                let a = c.accounted(now);
+                match kernel.core_role[i] {
+                    CoreRole::App => {
+                        app_tab.add(&a);
+                        ctx_switches += c.context_switches;
+                    }
+                    CoreRole::Irq => irq_tab.add(&a),
+                    CoreRole::Other => {}
                 }
-                CoreRole::Irq => irq_tab.add(&a),
-                CoreRole::Other => {}
             }
+            has_irq_cores |= self.kernel.core_role.contains(&CoreRole::Irq);
         }
-        let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
         self.switch_to(HOST);
         let bulk = self.bulk_report(now, dur_s);
         let steering = self.steering_report(dur_s);
@@ -706,16 +742,22 @@ impl Server {
         if !self.cfg.vm.is_guest() {
             return None;
         }
-        // Host core i runs vCPU i: group it by what guest CPU i is for.
-        let guest_role = self.kernel_ref(self.app_kernel).core_role.clone();
+        // Group each host core by what the guest CPUs of its vCPUs are for.
         self.switch_to(HOST);
+        let mut runs_app = vec![false; self.kernel.cores.len()];
+        for v in &self.kernel.vcpus {
+            let role = self.kernels[v.guest].core_role[v.guest_core as usize];
+            runs_app[v.core as usize] |= role == CoreRole::App;
+        }
         let mut host = CycleTable::default();
         let mut host_irq = CycleTable::default();
+        let mut busy_ns: Nanos = 0;
         for (i, c) in self.kernel.cores.iter_mut().enumerate() {
             let a = c.accounted(now);
-            match (self.kernel.core_role[i], guest_role.get(i)) {
+            busy_ns += a.iter().sum::<Nanos>() - a[CpuClass::Idle as usize];
+            match (self.kernel.core_role[i], runs_app[i]) {
                 (CoreRole::Irq, _) => host_irq.add(&a),
-                (_, Some(CoreRole::App)) => host.add(&a),
+                (_, true) => host.add(&a),
                 // A vCPU that runs no application thread.
                 _ => {}
             }
@@ -734,6 +776,9 @@ impl Server {
             host_cpu_pct: host.pct(),
             host_irq_cores_cpu_pct: has_irq_cores.then(|| host_irq.pct()),
             tx_kicks_per_s: virtio.then(|| per(k.virtio_kicks)),
+            vms: self.cfg.vm.count,
+            host_cpus: self.kernel.cores.len() as u32,
+            host_busy_cpus: busy_ns as f64 / 1e9 / self.cfg.run.duration_s,
         })
     }
 

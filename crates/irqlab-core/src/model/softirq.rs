@@ -68,7 +68,7 @@ impl Server {
             st.to_poll = c.poll_list.len() as u32;
             st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
-            if self.measuring && self.kernel.id == self.app_kernel {
+            if self.measuring && self.kernel.id >= self.app_kernel {
                 self.counters.softirq_rounds += 1;
             }
         }

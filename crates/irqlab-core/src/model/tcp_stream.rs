@@ -92,9 +92,9 @@ impl Senders {
                     queue,
                 })
                 .collect(),
-            queues: (0..cfg.bulk.sender_queues.min(cfg.bulk.streams) as usize)
+            queues: (0..cfg.bulk.sender_queues.min(cfg.bulk_streams()) as usize)
                 .map(|q| SenderQueue {
-                    streams: (q..cfg.bulk.streams as usize)
+                    streams: (q..cfg.bulk_streams() as usize)
                         .step_by(cfg.bulk.sender_queues as usize)
                         .collect(),
                     ..Default::default()
@@ -114,13 +114,13 @@ impl Senders {
     }
 
     /// Queue `q` starts a burst of the next of its streams with window;
-    /// false if none has any.
-    fn start_burst(&mut self, q: usize, conns: &[super::kernel::Conn]) -> bool {
+    /// false if none has any (`unread`: what each stream's socket holds).
+    fn start_burst(&mut self, q: usize, unread: &[u64]) -> bool {
         let n = self.queues[q].streams.len();
         for k in 0..n {
             let j = (self.queues[q].next + k) % n;
             let i = self.queues[q].streams[j];
-            let burst = self.window(i, conns[i].rx_bytes).min(self.tso_max);
+            let burst = self.window(i, unread[i]).min(self.tso_max);
             if burst > 0 {
                 self.streams[i].inflight += burst;
                 let sq = &mut self.queues[q];
@@ -156,13 +156,13 @@ impl Server {
         let now = sched.now();
         let to_ring_ns = self.cfg.nic.wire_latency_ns + self.cfg.nic.dma_latency_ns;
         let measuring = self.measuring;
-        let conns = &self.kernel.conns;
-        let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
+        let b = &mut **self.bulk.as_mut().expect("bulk workload");
+        let (tx, unread) = (&mut b.senders, &b.unread);
         let nq = tx.queues.len();
         let mut sent = 0u32;
         for k in 0..nq {
             let q = (tx.next_queue + k) % nq;
-            if tx.queues[q].left == 0 && !tx.start_burst(q, conns) {
+            if tx.queues[q].left == 0 && !tx.start_burst(q, unread) {
                 continue;
             }
             let sq = &mut tx.queues[q];

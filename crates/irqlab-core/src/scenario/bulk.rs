@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct BulkCfg {
     /// Parallel streams (iperf3 `-P`), each its own connection and thread.
+    /// With several VMs (`vm.count`) stream i goes to VM i mod `vm.count`;
+    /// 0 means one stream per VM.
     pub streams: u32,
     /// Rate of the link the streams share, Gbit/s of Ethernet frames with
     /// preamble and inter-frame gap.

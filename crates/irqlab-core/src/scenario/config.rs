@@ -574,6 +574,23 @@ impl Config {
             self.vm.vcpus
         }
     }
+    /// Bulk TCP streams: `bulk.streams`, or one per VM when it is 0.
+    pub fn bulk_streams(&self) -> u32 {
+        if self.bulk.streams == 0 {
+            self.vm.count
+        } else {
+            self.bulk.streams
+        }
+    }
+    /// Host CPUs of a passthrough or SR-IOV run: `vm.host_cpus`, or one
+    /// per vCPU of every VM when it is 0.
+    pub fn vm_host_cpus(&self) -> u32 {
+        if self.vm.host_cpus == 0 {
+            self.vm.count * self.vcpus()
+        } else {
+            self.vm.host_cpus
+        }
+    }
     /// Total cores modelled: application cores plus dedicated IRQ cores.
     pub fn total_cores(&self) -> u32 {
         match self.nic.irq_routing {

@@ -156,7 +156,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("oltp.checkpoint_interval_ms", |c| c.oltp.checkpoint_interval_ms, 0, 3_600_000),
     int_field!("oltp.checkpoint_writes", |c| c.oltp.checkpoint_writes, 0, 10_000_000),
     int_field!("oltp.checkpoint_depth", |c| c.oltp.checkpoint_depth, 1, 1024),
-    int_field!("bulk.streams", |c| c.bulk.streams, 1, 1024),
+    int_field!("bulk.streams", |c| c.bulk.streams, 0, 1024),
     // From the IPv4 minimum MSS to a 9000-byte jumbo frame's payload.
     int_field!("bulk.mss_bytes", |c| c.bulk.mss_bytes, 536, 8_948),
     int_field!("bulk.tso_max_segments", |c| c.bulk.tso_max_segments, 1, 1024),
@@ -167,6 +167,8 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("bulk.rcvbuf_bytes", |c| c.bulk.rcvbuf_bytes, 2_048, i32::MAX as u64),
     int_field!("bulk.initial_cwnd", |c| c.bulk.initial_cwnd, 1, 10_000),
     int_field!("vm.vcpus", |c| c.vm.vcpus, 0, 1024),
+    int_field!("vm.count", |c| c.vm.count, 1, 64),
+    int_field!("vm.host_cpus", |c| c.vm.host_cpus, 0, 4096),
     int_field!("vm.exit_entry_cycles", |c| c.vm.exit_entry_cycles, 0, MAX_CYCLES),
     int_field!("vm.vfio_irq_cycles", |c| c.vm.vfio_irq_cycles, 0, MAX_CYCLES),
     int_field!("vm.ipi_cycles", |c| c.vm.ipi_cycles, 0, MAX_CYCLES),
@@ -283,6 +285,28 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
                 format!("must be at least cpu.app_cores ({}) or 0 (got {})", c.cpu.app_cores, c.vm.vcpus),
             ));
         }
+        if c.vm.count > 1 && c.vm.kind != VmKind::Sriov {
+            return Err(Error::field(
+                "vm.count",
+                format!(
+                    "must be 1 unless vm.kind is \"sriov\": only virtual functions give several VMs their own \
+                     queues (got {})",
+                    c.vm.count
+                ),
+            ));
+        }
+        if c.vm.count > 1 && c.app.kind != AppKind::Bulk {
+            return Err(Error::field(
+                "vm.count",
+                "must be 1 unless app.kind is \"bulk\" (several VMs each receive their own streams)",
+            ));
+        }
+        if c.vm.host_cpus > 0 && !matches!(c.vm.kind, VmKind::Passthrough | VmKind::Sriov) {
+            return Err(Error::field(
+                "vm.host_cpus",
+                "must be 0 unless vm.kind is \"passthrough\" or \"sriov\" (the VirtIO and storage hosts place their own cores)",
+            ));
+        }
         if c.nic.irq_routing == IrqRouting::Packed && c.vm.kind != VmKind::Virtio {
             return Err(Error::field(
                 "nic.irq_routing",
@@ -365,8 +389,12 @@ fn itr(c: &Config) -> Result<(), Error> {
             format!("must be below itr.max_rate ({}) (got {})", c.itr.max_rate, c.itr.min_rate),
         ));
     }
-    if c.vm.is_guest() {
-        return Err(Error::field("nic.kind", "must be \"connectx-4\" when vm.kind is not \"none\""));
+    if c.vm.is_guest() && !matches!(c.vm.kind, VmKind::Passthrough | VmKind::Sriov) {
+        return Err(Error::field(
+            "nic.kind",
+            "must be \"connectx-4\" when vm.kind is \"virtio\" or \"lsilogic\" (an 82599 is assigned to guests \
+             with \"passthrough\" or \"sriov\")",
+        ));
     }
     // The policy's own check, behind the ranges above.
     c.itr.linear_params().validate().map_err(|e| Error::field("itr", e))?;
@@ -414,11 +442,14 @@ fn bulk(c: &Config) -> Result<(), Error> {
             "must be absent when app.kind is \"bulk\": the streams send as fast as their windows and bulk.link_gbps allow",
         ));
     }
-    if c.vm.is_guest() {
-        return Err(Error::field("app.kind", "must be \"memcached\" when vm.kind is not \"none\""));
+    if c.vm.is_guest() && !matches!(c.vm.kind, VmKind::Passthrough | VmKind::Sriov) {
+        return Err(Error::field(
+            "app.kind",
+            "must be \"memcached\" when vm.kind is \"virtio\" (\"bulk\" runs on bare metal or behind an assigned NIC)",
+        ));
     }
-    if c.nic.kind != super::itr::NicKind::Connectx4 {
-        return Err(Error::field("nic.kind", "must be \"connectx-4\" when app.kind is \"bulk\""));
+    if c.vm.is_guest() && c.steering.scheme.is_software() {
+        return Err(Error::field("steering.scheme", "must be \"none\" or \"rss\" when the streams run in guests"));
     }
     if c.nic.irq_routing != IrqRouting::Aligned {
         return Err(Error::field("nic.irq_routing", "must be \"aligned\" when app.kind is \"bulk\""));

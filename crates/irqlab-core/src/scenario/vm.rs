@@ -46,6 +46,17 @@ pub struct VmCfg {
     /// core"). The guest's application threads run on its first
     /// `cpu.app_cores` vCPUs. 0 means one per application core.
     pub vcpus: u32,
+    /// SR-IOV: VMs on the host, each with `vcpus` vCPUs and its own
+    /// virtual function of the NIC (`nic.queues` queue pairs each, its
+    /// vectors throttled by its own driver); every other section describes
+    /// each of them alike. Default 1; more only with `kind = "sriov"`.
+    pub count: u32,
+    /// Passthrough and SR-IOV: host CPUs the vCPU threads run on; VM g's
+    /// vCPU j is pinned to host CPU `(g * vcpus + j) mod host_cpus`, so
+    /// when the vCPUs outnumber the CPUs, vCPUs share a CPU and the host
+    /// scheduler gives each a turn of `cpu.sched_base_slice_ns` while
+    /// another waits. 0: one CPU per vCPU (the thesis's pinning, §4.1.2).
+    pub host_cpus: u32,
     /// One VM exit and re-entry, the world switch alone, cycles; charged on
     /// the host core each time a vCPU enters guest mode again after an
     /// exit. Default 2,000: SplitX (Landau et al., WIOV 2011) on a Nehalem
@@ -138,6 +149,8 @@ impl Default for VmCfg {
         VmCfg {
             kind: VmKind::None,
             vcpus: 0,
+            count: 1,
+            host_cpus: 0,
             exit_entry_cycles: 2_000,
             vfio_irq_cycles: 2_700,
             ipi_cycles: 1_000,

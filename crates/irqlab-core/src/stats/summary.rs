@@ -135,6 +135,9 @@ pub struct BulkReport {
     pub streams: u32,
     /// Data the application read, Gbit/s (iperf3's receiver figure).
     pub throughput_gbps: f64,
+    /// Several VMs (`vm.count`): each VM's share of that, Gbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_gbps: Option<Vec<f64>>,
     /// Frames per packet GRO handed to the stack.
     pub frames_per_gro_packet: f64,
     /// Segments lost (ring, backlog or socket drops) and the window
@@ -146,7 +149,8 @@ pub struct BulkReport {
     /// Mean congestion window at the end, segments.
     pub mean_cwnd_segments: f64,
     /// Each core's busy share (all but idle), percent, core 0 first: the
-    /// interrupt core of a single queue is core 0.
+    /// interrupt core of a single queue is core 0. In a VM run, the host's
+    /// cores.
     pub core_busy_pct: Vec<f64>,
 }
 
@@ -255,9 +259,9 @@ pub struct IapsShares {
 }
 
 /// What the virtualization layer did over the measured window. In a VM run
-/// `cpu_pct` is the guest's own view of its application vCPUs (with the
-/// time the host took from them as `steal`); `host_cpu_pct` is the host's
-/// view of the cores running the vCPUs, guest mode as `guest`.
+/// `cpu_pct` is the guests' own view of their application vCPUs (with the
+/// time the host took from them as `steal`; all VMs together); `host_cpu_pct`
+/// is the host's view of the cores running the vCPUs, guest mode as `guest`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct VmReport {
     /// `vm.kind`: "passthrough", "sriov" or "virtio".
@@ -280,6 +284,13 @@ pub struct VmReport {
     pub host_irq_cores_cpu_pct: Option<CpuPct>,
     /// VirtIO: the guest's TX notifications (MMIO exits) per second.
     pub tx_kicks_per_s: Option<f64>,
+    /// VMs (`vm.count`) and the host CPUs their vCPUs run on.
+    pub vms: u32,
+    pub host_cpus: u32,
+    /// Busy time summed over all host CPUs, in CPUs (what `top` shows as
+    /// the %CPU of every process, over 100): guest mode, exits, interrupts
+    /// and halt polling; idle excluded.
+    pub host_busy_cpus: f64,
 }
 
 /// Net DIM over the measured window, per direction: `rx` when `adaptive-rx`

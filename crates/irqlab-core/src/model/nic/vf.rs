@@ -21,14 +21,24 @@ use super::route::IrqRoute;
 use crate::model::kernel::KernelId;
 use crate::scenario::{Config, VmKind};
 
-/// Routes for `queues` queue pairs assigned to guest `guest`, whose driver
-/// sends queue q's vector to guest CPU `guest_irq_core(q)`; vCPU i runs on
-/// host core i.
-pub fn vfio_routes(queues: u32, guest: KernelId, guest_irq_core: impl Fn(u32) -> u32) -> Vec<IrqRoute> {
+/// Routes for `queues` queue pairs assigned `per_vm` at a time to the
+/// guests from `first_guest` on (one VM's whole NIC or its VF), each
+/// guest's driver sending queue q's vector to its CPU `guest_irq_core(q)`;
+/// VM g's vCPU j runs on host CPU `(g * vcpus + j) mod host_cpus`
+/// (`model/vm/mod.rs`).
+pub fn vfio_routes(
+    queues: u32,
+    per_vm: u32,
+    first_guest: KernelId,
+    vcpus: u32,
+    host_cpus: u32,
+    guest_irq_core: impl Fn(u32) -> u32,
+) -> Vec<IrqRoute> {
     (0..queues)
         .map(|q| {
+            let vm = q / per_vm;
             let gc = guest_irq_core(q);
-            IrqRoute::Vfio { host_core: gc, guest, guest_core: gc }
+            IrqRoute::Vfio { host_core: (vm * vcpus + gc) % host_cpus, guest: first_guest + vm as KernelId, guest_core: gc }
         })
         .collect()
 }

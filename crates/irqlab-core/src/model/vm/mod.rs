@@ -32,19 +32,29 @@ use crate::scenario::{Config, VmKind};
 use vcpu::VcpuThread;
 use vhost::VhostWorker;
 
-/// The host kernel of a VM run, around `guest`, the guest's kernel (the
-/// one that runs the application): vCPU i is a host thread pinned to host
-/// core i, and the guest's cores wait, frozen, for their vCPUs to enter
-/// guest mode. With VirtIO the host also drives the NIC's `nq` queues with
+/// The host kernel of a VM run, around `guests`, the guests' kernels (the
+/// ones that run the application, one per VM): vCPU j of VM g is host
+/// thread `g * vcpus + j`, pinned to host core `(g * vcpus + j) mod
+/// cfg.vm_host_cpus()` (core j of one VM: the thesis's pinning), and the
+/// guests' cores wait, frozen, for their vCPUs to enter guest mode. With VirtIO the host also drives the NIC's `nq` queues with
 /// its own NAPIs (no deferral: the profiles apply in the guest), bridges
 /// what they receive to the guest's tap, and runs one vhost worker per
 /// guest queue pair, on the host core that takes its flows' interrupts
 /// (`irq_core`) unless `vm.vhost_core` names one.
-pub(crate) fn host_kernel(cfg: &Config, guest: &mut Kernel, nq: u32, guest_queues: u32, irq_core: impl Fn(u32) -> u32) -> Kernel {
+pub(crate) fn host_kernel(
+    cfg: &Config,
+    guests: &mut [Kernel],
+    nq: u32,
+    guest_queues: u32,
+    irq_core: impl Fn(u32) -> u32,
+) -> Kernel {
     let vcpus = cfg.vcpus();
-    for (i, c) in guest.cores.iter_mut().enumerate() {
-        c.vcpu = Some(i as u32);
-        c.frozen = true;
+    let all_vcpus = vcpus * guests.len() as u32;
+    for (g, guest) in guests.iter_mut().enumerate() {
+        for (j, c) in guest.cores.iter_mut().enumerate() {
+            c.vcpu = Some(g as u32 * vcpus + j as u32);
+            c.frozen = true;
+        }
     }
     let virtio = cfg.vm.kind == VmKind::Virtio;
     // The host's cores: the vCPUs', then (VirtIO with IRQ packing) the
@@ -53,14 +63,31 @@ pub(crate) fn host_kernel(cfg: &Config, guest: &mut Kernel, nq: u32, guest_queue
     let host_cores = match cfg.vm.kind {
         VmKind::Virtio => cfg.total_cores() - cfg.cpu.app_cores + vcpus,
         VmKind::Lsilogic => vcpus + 1,
-        _ => vcpus,
+        _ => cfg.vm_host_cpus(),
     };
+    let vcpu_cores = all_vcpus.min(host_cores);
+    // Host CPUs that more than one vCPU is pinned to.
+    let mut pinned = vec![0u32; host_cores as usize];
+    for v in 0..all_vcpus {
+        pinned[(v % host_cores) as usize] += 1;
+    }
     let mut host = Kernel {
         id: HOST,
         wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
         cores: (0..host_cores).map(Core::new).collect(),
-        core_role: (0..host_cores).map(|c| if c < vcpus { CoreRole::Other } else { CoreRole::Irq }).collect(),
-        vcpus: (0..vcpus).map(|i| VcpuThread::new(i, guest.id, i)).collect(),
+        // The cores after the vCPUs' take the NIC's (VirtIO) or the HBA's
+        // (storage) interrupts; an assigned NIC's go to the vCPUs' cores.
+        core_role: (0..host_cores)
+            .map(|c| if c < vcpu_cores || !matches!(cfg.vm.kind, VmKind::Virtio | VmKind::Lsilogic) { CoreRole::Other } else { CoreRole::Irq })
+            .collect(),
+        vcpus: (0..all_vcpus)
+            .map(|v| {
+                let core = v % host_cores;
+                let mut t = VcpuThread::new(core, guests[(v / vcpus) as usize].id, v % vcpus);
+                t.shares_core = pinned[core as usize] > 1;
+                t
+            })
+            .collect(),
         vcpu_base: 0,
         softirq: vec![Default::default(); host_cores as usize],
         softirq_buf: vec![Vec::with_capacity(64); host_cores as usize],

@@ -17,6 +17,13 @@
 //! `kvm_vcpu_halt` does: from 0, it grows to `halt_poll_ns_grow_start` and
 //! then by `halt_poll_ns_grow` while the vCPU is woken within the maximum
 //! (`halt_poll_ns`), and shrinks by `halt_poll_ns_shrink` when it is not.
+//!
+//! Two vCPUs pinned to one host CPU (`vm.host_cpus`) share it as two
+//! CPU-bound tasks do under CFS/EEVDF: a vCPU woken for an interrupt takes
+//! the CPU at once (wake-up preemption of a sleeper, the reschedule IPI's
+//! exit), and while another waits, the one in guest mode runs at most the
+//! rest of its turn of `cpu.sched_base_slice_ns`, after which the tick
+//! makes it exit and go to the back of the run queue.
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
@@ -53,6 +60,15 @@ pub struct VcpuThread {
     /// A poll segment preempted on the host stack was ended by a wake-up:
     /// it must not resume.
     pub poll_frame_stale: bool,
+    /// Another vCPU is pinned to the same host CPU (`vm.host_cpus`): the
+    /// two take turns of `cpu.sched_base_slice_ns` while both run.
+    pub shares_core: bool,
+    /// When its thread last got the CPU from another thread (or from
+    /// idle), and the CPU's context-switch count then.
+    pub turn_start_ns: Nanos,
+    turn_switches: u64,
+    /// A thread woken on its shared CPU preempts it at the coming exit.
+    pub wake_preempted: bool,
 }
 
 impl VcpuThread {
@@ -65,6 +81,10 @@ impl VcpuThread {
             halt_poll_ns: 0,
             halt_start_ns: 0,
             poll_frame_stale: false,
+            shares_core: false,
+            turn_start_ns: 0,
+            turn_switches: u64::MAX,
+            wake_preempted: false,
         }
     }
 
@@ -101,6 +121,14 @@ impl Server {
                 if self.measuring {
                     self.counters.vm_exits += 1;
                 }
+                if vcpu.shares_core {
+                    // A context switch since it last entered: a new turn.
+                    let switches = self.kernel.cores[vcpu.core as usize].context_switches;
+                    if switches != vcpu.turn_switches {
+                        vcpu.turn_switches = switches;
+                        vcpu.turn_start_ns = sched.now();
+                    }
+                }
                 // The VMM has control: it picks up storage completions
                 // (`model/storage/vmm.rs`).
                 let vmm_cycles = if self.storage.is_some() { self.vmm_drain(sched, sched.now()) } else { 0 };
@@ -110,6 +138,17 @@ impl Server {
             VcpuPhase::InGuest => {
                 let (core, t) = (vcpu.core, self.kernel.vcpu_base + v as u32);
                 let c = &mut self.kernel.cores[core as usize];
+                if !c.runqueue.is_empty() && vcpu.shares_core {
+                    // Another vCPU waits: the rest of this one's turn.
+                    let used = sched.now() - vcpu.turn_start_ns;
+                    let slice = self.cfg.cpu.sched_base_slice_ns;
+                    if used < slice {
+                        return Some(Seg { class: CpuClass::Guest, ns: slice - used, bh_disabled: false });
+                    }
+                    vcpu.phase = VcpuPhase::Entering;
+                    c.runqueue.push_back(t);
+                    return None;
+                }
                 if !c.runqueue.is_empty() {
                     // A host thread woke meanwhile: it runs first.
                     c.runqueue.push_back(t);
@@ -168,17 +207,37 @@ impl Server {
         });
     }
 
+    /// The turn of vCPU thread `t` in guest mode on a shared host CPU is
+    /// over: the tick's exit stops its guest core, and it waits behind the
+    /// vCPU that takes the CPU.
+    #[inline(never)]
+    pub(crate) fn vcpu_turn_over(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
+        self.vcpu_preempted(sched, t);
+        let v = self.vcpu_index(t).expect("a vCPU thread");
+        self.kernel.vcpus[v].phase = VcpuPhase::Entering;
+        let c = &mut self.kernel.cores[core as usize];
+        c.current_thread = None;
+        c.runqueue.push_back(t);
+    }
+
     /// A preempted guest-mode segment comes back to the top of the host
     /// core's stack: enter guest mode again (an exit was taken).
     #[inline(never)]
-    pub(crate) fn vcpu_resume(&mut self, t: ThreadId) {
+    pub(crate) fn vcpu_resume(&mut self, t: ThreadId, now: Nanos) {
         let v = self.vcpu_index(t).expect("a vCPU thread");
-        self.kernel.vcpus[v].phase = VcpuPhase::Entering;
-        let core = self.kernel.vcpus[v].core;
+        let slice = self.cfg.cpu.sched_base_slice_ns;
+        let vcpu = &mut self.kernel.vcpus[v];
+        vcpu.phase = VcpuPhase::Entering;
+        let core = vcpu.core;
+        // On a shared CPU an exit ends the turn only if a woken thread
+        // preempts it or the turn is used up.
+        let turn_over = !vcpu.shares_core
+            || std::mem::take(&mut vcpu.wake_preempted)
+            || now - vcpu.turn_start_ns >= slice;
         let c = &mut self.kernel.cores[core as usize];
-        if !c.runqueue.is_empty() {
-            // Another host thread (a vhost worker) was woken meanwhile: it
-            // runs first, and the vCPU waits its turn.
+        if !c.runqueue.is_empty() && turn_over {
+            // Another host thread (a vhost worker, a woken vCPU) was woken
+            // meanwhile: it runs first, and the vCPU waits its turn.
             c.current_thread = None;
             c.runqueue.push_back(t);
         }
@@ -226,7 +285,11 @@ impl Server {
     pub(crate) fn vcpu_contended(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
         let v = self.vcpu_index(t).expect("a vCPU thread");
         match (seg, self.kernel.vcpus[v].phase) {
-            (ThreadSeg::Guest, _) => self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t)),
+            (ThreadSeg::Guest, _) => {
+                let vcpu = &mut self.kernel.vcpus[v];
+                vcpu.wake_preempted = vcpu.shares_core;
+                self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t))
+            }
             (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
                 let c = &mut self.kernel.cores[core as usize];
                 c.abandon();
