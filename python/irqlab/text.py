@@ -160,8 +160,11 @@ def _vm(s: Summary) -> list[tuple[str, str]]:
     vm = s.get("vm")
     if not isinstance(vm, Mapping):
         return []
+    vms = vm.get("vms") or 1
+    kind = str(vm.get("kind", _NA))
     rows = [
-        ("vm", str(vm.get("kind", _NA))),
+        ("vm", kind if vms == 1 else f"{kind}   {_num(vms, 0)} VMs"),
+        ("host cpus busy", f"{_num(vm.get('host_busy_cpus'), 2)} of {_num(vm.get('host_cpus'), 0)}"),
         ("host vcpu cores cpu (%)", _cpu(vm.get("host_cpu_pct"))),
     ]
     if vm.get("host_irq_cores_cpu_pct") is not None:
@@ -194,7 +197,9 @@ def _bulk(s: Summary) -> list[tuple[str, str]]:
     if not isinstance(bulk, Mapping):
         return []
     busy = bulk.get("core_busy_pct") or []
-    return [
+    per_vm = bulk.get("vm_gbps") or []
+    vm_rows = [("vm Gbit/s", "  ".join(f"{i}:{_num(g, 2)}" for i, g in enumerate(per_vm)))] if per_vm else []
+    return vm_rows + [
         ("streams", _num(bulk.get("streams"), 0)),
         ("frames/gro packet", _num(bulk.get("frames_per_gro_packet"), 1)),
         ("tcp losses", f"{_num(bulk.get('losses'), 0)} segments   {_num(bulk.get('window_reductions'), 0)} window "
