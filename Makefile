@@ -2,7 +2,8 @@
 #
 #   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html),
 #                then the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html), the IAPS paper's
-#                Figures 2-3 (irqlab-out/iaps/) and the vIC paper's Tables 2-6 (irqlab-out/vic/)
+#                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
+#                paper's Figures I-IV (irqlab-out/sriov/)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
@@ -62,13 +63,15 @@ native:
 # The main job: the thesis's results (Tables 4.1-4.5, Figures 4.1-4.5)
 # reproduced from the simulator, printed beside the paper, with a report and
 # plots in irqlab-out/; then the ITR paper's Figures 3, 5, 7 and 8 in
-# irqlab-out/itr/, the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/ and
-# the vIC paper's Tables 2-6 in irqlab-out/vic/.
+# irqlab-out/itr/, the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/,
+# the vIC paper's Tables 2-8 in irqlab-out/vic/ and the SR-IOV paper's
+# Figures I-IV in irqlab-out/sriov/.
 demo: setup
 	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
 	$(BIN)/irqlab reproduce itr --out irqlab-out/itr
 	$(BIN)/irqlab reproduce iaps --out irqlab-out/iaps
 	$(BIN)/irqlab reproduce vic --out irqlab-out/vic
+	$(BIN)/irqlab reproduce sriov --out irqlab-out/sriov
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup
