@@ -112,7 +112,8 @@ pub struct Server {
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
     active: KernelId,
-    /// The kernel that runs the application and owns the sockets.
+    /// The kernel that runs the application and owns the sockets; with
+    /// several VMs (`vm.count`), the first of theirs, the others following.
     pub app_kernel: KernelId,
     /// The guest's virtio-net device (`vm.kind = "virtio"`).
     pub virtio: Option<VirtioNet>,
@@ -221,7 +222,7 @@ impl Server {
         };
         let reader_cores = super::bulk::reader_cores(app_cores, app_nq);
         let make_threads = |nthreads: u32| -> Vec<AppThread> {
-                (0..nthreads)
+            (0..nthreads)
                 .map(|t| {
                     if oltp {
                         let mut th = AppThread::new(t, t % cfg.vcpus());
@@ -347,8 +348,7 @@ impl Server {
                 let conns = guests[0].conns.iter().map(|c| Conn { rx: VecDeque::new(), ..*c }).collect();
                 guests.push(make_kernel(vm, super::bulk::Bulk::streams_into(&cfg, vm), conns));
             }
-            let host = super::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
-            kernel = host;
+            kernel = super::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
             std::iter::once(Kernel::default()).chain(guests).collect()
         } else {
             vec![Kernel::default()]
