@@ -71,6 +71,8 @@ def test_closed_loop_checks_every_reply(server: str) -> None:
     lat = r["latency_us"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["p999"] <= lat["max"]
     assert r["offered_qps"] is None and r["send_lag_us"] is None
+    # Closed loop: from the request's write to its reply's read.
+    assert r["latency_from"] == "write"
     assert r["cpu_s"] > 0 and r["cpu_us_per_request"] > 0
     assert r["replies_total"] >= r["requests"]
 
@@ -94,6 +96,7 @@ def test_open_loop_achieves_the_target_rate(server: str, qps: int) -> None:
         "--duration", "2", "--seed", "1",
     )  # fmt: skip
     assert r["mode"] == "open" and r["offered_qps"] == qps
+    assert r["latency_from"] == "schedule"
     assert r["interarrival"] == "exponential"
     assert r["errors"] == 0, r["first_error"]
     assert r["timeouts"] == 0
@@ -191,6 +194,10 @@ def test_help_passes_through_irqlab() -> None:
     out = irqlab("loadgen", "--help")
     assert out.returncode == 0
     assert "--connections" in out.stdout and "--qps" in out.stdout and "--interarrival" in out.stdout
+    # Where a closed-loop latency starts and ends, and what a failed check does.
+    text = " ".join(out.stdout.split())
+    assert "from just before a request's write to just after the read of its reply" in text
+    assert "turnaround" in text and "failed their checks exits 1" in text
 
 
 def test_errors_pass_through_irqlab() -> None:
@@ -326,9 +333,20 @@ def _value(key: bytes, data: bytes) -> bytes:
     return b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(data), data)
 
 
+def failed_checks_json(*args: str) -> dict[str, Any]:
+    """A run whose replies fail their checks: exit 1, one sentence saying
+    so, and the report printed all the same."""
+    out = loadgen(*args, "--json")
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("irqlab-loadgen: error: ") and "failed their checks (first: " in out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
+
+
 def test_wrong_data_is_an_error_not_a_sample(fake_server: Callable[[Answer], str]) -> None:
     server = fake_server(lambda k, v: _value(k, v[:-1] + b"!" if v else b"!"))
-    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
+    r = failed_checks_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
     assert r["requests"] == 0
     assert r["errors"] > 10
     assert r["latency_us"]["p50"] is None
@@ -338,14 +356,14 @@ def test_wrong_data_is_an_error_not_a_sample(fake_server: Callable[[Answer], str
 
 def test_wrong_key_is_an_error(fake_server: Callable[[Answer], str]) -> None:
     server = fake_server(lambda k, v: _value(k + b"x", v))
-    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
+    r = failed_checks_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
     assert r["requests"] == 0 and r["errors"] > 10
     assert "wrong key" in r["first_error"]
 
 
 def test_garbage_breaks_the_connection(fake_server: Callable[[Answer], str]) -> None:
     server = fake_server(lambda k, v: b"HTTP/1.1 400 Bad Request\r\n")
-    r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "3", "--depth", "2")
+    r = failed_checks_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "3", "--depth", "2")
     assert r["requests"] == 0
     assert r["connections_failed"] == 3
     assert r["errors"] >= 3

@@ -252,6 +252,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         misses: st.misses,
         timeouts: st.timeouts,
         latency_us: report::LatencyUs::from_stats(&st),
+        latency_from: if offered.is_some() { "schedule" } else { "write" },
         send_lag_us: offered.map(|_| report::LatencyUs::from_histogram(&st.send_lag_ns)),
         duration_s: report::round3(duration_s),
         warmup_s: cfg.warmup_s,

@@ -1,13 +1,13 @@
 //! The `irqlab-loadgen` command.
 //!
-//! Exit status: 0 on success (errors in replies are reported, not fatal);
-//! 2 for a usage error (a bad flag, or a server outside loopback and
-//! 198.18.0.0/15, or one the kernel routes through a gateway), reported as
-//! one line `irqlab-loadgen: error: <sentence>`; 1 when the run could not be
-//! carried out (cannot connect, preload timed out, every connection failed)
-//! or measured nothing because the server answered no request of the
-//! measured window (the report is printed all the same, its timeouts
-//! counted).
+//! Exit status: 0 on success; 2 for a usage error (a bad flag, or a server
+//! outside loopback and 198.18.0.0/15, or one the kernel routes through a
+//! gateway), reported as one line `irqlab-loadgen: error: <sentence>`; 1
+//! when the run could not be carried out (cannot connect, preload timed
+//! out, every connection failed), measured nothing because the server
+//! answered no request of the measured window, or got replies that failed
+//! their checks (wrong key or data, error replies, broken streams, lost
+//! requests). In the last two cases the report is printed all the same.
 
 use std::process::ExitCode;
 
@@ -29,7 +29,7 @@ const AFTER: &str = "Closed loop unless --qps is given: each connection keeps --
 Open loop: each connection sends at send times fixed in advance (rate --qps / --connections, gaps from \
 --interarrival), at most --depth outstanding; latency counts from the scheduled time, so a request sent late \
 is charged for the wait. Every key is set first (the preload) so that gets hit and each reply is checked \
-against the value the key holds. Runs last at most --warmup + --duration + 2 s (drain) after the preload. \
+against the value the key holds; a run with replies that failed their checks exits 1. Closed-loop latency runs from just before a request's write to just after the read of its reply, so the client's own turnaround (from a reply to the next request) is not in it. Runs last at most --warmup + --duration + 2 s (drain) after the preload. \
 Load goes only to loopback (127.0.0.0/8, ::1) or to a 198.18.0.0/15 address the kernel routes \
 without a gateway (local, or on a directly connected link).";
 
@@ -247,9 +247,9 @@ fn main() -> ExitCode {
                     report.to_text()
                 }
             );
-            match report.unanswered() {
-                // The report is out (its timeouts say what happened); the
-                // status says the run measured nothing.
+            match report.unanswered().or_else(|| report.failed_checks()) {
+                // The report is out (its timeouts and errors say what
+                // happened); the status says the run cannot be trusted.
                 Some(why) => {
                     eprintln!("irqlab-loadgen: error: {why}");
                     ExitCode::from(1)

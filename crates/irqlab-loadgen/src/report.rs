@@ -68,6 +68,12 @@ pub struct Report {
     /// (warm-up included) still unanswered at the drain deadline.
     pub timeouts: u64,
     pub latency_us: LatencyUs,
+    /// Where a latency sample starts: `"write"` in closed loop (just before
+    /// the request's `write`, to just after the `read` of its reply: the
+    /// client's own turnaround between a reply and the next request is not
+    /// in it), `"schedule"` in open loop (the request's send time fixed in
+    /// advance, so a late send is charged).
+    pub latency_from: &'static str,
     /// Open loop: lateness of the sends against their schedule (same
     /// fields as `latency_us`; `null` in closed loop). Included in
     /// `latency_us`, which counts from the scheduled time.
@@ -140,6 +146,18 @@ impl Report {
         })
     }
 
+    /// Why the run cannot be trusted although it measured something: some
+    /// replies failed their checks (error replies, wrong keys or data,
+    /// broken streams, lost requests), in the preload or the load.
+    pub fn failed_checks(&self) -> Option<String> {
+        let preload = self.preload.as_ref().map_or(0, |p| p.errors);
+        let n = self.errors + preload;
+        (n > 0).then(|| {
+            let first = self.first_error.as_deref().unwrap_or("not recorded");
+            format!("{n} replies from {} failed their checks (first: {first})", self.server)
+        })
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("report serializes")
     }
@@ -178,13 +196,14 @@ impl Report {
         );
         let l = &self.latency_us;
         s += &format!(
-            "  latency us   mean {}  p50 {}  p95 {}  p99 {}  p99.9 {}  max {}\n",
+            "  latency us   mean {}  p50 {}  p95 {}  p99 {}  p99.9 {}  max {}  (from the {})\n",
             opt(l.mean),
             opt(l.p50),
             opt(l.p95),
             opt(l.p99),
             opt(l.p999),
-            opt(l.max)
+            opt(l.max),
+            if self.latency_from == "write" { "request's write to its reply's read" } else { "scheduled send time" }
         );
         if let Some(l) = &self.send_lag_us {
             s += &format!(
