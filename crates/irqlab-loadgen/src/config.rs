@@ -65,6 +65,11 @@ pub struct Config {
     /// the median on this project's VMs), which a request's latency then
     /// includes; spinning removes that at the cost of CPU. 0: never spin.
     pub spin_us: u32,
+    /// Open loop: once awake, also send the requests due within this many
+    /// microseconds, early, instead of waking again for each (a request
+    /// sent early has its latency counted from its write). 0: every request
+    /// leaves at its send time or later.
+    pub batch_us: u32,
 }
 
 impl Default for Config {
@@ -85,6 +90,7 @@ impl Default for Config {
             seed: 1,
             preload: true,
             spin_us: 0,
+            batch_us: 0,
         }
     }
 }
@@ -204,6 +210,13 @@ impl Config {
         check_range(
             "--spin-us",
             self.spin_us,
+            0,
+            MAX_SPIN_US,
+            "a number of microseconds",
+        )?;
+        check_range(
+            "--batch-us",
+            self.batch_us,
             0,
             MAX_SPIN_US,
             "a number of microseconds",
@@ -405,6 +418,13 @@ mod tests {
                     ..base.clone()
                 },
                 "--spin-us",
+            ),
+            (
+                Config {
+                    batch_us: 1001,
+                    ..base.clone()
+                },
+                "--batch-us",
             ),
         ];
         for (c, flag) in cases {

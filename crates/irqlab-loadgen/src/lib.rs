@@ -266,6 +266,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         value_size: size_json(cfg.value_size),
         seed: cfg.seed,
         spin_us: cfg.spin_us,
+        batch_us: cfg.batch_us,
         stopped_by: if by_requests {
             "requests"
         } else if all_failed {

@@ -93,6 +93,10 @@ struct Cli {
     /// instead of sleeping to it, so sends are not late by the thread's wake-up time
     #[arg(long, value_name = "US", default_value = "0", allow_negative_numbers = true, value_parser = uint("--spin-us", 0, MAX_SPIN_US as u64))]
     spin_us: u64,
+    /// open loop: once awake, also send what is due within US microseconds, early (its latency then counts from
+    /// its write), saving the wake-ups of the generator; 0: every request leaves at its send time or later
+    #[arg(long, value_name = "US", default_value = "0", allow_negative_numbers = true, value_parser = uint("--batch-us", 0, MAX_SPIN_US as u64))]
+    batch_us: u64,
     /// do not set every key before the run (gets may miss)
     #[arg(long)]
     no_preload: bool,
@@ -233,6 +237,7 @@ fn main() -> ExitCode {
         seed: cli.seed,
         preload: !cli.no_preload,
         spin_us: cli.spin_us as u32,
+        batch_us: cli.batch_us as u32,
     };
     if let Err(msg) = cfg.validate() {
         return usage_error(&msg);

@@ -95,6 +95,9 @@ pub struct Report {
     pub seed: u64,
     /// Open loop: microseconds polled before each send time (0: sleep).
     pub spin_us: u32,
+    /// Open loop: microseconds within which due requests are sent together
+    /// (0: none early).
+    pub batch_us: u32,
     /// `"duration"`, `"requests"` or `"connections"` (all failed).
     pub stopped_by: &'static str,
     /// The generator's own CPU time (user + system, all threads) over the

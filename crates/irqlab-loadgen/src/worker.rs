@@ -101,6 +101,9 @@ pub struct Worker<'a> {
     keys_left: u64,
     /// Open loop: poll instead of sleeping this close to a send time.
     spin_ns: u64,
+    /// Open loop: when awake, also send what is due this soon (early, its
+    /// latency then counted from its write), saving a wake-up for each.
+    batch_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -155,6 +158,7 @@ impl<'a> Worker<'a> {
             outstanding: 0,
             keys_left: if task == Task::Preload { keys_left } else { 0 },
             spin_ns: u64::from(cfg.spin_us) * 1000,
+            batch_ns: u64::from(cfg.batch_us) * 1000,
         })
     }
 
@@ -172,7 +176,7 @@ impl<'a> Worker<'a> {
             touched.clear();
             self.touched = touched;
             while let Some(&Reverse((t, i))) = self.heap.peek() {
-                if t > now {
+                if t > now.saturating_add(self.batch_ns) {
                     break;
                 }
                 self.heap.pop();
@@ -260,7 +264,7 @@ impl<'a> Worker<'a> {
     /// Issue what connection `i` may send now, then write its output.
     fn service(&mut self, i: usize, now: u64) {
         let open = self.is_open();
-        let (ks, phase, depth) = (self.ks, self.phase, self.depth);
+        let (ks, phase, depth, batch_ns) = (self.ks, self.phase, self.depth, self.batch_ns);
         let c = &mut self.conns[i];
         if !c.alive {
             return;
@@ -286,17 +290,19 @@ impl<'a> Worker<'a> {
             Task::Load => {
                 let mut sched = c.schedule.take().expect("open loop has a schedule");
                 // Everything due is sent now, up to `depth` outstanding;
-                // a late request keeps its scheduled time.
+                // a late request keeps its scheduled time. With
+                // `--batch-us`, what is due within it goes too, early: its
+                // latency counts from its write, not from its schedule.
                 let mut sent_at = None;
                 while c.outstanding() < depth {
                     let t = phase.start.saturating_add(sched.peek());
-                    if t > now || t >= phase.measure_end {
+                    if t > now.saturating_add(batch_ns) || t >= phase.measure_end {
                         break;
                     }
                     sched.advance();
                     let (op, key) = c.requests.next_request();
-                    c.push(ks, &mut self.kb, op, key, t);
-                    if t >= phase.measure_start {
+                    c.push(ks, &mut self.kb, op, key, if t <= now { t } else { UNSENT });
+                    if t >= phase.measure_start && t <= now {
                         let at = *sent_at.get_or_insert_with(now_ns);
                         self.stats.record_send_lag(at.saturating_sub(t));
                     }

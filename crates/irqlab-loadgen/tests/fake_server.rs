@@ -166,6 +166,38 @@ fn open_loop_sends_on_schedule() {
 }
 
 #[test]
+fn batched_sends_keep_the_rate_and_count_early_sends_from_their_write() {
+    let addr = start(Fake { chunk: 0 });
+    let open = |batch_us| Config {
+        mode: Mode::Open {
+            qps: 2000.0,
+            interarrival: InterArrivalKind::Exponential,
+        },
+        duration_s: 0.5,
+        connections: 4,
+        batch_us,
+        ..config(addr)
+    };
+    let exact = run(&open(0)).unwrap();
+    // Send times within 1 ms (the most) of a wake-up go with it: about
+    // two in five, at 500 per second per connection.
+    let batched = run(&open(1000)).unwrap();
+    assert_eq!(batched.errors, 0, "{:?}", batched.first_error);
+    assert_eq!(batched.timeouts, 0);
+    assert_eq!(batched.batch_us, 1000);
+    // The same schedule, so (but for the window's edges, by at most the
+    // batch) the same requests are measured.
+    let diff = exact.requests.abs_diff(batched.requests);
+    assert!(diff <= 20, "{} against {} requests", exact.requests, batched.requests);
+    // An early send is timed from its write: no latency below the wire's
+    // round trip (a negative one would show as 0).
+    let p50 = batched.latency_us.p50.expect("samples");
+    assert!(p50 > 1.0, "median latency {p50} us");
+    // Fewer wake-ups: a send lag is recorded for on-time sends only.
+    assert!(batched.send_lag_us.unwrap().p50.is_some());
+}
+
+#[test]
 fn request_bound_stops_at_exactly_n() {
     let addr = start(Fake { chunk: 0 });
     let cfg = Config {
