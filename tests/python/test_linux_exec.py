@@ -287,8 +287,11 @@ def test_program_reads_back_the_profiles_epoll_params(launcher, echo, profile, c
     }
     # Every instance the program created was configured (both of them), or
     # none when the profile has no busy polling; and nothing went wrong.
-    configured = [line for line in r.stderr.splitlines() if re.match(r"irqlab-preload: epfd \d+: ", line)]
+    configured = [line for line in r.stderr.splitlines() if re.match(r"irqlab-preload: pid \d+: epfd \d+: ", line)]
     assert len(configured) == (2 if busy_polls(profile) else 0), r.stderr
+    # One process: one PID on every line, and not the launcher's.
+    pids = {int(line.split()[2].rstrip(":")) for line in configured}
+    assert len(pids) <= 1 and os.getpid() not in pids, r.stderr
     assert not warnings_in(r.stderr)
     assert "DONE conns=0 bytes=0" in r.stdout
 
@@ -469,6 +472,29 @@ def test_exit_status_and_errors(launcher):
     assert r.returncode == 2 and "epoll." in r.stderr
 
 
+def test_a_daemonizing_program_is_reported_with_the_pids_it_left(launcher):
+    # The program forks a process that outlives it, as a daemon does; that
+    # process has the shim mapped (LD_PRELOAD is inherited).
+    r = run([*launcher, "--profile", "busy-wait", "--", "sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!"])
+    try:
+        assert r.returncode == 0, r.stderr
+        left = int(r.stdout.split()[0])
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1, r.stderr
+        assert lines[0].startswith("irqlab: warning: sh exited but left 1 process running with the shim")
+        assert f"(PID {left})" in lines[0] and "as a daemon does" in lines[0]
+        os.kill(left, 0)  # still running
+    finally:
+        for pid in re.findall(r"PID (\d+)", r.stderr):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    # A program that waits for what it forked leaves nothing: no warning.
+    r = run([*launcher, "--profile", "busy-wait", "--", "sh", "-c", "sleep 0.1 & wait"])
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
 def test_environment_reaches_the_program(launcher):
     env = {**os.environ, "LD_PRELOAD": "", "KEEP_ME": "yes"}
     r = run([*launcher, "--profile", "busy-wait", "--", "sh", "-c",
@@ -612,7 +638,7 @@ def test_memcached_set_get_under_a_profile(launcher, servers, profile):
     server.proc.send_signal(signal.SIGTERM)  # passed on; memcached exits cleanly
     status, _, err = server.finish(timeout=10)
     assert status == 0, err
-    configured = re.findall(r"irqlab-preload: epfd \d+: busy_poll_usecs=(\d+) budget=(\d+) prefer=(\d)", err)
+    configured = re.findall(r"irqlab-preload: pid \d+: epfd \d+: busy_poll_usecs=(\d+) budget=(\d+) prefer=(\d)", err)
     want = epoll_of(profile)
     assert configured, err
     assert set(configured) == {(str(want["busy_poll_usecs"]), str(want["busy_poll_budget"]),

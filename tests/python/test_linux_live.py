@@ -205,6 +205,33 @@ def test_apply_sets_the_profile_and_restore_brings_back_the_exact_original(bed: 
     assert bed.napi_knobs() == original
 
 
+def test_exec_of_a_daemon_keeps_the_settings_until_restore(bed: Testbed):
+    import signal
+
+    bed.sysfs("veth0", "gro_flush_timeout", 12345)
+    original = bed.napi_knobs()
+    # The program forks a process with the shim and exits 0 at once (nginx's
+    # default): the server goes on, so the device must keep the profile.
+    r = bed.irqlab("exec", "--profile", "irq-suspend", "--napi-dev", "veth0", "--", "sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!")
+    left = int(r.stdout.split()[0]) if r.stdout.split() else None
+    try:
+        assert r.returncode == 0, r.stderr
+        assert "as a daemon does; veth0 keeps the profile's settings until `irqlab linux restore veth0`" in r.stderr
+        assert bed.napi_knobs() == [_profile_napi_knobs("irq-suspend")]
+    finally:
+        if left is not None:
+            try:
+                os.kill(left, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    bed.ok("restore", "veth0")
+    assert bed.napi_knobs() == original
+    # A program that does not daemonize has the device restored as it ends.
+    r = bed.irqlab("exec", "--profile", "irq-suspend", "--napi-dev", "veth0", "--", "true")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    assert bed.napi_knobs() == original
+
+
 def test_later_applies_keep_the_first_saved_state(bed: Testbed):
     for profile in PROFILES:
         text = bed.ok("apply", "veth0", "--profile", profile)

@@ -25,7 +25,8 @@
 //! ioctl at all, since a new epoll instance already has those values.
 //!
 //! With `IRQLAB_PRELOAD_DEBUG=1` every configured instance is reported as
-//! `irqlab-preload: epfd N: busy_poll_usecs=.. budget=.. prefer=.. nonblocking=..`.
+//! `irqlab-preload: pid P: epfd N: busy_poll_usecs=.. budget=.. prefer=.. nonblocking=..`
+//! (the PID tells a server's worker processes, or a daemon's, apart).
 //!
 //! The environment is read once, lazily, by the first epoll function the
 //! process calls (so that processes that never use epoll, such as a shell
@@ -174,9 +175,11 @@ fn configure(epfd: c_int) {
         }
         if DEBUG.load(Ordering::Relaxed) {
             let mut line = Line::new();
+            // SAFETY: getpid has no preconditions and cannot fail.
+            let pid = unsafe { libc::getpid() };
             let _ = write!(
                 line,
-                "epfd {epfd}: busy_poll_usecs={} budget={} prefer={} nonblocking={}",
+                "pid {pid}: epfd {epfd}: busy_poll_usecs={} budget={} prefer={} nonblocking={}",
                 c.busy_poll_usecs,
                 c.busy_poll_budget,
                 c.prefer_busy_poll,

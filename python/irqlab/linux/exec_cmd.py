@@ -33,6 +33,14 @@ With ``--napi-dev DEV`` the per-NAPI and coalescing part of the profile is
 applied to DEV first (``irqlab.linux.knobs.apply``) and restored when the
 program ends, whatever ends it (``irqlab.linux.knobs.restore``).
 
+A program that daemonizes (nginx's default, ``memcached -d``) exits at once
+while a process it forked goes on with the shim. irqlab is the subreaper of
+the program's processes (``PR_SET_CHILD_SUBREAPER``), so such a process
+becomes its child when the program exits; if one is left that has the shim
+mapped, irqlab says so (one warning naming the PIDs) and, with
+``--napi-dev``, keeps DEV's settings in force until ``irqlab linux restore
+DEV`` instead of restoring them under the running server.
+
 The command exits with the program's status (128 + N if signal N killed it;
 127 if it cannot be found, 126 if it cannot be run). SIGINT, SIGTERM, SIGHUP
 and SIGQUIT sent to irqlab are passed on to the program, except those a
@@ -83,6 +91,9 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 # si_code of a signal the kernel itself sent (include/uapi/asm-generic/siginfo.h);
 # a terminal's Ctrl-C / Ctrl-\ reaches the foreground process group this way.
 _SI_KERNEL = 0x80
+
+# prctl option (include/uapi/linux/prctl.h).
+_PR_SET_CHILD_SUBREAPER = 36
 
 # How often the wait loop looks at the program even without a SIGCHLD (s).
 _POLL_S = 0.5
@@ -211,8 +222,11 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if args.spin_all:
         env["IRQLAB_SPIN_ALL"] = "1"
 
+    _become_subreaper()
     if args.napi_dev is None:
-        return run_program(command, env)
+        status = run_program(command, env)
+        _warn_lingering(command, None)
+        return status
 
     knobs_module = _napi_knobs()
     if not knobs_module.may_change_settings():
@@ -224,10 +238,73 @@ def cmd_exec(args: argparse.Namespace) -> int:
         )
     with _signals_held():
         knobs_module.apply(args.napi_dev, args.profile)
+        lingering: list[int] = []
         try:
-            return run_program(command, env)
+            status = run_program(command, env)
+            lingering = _warn_lingering(command, args.napi_dev)
+            return status
         finally:
-            knobs_module.restore(args.napi_dev)
+            if not lingering:
+                knobs_module.restore(args.napi_dev)
+
+
+def _become_subreaper() -> None:
+    """Make irqlab the subreaper of the program's processes
+    (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4+): a process the program
+    forks and leaves behind (a daemon) becomes irqlab's child, where
+    :func:`lingering` finds it. Without it (another OS), nothing is found."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def lingering() -> list[int]:
+    """irqlab's children still running with the shim (mapped, or in their
+    ``LD_PRELOAD``): what a daemonizing program left (reparented here,
+    :func:`_become_subreaper`)."""
+    pids: set[int] = set()
+    for task in Path("/proc/self/task").glob("*"):
+        try:
+            pids.update(int(p) for p in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    found = []
+    for pid in sorted(pids):
+        # Mapped, or about to be: right after its execve the dynamic loader
+        # has not yet mapped what LD_PRELOAD names, but the new environment
+        # is already in place.
+        try:
+            maps = Path(f"/proc/{pid}/maps").read_text()
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        preload = [v for v in environ if v.startswith(b"LD_PRELOAD=") and SHIM_NAME.encode() in v]
+        if SHIM_NAME in maps or preload:
+            found.append(pid)
+    return found
+
+
+def _warn_lingering(command: Sequence[str], napi_dev: Optional[str]) -> list[int]:
+    """Warn if the program left processes running with the shim; return
+    their PIDs."""
+    pids = lingering()
+    if pids:
+        keep = (
+            f"; {napi_dev} keeps the profile's settings until `irqlab linux restore {napi_dev}`"
+            if napi_dev is not None
+            else ""
+        )
+        listed = ", ".join(map(str, pids))
+        print(
+            f"irqlab: warning: {command[0]} exited but left {len(pids)} process{'es' if len(pids) > 1 else ''} "
+            f"running with the shim (PID {listed}), as a daemon does{keep}",
+            file=sys.stderr,
+        )
+    return pids
 
 
 def _napi_knobs() -> Any:
