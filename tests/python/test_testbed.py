@@ -97,3 +97,26 @@ def test_refuses_to_start_when_its_namespace_exists():
     finally:
         subprocess.run(["ip", "netns", "del", "irqlab-tb-srv"], check=False)
     assert "irqlab-tb-" not in _namespaces()
+
+
+def test_equal_throughputs_are_a_tie_not_an_order():
+    from irqlab.testbed.compare import agreement, direction, ranked, ranked_text
+
+    assert ranked_text(ranked({"a": 100.0, "b": 100.4, "c": 50.0})) == "c < a = b"
+    assert ranked_text(ranked({"a": 100.0, "b": 103.0})) == "a < b"
+    assert (direction(0.005), direction(0.2), direction(-0.2)) == ("=", "+", "-")
+    measured = {"profiles": [
+        {"profile": p, "closed": {"loadgen": {"achieved_qps": q}}, "low": {"server_core": {"idle": 50.0}}}
+        for p, q in (("no-coalescing", 100.0), ("busy-wait", 150.0), ("irq-suspend", 112.0))
+    ]}
+    predicted = {
+        p: {"closed": {"throughput_qps": q}, "low": {"cpu_pct": {"idle": 60.0}}}
+        for p, q in (("no-coalescing", 50.0), ("busy-wait", 74.0), ("irq-suspend", 74.2))
+    }
+    lines = agreement(measured, predicted)
+    assert "measured no-coalescing < irq-suspend < busy-wait; simulated no-coalescing < busy-wait = irq-suspend (differs)" \
+        in lines[0]
+    # A tie at the bottom.
+    predicted["irq-suspend"]["closed"]["throughput_qps"] = 50.2
+    assert "simulated no-coalescing = irq-suspend < busy-wait" in agreement(measured, predicted)[0]
+    assert any("irq-suspend vs no-coalescing" in x and "(one is a tie)" in x for x in agreement(measured, predicted))
