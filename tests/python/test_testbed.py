@@ -43,7 +43,8 @@ def _namespaces() -> str:
 
 @pytest.fixture(scope="module")
 def short_run():
-    proc = _irqlab("testbed", "run", "--profiles", "no-coalescing,irq-suspend", "--duration", "1", "--low-qps", "2000", "--json")
+    proc = _irqlab("testbed", "run", "--profiles", "no-coalescing,irq-suspend", "--duration", "1", "--low-qps", "2000",
+                   "--repeats", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -51,16 +52,69 @@ def short_run():
 def test_short_run_reports_both_profiles_and_cleans_up(short_run):
     names = [r["profile"] for r in short_run["measured"]["profiles"]]
     assert names == ["no-coalescing", "irq-suspend"]
-    for r in short_run["measured"]["profiles"]:
-        for phase in ("closed", "low", "medium"):
-            lg = r[phase]["loadgen"]
-            assert lg["errors"] == 0, (r["profile"], phase, lg)
-            assert lg["achieved_qps"] > 0
-            core = r[phase]["server_core"]
-            assert abs(sum(core[k] for k in ("user", "system", "softirq", "irq", "idle")) - 100) < 1e-6
+    for r in short_run["measured"]["runs"]:
+        lg = r["loadgen"]
+        assert lg["errors"] == 0, (r["profile"], r["phase"], lg)
+        assert lg["achieved_qps"] > 0
+        core = r["server_core"]
+        assert abs(sum(core[k] for k in ("user", "system", "softirq", "irq", "idle")) - 100) < 1e-6
+        assert 0 <= core["napi_thread_pct"] <= 100
     assert "irqlab-tb-" not in _namespaces()
     assert short_run["simulated"]["irq-suspend"]["closed"]["throughput_qps"] > 0
     assert short_run["agreement"]
+
+
+def test_repeats_are_interleaved_and_summarised(short_run):
+    runs = short_run["measured"]["runs"]
+    # Two repeats, the profiles in a rotated order the second time, each
+    # with its three phases.
+    order = [(r["repeat"], r["profile"]) for r in runs if r["phase"] == "closed"]
+    assert order == [(0, "no-coalescing"), (0, "irq-suspend"), (1, "irq-suspend"), (1, "no-coalescing")]
+    for r in runs:
+        assert r["other_cpu"]["pct_of_core"] >= 0 and r["attempt"] >= 1
+    for p in short_run["measured"]["profiles"]:
+        closed = p["closed"]
+        lo, hi = closed["spread"]["achieved_qps"]
+        assert closed["n"] == 2 and lo <= closed["loadgen"]["achieved_qps"] <= hi
+    assert any("irq-suspend / no-coalescing closed-loop QPS: measured" in a and "2 repeats" in a
+               for a in short_run["agreement"])
+
+
+def test_results_directory_is_a_study_irqlab_report_draws(short_run, tmp_path):
+    from irqlab.results import load
+    from irqlab.testbed.results import write_results
+
+    out = write_results(tmp_path / "tb", short_run)
+    frame = load(out)
+    assert frame.attrs["axes"] == ["phase", "source"]
+    measured = frame[frame["source"] == "measured"]
+    assert len(measured) == len(short_run["measured"]["runs"])
+    assert set(frame["source"]) == {"measured", "simulated"}
+    assert (measured["napi_wakeups_per_request"] > 0).all()
+    proc = _irqlab("report", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "report.html").read_text()
+    assert "Study testbed" in html and "napi_wakeups_per_request" in html
+
+
+def test_a_cpu_hog_beside_the_run_is_flagged():
+    # A busy loop on the server core, started just before the run and
+    # killed after it (bounded: the run's own timeout).
+    hog = subprocess.Popen(["taskset", "-c", "1", sys.executable, "-c", "while True: pass"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc = _irqlab("testbed", "run", "--profiles", "no-coalescing", "--duration", "0.6", "--repeats", "1",
+                       "--no-sim", "--json", timeout=180)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(proc.stdout)["measured"]["runs"]
+    assert runs and all(r["flagged"] for r in runs), [r["other_cpu"] for r in runs]
+    # Measured again (up to twice more), then kept flagged, naming the hog.
+    assert all(r["attempt"] == 3 for r in runs)
+    assert all(r["other_cpu"]["top"][0]["pid"] == hog.pid for r in runs)
+    assert "irqlab-tb-" not in _namespaces()
 
 
 def test_no_coalescing_wakes_the_napi_thread_about_once_per_request(short_run):
@@ -105,18 +159,53 @@ def test_equal_throughputs_are_a_tie_not_an_order():
     assert ranked_text(ranked({"a": 100.0, "b": 100.4, "c": 50.0})) == "c < a = b"
     assert ranked_text(ranked({"a": 100.0, "b": 103.0})) == "a < b"
     assert (direction(0.005), direction(0.2), direction(-0.2)) == ("=", "+", "-")
+    core = {"idle": 50.0, "napi_wakeups_per_s": 10.0}
     measured = {"profiles": [
-        {"profile": p, "closed": {"loadgen": {"achieved_qps": q}}, "low": {"server_core": {"idle": 50.0}}}
+        {"profile": p, **{ph: {"loadgen": {"achieved_qps": q}, "server_core": core} for ph in ("closed", "low", "medium")}}
         for p, q in (("no-coalescing", 100.0), ("busy-wait", 150.0), ("irq-suspend", 112.0))
     ]}
     predicted = {
-        p: {"closed": {"throughput_qps": q}, "low": {"cpu_pct": {"idle": 60.0}}}
+        p: {ph: {"throughput_qps": q, "cpu_pct": {"idle": 60.0}, "irqs_per_s": 5.0} for ph in ("closed", "low", "medium")}
         for p, q in (("no-coalescing", 50.0), ("busy-wait", 74.0), ("irq-suspend", 74.2))
     }
     lines = agreement(measured, predicted)
-    assert "measured no-coalescing < irq-suspend < busy-wait; simulated no-coalescing < busy-wait = irq-suspend (differs)" \
-        in lines[0]
+    assert "measured no-coalescing < irq-suspend < busy-wait" in lines[0]
+    assert "simulated no-coalescing < busy-wait = irq-suspend" in lines[0] and lines[0].endswith("(differs)")
     # A tie at the bottom.
     predicted["irq-suspend"]["closed"]["throughput_qps"] = 50.2
     assert "simulated no-coalescing = irq-suspend < busy-wait" in agreement(measured, predicted)[0]
-    assert any("irq-suspend vs no-coalescing" in x and "(one is a tie)" in x for x in agreement(measured, predicted))
+    said = [x for x in agreement(measured, predicted) if x.startswith("busy-wait / no-coalescing")]
+    assert said == ["busy-wait / no-coalescing closed-loop QPS: measured 1.500, simulated 1.480 (-1%: agrees within ±15%)"]
+
+
+def _run(profile: str, repeat: int, qps: float) -> dict:
+    return {"profile": profile, "repeat": repeat, "phase": "closed", "loadgen": {"achieved_qps": qps}}
+
+
+def test_repeated_ratios_have_intervals_and_ties_follow_them():
+    from irqlab.testbed.stats import is_tie, ranked_measured, ratio
+
+    runs = [_run("a", k, q) for k, q in enumerate((100.0, 110.0, 90.0))]
+    runs += [_run("b", k, q) for k, q in enumerate((150.0, 160.0, 140.0))]
+    # c is 2 % above a in the median but swings around it: a tie.
+    runs += [_run("c", k, q) for k, q in enumerate((112.0, 102.0, 92.0))]
+    r = ratio(runs, "b", "a")
+    assert r["n"] == 3 and r["low"] < r["ratio"] < r["high"] and r["low"] > 1.3
+    assert not is_tie(r)
+    assert is_tie(ratio(runs, "c", "a"))
+    assert ranked_measured(runs, ["a", "b", "c"]) == [["a", "c"], ["b"]]
+    # One repeat: no interval; 1 % decides.
+    one = [_run("a", 0, 100.0), _run("b", 0, 100.5)]
+    assert is_tie(ratio(one, "b", "a")) and ratio(one, "b", "a")["n"] == 1
+
+
+def test_other_processes_cpu_is_counted_and_the_testbed_own_is_not():
+    from irqlab.testbed.procstat import CLK_TCK, other_cpu
+
+    a = {1: ("memcached", 0), 2: ("hog", 100), 3: ("ksoftirqd/1", 0), 4: ("napi/irqlab-tb0-1", 0)}
+    b = {1: ("memcached", 500), 2: ("hog", 100 + 2 * CLK_TCK), 3: ("ksoftirqd/1", 50), 4: ("napi/irqlab-tb0-1", 80),
+         5: ("newcomer", CLK_TCK // 2)}
+    pct, top = other_cpu(a, b, own={1}, seconds=2.0)
+    # hog: 2 s of CPU in 2 s (100 %); newcomer: 0.5 s (25 %).
+    assert abs(pct - 125.0) < 1e-9
+    assert [(c, p) for c, p, _ in top] == [("hog", 2), ("newcomer", 5)]

@@ -38,7 +38,12 @@ def add_testbed_parser(commands: Any) -> None:
     r.add_argument("--duration", metavar="S", default="3", help="closed-loop seconds per profile (default 3; open loop uses 2/3 of it)")
     r.add_argument("--connections", metavar="C", default="16", help="load-generator connections (default 16)")
     r.add_argument("--low-qps", metavar="Q", default="5000", help="the low open-loop rate (default 5000)")
-    r.add_argument("--out", metavar="DIR", help="also write testbed.json and testbed.md there")
+    r.add_argument("--repeats", metavar="N", default="3",
+                   help="measure every profile N times, in a rotated order each time (default 3)")
+    r.add_argument("--max-other-cpu", metavar="PCT", default="5",
+                   help="flag and measure again when other processes use more than PCT %% of a core (default 5)")
+    r.add_argument("--out", metavar="DIR",
+                   help="also write testbed.json, testbed.md and a results directory (irqlab report DIR) there")
     r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(handler=_cmd_run)
@@ -72,7 +77,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         open_s=max(0.2, duration * 2 / 3),
         connections=int(_num(args.connections, "--connections", 1, 1024)),
         low_qps=_num(args.low_qps, "--low-qps", 10, 1e6),
+        repeats=int(_num(args.repeats, "--repeats", 1, 20)),
+        max_other_cpu_pct=_num(args.max_other_cpu, "--max-other-cpu", 0, 200),
     )
+    if plan.repeats != float(args.repeats):
+        raise TestbedUsageError(f"--repeats must be a whole number between 1 and 20 (got {args.repeats!r})")
     progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
     try:
         measured = run_testbed(plan, progress)
@@ -85,8 +94,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               "agreement": agreement(measured, predicted) if predicted else []}
     text = render(result)
     if args.out:
+        from irqlab.testbed.compare import default_scenario
+        from irqlab.testbed.results import write_results
+
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+        write_results(out, result, default_scenario().read_text() if predicted else None)
         (out / "testbed.json").write_text(json.dumps(result, indent=1))
         (out / "testbed.md").write_text("```\n" + text + "\n```\n")
     print(json.dumps(result) if args.json else text)
@@ -96,30 +108,46 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def render(result: dict[str, Any]) -> str:
     m = result["measured"]
     sim = result.get("simulated") or {}
+    plan = m["plan"]
+    runs = m.get("runs", [])
+    flagged = sum(1 for r in runs if r.get("flagged"))
     lines = [
-        f"veth testbed, kernel {m['kernel']}, memcached on core {m['plan']['server_core']}, load generator on core "
-        f"{m['plan']['client_core']}, {m['plan']['connections']} connections; open loop at {m['plan']['low_qps']:.0f} "
-        f"and {m['medium_qps']:.0f} QPS",
+        f"veth testbed, kernel {m['kernel']}, memcached on core {plan['server_core']}, load generator on core "
+        f"{plan['client_core']}, {plan['connections']} connections; open loop at {plan['low_qps']:.0f} "
+        f"and {m['medium_qps']:.0f} QPS; {plan.get('repeats', 1)} repeat(s) in rotated order, medians "
+        f"(QPS min-max); {flagged} of {len(runs)} measurements flagged (other processes over "
+        f"{plan.get('max_other_cpu_pct', 0):g} % of a core)",
+        "NET_RX/req is the client's receive, which veth runs on the server core; NAPI% is the server's own "
+        "receive in the NAPI thread",
         "",
-        f"{'profile':<21}{'':>10}{'QPS':>10}{'p95 us':>9}{'p99 us':>9}{'usr%':>7}{'sys%':>7}{'sirq%':>7}{'idle%':>7}"
-        f"{'NET_RX/s':>10}{'NAPI wk/s':>10}",
+        f"{'profile':<21}{'':>10}{'QPS':>10}{'min-max':>16}{'p99 us':>9}{'usr%':>7}{'sys%':>7}{'sirq%':>7}"
+        f"{'idle%':>7}{'NAPI%':>7}{'NET_RX/req':>11}{'wk/req':>8}",
     ]
     for r in m["profiles"]:
         for phase in ("closed", "low", "medium"):
-            x = r[phase]
+            x = r.get(phase)
+            if not x:
+                continue
             lg, core = x["loadgen"], x["server_core"]
+            lo, hi = x.get("spread", {}).get("achieved_qps", [lg["achieved_qps"]] * 2)
+            per = x.get("per_request", {})
             lines.append(
                 f"{r['profile'] if phase == 'closed' else '':<21}{phase:>10}{lg['achieved_qps']:>10,.0f}"
-                f"{lg['latency_us']['p95']:>9.1f}{lg['latency_us']['p99']:>9.1f}{core['user']:>7.1f}{core['system']:>7.1f}"
-                f"{core['softirq']:>7.1f}{core['idle']:>7.1f}{core['net_rx_per_s']:>10,.0f}{core['napi_wakeups_per_s']:>10,.0f}"
+                f"{f'{lo:,.0f}-{hi:,.0f}':>16}{lg['latency_us']['p99']:>9.1f}{core['user']:>7.1f}{core['system']:>7.1f}"
+                f"{core['softirq']:>7.1f}{core['idle']:>7.1f}{core.get('napi_thread_pct', 0):>7.1f}"
+                f"{per.get('net_rx', 0):>11.2f}{per.get('napi_wakeups', 0):>8.2f}"
+                + (f"  ({x['flagged']} flagged)" if x.get("flagged") else "")
             )
             s = sim.get(r["profile"], {}).get(phase)
             if s:
+                from irqlab.testbed.compare import sim_wakeups_per_s
+
                 c = s["cpu_pct"]
+                q = max(s["throughput_qps"], 1e-9)
                 lines.append(
-                    f"{'':<21}{'simulated':>10}{s['throughput_qps']:>10,.0f}{s['latency_us']['p95']:>9.1f}"
-                    f"{s['latency_us']['p99']:>9.1f}{c['user']:>7.1f}{c['system']:>7.1f}{c['softirq'] + c['irq']:>7.1f}"
-                    f"{c['idle']:>7.1f}{s['softirqs_per_s']:>10,.0f}{s['irqs_per_s']:>10,.0f}"
+                    f"{'':<21}{'simulated':>10}{s['throughput_qps']:>10,.0f}{'':>16}{s['latency_us']['p99']:>9.1f}"
+                    f"{c['user']:>7.1f}{c['system']:>7.1f}{c['softirq'] + c['irq']:>7.1f}{c['idle']:>7.1f}{'':>7}"
+                    f"{'':>11}{sim_wakeups_per_s(s) / q:>8.2f}"
                 )
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]

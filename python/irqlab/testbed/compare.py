@@ -69,31 +69,64 @@ def direction(change: float, tie: float = TIE_FRACTION) -> str:
     return "=" if abs(change) <= tie else ("+" if change > 0 else "-")
 
 
+def sim_wakeups_per_s(s: dict[str, Any]) -> float:
+    """The simulated NAPI-thread wake-ups per second: the threaded NAPI's
+    own count when the scenario has threaded NAPI, else one per IRQ."""
+    v = s.get("napi_thread_wakeups_per_s")
+    return float(v if v is not None else s["irqs_per_s"])
+
+
+#: How close a predicted ratio must be to the measured median to be said to agree.
+RATIO_AGREEMENT = 0.15
+
+
 def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]]) -> list[str]:
     """Sentences saying where measurement and prediction agree and where not."""
+    from irqlab.testbed.stats import ranked_measured, ratio, ratio_text
+
     lines: list[str] = []
     rows = {r["profile"]: r for r in measured["profiles"]}
+    runs = measured.get("runs", [])
     if not rows:
         return lines
-    qm = {p: r["closed"]["loadgen"]["achieved_qps"] for p, r in rows.items()}
     qs = {p: predicted[p]["closed"]["throughput_qps"] for p in rows}
-    order_m = ranked(qm)
+    if runs:
+        order_m = ranked_measured(runs, list(rows))
+        how = "ties: the paired ratio's 95 % interval includes 1"
+    else:
+        order_m = ranked({p: r["closed"]["loadgen"]["achieved_qps"] for p, r in rows.items()})
+        how = f"ties within {TIE_FRACTION:.0%}"
     order_s = ranked(qs)
     same = [sorted(g) for g in order_m] == [sorted(g) for g in order_s]
     lines.append(
-        f"closed-loop throughput order (ties within {TIE_FRACTION:.0%}): measured {ranked_text(order_m)}; "
-        f"simulated {ranked_text(order_s)}" + (" (same)" if same else " (differs)")
+        f"closed-loop throughput order: measured {ranked_text(order_m)} ({how}); "
+        f"simulated {ranked_text(order_s)} (ties within {TIE_FRACTION:.0%})" + (" (same)" if same else " (differs)")
     )
-    if "no-coalescing" in rows:
-        for p in ("busy-wait", "irq-suspend"):
-            if p in rows:
-                m = qm[p] / qm["no-coalescing"] - 1
-                s = qs[p] / qs["no-coalescing"] - 1
-                dm, ds = direction(m), direction(s)
-                said = "" if dm == ds else (" (one is a tie)" if "=" in (dm, ds) else " (disagree in sign)")
-                lines.append(f"{p} vs no-coalescing closed loop: measured {m:+.1%}, simulated {s:+.1%}" + said)
+    base = "no-coalescing"
+    if base in rows:
+        for p in rows:
+            if p == base:
+                continue
+            s = qs[p] / qs[base]
+            if runs:
+                r = ratio(runs, p, base)
+                m = r["ratio"] if r else float("nan")
+                text = ratio_text(r)
+            else:
+                m = rows[p]["closed"]["loadgen"]["achieved_qps"] / rows[base]["closed"]["loadgen"]["achieved_qps"]
+                text = f"{m:.3f}"
+            off = s / m - 1
+            verdict = "agrees" if abs(off) <= RATIO_AGREEMENT else "disagrees"
+            lines.append(f"{p} / {base} closed-loop QPS: measured {text}, simulated {s:.3f} "
+                         f"({off:+.0%}: {verdict} within ±{RATIO_AGREEMENT:.0%})")
     for p, r in rows.items():
         cpu_m = 100 - r["low"]["server_core"]["idle"]
         cpu_s = 100 - predicted[p]["low"]["cpu_pct"]["idle"]
         lines.append(f"{p} low-load server CPU: measured {cpu_m:.0f} %, simulated {cpu_s:.0f} %")
+    for p, r in rows.items():
+        m = "/".join(f"{r[ph]['server_core']['napi_wakeups_per_s'] / max(r[ph]['loadgen']['achieved_qps'], 1e-9):.2f}"
+                     for ph in ("low", "medium", "closed"))
+        s = "/".join(f"{sim_wakeups_per_s(predicted[p][ph]) / max(predicted[p][ph]['throughput_qps'], 1e-9):.2f}"
+                     for ph in ("low", "medium", "closed"))
+        lines.append(f"{p} NAPI-thread wake-ups per request at low/medium/closed load: measured {m}, simulated {s}")
     return lines

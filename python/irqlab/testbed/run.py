@@ -1,4 +1,4 @@
-"""Measure the four profiles on the veth testbed.
+"""Measure the profiles on the veth testbed.
 
 For each profile: start Debian's memcached on the server core inside the
 server namespace through ``irqlab linux exec --profile P --napi-dev
@@ -7,7 +7,15 @@ per-NAPI part on the server veth, restored when memcached exits), preload
 the key space, then from the client namespace on the other core run the load
 generator: closed loop for maximum throughput, then open loop at a low and a
 medium rate. Around each measurement the server core's CPU breakdown, its
-NET_RX softirqs and the NAPI thread's wake-ups are sampled.
+NET_RX softirqs, the NAPI thread's wake-ups and CPU, and every other
+process's CPU are sampled.
+
+The whole set is repeated (``Plan.repeats``), the profiles in a rotated
+order each time, so that a slow drift of the machine (another VM on the
+host, thermal state) spreads over every profile instead of landing on the
+last one. A measurement during which other processes used more than
+``Plan.max_other_cpu_pct`` of a core is flagged and taken again, up to
+``Plan.retries`` times; if it stays flagged it is kept, flagged.
 """
 
 from __future__ import annotations
@@ -16,15 +24,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from irqlab.loadgen import find_binary
-from irqlab.testbed import netns, procstat
+from irqlab.testbed import procstat
 from irqlab.testbed.netns import CLIENT_NS, SERVER_ADDR, SERVER_DEV, SERVER_NS, Testbed, TestbedError
 
 #: The profiles measured by default: the thesis's four (``--profiles`` takes any).
@@ -46,14 +53,14 @@ class Plan:
     records: int = 10_000
     server_core: int = 1
     client_core: int = 0
+    repeats: int = 3
+    #: Other processes' CPU (percent of one core) above which a measurement
+    #: is flagged as disturbed and taken again.
+    max_other_cpu_pct: float = 5.0
+    retries: int = 2
 
-
-@dataclass
-class ProfileResult:
-    profile: str
-    closed: dict[str, Any] = field(default_factory=dict)
-    low: dict[str, Any] = field(default_factory=dict)
-    medium: dict[str, Any] = field(default_factory=dict)
+#: The phases measured per profile, in order.
+PHASES = ("closed", "low", "medium")
 
 
 def _memcached() -> str:
@@ -101,15 +108,54 @@ def _loadgen_run(plan: Plan, extra: list[str], duration_s: float, preload: bool 
     return result
 
 
-def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float) -> dict[str, Any]:
-    """One load-generator run with the server core's counters around it.
-    The counters cover warm-up and measurement; the load is steady over both."""
+def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int]) -> dict[str, Any]:
+    """One load-generator run with the server core's counters and every
+    process's CPU around it. The counters cover warm-up and measurement;
+    the load is steady over both. The load generator itself is started and
+    reaped between the two process samples, so it is never counted."""
+    tasks_a = procstat.all_task_ticks()
     a = procstat.sample(plan.server_core, bed.napi_pid)
     t0 = time.monotonic()
     lg = _loadgen_run(plan, extra, duration_s)
     secs = time.monotonic() - t0
     b = procstat.sample(plan.server_core, bed.napi_pid)
-    return {"loadgen": lg, "server_core": procstat.breakdown(a, b, secs)}
+    other_pct, top = procstat.other_cpu(tasks_a, procstat.all_task_ticks(), own, secs)
+    flagged = other_pct > plan.max_other_cpu_pct
+    return {
+        "loadgen": lg,
+        "server_core": procstat.breakdown(a, b, secs),
+        "other_cpu": {"pct_of_core": other_pct, "top": [{"comm": c, "pid": p, "pct_of_core": x} for c, p, x in top]},
+        "flagged": flagged,
+    }
+
+
+def _measured_clean(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int],
+                    say: Callable[[str], None], what: str) -> dict[str, Any]:
+    """:func:`_measured`, taken again while other processes disturb it."""
+    for attempt in range(1, plan.retries + 2):
+        m = _measured(plan, bed, extra, duration_s, own)
+        m["attempt"] = attempt
+        if not m["flagged"]:
+            return m
+        top = ", ".join(f"{t['comm']} ({t['pid']}) {t['pct_of_core']:.0f} %" for t in m["other_cpu"]["top"])
+        say(f"{what}: other processes used {m['other_cpu']['pct_of_core']:.0f} % of a core ({top}); "
+            + ("measuring again" if attempt <= plan.retries else "kept, flagged"))
+    return m
+
+
+def _own_pids(server: subprocess.Popen[bytes]) -> set[int]:
+    """This process, the server's launcher and everything in the server namespace."""
+    pids = {os.getpid(), server.pid}
+    out = subprocess.run(["ip", "netns", "pids", SERVER_NS], capture_output=True, text=True, timeout=10).stdout
+    pids |= {int(p) for p in out.split() if p.isdigit()}
+    return pids
+
+
+def rotated(profiles: tuple[str, ...], repeat: int) -> tuple[str, ...]:
+    """The order of the profiles in repeat ``repeat`` (0-based): the list
+    rotated by one more place each time."""
+    k = repeat % len(profiles) if profiles else 0
+    return profiles[k:] + profiles[:k]
 
 
 def _start_server(plan: Plan, profile: str) -> subprocess.Popen[bytes]:
@@ -140,36 +186,47 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
-    """Create the testbed, measure every profile, always clean up."""
+    """Create the testbed, measure every profile ``plan.repeats`` times,
+    always clean up. Returns ``runs`` (one record per profile, repeat and
+    phase) and ``profiles`` (per profile and phase, the medians: see
+    :mod:`irqlab.testbed.stats`)."""
+    from irqlab.testbed.stats import per_profile
+
     say = progress or (lambda _m: None)
     _memcached()
     _loadgen()
     bed = Testbed(plan.server_core, plan.client_core)
-    results: list[ProfileResult] = []
+    runs: list[dict[str, Any]] = []
     medium_qps: Optional[float] = None
     # Ctrl-C and SIGTERM unwind through the finally below.
     old_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         bed.create()
         say(f"testbed up: {SERVER_NS}/{SERVER_DEV} {SERVER_ADDR} <-> {CLIENT_NS}, NAPI thread pid {bed.napi_pid}")
-        for profile in plan.profiles:
-            server = _start_server(plan, profile)
-            try:
-                _wait_ready()
-                r = ProfileResult(profile)
-                # Store the key space once (unmeasured), so measured gets hit.
-                _loadgen_run(plan, [], 0.1, preload=True)
-                say(f"{profile}: closed loop ({plan.connections} connections, depth {plan.depth})")
-                r.closed = _measured(plan, bed, [], plan.closed_s)
-                if medium_qps is None:
-                    medium_qps = round(plan.medium_fraction * r.closed["loadgen"]["achieved_qps"], -2)
-                say(f"{profile}: open loop {plan.low_qps:.0f} QPS")
-                r.low = _measured(plan, bed, ["--qps", str(plan.low_qps)], plan.open_s)
-                say(f"{profile}: open loop {medium_qps:.0f} QPS")
-                r.medium = _measured(plan, bed, ["--qps", str(medium_qps)], plan.open_s)
-                results.append(r)
-            finally:
-                _stop_server(server)
+        for repeat in range(plan.repeats):
+            for profile in rotated(plan.profiles, repeat):
+                server = _start_server(plan, profile)
+                try:
+                    _wait_ready()
+                    own = _own_pids(server)
+                    # Store the key space once (unmeasured), so measured gets hit.
+                    _loadgen_run(plan, [], 0.1, preload=True)
+                    tag = f"{profile} (repeat {repeat + 1}/{plan.repeats})"
+                    for phase in PHASES:
+                        if phase == "closed":
+                            extra: list[str] = []
+                            say(f"{tag}: closed loop ({plan.connections} connections, depth {plan.depth})")
+                        else:
+                            qps = plan.low_qps if phase == "low" else medium_qps
+                            extra = ["--qps", str(qps)]
+                            say(f"{tag}: open loop {qps:.0f} QPS")
+                        m = _measured_clean(plan, bed, extra, plan.closed_s if phase == "closed" else plan.open_s,
+                                            own, say, f"{tag} {phase}")
+                        runs.append({"profile": profile, "repeat": repeat, "phase": phase, **m})
+                        if phase == "closed" and medium_qps is None:
+                            medium_qps = round(plan.medium_fraction * m["loadgen"]["achieved_qps"], -2)
+                finally:
+                    _stop_server(server)
     finally:
         signal.signal(signal.SIGTERM, old_term)
         bed.destroy()
@@ -177,5 +234,6 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
         "plan": plan.__dict__,
         "medium_qps": medium_qps,
         "kernel": os.uname().release,
-        "profiles": [r.__dict__ for r in results],
+        "runs": runs,
+        "profiles": per_profile(runs, plan.profiles),
     }
