@@ -46,6 +46,8 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
            ("packets/irq", _num(s.get("packets_per_irq"), 2)),
            ("softirqs/s", _num(s.get("softirqs_per_s"), 0)),
            ("watchdog fires/s", _num(s.get("watchdog_fires_per_s"), 0))] if network else []),
+        *([("NAPI-thread wake-ups/s", _num(s.get("napi_thread_wakeups_per_s"), 0))]
+          if s.get("napi_thread_wakeups_per_s") is not None else []),
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),

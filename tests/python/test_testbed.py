@@ -202,10 +202,15 @@ def test_repeated_ratios_have_intervals_and_ties_follow_them():
 def test_other_processes_cpu_is_counted_and_the_testbed_own_is_not():
     from irqlab.testbed.procstat import CLK_TCK, other_cpu
 
-    a = {1: ("memcached", 0), 2: ("hog", 100), 3: ("ksoftirqd/1", 0), 4: ("napi/irqlab-tb0-1", 0)}
-    b = {1: ("memcached", 500), 2: ("hog", 100 + 2 * CLK_TCK), 3: ("ksoftirqd/1", 50), 4: ("napi/irqlab-tb0-1", 80),
-         5: ("newcomer", CLK_TCK // 2)}
+    a = {1: ("memcached", 0, 7), 2: ("hog", 100, 7), 3: ("ksoftirqd/1", 0, 1), 4: ("napi/irqlab-tb0-1", 0, 5),
+         6: ("kworker/0:1-events", 9000, 2), 7: ("old", 9000, 3)}
+    b = {1: ("memcached", 500, 7), 2: ("hog", 100 + 2 * CLK_TCK, 7), 3: ("ksoftirqd/1", 50, 1),
+         4: ("napi/irqlab-tb0-1", 80, 5), 5: ("newcomer", CLK_TCK // 2, 9),
+         # A kworker's name follows its work queue: the same process.
+         6: ("kworker/0:1-mm_percpu_wq", 9001, 2),
+         # PID 7 reused by a process started since: all of its time is new.
+         7: ("reused", CLK_TCK // 10, 8)}
     pct, top = other_cpu(a, b, own={1}, seconds=2.0)
-    # hog: 2 s of CPU in 2 s (100 %); newcomer: 0.5 s (25 %).
-    assert abs(pct - 125.0) < 1e-9
-    assert [(c, p) for c, p, _ in top] == [("hog", 2), ("newcomer", 5)]
+    # hog: 2 s of CPU in 2 s (100 %); newcomer: 0.5 s (25 %); reused 5 %; kworker 1 tick.
+    assert abs(pct - (125.0 + 5.0 + 100.0 / CLK_TCK / 2)) < 1e-9
+    assert [(c, p) for c, p, _ in top] == [("hog", 2), ("newcomer", 5), ("reused", 7)]

@@ -23,6 +23,7 @@
 pub mod config;
 pub mod conn;
 pub mod keyspace;
+pub mod probe;
 pub mod protocol;
 pub mod report;
 pub mod requests;

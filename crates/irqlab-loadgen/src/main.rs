@@ -103,6 +103,10 @@ struct Cli {
     /// print one JSON object
     #[arg(long)]
     json: bool,
+    /// measure what a system call, a loopback TCP message and a thread switch cost on this machine, print
+    /// them as JSON and exit (no load is sent)
+    #[arg(long)]
+    probe: bool,
 }
 
 /// An integer flag in `lo..=hi`.
@@ -192,6 +196,18 @@ fn main() -> ExitCode {
             };
         }
     };
+    if cli.probe {
+        return match irqlab_loadgen::probe::probe(5) {
+            Ok(p) => {
+                println!("{}", serde_json::to_string(&p).expect("plain numbers serialize"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("irqlab-loadgen: error: the probe failed: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let server = match target::resolve(&cli.server) {
         Ok(a) => a,
         Err(msg) => return usage_error(&msg),

@@ -47,6 +47,54 @@ def add_testbed_parser(commands: Any) -> None:
     r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(handler=_cmd_run)
+    pr = sub.add_parser(
+        "probe",
+        help="measure this machine's kernel costs and show the simulator's constants rescaled by them",
+        description=(
+            "Measure a system call, a loopback TCP message, a same-CPU and a cross-CPU thread wake-up "
+            "(irqlab-loadgen --probe) and the clock, and print the testbed scenario's constants rescaled by "
+            "them (python/irqlab/testbed/probe.py says how). Sends no load; needs no root."
+        ),
+        allow_abbrev=False,
+    )
+    pr.add_argument("--json", action="store_true", help="print one JSON object")
+    pr.set_defaults(handler=_cmd_probe)
+
+
+def _machine() -> dict[str, Any]:
+    """This machine's probe and the testbed scenario's constants rescaled by it."""
+    from irqlab.scenario import Scenario
+    from irqlab.testbed.compare import default_scenario
+    from irqlab.testbed.probe import ProbeError, rescaled, run_probe
+
+    try:
+        probe = run_probe()
+    except ProbeError as e:
+        raise TestbedUsageError(str(e)) from None
+    # The thesis fit is what gets rescaled, not the testbed file's numbers
+    # (which are an earlier probe's rescaling of it).
+    thesis = Scenario.load(default_scenario().parents[1] / "thesis" / "bare-metal.toml").resolved()["costs"]
+    return {"probe": probe, "rescaled": rescaled(probe, thesis)}
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    m = _machine()
+    if args.json:
+        print(json.dumps(m))
+        return 0
+    p = m["probe"]
+    lines = [
+        f"clock {p['clock_ghz']:.3f} GHz; getppid {p['syscall_ns']:.0f} ns; loopback TCP message "
+        f"{p['tcp_message_ns']:.0f} ns; wake-up and switch {p['switch_ns']:.0f} ns on one CPU, "
+        f"{p['remote_wake_ns']:.0f} ns across CPUs",
+        f"scales: kernel network path x{m['rescaled']['_scales']['kernel_path']:.3f}, "
+        f"wake-up and switch x{m['rescaled']['_scales']['switch']:.3f}",
+        "",
+        "the testbed scenario's constants for this machine:",
+    ]
+    lines += [f"  {k} = {v}" for k, v in m["rescaled"].items() if not k.startswith("_")]
+    print("\n".join(lines))
+    return 0
 
 
 def _num(text: str, flag: str, lo: float, hi: float) -> float:
@@ -88,9 +136,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except TestbedError as e:
         raise TestbedUsageError(str(e)) from None
     predicted = None
+    machine: dict[str, Any] = {}
     if not args.no_sim:
-        predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections)
-    result: dict[str, Any] = {"measured": measured, "simulated": predicted,
+        machine = _machine()
+        predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections,
+                            machine=machine["rescaled"])
+    result: dict[str, Any] = {"measured": measured, "simulated": predicted, "machine": machine,
                               "agreement": agreement(measured, predicted) if predicted else []}
     text = render(result)
     if args.out:

@@ -9,9 +9,11 @@ from irqlab.run import run
 from irqlab.scenario import Scenario
 
 #: veth has no hardware coalescing and no TX completions: whatever a
-#: profile's NIC part says, each client packet schedules the NAPI.
+#: profile's NIC part says, each client packet schedules the NAPI unless
+#: it is already scheduled (`rx_notify_masked`).
 VETH_OVERRIDES = {
     "coalesce.adaptive-rx": False,
+    "coalesce.adaptive-tx": False,
     "coalesce.rx-usecs": 0,
     "coalesce.rx-frames": 0,
     "nic.tx_completion_irqs": False,
@@ -26,10 +28,15 @@ def default_scenario() -> Path:
 
 
 def predict(profiles: tuple[str, ...], low_qps: float, medium_qps: float, connections: int,
-            scenario: Optional[Path] = None, duration_s: float = 0.5) -> dict[str, dict[str, Any]]:
+            scenario: Optional[Path] = None, duration_s: float = 0.5,
+            machine: Optional[dict[str, Any]] = None) -> dict[str, dict[str, Any]]:
+    """The simulator's figures for each profile at closed loop and the two
+    open-loop rates. ``machine``: overrides that carry the scenario to the
+    machine measured (:func:`irqlab.testbed.probe.rescaled`)."""
     base = Scenario.load(scenario or default_scenario())
     out: dict[str, dict[str, Any]] = {}
-    conn = {"load.connections_per_thread": connections}
+    conn = {"load.connections_per_thread": connections,
+            **{k: v for k, v in (machine or {}).items() if not k.startswith("_")}}
     for p in profiles:
         closed = run(base, profile=p, overrides={**VETH_OVERRIDES, **conn}, duration_s=duration_s)
         low = run(base, profile=p, overrides={**VETH_OVERRIDES, **conn, "load.qps": low_qps}, duration_s=duration_s)

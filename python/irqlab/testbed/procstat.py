@@ -21,8 +21,12 @@ class CoreSample:
     ticks: dict[str, int]
     net_rx: int
     napi_switches: int
-    #: The NAPI thread's CPU ticks (utime + stime): the server's own receive.
-    napi_ticks: int
+    #: The NAPI thread's CPU time, ns (the scheduler's, /proc/PID/schedstat):
+    #: the server's own receive.
+    napi_ns: int
+    #: Rescheduling and function-call IPIs the core took (/proc/interrupts
+    #: RES + CAL): a remote wake-up of a thread on it is one of them.
+    ipis: int
 
 
 def cpu_ticks(core: int) -> dict[str, int]:
@@ -40,6 +44,49 @@ def net_rx_count(core: int) -> int:
         if parts and parts[0] == "NET_RX:":
             return int(parts[1 + core])
     raise RuntimeError("/proc/softirqs has no NET_RX row")
+
+
+def ipi_count(core: int) -> int:
+    """RES + CAL interrupts of ``core`` so far (0 if the rows are missing)."""
+    total = 0
+    for line in Path("/proc/interrupts").read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("RES:", "CAL:") and len(parts) > 1 + core:
+            total += int(parts[1 + core])
+    return total
+
+
+def switches(pid: int | str) -> tuple[int, int]:
+    """``(voluntary, involuntary)`` context switches of task ``pid`` (a
+    thread id works: ``/proc/TID/status``), (0, 0) if it is gone."""
+    vol = invol = 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches"):
+                vol = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                invol = int(line.split()[1])
+    except OSError:
+        pass
+    return vol, invol
+
+
+def worker_threads(pids: set[int], prefix: str = "mc-worker") -> list[int]:
+    """The thread ids of ``pids``' threads whose name starts with ``prefix``
+    (memcached's event-loop threads)."""
+    out = []
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                if (t / "comm").read_text().startswith(prefix):
+                    out.append(int(t.name))
+            except OSError:
+                continue
+    return sorted(out)
 
 
 def thread_switches(pid: int | None) -> int:
@@ -70,24 +117,31 @@ def _stat_fields(pid: int | str) -> tuple[str, list[str]] | None:
     return text[open_ + 1 : close], text[close + 2 :].split()
 
 
-def task_ticks(pid: int | None) -> int:
-    """utime + stime of `pid` in clock ticks (0 if unknown or gone)."""
+def task_runtime_ns(pid: int | None) -> int:
+    """The time ``pid`` has run, ns, from ``/proc/PID/schedstat`` (the
+    scheduler's clock: exact, where ``/proc/PID/stat``'s ticks are sampled
+    at the timer tick and overcount a thread the tick's own timer wakes).
+    0 if unknown or gone."""
     if pid is None:
         return 0
-    f = _stat_fields(pid)
-    # After comm: state(0) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12)
-    return int(f[1][11]) + int(f[1][12]) if f else 0
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
-def all_task_ticks() -> dict[int, tuple[str, int]]:
-    """Every process's ``(comm, utime + stime)`` (its threads' summed)."""
-    out: dict[int, tuple[str, int]] = {}
+def all_task_ticks() -> dict[int, tuple[str, int, int]]:
+    """Every process's ``(comm, utime + stime, start time)`` (its threads'
+    time summed). The start time tells a reused PID apart; the comm is not
+    an identity (a kworker's names the work queue it serves now)."""
+    out: dict[int, tuple[str, int, int]] = {}
     for p in Path("/proc").iterdir():
         if not p.name.isdigit():
             continue
         f = _stat_fields(p.name)
         if f:
-            out[int(p.name)] = (f[0], int(f[1][11]) + int(f[1][12]))
+            # starttime is field 22 of the line, index 19 after comm.
+            out[int(p.name)] = (f[0], int(f[1][11]) + int(f[1][12]), int(f[1][19]))
     return out
 
 
@@ -96,7 +150,7 @@ def all_task_ticks() -> dict[int, tuple[str, int]]:
 OWN_KERNEL_THREADS = ("ksoftirqd/", "napi/")
 
 
-def other_cpu(a: dict[int, tuple[str, int]], b: dict[int, tuple[str, int]], own: set[int],
+def other_cpu(a: dict[int, tuple[str, int, int]], b: dict[int, tuple[str, int, int]], own: set[int],
               seconds: float) -> tuple[float, list[tuple[str, int, float]]]:
     """CPU used between two :func:`all_task_ticks` samples by processes that
     are not the testbed's (``own``, its kernel threads), as a percentage of
@@ -104,11 +158,11 @@ def other_cpu(a: dict[int, tuple[str, int]], b: dict[int, tuple[str, int]], own:
     process started between the samples counts with all its time; one that
     ended between them is not seen."""
     used: list[tuple[str, int, float]] = []
-    for pid, (comm, ticks) in b.items():
+    for pid, (comm, ticks, start) in b.items():
         if pid in own or comm.startswith(OWN_KERNEL_THREADS):
             continue
         before = a.get(pid)
-        delta = ticks - (before[1] if before and before[0] == comm else 0)
+        delta = ticks - (before[1] if before and before[2] == start else 0)
         if delta > 0:
             used.append((comm, pid, 100.0 * delta / CLK_TCK / max(seconds, 1e-9)))
     used.sort(key=lambda x: -x[2])
@@ -116,7 +170,8 @@ def other_cpu(a: dict[int, tuple[str, int]], b: dict[int, tuple[str, int]], own:
 
 
 def sample(core: int, napi_pid: int | None) -> CoreSample:
-    return CoreSample(cpu_ticks(core), net_rx_count(core), thread_switches(napi_pid), task_ticks(napi_pid))
+    return CoreSample(cpu_ticks(core), net_rx_count(core), thread_switches(napi_pid), task_runtime_ns(napi_pid),
+                      ipi_count(core))
 
 
 def breakdown(a: CoreSample, b: CoreSample, seconds: float) -> dict[str, float]:
@@ -139,5 +194,6 @@ def breakdown(a: CoreSample, b: CoreSample, seconds: float) -> dict[str, float]:
         "idle": pct("idle", "iowait", "steal"),
         "net_rx_per_s": (b.net_rx - a.net_rx) / seconds,
         "napi_wakeups_per_s": (b.napi_switches - a.napi_switches) / seconds,
-        "napi_thread_pct": 100.0 * (b.napi_ticks - a.napi_ticks) / CLK_TCK / max(seconds, 1e-9),
+        "napi_thread_pct": 100.0 * (b.napi_ns - a.napi_ns) / 1e9 / max(seconds, 1e-9),
+        "ipis_per_s": (b.ipis - a.ipis) / seconds,
     }

@@ -108,6 +108,14 @@ def _loadgen_run(plan: Plan, extra: list[str], duration_s: float, preload: bool 
     return result
 
 
+def _app_switches(own: set[int]) -> tuple[int, int]:
+    vol = invol = 0
+    for tid in procstat.worker_threads(own):
+        v, i = procstat.switches(tid)
+        vol, invol = vol + v, invol + i
+    return vol, invol
+
+
 def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int]) -> dict[str, Any]:
     """One load-generator run with the server core's counters and every
     process's CPU around it. The counters cover warm-up and measurement;
@@ -115,15 +123,26 @@ def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own
     reaped between the two process samples, so it is never counted."""
     tasks_a = procstat.all_task_ticks()
     a = procstat.sample(plan.server_core, bed.napi_pid)
+    ca = procstat.sample(plan.client_core, None)
+    app_a = _app_switches(own)
     t0 = time.monotonic()
     lg = _loadgen_run(plan, extra, duration_s)
     secs = time.monotonic() - t0
     b = procstat.sample(plan.server_core, bed.napi_pid)
+    cb = procstat.sample(plan.client_core, None)
+    app_b = _app_switches(own)
     other_pct, top = procstat.other_cpu(tasks_a, procstat.all_task_ticks(), own, secs)
     flagged = other_pct > plan.max_other_cpu_pct
+    core = procstat.breakdown(a, b, secs)
+    # memcached's event loop: a voluntary switch is a sleep in epoll_wait, an
+    # involuntary one a preemption (by the NAPI thread: nothing else runs there).
+    core["app_sleeps_per_s"] = (app_b[0] - app_a[0]) / secs
+    core["app_preemptions_per_s"] = (app_b[1] - app_a[1]) / secs
     return {
         "loadgen": lg,
-        "server_core": procstat.breakdown(a, b, secs),
+        "server_core": core,
+        # The load generator's core: how close the client is to being the bottleneck.
+        "client_core": procstat.breakdown(ca, cb, secs),
         "other_cpu": {"pct_of_core": other_pct, "top": [{"comm": c, "pid": p, "pct_of_core": x} for c, p, x in top]},
         "flagged": flagged,
     }

@@ -74,6 +74,12 @@ pub enum Phase {
     /// (`model/storage/background.rs`): its next chunk, or giving way.
     Spin,
     InSpin,
+    /// The reply was sent to a peer that receives on this CPU
+    /// (`costs.peer_rx_cycles`): its receive softirq runs next, at the
+    /// `local_bh_enable` of `__dev_queue_xmit`.
+    PeerRx,
+    /// In the peer's receive.
+    InPeerRx,
 }
 
 pub struct AppThread {
@@ -112,6 +118,23 @@ impl AppThread {
     /// Woken by `ep_poll_callback`: `ep_poll` re-checks its ready list.
     pub fn wake(&mut self) {
         self.phase = Phase::EpCheck;
+    }
+}
+
+impl Server {
+    /// The peer's receive softirq after a reply (`Phase::PeerRx`). Waking a
+    /// load generator that sleeps on its core costs the IPI here
+    /// (`sock_def_readable` → `try_to_wake_up`).
+    #[cold]
+    #[inline(never)]
+    fn peer_rx(&mut self, now: Nanos, t: ThreadId) -> Seg {
+        self.kernel.threads[t as usize].phase = Phase::InPeerRx;
+        if self.measuring {
+            self.counters.softirq_rounds += 1;
+        }
+        let wake = if self.client_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };
+        let ns = self.ns(self.cfg.costs.peer_rx_cycles + wake);
+        Seg { class: CpuClass::Softirq, ns, bh_disabled: true }
     }
 }
 
@@ -177,6 +200,7 @@ impl Server {
                     let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
                     return Some(sys(self.ns(cycles)));
                 }
+                Phase::PeerRx => return Some(self.peer_rx(sched.now(), t)),
                 Phase::BusySpin { owned } => {
                     th.phase = Phase::InBusySpin { owned };
                     return Some(sys(self.ns(self.cfg.costs.busy_poll_iteration_cycles)));
@@ -276,9 +300,11 @@ impl Server {
             }
             Phase::InRecv(_) => self.kernel.threads[t as usize].phase = Phase::NextReq,
             Phase::InService => self.kernel.threads[t as usize].phase = Phase::SendReady,
+            Phase::InPeerRx => self.kernel.threads[t as usize].phase = Phase::NextReq,
             Phase::InSend => {
                 let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
-                self.kernel.threads[t as usize].phase = Phase::NextReq;
+                self.kernel.threads[t as usize].phase =
+                    if self.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
                 let queue = self.kernel.conns[p.conn as usize].tx_queue;
                 match self.kernel.device {
                     Device::Nic => self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes),

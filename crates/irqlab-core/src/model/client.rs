@@ -8,6 +8,13 @@
 //! it anyway (`"server"`). Latency runs from the client's send to the
 //! reply's arrival at the client, wire and NIC time included. Request and
 //! reply sizes follow mutilate's ETC generators (`fb_key`, `fb_value`).
+//!
+//! With `load.client_ns_per_request` the clients are one load-generator
+//! thread on a core of its own that does one thing at a time: each request
+//! costs it half that to write and half to read its reply, in the order
+//! they come. A reply is then recorded when its read ends (the load
+//! generator times from just before a write to just after the read), and a
+//! closed loop's next request leaves when its write ends.
 
 use super::nic::RxPacket;
 use super::server::{Ev, Server};
@@ -42,6 +49,11 @@ pub struct Clients {
     held: Vec<u32>,
     /// Forwarding: every packet is a frame of this many bytes (`load.frame_bytes`).
     frame_bytes: Option<u32>,
+    /// The load-generator thread's CPU to write a request and to read a
+    /// reply (0: not modelled), and when it is next free.
+    write_ns: Nanos,
+    read_ns: Nanos,
+    busy_until_ns: Nanos,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -78,6 +90,9 @@ impl Clients {
             outstanding: vec![0; per_connection],
             held: vec![0; per_connection],
             frame_bytes: (cfg.app.kind == crate::scenario::AppKind::Forwarding).then_some(cfg.load.frame_bytes),
+            write_ns: cfg.load.client_ns_per_request / 2,
+            read_ns: cfg.load.client_ns_per_request - cfg.load.client_ns_per_request / 2,
+            busy_until_ns: 0,
         })
     }
 
@@ -85,6 +100,38 @@ impl Clients {
     /// depth.
     fn holds(&self) -> bool {
         !self.outstanding.is_empty()
+    }
+
+    /// The load-generator thread does `ns` of work from `now` or when it is
+    /// free, whichever is later; returns when the work ends.
+    fn occupy(&mut self, now: Nanos, ns: Nanos) -> Nanos {
+        self.busy_until_ns = now.max(self.busy_until_ns) + ns;
+        self.busy_until_ns
+    }
+
+    /// The load-generator thread writes a request due at `now`: when the
+    /// write ends, and what its latency is timed from (a closed loop's new
+    /// request from the start of its write, as the load generator times it).
+    #[cold]
+    #[inline(never)]
+    fn write(&mut self, now: Nanos, sent_ns: Nanos) -> (Nanos, Nanos) {
+        let written = self.occupy(now, self.write_ns);
+        (written, if self.closed && sent_ns == now { written - self.write_ns } else { sent_ns })
+    }
+
+    /// The load-generator thread reads a reply that arrived at `now`; when
+    /// the read ends. A sleeping thread is woken on its idle core first
+    /// (`wakeup_ns`).
+    #[cold]
+    #[inline(never)]
+    fn read(&mut self, now: Nanos, wakeup_ns: Nanos) -> Nanos {
+        let start = if self.asleep(now) { now + wakeup_ns } else { now };
+        self.occupy(start, self.read_ns)
+    }
+
+    /// The load-generator thread sleeps (it has nothing to do at `now`).
+    fn asleep(&self, now: Nanos) -> bool {
+        self.busy_until_ns < now
     }
 
     /// Requests waiting at the client now, over all connections.
@@ -115,6 +162,23 @@ pub(crate) fn holds_at_client(cfg: &Config) -> bool {
 }
 
 impl Server {
+    /// The load-generator thread is modelled (`load.client_ns_per_request`).
+    pub(crate) fn client_thread_modelled(&self) -> bool {
+        self.clients.read_ns > 0
+    }
+
+    /// The load-generator thread sleeps at `now`: a reply must wake it.
+    pub(crate) fn client_asleep(&self, now: Nanos) -> bool {
+        self.clients.read_ns > 0 && self.clients.asleep(now)
+    }
+
+    /// The load-generator thread spends `cycles` more from `now` (a wake-up
+    /// it sends to the server's CPU).
+    pub(crate) fn client_spends(&mut self, now: Nanos, cycles: u64) {
+        let ns = self.ns(cycles);
+        self.clients.occupy(now, ns);
+    }
+
     pub(crate) fn clients_start(&mut self, sched: &mut Scheduler<Ev>) {
         if self.clients.closed {
             // Stagger the first requests over 10 µs so they do not all land
@@ -151,9 +215,11 @@ impl Server {
         if now >= self.end_ns {
             return;
         }
+        let (written, sent_ns) =
+            if self.clients.write_ns == 0 { (now, sent_ns) } else { self.clients.write(now, sent_ns) };
         let pkt = self.clients.request(conn, sent_ns);
         let queue = self.nic.rss_queue(conn);
-        sched.at(now + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
+        sched.at(written + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
     }
 
     pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {
@@ -185,7 +251,8 @@ impl Server {
 
     pub(crate) fn client_reply(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
         let now = sched.now();
-        self.record_reply(now, sent_ns);
+        let read = if self.clients.read_ns == 0 { now } else { self.clients.read(now, self.cfg.cpu.wakeup_latency_ns) };
+        self.record_reply(read, sent_ns);
         let c = &mut self.clients;
         if c.closed {
             if c.think_ns == 0 {

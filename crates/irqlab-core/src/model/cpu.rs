@@ -60,6 +60,10 @@ pub enum IrqSrc {
     /// target's backlog NAPI was scheduled by another core
     /// (`model/backlog.rs`).
     RpsIpi,
+    /// Threaded NAPI: the IPI of a wake-up of the core's NAPI thread from
+    /// another CPU (`try_to_wake_up` → `ttwu_queue_wakelist`), whose
+    /// handler makes the thread runnable (`model/napi_thread.rs`).
+    NapiThreadIpi,
     /// Host: the guest's write of the storage adapter's doorbell, trapped
     /// on the vCPU's core: the VMM's emulation and vSCSI's issue to the HBA
     /// (`model/storage/`).
@@ -139,6 +143,14 @@ pub struct Core {
     /// application thread has it), since `turn_start_ns`.
     pub ksoftirqd_turn: bool,
     pub turn_start_ns: Nanos,
+    /// Threaded NAPI: the NAPI thread's next segment starts with the
+    /// switch to it (`model/napi_thread.rs`).
+    pub napi_thread_switch_due: bool,
+    /// Threaded NAPI: the NAPI thread was woken and preempts the current
+    /// thread at its next segment boundary.
+    pub napi_thread_woken: bool,
+    /// Threaded NAPI: an IPI to wake the NAPI thread is on its way.
+    pub napi_thread_ipi_in_flight: bool,
     /// Runnable threads waiting for this core.
     pub runqueue: std::collections::VecDeque<ThreadId>,
     /// Thread whose context is on the core (running or preempted).
@@ -178,6 +190,9 @@ impl Core {
             ksoftirqd_mode: false,
             ksoftirqd_turn: false,
             turn_start_ns: 0,
+            napi_thread_switch_due: false,
+            napi_thread_woken: false,
+            napi_thread_ipi_in_flight: false,
             runqueue: Default::default(),
             current_thread: None,
             last_thread: None,

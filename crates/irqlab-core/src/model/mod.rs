@@ -32,6 +32,7 @@ pub mod forward;
 pub mod gro;
 pub mod kernel;
 pub mod napi;
+pub mod napi_thread;
 pub mod nic;
 pub mod sched;
 pub mod server;

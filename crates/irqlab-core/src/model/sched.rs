@@ -87,7 +87,7 @@ impl Server {
                 let cycles = match src {
                     IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
-                    IrqSrc::RpsIpi => self.cfg.costs.ipi_irq_cycles,
+                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
                     IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_irq_cycles(src),
                     IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
                         self.storage_irq_cycles(src)
@@ -122,20 +122,28 @@ impl Server {
             // `ksoftirqd_running()` (Linux 4.10–6.4); later kernels may
             // also run it at IRQ exits and `local_bh_enable`, which is not
             // modelled. A slice ends only at a segment boundary.
-            if c.ksoftirqd_mode {
+            let c = if c.ksoftirqd_mode {
+                let mut thread_turn = false;
                 let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();
                 let slice_over = now - c.turn_start_ns >= self.cfg.cpu.sched_base_slice_ns;
                 if c.ksoftirqd_turn && app_runnable && slice_over {
                     c.ksoftirqd_turn = false;
                     c.turn_start_ns = now;
                     c.context_switches += 1;
-                } else if !c.ksoftirqd_turn && (!app_runnable || slice_over) {
+                } else if !c.ksoftirqd_turn && (!app_runnable || slice_over || c.napi_thread_woken) {
                     c.ksoftirqd_turn = true;
                     c.turn_start_ns = now;
                     c.context_switches += 1;
+                    thread_turn = self.cfg.napi.threaded;
                 }
-                if c.ksoftirqd_turn {
-                    if let Some(seg) = self.ksoftirqd_next(sched, core) {
+                if thread_turn {
+                    self.napi_thread_turn(core);
+                }
+                if self.kernel.cores[core as usize].ksoftirqd_turn {
+                    if let Some(mut seg) = self.ksoftirqd_next(sched, core) {
+                        if self.cfg.napi.threaded {
+                            seg = self.napi_thread_segment(core, seg);
+                        }
                         self.start_segment(sched, core, Owner::Softirq, seg);
                         return;
                     }
@@ -144,9 +152,16 @@ impl Server {
                     c.ksoftirqd_mode = false;
                     c.ksoftirqd_turn = false;
                     c.context_switches += 1;
+                    if self.cfg.napi.threaded {
+                        // The application's thread pays a switch back in.
+                        c.switched_out = true;
+                    }
                     continue;
                 }
-            }
+                &mut self.kernel.cores[core as usize]
+            } else {
+                c
+            };
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {
                 let next = match self.kernel.thread_kind(t) {
@@ -293,6 +308,7 @@ impl Server {
             }
             IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_hardirq_done(_sched, src),
             IrqSrc::RpsIpi => self.rps_ipi_handled(_sched, core),
+            IrqSrc::NapiThreadIpi => self.kernel.cores[core as usize].napi_thread_wake(),
             IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
                 self.storage_irq_done(_sched, core, src)
             }
@@ -309,11 +325,16 @@ impl Server {
         }
     }
 
-    /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX.
+    /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX
+    /// (or, threaded, wake the NAPI thread).
     pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
         let c = &mut self.kernel.cores[core as usize];
         c.poll_list.push_back(napi);
-        c.softirq_pending = true;
+        if self.cfg.napi.threaded {
+            c.napi_thread_wake();
+        } else {
+            c.softirq_pending = true;
+        }
     }
 
     /// A thread becomes runnable on its core (`try_to_wake_up`).
@@ -344,7 +365,7 @@ impl Server {
     }
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
-    fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let c = &mut self.kernel.cores[core as usize];
         let lat = self.kernel.wakeup_latency_ns;
         if lat > 0 && sched.now() > 0 {

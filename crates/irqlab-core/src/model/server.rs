@@ -61,6 +61,9 @@ pub enum Ev {
     Checkpoint,
     /// SQLIOSim-like tuning of the outstanding I/Os is due.
     OioTune,
+    /// Threaded NAPI: the IPI of a wake-up of `core`'s NAPI thread from
+    /// another CPU arrives (`model/napi_thread.rs`).
+    NapiThreadIpi { core: u32 },
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -73,6 +76,8 @@ pub struct Counters {
     pub packets_busy_polled: u64,
     pub softirq_rounds: u64,
     pub watchdog_fires: u64,
+    /// Threaded NAPI: the NAPI threads' turns on their cores.
+    pub napi_thread_runs: u64,
     pub ring_wait_ns: u128,
     pub completed: u64,
     pub drops: DropsBySite,
@@ -542,6 +547,9 @@ impl Server {
             self.counters.hard_irqs += 1;
         }
         match self.nic.route(queue) {
+            // Threaded NAPI on a veth: the sender's `napi_schedule` wakes the
+            // NAPI thread; no interrupt runs on the core.
+            IrqRoute::Host { core } if self.cfg.napi.threaded => self.napi_thread_schedule(sched, core, queue),
             IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
             IrqRoute::Vfio { host_core, guest, guest_core } => {
                 if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
@@ -722,6 +730,7 @@ impl Server {
             busy_poll_pct: 100.0 * ratio(self.counters.packets_busy_polled as f64, polled as f64),
             softirqs_per_s: per(self.counters.softirq_rounds),
             watchdog_fires_per_s: per(self.counters.watchdog_fires),
+            napi_thread_wakeups_per_s: self.cfg.napi.threaded.then(|| per(self.counters.napi_thread_runs)),
             rx_ring_wait_us: ratio(self.counters.ring_wait_ns as f64, polled as f64) / 1e3,
             dim: self.dim_report(now),
             vm,
@@ -899,6 +908,7 @@ impl World for Server {
             Ev::GuestTick => self.guest_tick(sched),
             Ev::Checkpoint => self.oltp_checkpoint(sched),
             Ev::OioTune => self.iometer_tune(sched),
+            Ev::NapiThreadIpi { core } => self.napi_thread_ipi(sched, core),
             Ev::WarmupEnd => self.warmup_end(sched),
         }
     }

@@ -68,7 +68,8 @@ impl Server {
             st.to_poll = c.poll_list.len() as u32;
             st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
-            if self.measuring && self.kernel.id >= self.app_kernel {
+            // A NAPI thread's polls are not NET_RX softirqs.
+            if self.measuring && self.kernel.id >= self.app_kernel && !self.cfg.napi.threaded {
                 self.counters.softirq_rounds += 1;
             }
         }

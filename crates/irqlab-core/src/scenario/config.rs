@@ -79,10 +79,16 @@ pub struct CpuCfg {
     /// (0.75 ms) scaled by 1 + ilog2(min(CPUs, 8)) = 4 on a machine of 8 or
     /// more CPUs (`kernel/sched/fair.c`, `get_update_sysctl_factor`).
     pub sched_base_slice_ns: u64,
+    /// Time from another CPU's wake-up of a thread on a busy core to the
+    /// IPI's handler there (threaded NAPI, `model/napi_thread.rs`). Default
+    /// 0: on bare metal an IPI arrives in well under a microsecond; in a
+    /// VM the host's delivery (an exit of the sender, a kick of the target)
+    /// takes tens (`irqlab testbed probe` measures it).
+    pub ipi_latency_ns: u64,
 }
 impl Default for CpuCfg {
     fn default() -> Self {
-        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000 }
+        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000, ipi_latency_ns: 0 }
     }
 }
 
@@ -175,6 +181,21 @@ pub struct Costs {
     /// `app.kind = "bulk"`: copying received data to user space
     /// (`skb_copy_datagram_iter`), per KiB, on the reading thread's core.
     pub copy_cycles_per_kib: u64,
+    /// Softirq work on the server's core after each reply it sends: the
+    /// *peer's* receive, when the peer's device delivers on the sending CPU.
+    /// A veth whose peer has no NAPI does (`veth_xmit` → `veth_forward_skb`
+    /// → `__netif_rx` → `enqueue_to_backlog` on the current CPU; the
+    /// `local_bh_enable` of `__dev_queue_xmit` then runs `process_backlog`
+    /// and the client's TCP receive inside memcached's `sendmsg`). 0 (the
+    /// default): the reply leaves on a wire.
+    pub peer_rx_cycles: u64,
+    /// What the waker pays to wake a thread that sleeps on another CPU (the
+    /// IPI `try_to_wake_up` sends): the veth testbed's client waking the
+    /// server's NAPI thread, and the server's `sendmsg` waking a sleeping
+    /// client (`load.client_ns_per_request`). An APIC write on bare metal;
+    /// in a VM an exit, tens of thousands of cycles (`irqlab testbed probe`).
+    /// Default 0.
+    pub remote_wake_cycles: u64,
 }
 impl Default for Costs {
     /// The thesis fit (docs/calibration.md, `tools/calibrate.py`): the
@@ -207,6 +228,8 @@ impl Default for Costs {
             ipi_irq_cycles: 1_500,             // estimate (IRQ entry/exit, CSD queue flush)
             tcp_skb_cycles: 4_000,             // estimate (Cai et al. 2021: TCP/IP ~0.06-0.08 cycles/byte of a 64 KB GRO packet)
             copy_cycles_per_kib: 400,          // estimate (Cai et al. 2021: ~0.3-0.4 cycles/byte from the LLC)
+            peer_rx_cycles: 0,                 // a wire: the peer receives elsewhere
+            remote_wake_cycles: 0,             // only the veth testbed's paths use it
         }
     }
 }
@@ -363,6 +386,11 @@ pub struct NapiCfg {
     /// packets held since an earlier jiffy when HZ is 1000, and everything
     /// otherwise (`__napi_poll`: `napi_gro_flush(n, HZ >= 1000)`).
     pub hz: u32,
+    /// Threaded NAPI (`/sys/class/net/DEV/threaded` = 1): `____napi_schedule`
+    /// wakes the NAPI's kernel thread (`napi_threaded_poll`) instead of
+    /// raising NET_RX, and the polls run in that thread, scheduled against
+    /// the application on the core (see `model/napi_thread.rs`).
+    pub threaded: bool,
 }
 impl Default for NapiCfg {
     fn default() -> Self {
@@ -375,6 +403,7 @@ impl Default for NapiCfg {
             netdev_budget_usecs: 2_000,
             max_softirq_restart: 10,
             hz: 1000,
+            threaded: false,
         }
     }
 }
@@ -524,6 +553,13 @@ pub struct LoadCfg {
     /// driver counts it (`skb->len`, without the 4-byte FCS); 60 is a
     /// minimum-size Ethernet frame, the ITR paper's load.
     pub frame_bytes: u32,
+    /// The load generator's own CPU per request, ns, on one client thread
+    /// that does one thing at a time: half to write the request, half to
+    /// read the reply. A request or reply that finds the thread busy waits
+    /// for it, so a busy client delays sends and stretches latencies. 0 (the
+    /// default): the clients are never the bottleneck (the thesis's eight
+    /// client machines).
+    pub client_ns_per_request: u64,
 }
 impl Default for LoadCfg {
     fn default() -> Self {
@@ -541,6 +577,7 @@ impl Default for LoadCfg {
             get_fraction: 1.0,
             retransmit_timeout_ns: 200_000_000,
             frame_bytes: 60,
+            client_ns_per_request: 0,
         }
     }
 }

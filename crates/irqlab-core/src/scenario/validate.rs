@@ -42,6 +42,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("run.seed", |c| c.run.seed, 0, i64::MAX as u64),
     int_field!("cpu.app_cores", |c| c.cpu.app_cores, 1, 1024),
     int_field!("cpu.wakeup_latency_ns", |c| c.cpu.wakeup_latency_ns, 0, MAX_NS),
+    int_field!("cpu.ipi_latency_ns", |c| c.cpu.ipi_latency_ns, 0, MAX_NS),
     // EEVDF's base slice is tunable from 0.1 ms (`sched_base_slice_ns` in
     // debugfs); the model needs a slice of at least 1 µs to make progress.
     int_field!("cpu.sched_base_slice_ns", |c| c.cpu.sched_base_slice_ns, 1_000, MAX_NS),
@@ -106,6 +107,9 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.connections", |c| c.load.connections(), 1, MAX_CONNECTIONS),
     int_field!("load.depth", |c| c.load.depth, 1, 1024),
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
+    int_field!("load.client_ns_per_request", |c| c.load.client_ns_per_request, 0, MAX_NS),
+    int_field!("costs.peer_rx_cycles", |c| c.costs.peer_rx_cycles, 0, MAX_CYCLES),
+    int_field!("costs.remote_wake_cycles", |c| c.costs.remote_wake_cycles, 0, MAX_CYCLES),
     int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
     // A minimum-size Ethernet frame without FCS up to a 9000-byte jumbo frame.
     int_field!("load.frame_bytes", |c| c.load.frame_bytes, 60, 9_014),
@@ -264,6 +268,26 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
 
     if c.nic.irq_routing == IrqRouting::Packed {
         int_range("nic.irq_cores", c.nic.irq_cores as u64, 1, 1024)?;
+    }
+    // Threaded NAPI and the peer's receive on the server core are the veth
+    // testbed's: a memcached server on bare metal.
+    if c.napi.threaded && (c.app.kind != AppKind::Memcached || c.vm.kind != VmKind::None) {
+        return Err(Error::field(
+            "napi.threaded",
+            "must be false unless app.kind is \"memcached\" and vm.kind is \"none\" (threaded NAPI is modelled for a bare-metal memcached server)",
+        ));
+    }
+    if c.costs.peer_rx_cycles > 0 && (c.app.kind != AppKind::Memcached || c.vm.kind != VmKind::None) {
+        return Err(Error::field(
+            "costs.peer_rx_cycles",
+            "must be 0 unless app.kind is \"memcached\" and vm.kind is \"none\" (the peer's receive on the sending core is modelled for a bare-metal memcached server)",
+        ));
+    }
+    if c.load.client_ns_per_request > 0 && c.app.kind != AppKind::Memcached {
+        return Err(Error::field(
+            "load.client_ns_per_request",
+            "must be 0 unless app.kind is \"memcached\" (the request-reply clients are memcached's)",
+        ));
     }
     // The bulk receiver may leave cores without a queue (the IAPS paper's
     // software schemes: one queue, eight cores).

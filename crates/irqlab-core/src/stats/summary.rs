@@ -95,6 +95,12 @@ pub struct Summary {
     pub softirqs_per_s: f64,
     /// NAPI watchdog (hrtimer) expiries per second.
     pub watchdog_fires_per_s: f64,
+    /// Threaded NAPI (`napi.threaded`): times per second a NAPI thread got
+    /// its core (woken, or back from the application after a slice), which
+    /// is what the thread's context switches in `/proc/PID/status` count.
+    /// Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub napi_thread_wakeups_per_s: Option<f64>,
     /// Mean time a packet waits in the RX ring before a poll takes it, µs.
     pub rx_ring_wait_us: f64,
     /// What net DIM (adaptive coalescing) did in the measured window; null

@@ -1,0 +1,129 @@
+//! The veth testbed's server (`scenarios/testbed/veth-2core.toml`): threaded
+//! NAPI woken by the client's `napi_schedule` (`model/napi_thread.rs`), the
+//! client's receive on the server core (`costs.peer_rx_cycles`), the load
+//! generator's own thread (`load.client_ns_per_request`), by behaviour.
+
+mod common;
+use common::*;
+use irqlab_core::Summary;
+
+const VETH: &str = include_str!("../../../scenarios/testbed/veth-2core.toml");
+const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
+
+/// What `irqlab testbed run` overrides whatever the profile: veth has no
+/// coalescing and no TX completions.
+const VETH_NIC: [&str; 4] = ["coalesce.adaptive-rx=false", "coalesce.rx-usecs=0", "coalesce.rx-frames=0", "coalesce.adaptive-tx=false"];
+
+fn veth(profile: &str, sets: &[&str]) -> Summary {
+    let all: Vec<&str> = VETH_NIC.iter().copied().chain(["run.duration_s=0.2"]).chain(sets.iter().copied()).collect();
+    run_profile(VETH, profile, &all)
+}
+
+fn wakeups_per_request(s: &Summary) -> f64 {
+    s.napi_thread_wakeups_per_s.expect("threaded NAPI reports its wake-ups") / s.throughput_qps
+}
+
+#[test]
+fn only_threaded_napi_reports_thread_wakeups() {
+    let s = run_profile(THESIS, "no-coalescing", &["run.duration_s=0.02"]);
+    assert!(s.napi_thread_wakeups_per_s.is_none());
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(json.get("napi_thread_wakeups_per_s").is_none(), "absent from the summary, not null");
+    assert!(veth("no-coalescing", &[]).napi_thread_wakeups_per_s.is_some());
+}
+
+#[test]
+fn the_napi_thread_batches_more_as_the_load_grows() {
+    // At a low rate the thread sleeps between requests and wakes for almost
+    // each; under load, packets that arrive while it is awake or its wake-up
+    // IPI is on its way wait for the same poll (the mask is set).
+    let low = wakeups_per_request(&veth("no-coalescing", &["load.qps=5000"]));
+    let medium = wakeups_per_request(&veth("no-coalescing", &["load.qps=50000"]));
+    let closed = wakeups_per_request(&veth("no-coalescing", &[]));
+    assert!(low > 0.7 && low <= 1.0 + 1e-9, "{low}");
+    assert!(medium < 0.8 * low, "{medium} vs {low}");
+    assert!(closed < 0.6 * medium, "{closed} vs {medium}");
+}
+
+#[test]
+fn a_longer_ipi_flight_batches_more_packets_per_wakeup() {
+    let quick = wakeups_per_request(&veth("no-coalescing", &["cpu.ipi_latency_ns=0"]));
+    let slow = wakeups_per_request(&veth("no-coalescing", &["cpu.ipi_latency_ns=40000"]));
+    assert!(slow < 0.8 * quick, "{slow} vs {quick}");
+}
+
+#[test]
+fn polls_in_the_thread_are_system_time_and_not_net_rx_softirqs() {
+    let s = veth("no-coalescing", &["costs.peer_rx_cycles=0"]);
+    assert_eq!(s.softirqs_per_s, 0.0);
+    assert!(s.napi_thread_wakeups_per_s.unwrap() > 0.0);
+    assert!(s.cpu_pct.softirq < 1e-9, "{:?}", s.cpu_pct);
+    // With the client's receive on the server core: one NET_RX per reply,
+    // charged as softirq time.
+    let s = veth("no-coalescing", &[]);
+    assert_close("NET_RX softirqs per reply", s.softirqs_per_s / s.throughput_qps, 1.0, 0.01);
+    assert!(s.cpu_pct.softirq > 1.0, "{:?}", s.cpu_pct);
+}
+
+#[test]
+fn busy_polling_leaves_the_thread_asleep() {
+    for p in ["busy-wait", "irq-suspend"] {
+        let s = veth(p, &[]);
+        assert!(wakeups_per_request(&s) < 0.01, "{p}: {}", wakeups_per_request(&s));
+    }
+    // irq-suspend at a low rate: memcached sleeps, and the NAPI watchdog
+    // (gro_flush_timeout, napi_defer_hard_irqs) wakes the thread many times
+    // per request, as the testbed measures.
+    let low = veth("irq-suspend", &["load.qps=5000"]);
+    assert!(wakeups_per_request(&low) > 3.0, "{}", wakeups_per_request(&low));
+}
+
+#[test]
+fn a_slow_load_generator_bounds_the_closed_loop() {
+    // 40 us per request on one client thread: at most 25,000 requests/s,
+    // whatever the server can do.
+    let s = veth("busy-wait", &["load.client_ns_per_request=40000"]);
+    assert!(s.throughput_qps <= 25_000.0 * 1.001, "{}", s.throughput_qps);
+    assert!(s.throughput_qps > 24_000.0, "{}", s.throughput_qps);
+    // And its latency runs from the write to the end of the read: at least
+    // the thread's 40 us per request.
+    assert!(s.latency_us.p50.unwrap() >= 40.0, "{:?}", s.latency_us);
+}
+
+#[test]
+fn waking_a_sleeping_client_costs_the_server_core() {
+    // At a low rate the load generator sleeps at every reply: the server's
+    // softirq pays remote_wake_cycles per request on top of peer_rx_cycles.
+    let cheap = veth("no-coalescing", &["load.qps=5000", "costs.remote_wake_cycles=0"]);
+    let dear = veth("no-coalescing", &["load.qps=5000", "costs.remote_wake_cycles=26000"]);
+    // 26,000 cycles at 2.6 GHz, 10 us, 5,000 times a second: 5 % of the core
+    // if every reply found the client asleep; a Poisson arrival that comes
+    // while the client still sends the one before finds it awake.
+    let extra = dear.cpu_pct.softirq - cheap.cpu_pct.softirq;
+    assert!(extra > 3.5 && extra <= 5.0 + 0.05, "{extra}");
+}
+
+#[test]
+fn the_testbed_fields_are_refused_where_they_are_not_modelled() {
+    let cases: [(&str, &[&str], &str); 3] = [
+        (THESIS, &["napi.threaded=true", "vm.kind=\"virtio\""], "napi.threaded"),
+        (THESIS, &["costs.peer_rx_cycles=100", "vm.kind=\"virtio\""], "costs.peer_rx_cycles"),
+        (THESIS, &["load.client_ns_per_request=100", "app.kind=\"forwarding\""], "load.client_ns_per_request"),
+    ];
+    for (base, sets, field) in cases {
+        let mut s = irqlab_core::Scenario::from_toml_str(base).unwrap();
+        let err = sets.iter().map(|kv| s.set_pair(kv)).find_map(Result::err).expect("refused").to_string();
+        assert!(err.contains(field) && err.contains("must be"), "{err}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_testbed_summary() {
+    let a = serde_json::to_value(veth("irq-suspend", &["load.qps=50000"])).unwrap();
+    let b = serde_json::to_value(veth("irq-suspend", &["load.qps=50000"])).unwrap();
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("wall_s");
+        v
+    };
+    assert_eq!(strip(a), strip(b));
+}

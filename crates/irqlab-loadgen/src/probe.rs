@@ -1,0 +1,269 @@
+//! `irqlab-loadgen --probe`: what a few kernel operations cost on this
+//! machine, so that the simulator's constants (fitted on the thesis's
+//! server) can be rescaled to it by measurement rather than by guess.
+//!
+//! - `syscall_ns`: one `getppid` system call (entry and exit only).
+//! - `tcp_message_ns`: one small message over a TCP loopback connection:
+//!   `send` of 64 bytes (TCP transmit, loopback `netif_rx`, and, at the
+//!   send's `local_bh_enable`, the peer's TCP receive) plus the peer's
+//!   `recv` of it, in one thread, so no wake-up or switch is in it. The
+//!   simulator's counterpart is one request's send, receive and read
+//!   (`costs.send_cycles` + `rx_packet_cycles` + `recv_cycles` +
+//!   `recv_cycles_per_request`).
+//! - `switch_ns`: one wake-up and context switch between two threads on
+//!   one CPU (a pipe ping-pong, halved), the simulator's
+//!   `wakeup_cycles` + `context_switch_cycles` plus a `read` and a `write`.
+//! - `remote_wake_ns`: the same ping-pong between two CPUs, halved: a
+//!   thread woken on a CPU that went idle meanwhile (the IPI and the idle
+//!   exit, `cpu.wakeup_latency_ns`, plus a `read` and a `write`).
+//! - `busy_wake_cpu_ns`: what a wake-up from another CPU takes from a busy
+//!   CPU: a thread spins on CPU B while another thread on B is woken from
+//!   CPU A through a pipe and answers; the spinner's lost iterations over
+//!   the wake-ups. The IPI, the wake-up, two switches and the woken
+//!   thread's `read` and `write`.
+//! - `busy_wake_ns`: the latency of that wake-up, from the write on A to
+//!   the woken thread's answer: the round trip less the return hop, a
+//!   wake-up of the idle A (`remote_wake_ns`).
+//!
+//! - `wake_sender_cpu_ns`: what the waker pays for a wake-up on another
+//!   CPU: the CPU time of the `write` that wakes a thread sleeping on an
+//!   idle CPU, less a system call (on bare metal an APIC write; in a VM the
+//!   IPI's exit).
+//!
+//! On a machine with one CPU the cross-CPU figures are not measured (0).
+//!
+//! Each figure is the smallest mean of several rounds: interference only
+//! adds time.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Instant;
+
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+pub struct Probe {
+    pub syscall_ns: f64,
+    pub tcp_message_ns: f64,
+    pub switch_ns: f64,
+    pub remote_wake_ns: f64,
+    pub busy_wake_cpu_ns: f64,
+    pub busy_wake_ns: f64,
+    pub wake_sender_cpu_ns: f64,
+    pub rounds: u32,
+}
+
+fn best_of(rounds: u32, mut f: impl FnMut() -> f64) -> f64 {
+    (0..rounds).map(|_| f()).fold(f64::INFINITY, f64::min)
+}
+
+fn syscall_round(n: u32) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        // SAFETY: getppid has no arguments and cannot fail.
+        unsafe { libc::syscall(libc::SYS_getppid) };
+    }
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn tcp_round(a: &mut TcpStream, b: &mut TcpStream, n: u32) -> std::io::Result<f64> {
+    let msg = [b'x'; 64];
+    let mut buf = [0u8; 64];
+    let t = Instant::now();
+    for _ in 0..n {
+        a.write_all(&msg)?;
+        b.read_exact(&mut buf)?;
+        b.write_all(&msg)?;
+        a.read_exact(&mut buf)?;
+    }
+    Ok(t.elapsed().as_nanos() as f64 / (2 * n) as f64)
+}
+
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays in bounds for cpu < 1024.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn current_cpu() -> usize {
+    // SAFETY: sched_getcpu has no arguments.
+    let c = unsafe { libc::sched_getcpu() };
+    c.max(0) as usize
+}
+
+/// The CPUs this process may run on, from its affinity when the probe starts.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![current_cpu()];
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Ping-pong between a thread on `here` and one on `there`; ns per one-way hop.
+fn switch_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> {
+    let cpu = there;
+    let (mut a_rd, mut b_wr) = pipe()?;
+    let (mut b_rd, mut a_wr) = pipe()?;
+    let peer = std::thread::spawn(move || -> std::io::Result<()> {
+        pin_to(cpu);
+        let mut buf = [0u8; 1];
+        for _ in 0..n {
+            b_rd.read_exact(&mut buf)?;
+            b_wr.write_all(&buf)?;
+        }
+        Ok(())
+    });
+    pin_to(here);
+    let mut buf = [0u8; 1];
+    let t = Instant::now();
+    for _ in 0..n {
+        a_wr.write_all(&buf)?;
+        a_rd.read_exact(&mut buf)?;
+    }
+    let ns = t.elapsed().as_nanos() as f64 / (2 * n) as f64;
+    peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
+    Ok(ns)
+}
+
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+/// The CPU time of a `write` that wakes a thread sleeping on `there`, ns.
+fn wake_sender_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> {
+    let (mut a_rd, mut b_wr) = pipe()?;
+    let (mut b_rd, mut a_wr) = pipe()?;
+    let peer = std::thread::spawn(move || -> std::io::Result<()> {
+        pin_to(there);
+        let mut buf = [0u8; 1];
+        for _ in 0..n {
+            b_rd.read_exact(&mut buf)?;
+            b_wr.write_all(&buf)?;
+        }
+        Ok(())
+    });
+    pin_to(here);
+    let mut buf = [0u8; 1];
+    let mut cpu = 0.0;
+    for _ in 0..n {
+        let t = thread_cpu_ns();
+        a_wr.write_all(&buf)?;
+        cpu += thread_cpu_ns() - t;
+        a_rd.read_exact(&mut buf)?;
+    }
+    peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
+    Ok(cpu / n as f64)
+}
+
+/// CPU a busy `there` loses per wake-up of a thread on it from `here`, ns,
+/// and the mean hop of the ping-pong with it.
+fn busy_wake_round(n: u32, here: usize, there: usize) -> std::io::Result<(f64, f64)> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let spinner = {
+        let (stop, count) = (stop.clone(), count.clone());
+        std::thread::spawn(move || {
+            pin_to(there);
+            let mut x: u64 = 0;
+            while !stop.load(Ordering::Relaxed) {
+                x += 1;
+                if x & 1023 == 0 {
+                    count.store(x, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    pin_to(here);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // The spinner's rate alone, then while its CPU takes `n` wake-ups.
+    let (c0, t0) = (count.load(Ordering::Relaxed), Instant::now());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let alone = (count.load(Ordering::Relaxed) - c0) as f64 / t0.elapsed().as_nanos() as f64;
+    let (c1, t1) = (count.load(Ordering::Relaxed), Instant::now());
+    let hop = switch_round(n, here, there)?;
+    let ns = t1.elapsed().as_nanos() as f64;
+    let shared = (count.load(Ordering::Relaxed) - c1) as f64 / ns;
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().map_err(|_| std::io::Error::other("the probe's spinner thread panicked"))?;
+    pin_to(here);
+    Ok((((1.0 - shared / alone) * ns / n as f64).max(0.0), hop))
+}
+
+fn pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here only.
+    Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) })
+}
+
+/// Measure, `rounds` rounds of each (bounded: about a second in all).
+pub fn probe(rounds: u32) -> std::io::Result<Probe> {
+    let rounds = rounds.max(1);
+    let syscall_ns = best_of(rounds, || syscall_round(200_000));
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let mut a = TcpStream::connect(listener.local_addr()?)?;
+    let (mut b, _) = listener.accept()?;
+    a.set_nodelay(true)?;
+    b.set_nodelay(true)?;
+    tcp_round(&mut a, &mut b, 2_000)?; // warm the path
+    let mut tcp = f64::INFINITY;
+    for _ in 0..rounds {
+        tcp = tcp.min(tcp_round(&mut a, &mut b, 20_000)?);
+    }
+    let cpus = allowed_cpus();
+    let here = cpus[0];
+    let mut switch = f64::INFINITY;
+    let (mut remote, mut busy, mut busy_hop, mut sender) = (0.0, 0.0, 0.0, 0.0);
+    for _ in 0..rounds {
+        switch = switch.min(switch_round(20_000, here, here)?);
+    }
+    if let Some(&there) = cpus.get(1) {
+        remote = f64::INFINITY;
+        busy = f64::INFINITY;
+        busy_hop = f64::INFINITY;
+        sender = f64::INFINITY;
+        for _ in 0..rounds {
+            sender = sender.min(wake_sender_round(1_000, here, there)?);
+            remote = remote.min(switch_round(2_000, here, there)?);
+            let (cpu, hop) = busy_wake_round(2_000, here, there)?;
+            busy = busy.min(cpu);
+            busy_hop = busy_hop.min(hop);
+        }
+    }
+    // Back to every CPU it had.
+    // SAFETY: as in pin_to.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in &cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    let busy_wake_ns = (2.0 * busy_hop - remote).max(0.0);
+    Ok(Probe {
+        syscall_ns,
+        tcp_message_ns: tcp,
+        switch_ns: switch,
+        remote_wake_ns: remote,
+        busy_wake_cpu_ns: busy,
+        busy_wake_ns,
+        wake_sender_cpu_ns: (sender - syscall_ns).max(0.0),
+        rounds,
+    })
+}

@@ -1,0 +1,107 @@
+"""This machine's costs, measured, and the simulator's constants rescaled by them.
+
+``irqlab-loadgen --probe`` measures a system call, a small TCP message over
+loopback, a wake-up and switch between two threads on one CPU, a wake-up
+across CPUs of a thread on an idle CPU (latency) and on a busy one (the CPU
+it takes there); the clock comes from ``/proc/cpuinfo``. :func:`rescaled` turns
+them into overrides of the bare-metal constants (the thesis fit), each
+group scaled by the one measurement that is its counterpart and nothing
+else — no constant is fitted to the testbed:
+
+- the kernel's network path (`send`, receive, `read`, `epoll_wait`, NAPI
+  and softirq overheads, TX reaping, busy-poll iterations, the cold start of
+  an interrupted softirq, the timer interrupt) by ``tcp_message_ns`` over the
+  model's cost of the same work (``send_cycles + rx_packet_cycles +
+  recv_cycles + recv_cycles_per_request``);
+- `wakeup_cycles` and `context_switch_cycles` by ``switch_ns`` over the
+  model's wake-up, switch and two null system calls;
+- the application's own work (`app.service`, the interruption penalty) is
+  user code: its cycles are kept, and take this machine's clock;
+- the client's receive that veth runs on the server core
+  (``costs.peer_rx_cycles``) is the rescaled softirq entry, packet receive
+  and wake-up of the load generator;
+- the load generator's CPU per request (``load.client_ns_per_request``) is
+  one TCP message and one system call (its share of `epoll_wait`);
+- ``cpu.wakeup_latency_ns`` is what a wake-up across CPUs of a thread on an
+  idle CPU takes beyond one on the same CPU (the IPI and the idle exit);
+- ``costs.ipi_irq_cycles`` is what a wake-up from another CPU takes from a
+  busy CPU beyond the wake-up, the two switches and the woken thread's two
+  system calls: the IPI (in a VM, its exits and injection); and
+  ``cpu.ipi_latency_ns`` that wake-up's latency less the same-CPU one;
+- ``costs.remote_wake_cycles`` is what the waker pays for a wake-up on
+  another CPU, as measured (the CPU time of the waking ``write``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Optional
+
+#: Kernel network-path costs rescaled by the loopback TCP message.
+KERNEL_PATH = (
+    "hardirq_cycles", "softirq_entry_cycles", "napi_poll_cycles", "rx_packet_cycles", "epoll_wait_cycles",
+    "epoll_event_cycles", "recv_cycles", "recv_cycles_per_request", "send_cycles", "send_cycles_per_64b",
+    "tx_clean_cycles", "timer_irq_cycles", "busy_poll_iteration_cycles", "irq_cold_cycles",
+)
+#: Costs rescaled by the same-CPU wake-up and switch.
+SWITCH = ("wakeup_cycles", "context_switch_cycles")
+
+
+class ProbeError(RuntimeError):
+    """The probe could not run; one sentence."""
+
+
+def clock_ghz(cpuinfo: Optional[str] = None) -> float:
+    """The first ``cpu MHz`` of ``/proc/cpuinfo``, in GHz."""
+    text = cpuinfo if cpuinfo is not None else Path("/proc/cpuinfo").read_text()
+    m = re.search(r"^cpu MHz\s*:\s*([0-9.]+)", text, re.M)
+    if not m:
+        raise ProbeError("/proc/cpuinfo gives no 'cpu MHz'; the clock cannot be read")
+    return float(m.group(1)) / 1000.0
+
+
+def run_probe() -> dict[str, Any]:
+    """Measure this machine (about a second)."""
+    from irqlab.loadgen import find_binary
+
+    binary = find_binary()
+    if binary is None:
+        raise ProbeError("the load generator binary is missing; run `make setup` first")
+    proc = subprocess.run([str(binary), "--probe"], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise ProbeError(f"the probe failed: {(proc.stderr or proc.stdout).strip()}")
+    out: dict[str, Any] = json.loads(proc.stdout)
+    out["clock_ghz"] = clock_ghz()
+    return out
+
+
+def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
+    """Scenario overrides (``costs.*``, ``cpu.*``, ``load.*``) that carry
+    ``costs`` (a scenario's ``[costs]``, thesis fit) to the probed machine;
+    see the module. Also ``_scales``: the two factors, for the record."""
+    ghz = float(probe["clock_ghz"])
+    cycles = lambda ns: float(ns) * ghz  # noqa: E731
+    model_message = costs["send_cycles"] + costs["rx_packet_cycles"] + costs["recv_cycles"] + costs["recv_cycles_per_request"]
+    k_path = cycles(probe["tcp_message_ns"]) / model_message
+    # Two null syscalls of the model's: the probe's read and write.
+    model_switch = costs["wakeup_cycles"] + costs["context_switch_cycles"] + 2 * cycles(probe["syscall_ns"])
+    k_switch = cycles(probe["switch_ns"]) / model_switch
+    out: dict[str, Any] = {"cpu.freq_ghz": round(ghz, 3)}
+    for name in KERNEL_PATH:
+        out[f"costs.{name}"] = round(costs[name] * k_path)
+    for name in SWITCH:
+        out[f"costs.{name}"] = round(costs[name] * k_switch)
+    out["costs.peer_rx_cycles"] = (
+        out["costs.softirq_entry_cycles"] + out["costs.rx_packet_cycles"] + out["costs.wakeup_cycles"]
+    )
+    out["load.client_ns_per_request"] = round(probe["tcp_message_ns"] + probe["syscall_ns"])
+    out["cpu.wakeup_latency_ns"] = max(0, round(probe["remote_wake_ns"] - probe["switch_ns"]))
+    local = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 2 * cycles(probe["syscall_ns"])
+    out["costs.ipi_irq_cycles"] = max(0, round(cycles(probe["busy_wake_cpu_ns"]) - local))
+    out["cpu.ipi_latency_ns"] = max(0, round(probe["busy_wake_ns"] - probe["switch_ns"]))
+    out["costs.remote_wake_cycles"] = round(cycles(probe["wake_sender_cpu_ns"]))
+    out["_scales"] = {"kernel_path": k_path, "switch": k_switch}
+    return out
