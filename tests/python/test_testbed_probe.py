@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = {
     "clock_ghz": 2.0, "syscall_ns": 100.0, "tcp_message_ns": 2000.0, "switch_ns": 1000.0,
     "remote_wake_ns": 21000.0, "busy_wake_cpu_ns": 10000.0, "busy_wake_ns": 11000.0, "wake_sender_cpu_ns": 5000.0,
+    "timer_sleep_cpu_ns": 6000.0,
 }
 
 
@@ -33,7 +34,10 @@ def test_each_group_is_scaled_by_its_own_measurement():
     k = 2000.0 * 2.0 / model_message
     assert math.isclose(out["_scales"]["kernel_path"], k)
     for name in KERNEL_PATH:
-        assert out[f"costs.{name}"] == round(costs[name] * k), name
+        if name != "timer_irq_cycles":
+            assert out[f"costs.{name}"] == round(costs[name] * k), name
+    # The watchdog: a timed sleep's CPU less a same-CPU switch, 5000 ns.
+    assert out["costs.timer_irq_cycles"] == 10000
     # The switch group: 1000 ns = 2000 cycles over the model's wake-up,
     # switch and two 200-cycle system calls.
     ks = 2000.0 / (costs["wakeup_cycles"] + costs["context_switch_cycles"] + 400.0)

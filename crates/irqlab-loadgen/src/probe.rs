@@ -29,6 +29,11 @@
 //!   CPU: the CPU time of the `write` that wakes a thread sleeping on an
 //!   idle CPU, less a system call (on bare metal an APIC write; in a VM the
 //!   IPI's exit).
+//! - `timer_sleep_cpu_ns`: the CPU time of a 20 µs `clock_nanosleep`: the
+//!   system call, arming an hrtimer that becomes the CPU's next event (on
+//!   bare metal a TSC-deadline write; in a VM an exit), the switch to idle,
+//!   the expiry's interrupt and the switch back. The simulator's NAPI
+//!   watchdog (`timer_irq_cycles`) is the same sequence less the switches.
 //!
 //! On a machine with one CPU the cross-CPU figures are not measured (0).
 //!
@@ -50,6 +55,7 @@ pub struct Probe {
     pub busy_wake_cpu_ns: f64,
     pub busy_wake_ns: f64,
     pub wake_sender_cpu_ns: f64,
+    pub timer_sleep_cpu_ns: f64,
     pub rounds: u32,
 }
 
@@ -165,6 +171,17 @@ fn wake_sender_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> 
     Ok(cpu / n as f64)
 }
 
+/// The CPU time of one 20 µs `clock_nanosleep`, ns.
+fn timer_round(n: u32) -> f64 {
+    let d = libc::timespec { tv_sec: 0, tv_nsec: 20_000 };
+    let t = thread_cpu_ns();
+    for _ in 0..n {
+        // SAFETY: d is a valid relative timespec; no remainder is asked for.
+        unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &d, std::ptr::null_mut()) };
+    }
+    (thread_cpu_ns() - t) / n as f64
+}
+
 /// CPU a busy `there` loses per wake-up of a thread on it from `here`, ns,
 /// and the mean hop of the ping-pong with it.
 fn busy_wake_round(n: u32, here: usize, there: usize) -> std::io::Result<(f64, f64)> {
@@ -226,6 +243,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     for _ in 0..rounds {
         tcp = tcp.min(tcp_round(&mut a, &mut b, 20_000)?);
     }
+    let timer = best_of(rounds, || timer_round(1_000));
     let cpus = allowed_cpus();
     let here = cpus[0];
     let mut switch = f64::INFINITY;
@@ -264,6 +282,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         busy_wake_cpu_ns: busy,
         busy_wake_ns,
         wake_sender_cpu_ns: (sender - syscall_ns).max(0.0),
+        timer_sleep_cpu_ns: timer,
         rounds,
     })
 }

@@ -135,6 +135,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         measured = run_testbed(plan, progress)
     except TestbedError as e:
         raise TestbedUsageError(str(e)) from None
+    if args.out:
+        # The measurement first: minutes of it survive a failure of what follows.
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "testbed.json").write_text(json.dumps({"measured": measured}, indent=1))
     predicted = None
     machine: dict[str, Any] = {}
     if not args.no_sim:
@@ -200,6 +205,13 @@ def render(result: dict[str, Any]) -> str:
                     f"{c['user']:>7.1f}{c['system']:>7.1f}{c['softirq'] + c['irq']:>7.1f}{c['idle']:>7.1f}{'':>7}"
                     f"{'':>11}{sim_wakeups_per_s(s) / q:>8.2f}"
                 )
+    machine = result.get("machine") or {}
+    if machine.get("probe"):
+        p = machine["probe"]
+        lines += ["", f"simulated with this machine's probe: clock {p['clock_ghz']:.2f} GHz, getppid {p['syscall_ns']:.0f} ns, "
+                      f"loopback TCP message {p['tcp_message_ns']:.0f} ns, same-CPU wake-up {p['switch_ns']:.0f} ns, "
+                      f"cross-CPU wake-up {p['remote_wake_ns'] / 1e3:.1f} us (idle) / {p['busy_wake_ns'] / 1e3:.1f} us (busy, "
+                      f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us"]
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
     return "\n".join(lines)

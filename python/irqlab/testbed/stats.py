@@ -22,7 +22,8 @@ CONFIDENCE = 0.95
 #: each other are then a tie.
 TIE_FRACTION = 0.01
 
-_CORE_KEYS = ("user", "system", "softirq", "irq", "idle", "net_rx_per_s", "napi_wakeups_per_s", "napi_thread_pct")
+_CORE_KEYS = ("user", "system", "softirq", "irq", "idle", "net_rx_per_s", "napi_wakeups_per_s", "napi_thread_pct",
+              "ipis_per_s", "app_sleeps_per_s", "app_preemptions_per_s")
 
 
 def _ok(runs: Sequence[dict[str, Any]], profile: str, phase: str) -> list[dict[str, Any]]:
@@ -39,6 +40,7 @@ def phase_summary(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     med = lambda xs: statistics.median(xs)  # noqa: E731
     qps = [r["loadgen"]["achieved_qps"] for r in rs]
     core = {k: med([r["server_core"].get(k, 0.0) for r in rs]) for k in _CORE_KEYS}
+    client = {k: med([r.get("client_core", {}).get(k, 0.0) for r in rs]) for k in ("user", "system", "softirq", "idle", "ipis_per_s")}
     per_req = lambda key: [r["server_core"].get(key, 0.0) / max(r["loadgen"]["achieved_qps"], 1e-9) for r in rs]  # noqa: E731
     return {
         "n": len(rs),
@@ -49,9 +51,13 @@ def phase_summary(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
                            if all(q in r["loadgen"]["latency_us"] for r in rs)},
         },
         "server_core": core,
+        "client_core": client,
         "per_request": {
             "napi_wakeups": med(per_req("napi_wakeups_per_s")),
             "net_rx": med(per_req("net_rx_per_s")),
+            "server_ipis": med(per_req("ipis_per_s")),
+            "app_preemptions": med(per_req("app_preemptions_per_s")),
+            "app_sleeps": med(per_req("app_sleeps_per_s")),
         },
         "spread": {"achieved_qps": [min(qps), max(qps)]},
     }
