@@ -121,7 +121,10 @@ impl Server {
             // run at IRQ exit (`softirq_can_run`), as with
             // `ksoftirqd_running()` (Linux 4.10–6.4); later kernels may
             // also run it at IRQ exits and `local_bh_enable`, which is not
-            // modelled. A slice ends only at a segment boundary.
+            // modelled. A slice ends only at a segment boundary. With
+            // `napi.threaded` the same thread is the core's NAPI thread,
+            // which a wake-up lets preempt and whose switches cost cycles
+            // (`model/napi_thread.rs`).
             let c = if c.ksoftirqd_mode {
                 let mut thread_turn = false;
                 let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();
