@@ -374,3 +374,51 @@ def test_not_root_is_refused_before_anything_changes(bed: Testbed):
     assert json.loads(shown.stdout) == before
     dry = bed.irqlab("apply", "veth0", "--profile", "irq-suspend", "--dry-run", user="nobody")
     assert dry.returncode == 0, dry.stderr
+
+
+# -- irqlab linux doctor ----------------------------------------------------------
+
+
+def test_doctor_on_a_veth_with_a_napi_reports_it_and_changes_nothing(bed: Testbed) -> None:
+    before = bed.show()
+    bed.sysfs("veth0", "threaded", 1)
+    threaded_before = bed.show()
+    report = json.loads(bed.ok("doctor", "veth0", "--json"))
+    assert bed.show() == threaded_before, "doctor changed the device"
+    assert before["napis"][0]["id"] == report["device"]["napis"][0]["id"]
+    dev = report["device"]
+    assert dev["device"] == "veth0" and len(dev["napis"]) == 1
+    assert dev["threaded_sysfs"] == "1" and dev["napis"][0]["pid"]
+    # veth has no coalescing and its NAPI no IRQ.
+    assert dev["coalesce_params"] == [] and dev["irqs"] == []
+    f = report["features"]
+    assert f["per_napi"]["asked"] == "veth0" and f["per_napi"]["irq_suspend_timeout"] is True
+    assert f["epoll_params"]["available"] is True
+    verdicts = {v["profile"]: v for v in report["profiles"]}
+    # Busy polling and the per-NAPI knobs work on veth0; its coalescing part
+    # does nothing, so every profile that sets coalescing works only partly.
+    assert verdicts["irq-suspend"]["works"] == "partly"
+    assert any("has no coalescing" in r for r in verdicts["irq-suspend"]["reasons"])
+    assert not any("NAPI" in r for r in verdicts["irq-suspend"]["reasons"])
+    assert any("threaded" in n for n in report["notes"])
+    text = bed.ok("doctor", "veth0")
+    assert "device veth0" in text and "irq-suspend" in text
+
+
+def test_doctor_on_a_device_without_napi_says_what_does_nothing(bed: Testbed) -> None:
+    report = json.loads(bed.ok("doctor", "veth1", "--json"))
+    assert report["device"]["napis"] == []
+    # The kernel's per-NAPI support is asked on veth0, the device that has a NAPI.
+    assert report["features"]["per_napi"]["asked"] == "veth0"
+    verdicts = {v["profile"]: v for v in report["profiles"]}
+    assert all(v["works"] == "no" for v in verdicts.values()), verdicts
+    assert any("has no NAPI" in r for r in verdicts["busy-wait"]["reasons"])
+    assert any("veth1 has no NAPI" in n for n in report["notes"])
+    lo = json.loads(bed.ok("doctor", "lo", "--json"))
+    assert lo["device"]["napis"] == [] and lo["device"]["coalesce_params"] == []
+
+
+def test_doctor_refuses_a_device_that_is_not_there(bed: Testbed) -> None:
+    result = bed.irqlab("doctor", "nosuch0")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "nosuch0" in result.stderr

@@ -293,7 +293,7 @@ mod tests {
     }
 
     fn veth(napis: Vec<Napi>, coalesce: Option<Coalesce>) -> Snapshot {
-        Snapshot { device: "veth0".into(), ifindex: 3, napis, queues: Vec::new(), coalesce }
+        Snapshot { device: "veth0".into(), ifindex: 3, napis, queues: Vec::new(), coalesce, coalesce_params: Vec::new() }
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub struct DeviceReport {
     pub unlinked_queues: QueueIds,
     /// `None`: coalescing is not supported by this device.
     pub coalesce: Option<CoalesceSettings>,
+    /// ethtool `-C` names of every coalescing parameter the driver
+    /// reports, modelled or not (what it accepts; empty without coalescing).
+    pub coalesce_params: Vec<String>,
     /// Which per-NAPI settings this kernel reports (`None` when the device
     /// has no NAPI to ask about).
     pub kernel: Option<KernelSupport>,
@@ -146,6 +149,9 @@ pub struct Snapshot {
     pub queues: Vec<Queue>,
     /// `None`: not supported by this device.
     pub coalesce: Option<Coalesce>,
+    /// The `-C` names of the parameters the device reported (see
+    /// [`crate::netlink::ethtool::CoalesceReply::reported`]).
+    pub coalesce_params: Vec<&'static str>,
 }
 
 impl Snapshot {
@@ -155,8 +161,10 @@ impl Snapshot {
         napis.retain(|n| n.ifindex == ifindex);
         napis.sort_by_key(|n| n.id);
         let queues = kernel.queues(ifindex, device)?;
-        let coalesce = kernel.coalesce(ifindex, device)?.map(|reply| reply.params);
-        Ok(Snapshot { device: device.to_string(), ifindex, napis, queues, coalesce })
+        let reply = kernel.coalesce(ifindex, device)?;
+        let coalesce_params = reply.as_ref().map(|r| r.reported()).unwrap_or_default();
+        let coalesce = reply.map(|r| r.params);
+        Ok(Snapshot { device: device.to_string(), ifindex, napis, queues, coalesce, coalesce_params })
     }
 
     /// The queues NAPI `napi_id` serves, by what `queue-get` links to it
@@ -217,6 +225,7 @@ impl Snapshot {
             napis,
             unlinked_queues,
             coalesce: self.coalesce.as_ref().map(CoalesceSettings::from),
+            coalesce_params: self.coalesce_params.iter().map(|s| s.to_string()).collect(),
             kernel,
         }
     }
@@ -283,6 +292,7 @@ mod tests {
                 queue(1, QueueType::Tx, None),
             ],
             coalesce: None,
+            coalesce_params: Vec::new(),
         };
         let report = snapshot.report();
         assert_eq!(report.napis[0].queues, QueueIds { rx: vec![0], tx: vec![0] });

@@ -361,6 +361,7 @@ mod tests {
             napis: napis.iter().map(|&(id, _)| napi(id)).collect(),
             queues,
             coalesce: None,
+            coalesce_params: Vec::new(),
         }
     }
 

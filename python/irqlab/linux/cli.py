@@ -88,6 +88,19 @@ def add_linux_parser(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(p, "print the report as one JSON object")
     p.set_defaults(handler=_linux_errors(_cmd_restore))
 
+    p = commands.add_parser(
+        "doctor",
+        help="what this host and device can do about interrupts and busy polling, and what each profile will do",
+        description="Report the kernel's features (each probed by trying it), the sysctls that bound busy polling, "
+        "and for DEV its NAPIs, IRQs and their CPU affinity, the coalescing parameters its driver accepts, its "
+        "threaded mode and RPS/XPS masks; then which profiles will work, partly work or do nothing, and why. "
+        "Changes nothing.",
+        allow_abbrev=False,
+    )
+    p.add_argument("device", metavar="DEV", nargs="?", help="network device name, e.g. eth0 (default: the host only)")
+    _add_json(p, "print the report as one JSON object")
+    p.set_defaults(handler=_linux_errors(_cmd_doctor))
+
     try:
         from irqlab.linux.exec_cmd import add_exec_parser
     except ModuleNotFoundError as e:
@@ -108,6 +121,14 @@ def _cmd_show(args: argparse.Namespace) -> int:
     report = knobs.show(args.device)
     print(json.dumps(report) if args.json else show_text(report))
     return EXIT_OK
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from irqlab.linux.doctor import doctor, doctor_text
+
+    report = doctor(args.device)
+    print(json.dumps(report) if args.json else doctor_text(report))
+    return 0
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:

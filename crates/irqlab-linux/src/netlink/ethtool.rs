@@ -214,6 +214,42 @@ fn parse_coalesce(what: &'static str, attrs: &[u8]) -> Result<(Header, Coalesce,
     Ok((header, params, other))
 }
 
+/// ethtool's `-C` name of coalescing attribute `kind` (`ETHTOOL_A_COALESCE_*`).
+pub fn coalesce_param_name(kind: u16) -> Option<&'static str> {
+    Some(match kind & attr::NLA_TYPE_MASK {
+        ETHTOOL_A_COALESCE_RX_USECS => "rx-usecs",
+        ETHTOOL_A_COALESCE_RX_MAX_FRAMES => "rx-frames",
+        ETHTOOL_A_COALESCE_RX_USECS_IRQ => "rx-usecs-irq",
+        ETHTOOL_A_COALESCE_RX_MAX_FRAMES_IRQ => "rx-frames-irq",
+        ETHTOOL_A_COALESCE_TX_USECS => "tx-usecs",
+        ETHTOOL_A_COALESCE_TX_MAX_FRAMES => "tx-frames",
+        ETHTOOL_A_COALESCE_TX_USECS_IRQ => "tx-usecs-irq",
+        ETHTOOL_A_COALESCE_TX_MAX_FRAMES_IRQ => "tx-frames-irq",
+        ETHTOOL_A_COALESCE_STATS_BLOCK_USECS => "stats-block-usecs",
+        ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX => "adaptive-rx",
+        ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX => "adaptive-tx",
+        ETHTOOL_A_COALESCE_PKT_RATE_LOW => "pkt-rate-low",
+        ETHTOOL_A_COALESCE_RX_USECS_LOW => "rx-usecs-low",
+        ETHTOOL_A_COALESCE_RX_MAX_FRAMES_LOW => "rx-frames-low",
+        ETHTOOL_A_COALESCE_TX_USECS_LOW => "tx-usecs-low",
+        ETHTOOL_A_COALESCE_TX_MAX_FRAMES_LOW => "tx-frames-low",
+        ETHTOOL_A_COALESCE_PKT_RATE_HIGH => "pkt-rate-high",
+        ETHTOOL_A_COALESCE_RX_USECS_HIGH => "rx-usecs-high",
+        ETHTOOL_A_COALESCE_RX_MAX_FRAMES_HIGH => "rx-frames-high",
+        ETHTOOL_A_COALESCE_TX_USECS_HIGH => "tx-usecs-high",
+        ETHTOOL_A_COALESCE_TX_MAX_FRAMES_HIGH => "tx-frames-high",
+        ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL => "sample-interval",
+        ETHTOOL_A_COALESCE_USE_CQE_MODE_TX => "cqe-mode-tx",
+        ETHTOOL_A_COALESCE_USE_CQE_MODE_RX => "cqe-mode-rx",
+        ETHTOOL_A_COALESCE_TX_AGGR_MAX_BYTES => "tx-aggr-max-bytes",
+        ETHTOOL_A_COALESCE_TX_AGGR_MAX_FRAMES => "tx-aggr-max-frames",
+        ETHTOOL_A_COALESCE_TX_AGGR_TIME_USECS => "tx-aggr-time-usecs",
+        ETHTOOL_A_COALESCE_RX_PROFILE => "rx-profile",
+        ETHTOOL_A_COALESCE_TX_PROFILE => "tx-profile",
+        _ => return None,
+    })
+}
+
 /// `coalesce-get` (a do request).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoalesceGet {
@@ -239,6 +275,20 @@ pub struct CoalesceReply {
     pub params: Coalesce,
     /// Reported parameters not modelled in [`Coalesce`] (and DIM profiles).
     pub other: Vec<RawAttr>,
+}
+
+impl CoalesceReply {
+    /// The `-C` names of the parameters the reply carries, in attribute
+    /// order. `coalesce_fill_reply` leaves out a parameter that is zero and
+    /// not in the driver's `supported_coalesce_params`, so these are the
+    /// ones the driver accepts (and any it does not but holds non-zero).
+    pub fn reported(&self) -> Vec<&'static str> {
+        let mut kinds: Vec<u16> = self.params.to_attrs().iter().map(|a| a.kind).collect();
+        kinds.extend(self.other.iter().map(|a| a.kind & attr::NLA_TYPE_MASK));
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds.into_iter().filter_map(coalesce_param_name).collect()
+    }
 }
 
 impl Payload for CoalesceReply {
@@ -380,5 +430,20 @@ mod golden {
         let raw = bytes(&[&head(28, 0), &[20, 1, 0, 0], &[8, 0, 2, 0], &[8, 0, 0, 0]]);
         let err = GenlMessage::<CoalesceReply>::parse(&raw, ETHTOOL).unwrap_err();
         assert_eq!(err.to_string(), "the coalesce-get reply lacks its required attribute ETHTOOL_A_COALESCE_HEADER");
+    }
+
+    #[test]
+    fn a_reply_reports_the_parameters_it_carries_by_their_ethtool_names() {
+        let reply = CoalesceReply {
+            header: Header::index(2),
+            params: Coalesce { rx_usecs: Some(8), use_adaptive_rx: Some(true), ..Coalesce::default() },
+            other: vec![
+                RawAttr { kind: ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL, payload: 0u32.to_ne_bytes().to_vec() },
+                RawAttr { kind: 99, payload: Vec::new() },
+            ],
+        };
+        assert_eq!(reply.reported(), vec!["rx-usecs", "adaptive-rx", "sample-interval"]);
+        assert_eq!(coalesce_param_name(ETHTOOL_A_COALESCE_TX_PROFILE), Some("tx-profile"));
+        assert_eq!(coalesce_param_name(ETHTOOL_A_COALESCE_HEADER), None);
     }
 }
