@@ -77,6 +77,10 @@ def linux_apply(dev: str, profile: str, napi_id: Optional[int] = None, dry_run: 
     The report (changed, unchanged, skipped, state_file) as JSON text.
     Needs CAP_NET_ADMIN unless ``dry_run``; raises LinuxError."""
 
+#: The knobs linux_set_knob takes, with the largest value the kernel accepts.
+TUNABLE_KNOBS: list[tuple[str, int]]
+
+def linux_set_knob(dev: str, knob: str, value: int, napi_id: Optional[int] = ..., dry_run: bool = ...) -> str: ...
 def linux_restore(dev: str) -> str:
     """Put back the settings ``dev`` had before the first apply and forget
     them; the report as JSON text. Needs CAP_NET_ADMIN; raises LinuxError."""

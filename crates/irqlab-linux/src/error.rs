@@ -28,6 +28,12 @@ pub enum Error {
     KernelTooOld { what: String, purpose: &'static str },
     #[error("profile `{name}` is unknown; accepted: {accepted}")]
     UnknownProfile { name: String, accepted: String },
+    #[error("knob `{name}` cannot be tuned; accepted: {accepted}")]
+    UnknownKnob { name: String, accepted: String },
+    #[error("{knob} must be at most {max} (got {value})")]
+    KnobRange { knob: String, value: u64, max: u64 },
+    #[error("device `{device}`'s driver does not accept coalescing parameter {knob} (irqlab linux doctor {device} lists what it does)")]
+    KnobUnsupported { device: String, knob: String },
     #[error(transparent)]
     Netlink(#[from] NetlinkError),
     #[error("there is no saved state for device `{device}` in {dir} (nothing was applied to it, or it was restored already)")]

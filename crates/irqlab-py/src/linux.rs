@@ -33,6 +33,19 @@ fn linux_apply(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32
     })
 }
 
+/// Set one knob (`irqlab_linux::TUNABLE`) of `dev` to `value` (every NAPI,
+/// or `napi_id`), saving the device's settings first unless an earlier
+/// change saved them; the report as JSON text (`dry_run`: only say).
+#[pyfunction]
+#[pyo3(signature = (dev, knob, value, napi_id=None, dry_run=false))]
+fn linux_set_knob(py: Python<'_>, dev: String, knob: String, value: u64, napi_id: Option<u32>, dry_run: bool) -> PyResult<String> {
+    guard_without_gil(py, "setting a knob", move || {
+        let plan = irqlab_linux::plan_knob(&dev, &knob, value, napi_id)?;
+        let report = if dry_run { irqlab_linux::dry_run(&plan) } else { irqlab_linux::apply(&plan)? };
+        Ok(serde_json::to_string(&report)?)
+    })
+}
+
 /// Put back the settings `dev` had before the first apply; the report as JSON text.
 #[pyfunction]
 fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
@@ -43,6 +56,8 @@ fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linux_show, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_set_knob, m)?)?;
+    m.add("TUNABLE_KNOBS", irqlab_linux::TUNABLE.to_vec())?;
     m.add_function(wrap_pyfunction!(linux_plan, m)?)?;
     m.add_function(wrap_pyfunction!(linux_apply, m)?)?;
     m.add_function(wrap_pyfunction!(linux_restore, m)?)?;

@@ -101,6 +101,11 @@ def add_linux_parser(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(p, "print the report as one JSON object")
     p.set_defaults(handler=_linux_errors(_cmd_doctor))
 
+    from irqlab.linux.tune_cmd import add_tune_parser
+
+    tune_parser = add_tune_parser(commands)
+    tune_parser.set_defaults(handler=_linux_errors(tune_parser.get_default("handler")))
+
     try:
         from irqlab.linux.exec_cmd import add_exec_parser
     except ModuleNotFoundError as e:

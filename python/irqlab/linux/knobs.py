@@ -31,7 +31,7 @@ from typing import Any, Optional
 from irqlab import _core
 from irqlab._core import LinuxError
 
-__all__ = ["LinuxError", "show", "plan", "apply", "restore", "may_change_settings"]
+__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "restore", "may_change_settings"]
 
 #: The largest NAPI id the kernel can have (a u32).
 _NAPI_ID_MAX = 2**32 - 1
@@ -57,6 +57,17 @@ def apply(dev: str, profile: str, napi: Optional[int] = None, dry_run: bool = Fa
     ``skipped`` and why, and the ``state_file`` the previous settings were
     saved in (an earlier apply's state is kept: ``state_kept``)."""
     return json.loads(_core.linux_apply(dev, profile, _napi_id(napi), bool(dry_run)))
+
+
+def set_knob(dev: str, knob: str, value: int, napi: Optional[int] = None, dry_run: bool = False) -> dict[str, Any]:
+    """Set one knob of ``dev`` (``defer_hard_irqs``, ``gro_flush_timeout``,
+    ``irq_suspend_timeout`` on every NAPI or ``napi``; ``rx-usecs``,
+    ``rx-frames``) to ``value``, saving the device's settings first as
+    :func:`apply` does; the same report. Refuses, in one sentence, a knob
+    the device or kernel does not have and a value beyond the kernel's."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"value must be a whole number from 0 (got {value!r})")
+    return json.loads(_core.linux_set_knob(dev, knob, value, _napi_id(napi), bool(dry_run)))
 
 
 def restore(dev: str) -> dict[str, Any]:

@@ -1,0 +1,345 @@
+"""``irqlab linux tune DEV``: an online controller for one real knob.
+
+At each step the golden-section search policy (``irqlab_policy::search``,
+the same code the simulator's controllers and ``irqlab tune`` drive) names a
+value; the knob is set to it on DEV (``irqlab.linux.knobs.set_knob``, which
+saves the device's settings before the first change, as ``apply`` does),
+then the load command runs for one slice and the objective is measured:
+``throughput`` (requests per second from the load generator's report),
+``p99`` (its 99th-percentile latency, µs) or ``cpu_per_request`` (the busy
+time of ``--cpus`` from ``/proc/stat`` over the slice, per request, µs). When
+the search has narrowed the range to ``--accept``, the best value is measured
+again; if its objective moved by more than ``--restart-fraction`` from what
+the search saw there, the load has changed and the search starts over,
+within the budget.
+
+At the end the best value is applied (``irqlab linux restore DEV`` puts back
+what was there before), or with ``--restore`` the original is put back. The
+original comes back on Ctrl-C, SIGTERM or any failure too. Every slice and
+the whole run are bounded in time; the load command may only be ``irqlab
+loadgen`` (optionally under ``ip netns exec NS``), whose targets are limited
+to loopback and 198.18.0.0/15.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+OBJECTIVES = ("throughput", "p99", "cpu_per_request")
+
+#: Flags of the load generator the tuner sets itself.
+_OWN_FLAGS = ("--duration", "--json", "--warmup")
+
+
+class TuneError(ValueError):
+    """A bad flag or a refusal; one sentence."""
+
+
+def parse_load(text: str) -> list[str]:
+    """The load command as argv for the load generator binary: ``irqlab
+    loadgen ARGS`` or ``irqlab-loadgen ARGS``, optionally after ``ip netns
+    exec NS``; refuses anything else and the flags the tuner sets."""
+    from irqlab.loadgen import find_binary
+
+    try:
+        argv = shlex.split(text)
+    except ValueError as e:
+        raise TuneError(f"--load is not a valid command line ({e})") from None
+    prefix: list[str] = []
+    if argv[:3] == ["ip", "netns", "exec"] and len(argv) > 3:
+        prefix, argv = argv[:4], argv[4:]
+    if argv[:2] == ["irqlab", "loadgen"]:
+        rest = argv[2:]
+    elif argv and Path(argv[0]).name == "irqlab-loadgen":
+        rest = argv[1:]
+    else:
+        raise TuneError(f"--load must be an `irqlab loadgen ...` command, optionally under `ip netns exec NS` (got {text!r})")
+    for a in rest:
+        if a.split("=", 1)[0] in _OWN_FLAGS:
+            raise TuneError(f"--load must not set {a.split('=', 1)[0]}: the tuner sets it for each slice")
+    binary = find_binary()
+    if binary is None:
+        raise TuneError("the load generator binary is missing; run `make setup` first")
+    return [*prefix, str(binary), *rest]
+
+
+def parse_range(text: str, knob: str, limit: int) -> tuple[int, int]:
+    try:
+        lo_text, hi_text = text.split(":")
+        lo, hi = int(lo_text), int(hi_text)
+    except ValueError:
+        raise TuneError(f"--range must be LOW:HIGH, two whole numbers (got {text!r})") from None
+    if not 0 <= lo < hi <= limit:
+        raise TuneError(f"--range must have 0 <= LOW < HIGH <= {limit} for {knob} (got {text!r})")
+    return lo, hi
+
+
+def _busy_jiffies(cpus: Optional[set[int]]) -> tuple[int, int]:
+    """(busy, total) jiffies of the CPUs (all when None) from /proc/stat."""
+    busy = total = 0
+    for line in Path("/proc/stat").read_text().splitlines():
+        parts = line.split()
+        if not parts or not parts[0].startswith("cpu") or parts[0] == "cpu":
+            continue
+        if cpus is not None and int(parts[0][3:]) not in cpus:
+            continue
+        v = [int(x) for x in parts[1:9]]
+        total += sum(v)
+        busy += sum(v) - v[3] - v[4]  # less idle and iowait
+    return busy, total
+
+
+def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> dict[str, float]:
+    """One slice of load: its throughput, p99 and CPU per request."""
+    b0, _ = _busy_jiffies(cpus)
+    t0 = time.monotonic()
+    proc = subprocess.run([*load, "--duration", f"{slice_s:g}", "--json"], capture_output=True, text=True,
+                          timeout=slice_s + 60)
+    secs = time.monotonic() - t0
+    b1, _ = _busy_jiffies(cpus)
+    if proc.returncode not in (0, 1) or not proc.stdout.strip():
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise TuneError(f"the load command failed: {last[0]}")
+    report = json.loads(proc.stdout)
+    qps = float(report["achieved_qps"])
+    requests = qps * slice_s
+    cpu_us = (b1 - b0) / os.sysconf("SC_CLK_TCK") * 1e6
+    return {
+        "throughput": qps,
+        "p99": float(report["latency_us"]["p99"]) if report["latency_us"].get("p99") is not None else math.nan,
+        "cpu_per_request": cpu_us / requests if requests > 0 else math.nan,
+        "errors": float(report.get("errors", 0)),
+        "wall_s": secs,
+    }
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
+              budget_s: float, accept: float, napi: Optional[int] = None, restore_after: bool = False,
+              cpus: Optional[set[int]] = None, restart_fraction: float = 0.25,
+              say: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+    """Run the search (see the module); the steps, the best value and what
+    was left on the device."""
+    from irqlab._core import GoldenSection
+    from irqlab.linux import knobs
+
+    # Refusals before anything changes: the knob, the device, the range.
+    dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
+    originals = {(c["napi_id"], c["knob"]): c["from"] for c in dry["changed"] + dry["unchanged"]}
+    maximize = objective == "throughput"
+    started = time.monotonic()
+    steps: list[dict[str, Any]] = []
+    state_kept: Optional[bool] = None
+    restarts = 0
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+
+    def put(value: int) -> None:
+        nonlocal state_kept
+        report = knobs.set_knob(dev, knob, value, napi)
+        if state_kept is None:
+            state_kept = bool(report["state_kept"])
+
+    def put_back() -> None:
+        if state_kept is None:
+            return  # nothing was changed
+        if not state_kept:
+            knobs.restore(dev)  # the state this run saved: exactly the settings before it
+            return
+        for (napi_id, _), value in originals.items():
+            knobs.set_knob(dev, knob, int(value), napi_id)
+
+    def step(x: float) -> float:
+        value = int(round(x))
+        put(value)
+        m = measure_slice(load, slice_s, cpus)
+        steps.append({"step": len(steps) + 1, "value": value, **m})
+        say(f"step {len(steps)}: {knob} = {value}: {m['throughput']:,.0f} req/s, p99 {m['p99']:.0f} us, "
+            f"{m['cpu_per_request']:.1f} us CPU/request")
+        return m[objective]
+
+    def out_of_time() -> bool:
+        return time.monotonic() - started + slice_s + 1.0 > budget_s
+
+    finished = False
+    try:
+        policy = GoldenSection(float(low), float(high), accept, maximize=maximize, reuse=False)
+        best: Optional[int] = None
+        while True:
+            done, x = policy.probe()
+            while not done and not out_of_time():
+                done, x = policy.observe(step(x))
+            best = int(round(policy.best if not done else x))
+            if out_of_time():
+                say("the budget ran out; the best value so far is kept")
+                break
+            # Measure the best again: a different objective there means the load changed.
+            seen = [s[objective] for s in steps if s["value"] == best]
+            again = step(best)
+            if seen and math.isfinite(seen[-1]) and seen[-1] != 0 and abs(again / seen[-1] - 1) > restart_fraction \
+                    and not out_of_time():
+                restarts += 1
+                say(f"the objective at {best} moved from {seen[-1]:.4g} to {again:.4g}: the load changed; searching again")
+                policy.restart()
+                continue
+            break
+        if restore_after or best is None:
+            put_back()
+            left = "original"
+        else:
+            put(best)
+            left = "best"
+        finished = True
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        if not finished:
+            put_back()
+    curve = sorted({s["value"]: s[objective] for s in steps}.items())
+    return {
+        "device": dev, "knob": knob, "napi": napi, "objective": objective, "maximize": maximize,
+        "range": [low, high], "accept": accept, "slice_s": slice_s, "budget_s": budget_s,
+        "original": [{"napi_id": k[0], "value": v} for k, v in originals.items()],
+        "steps": steps, "curve": [{"value": v, objective: y} for v, y in curve],
+        "best": best, "restarts": restarts, "left": left,
+        "elapsed_s": time.monotonic() - started,
+    }
+
+
+def write_results(out: Path, result: dict[str, Any]) -> Path:
+    """The steps as a results directory (study format; ``irqlab report DIR``)."""
+    import hashlib
+
+    from irqlab._core import __version__
+    from irqlab.files import write_text_whole
+    from irqlab.provenance import git_commit
+    from irqlab.results import write_parquet
+
+    out.mkdir(parents=True, exist_ok=True)
+    knob = result["knob"]
+    recs = [{
+        "key": f"{s['step']}/0", "point": s["step"], "replicate": 0, "profile": None,
+        "knobs": [[knob, s["value"]]], "seed": None, "duration_s": result["slice_s"], "error": None,
+        "summary": {"throughput_qps": s["throughput"], "latency_us": {"p99": s["p99"]},
+                    "cpu_per_request_us": s["cpu_per_request"], "errors": s["errors"]},
+        "wall_time_s": s["wall_s"], "irqlab_version": __version__, "git_commit": git_commit(),
+    } for s in result["steps"]]
+    fingerprint = hashlib.sha256(json.dumps({k: result[k] for k in ("device", "knob", "range", "objective")},
+                                            sort_keys=True).encode()).hexdigest()
+    write_text_whole(out / "manifest.json", json.dumps({
+        "format": 1, "name": f"tune-{knob}", "fingerprint": fingerprint, "points": len(recs),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "axes": [knob]}, indent=2) + "\n")
+    y = {"throughput": "throughput_qps", "p99": "latency_us.p99", "cpu_per_request": "cpu_per_request_us"}
+    write_text_whole(out / "study.toml", (
+        f'# Written by `irqlab linux tune {result["device"]}`: one row per step.\n[study]\nname = "tune-{knob}"\n'
+        f'description = "irqlab linux tune: {knob} on {result["device"]}, objective {result["objective"]}"\n\n'
+        f'[[plot]]\nx = "{knob}"\ny = "{y[result["objective"]]}"\nhue = "profile"\n'))
+    write_text_whole(out / "journal.jsonl", "".join(json.dumps(r, allow_nan=True) + "\n" for r in recs))
+    write_parquet(recs, out / "results.parquet", {"name": f"tune-{knob}", "fingerprint": fingerprint})
+    (out / "tune.json").write_text(json.dumps(result, indent=1))
+    return out
+
+
+def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
+    p = commands.add_parser(
+        "tune",
+        help="search one real knob online with the golden-section policy, under a load you give (needs root)",
+        description=("Set KNOB on DEV to the values the golden-section search policy asks for, run the load "
+                     "command for a slice at each and measure the objective, then apply the best value (or, with "
+                     "--restore, the original). The original comes back on Ctrl-C or any failure. Knobs: "
+                     "defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout (every NAPI, or --napi), rx-usecs, "
+                     "rx-frames."),
+        allow_abbrev=False,
+    )
+    p.add_argument("device", metavar="DEV", help="network device name, e.g. eth0")
+    p.add_argument("--knob", required=True, help="the knob to tune")
+    p.add_argument("--range", required=True, metavar="LOW:HIGH", help="the values to search, whole numbers")
+    p.add_argument("--objective", required=True, choices=OBJECTIVES, help="what to optimise")
+    p.add_argument("--load", required=True, metavar="CMD",
+                   help='the load, an "irqlab loadgen ..." command (optionally under "ip netns exec NS")')
+    p.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (0.2-60, default 1)")
+    p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole search (default 60)")
+    p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
+    p.add_argument("--napi", metavar="ID", help="tune only this NAPI (default: every NAPI of DEV)")
+    p.add_argument("--cpus", metavar="LIST", help="CPUs whose busy time counts for cpu_per_request (default: all)")
+    p.add_argument("--restore", action="store_true", help="put the original value back at the end")
+    p.add_argument("--out", metavar="DIR", help="also write the steps as a results directory (irqlab report DIR)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(handler=_cmd_tune)
+    return p
+
+
+def _number(text: str, flag: str, lo: float, hi: float) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise TuneError(f"{flag} must be a number between {lo:g} and {hi:g} (got {text!r})")
+    return v
+
+
+def _cpus(text: Optional[str]) -> Optional[set[int]]:
+    if text is None:
+        return None
+    out: set[int] = set()
+    try:
+        for part in text.split(","):
+            a, _, b = part.partition("-")
+            out.update(range(int(a), int(b or a) + 1))
+    except ValueError:
+        raise TuneError(f"--cpus must be a CPU list such as 0-3,6 (got {text!r})") from None
+    online = os.cpu_count() or 1
+    if not out or max(out) >= online:
+        raise TuneError(f"--cpus must name CPUs 0 to {online - 1} (got {text!r})")
+    return out
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from irqlab._core import TUNABLE_KNOBS
+    from irqlab.cli import UsageError
+    from irqlab.linux.cli import _napi_id
+
+    try:
+        limits = dict(TUNABLE_KNOBS)
+        if args.knob not in limits:
+            raise TuneError(f"--knob must be one of {', '.join(limits)} (got {args.knob!r})")
+        low, high = parse_range(args.range, args.knob, limits[args.knob])
+        slice_s = _number(args.slice, "--slice", 0.2, 60)
+        budget_s = _number(args.budget, "--budget", 3 * slice_s, 3600)
+        accept = _number(args.accept, "--accept", 1, high - low) if args.accept else max(1.0, (high - low) / 32)
+        load = parse_load(args.load)
+        cpus = _cpus(args.cpus)
+    except TuneError as e:
+        raise UsageError(str(e)) from None
+    say = (lambda m: None) if args.json else (lambda m: print(f"tune: {m}", file=sys.stderr, flush=True))
+    try:
+        result = tune_knob(args.device, args.knob, low, high, args.objective, load, slice_s=slice_s, budget_s=budget_s,
+                           accept=accept, napi=_napi_id(args.napi), restore_after=args.restore, cpus=cpus, say=say)
+    except TuneError as e:
+        raise UsageError(str(e)) from None
+    except KeyboardInterrupt:
+        print("irqlab: interrupted; the original value is back", file=sys.stderr)
+        return 130
+    if args.out:
+        write_results(Path(args.out), result)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        lines = [f"{result['knob']} on {result['device']}: best {result['best']} for {result['objective']} "
+                 f"({len(result['steps'])} steps, {result['restarts']} restarts, {result['elapsed_s']:.1f} s); "
+                 f"left: the {result['left']} value", "curve:"]
+        lines += [f"  {c['value']:>12}  {c[result['objective']]:.4g}" for c in result["curve"]]
+        print("\n".join(lines))
+    return 0

@@ -1,0 +1,123 @@
+"""``irqlab linux tune`` live on the veth testbed (root; skipped elsewhere,
+saying why): memcached under ``irqlab linux exec --profile irq-suspend`` in
+the server namespace, the load from the client namespace, the tuner
+changing the server veth's ``gro_flush_timeout``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+IRQLAB = Path(sys.executable).with_name("irqlab")
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "tuning a real device needs root (network namespaces, napi-set)"
+    if shutil.which("memcached") is None:
+        return "Debian's memcached is not installed"
+    if shutil.which("ip") is None or shutil.which("ethtool") is None:
+        return "iproute2 and ethtool are needed"
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    if (major, minor) < (6, 13):
+        return f"kernel {os.uname().release} is older than 6.13 (no per-NAPI settings)"
+    return None
+
+
+pytestmark = [pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")]
+
+LOAD = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11211 --connections 8 --no-preload"
+
+
+@pytest.fixture(scope="module")
+def bed():
+    from irqlab.testbed import run as tb
+    from irqlab.testbed.netns import Testbed
+
+    plan = tb.Plan(profiles=("irq-suspend",))
+    bed = Testbed(plan.server_core, plan.client_core)
+    server = None
+    try:
+        bed.create()
+        server = tb._start_server(plan, "irq-suspend")
+        tb._wait_ready()
+        tb._loadgen_run(plan, [], 0.1, preload=True)
+        yield bed
+    finally:
+        if server is not None:
+            tb._stop_server(server)
+        bed.destroy()
+
+
+def _gro_flush_timeout() -> int:
+    out = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "show", "irqlab-tb0", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["napis"][0]["gro_flush_timeout"]
+
+
+def _tune(*extra: str) -> subprocess.Popen[str]:
+    cmd = ["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0", "--knob",
+           "gro_flush_timeout", "--range", "0:200000", "--objective", "throughput", "--load", LOAD, "--slice", "0.3",
+           *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_path):
+    original = _gro_flush_timeout()
+    proc = _tune("--budget", "5", "--restore", "--json", "--out", str(tmp_path / "tune"))
+    seen = set()
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        seen.add(_gro_flush_timeout())
+        time.sleep(0.1)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert len(result["steps"]) >= 3
+    values = {s["value"] for s in result["steps"]}
+    assert len(values) >= 2 and all(0 <= v <= 200000 for v in values)
+    assert all(s["throughput"] > 0 for s in result["steps"])
+    # The device held other values while the tuner ran, and the original after.
+    assert seen - {original}, seen
+    assert _gro_flush_timeout() == original
+    assert result["left"] == "original" and result["original"][0]["value"] == original
+    assert result["elapsed_s"] <= 5 + 5  # the budget, plus one slice's run-down
+    from irqlab.results import load
+
+    frame = load(tmp_path / "tune")
+    assert len(frame) == len(result["steps"]) and "gro_flush_timeout" in frame.columns
+
+
+def test_ctrl_c_puts_the_original_back(bed):
+    original = _gro_flush_timeout()
+    proc = _tune("--budget", "120")
+    # Wait for the first step, then interrupt.
+    line = ""
+    deadline = time.monotonic() + 60
+    while "step 1" not in line and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            break
+    assert "step 1" in line, line
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert _gro_flush_timeout() == original
+
+
+def test_tune_refuses_a_knob_the_device_has_not(bed):
+    proc = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0",
+                           "--knob", "rx-usecs", "--range", "0:64", "--objective", "p99", "--load", LOAD],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "does not accept coalescing parameter rx-usecs" in proc.stderr and proc.stderr.count("\n") == 1
