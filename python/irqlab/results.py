@@ -95,6 +95,30 @@ def write_parquet(records: Sequence[dict[str, Any]], target: Path, metadata: Opt
     write_whole(target, lambda tmp: pq.write_table(table, tmp))
 
 
+def write_directory(out: Path, *, name: str, fingerprint: str, axes: Sequence[str], records: Sequence[dict[str, Any]],
+                    study_toml: str, scenario_text: Optional[str] = None) -> Path:
+    """Write ``records`` (journal records, as a sweep writes them) as a whole
+    results directory that :func:`load` and ``irqlab report`` read: its
+    manifest, ``study.toml`` (a description and ``[[plot]]`` tables), the
+    journal and the Parquet file, for results measured rather than swept
+    (the testbed, a tuner). ``out`` is created; earlier files are replaced."""
+    import time
+
+    from irqlab.files import write_text_whole
+    from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, SCENARIO, STUDY
+
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {"format": 1, "name": name, "fingerprint": fingerprint, "points": len({r["key"] for r in records}),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "axes": list(axes)}
+    write_text_whole(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    write_text_whole(out / STUDY, study_toml)
+    if scenario_text is not None:
+        write_text_whole(out / SCENARIO, scenario_text)
+    write_text_whole(out / JOURNAL, "".join(json.dumps(r, allow_nan=True) + "\n" for r in records))
+    write_parquet(records, out / RESULTS, {"name": name, "fingerprint": fingerprint})
+    return out
+
+
 def _table(flat_rows: list[dict[str, Any]], pa: Any) -> Any:
     seen: dict[str, None] = {}
     for row in flat_rows:

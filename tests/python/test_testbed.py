@@ -214,3 +214,20 @@ def test_other_processes_cpu_is_counted_and_the_testbed_own_is_not():
     # hog: 2 s of CPU in 2 s (100 %); newcomer: 0.5 s (25 %); reused 5 %; kworker 1 tick.
     assert abs(pct - (125.0 + 5.0 + 100.0 / CLK_TCK / 2)) < 1e-9
     assert [(c, p) for c, p, _ in top] == [("hog", 2), ("newcomer", 5), ("reused", 7)]
+
+
+def test_testbed_tune_measures_a_curve_beside_the_simulated_one(tmp_path):
+    proc = _irqlab("testbed", "tune", "--slice", "0.3", "--budget", "4", "--json", "--out", str(tmp_path / "tt"),
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    m = r["measured"]
+    assert m["knob"] == "gro_flush_timeout" and m["left"] == "original" and len(m["curve"]) >= 2
+    # The simulator ran at exactly the values measured.
+    assert [c["value"] for c in r["simulated"]] == [c["value"] for c in m["curve"]]
+    assert all(c["throughput"] > 0 for c in r["simulated"] + m["curve"])
+    assert "irqlab-tb-" not in _namespaces()
+    from irqlab.results import load
+
+    frame = load(tmp_path / "tt")
+    assert set(frame["source"]) == {"measured", "simulated"}

@@ -10,6 +10,8 @@ kernel, the device or the caller's privileges say no.
   ``threaded``) and its coalescing (``None``: not supported by this device).
 - :func:`plan` says what a profile would change; :func:`apply` does it (or,
   with ``dry_run``, only says), saving the previous settings first.
+- :func:`set_knob` sets one knob to one value the same way (what ``irqlab
+  linux tune`` does at each step).
 - :func:`restore` puts back the settings from before the first apply; a
   saved NAPI that is gone (the device was reconfigured) has its settings put
   on the NAPI now serving its queues (``replaced``); settings with nowhere to

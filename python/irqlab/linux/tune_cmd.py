@@ -136,8 +136,10 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     from irqlab._core import GoldenSection
     from irqlab.linux import knobs
 
-    # Refusals before anything changes: the knob, the device, the range.
+    # Refusals before anything changes: the knob, the device, the range, root.
     dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
+    if not knobs.may_change_settings():
+        raise TuneError("irqlab linux tune needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; run it as root")
     originals = {(c["napi_id"], c["knob"]): c["from"] for c in dry["changed"] + dry["unchanged"]}
     maximize = objective == "throughput"
     started = time.monotonic()
@@ -222,11 +224,9 @@ def write_results(out: Path, result: dict[str, Any]) -> Path:
     import hashlib
 
     from irqlab._core import __version__
-    from irqlab.files import write_text_whole
     from irqlab.provenance import git_commit
-    from irqlab.results import write_parquet
+    from irqlab.results import write_directory
 
-    out.mkdir(parents=True, exist_ok=True)
     knob = result["knob"]
     recs = [{
         "key": f"{s['step']}/0", "point": s["step"], "replicate": 0, "profile": None,
@@ -237,16 +237,11 @@ def write_results(out: Path, result: dict[str, Any]) -> Path:
     } for s in result["steps"]]
     fingerprint = hashlib.sha256(json.dumps({k: result[k] for k in ("device", "knob", "range", "objective")},
                                             sort_keys=True).encode()).hexdigest()
-    write_text_whole(out / "manifest.json", json.dumps({
-        "format": 1, "name": f"tune-{knob}", "fingerprint": fingerprint, "points": len(recs),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "axes": [knob]}, indent=2) + "\n")
     y = {"throughput": "throughput_qps", "p99": "latency_us.p99", "cpu_per_request": "cpu_per_request_us"}
-    write_text_whole(out / "study.toml", (
-        f'# Written by `irqlab linux tune {result["device"]}`: one row per step.\n[study]\nname = "tune-{knob}"\n'
-        f'description = "irqlab linux tune: {knob} on {result["device"]}, objective {result["objective"]}"\n\n'
-        f'[[plot]]\nx = "{knob}"\ny = "{y[result["objective"]]}"\nhue = "profile"\n'))
-    write_text_whole(out / "journal.jsonl", "".join(json.dumps(r, allow_nan=True) + "\n" for r in recs))
-    write_parquet(recs, out / "results.parquet", {"name": f"tune-{knob}", "fingerprint": fingerprint})
+    study = (f'# Written by `irqlab linux tune {result["device"]}`: one row per step.\n[study]\nname = "tune-{knob}"\n'
+             f'description = "irqlab linux tune: {knob} on {result["device"]}, objective {result["objective"]}"\n\n'
+             f'[[plot]]\nx = "{knob}"\ny = "{y[result["objective"]]}"\nhue = "profile"\n')
+    write_directory(out, name=f"tune-{knob}", fingerprint=fingerprint, axes=[knob], records=recs, study_toml=study)
     (out / "tune.json").write_text(json.dumps(result, indent=1))
     return out
 

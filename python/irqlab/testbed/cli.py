@@ -47,6 +47,26 @@ def add_testbed_parser(commands: Any) -> None:
     r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(handler=_cmd_run)
+    t = sub.add_parser(
+        "tune",
+        help="irqlab linux tune on the testbed, the measured curve beside the simulator's",
+        description=(
+            "Run memcached under a profile on the veth testbed, search one per-NAPI knob of the server veth with "
+            "irqlab linux tune (the original value is put back), and simulate the same values with "
+            "scenarios/testbed/veth-2core.toml rescaled by this machine's probe. Needs root; always cleans up."
+        ),
+        allow_abbrev=False,
+    )
+    t.add_argument("--knob", default="gro_flush_timeout", help="defer_hard_irqs, gro_flush_timeout (default) or irq_suspend_timeout")
+    t.add_argument("--range", default="0:200000", metavar="LOW:HIGH", help="values to search (default 0:200000)")
+    t.add_argument("--objective", default="throughput", choices=("throughput", "p99", "cpu_per_request"))
+    t.add_argument("--profile", default="irq-suspend", metavar="P", help="memcached's profile (default irq-suspend)")
+    t.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (default 1)")
+    t.add_argument("--budget", default="60", metavar="S", help="seconds for the search (default 60)")
+    t.add_argument("--out", metavar="DIR", help="also write both curves as a results directory")
+    t.add_argument("--no-sim", action="store_true", help="skip the simulator's curve")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.set_defaults(handler=_cmd_tune)
     pr = sub.add_parser(
         "probe",
         help="measure this machine's kernel costs and show the simulator's constants rescaled by them",
@@ -75,6 +95,33 @@ def _machine() -> dict[str, Any]:
     # (which are an earlier probe's rescaling of it).
     thesis = Scenario.load(default_scenario().parents[1] / "thesis" / "bare-metal.toml").resolved()["costs"]
     return {"probe": probe, "rescaled": rescaled(probe, thesis)}
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from irqlab.linux.tune_cmd import TuneError, parse_range
+    from irqlab.profiles import PROFILES as ACCEPTED
+    from irqlab.testbed.tune import SCENARIO_FIELD, render, run_testbed_tune, write_results
+
+    if args.knob not in SCENARIO_FIELD:
+        raise TestbedUsageError(f"--knob must be one of {', '.join(SCENARIO_FIELD)} on the testbed (got {args.knob!r})")
+    if args.profile not in ACCEPTED:
+        raise TestbedUsageError(f"--profile must be one of {', '.join(ACCEPTED)} (got {args.profile!r})")
+    try:
+        low, high = parse_range(args.range, args.knob, 2**31 - 1)
+    except TuneError as e:
+        raise TestbedUsageError(str(e)) from None
+    slice_s = _num(args.slice, "--slice", 0.2, 60)
+    budget_s = _num(args.budget, "--budget", 3 * slice_s, 3600)
+    progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
+    try:
+        result = run_testbed_tune(args.knob, low, high, args.objective, profile=args.profile, slice_s=slice_s,
+                                  budget_s=budget_s, sim=not args.no_sim, progress=progress)
+    except TestbedError as e:
+        raise TestbedUsageError(str(e)) from None
+    if args.out:
+        write_results(Path(args.out), result)
+    print(json.dumps(result) if args.json else render(result))
+    return 0
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 from typing import Any, Optional
 
-from irqlab.files import write_text_whole
 
 NAME = "testbed"
 
@@ -112,20 +110,8 @@ def records(result: dict[str, Any]) -> list[dict[str, Any]]:
 def write_results(out: Path, result: dict[str, Any], scenario_text: Optional[str] = None) -> Path:
     """Write ``result`` as a results directory at ``out`` (created; its
     earlier testbed files replaced) and return it."""
-    from irqlab.results import write_parquet
-    from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, SCENARIO, STUDY
+    from irqlab.results import write_directory
 
-    out.mkdir(parents=True, exist_ok=True)
-    recs = records(result)
     fingerprint = hashlib.sha256(json.dumps(result["measured"]["plan"], sort_keys=True, default=str).encode()).hexdigest()
-    manifest = {
-        "format": 1, "name": NAME, "fingerprint": fingerprint, "points": len({r["key"] for r in recs}),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "axes": ["phase", "source"],
-    }
-    write_text_whole(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
-    write_text_whole(out / STUDY, _STUDY_TOML)
-    if scenario_text is not None:
-        write_text_whole(out / SCENARIO, scenario_text)
-    write_text_whole(out / JOURNAL, "".join(json.dumps(r, allow_nan=True) + "\n" for r in recs))
-    write_parquet(recs, out / RESULTS, {"name": NAME, "fingerprint": fingerprint})
-    return out
+    return write_directory(out, name=NAME, fingerprint=fingerprint, axes=["phase", "source"], records=records(result),
+                           study_toml=_STUDY_TOML, scenario_text=scenario_text)
