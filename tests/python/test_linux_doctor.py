@@ -95,3 +95,15 @@ def test_doctor_refuses_a_bad_device_name_in_one_sentence():
                           timeout=60, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "a/b" in proc.stderr
+
+
+def test_the_tuner_accepts_only_the_load_generator_as_its_load():
+    from irqlab.linux.tune_cmd import TuneError, parse_load
+
+    argv = parse_load("ip netns exec cli taskset -c 0 irqlab loadgen --server 198.18.0.1:11211")
+    assert argv[:6] == ["ip", "netns", "exec", "cli", "taskset", "-c"] and argv[7].endswith("irqlab-loadgen")
+    assert argv[-2:] == ["--server", "198.18.0.1:11211"]
+    for bad, said in (("sh -c 'irqlab loadgen'", "must be an `irqlab loadgen"), ("irqlab loadgen --json", "--json"),
+                      ("irqlab loadgen --duration=3", "--duration"), ("irqlab loadgen 'x", "not a valid command line")):
+        with pytest.raises(TuneError, match=said.replace("`", ".").replace("(", ".")):
+            parse_load(bad)

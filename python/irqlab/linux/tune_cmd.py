@@ -48,7 +48,8 @@ class TuneError(ValueError):
 def parse_load(text: str) -> list[str]:
     """The load command as argv for the load generator binary: ``irqlab
     loadgen ARGS`` or ``irqlab-loadgen ARGS``, optionally after ``ip netns
-    exec NS``; refuses anything else and the flags the tuner sets."""
+    exec NS`` and then ``taskset -c CPUS``; refuses anything else and the
+    flags the tuner sets."""
     from irqlab.loadgen import find_binary
 
     try:
@@ -58,12 +59,15 @@ def parse_load(text: str) -> list[str]:
     prefix: list[str] = []
     if argv[:3] == ["ip", "netns", "exec"] and len(argv) > 3:
         prefix, argv = argv[:4], argv[4:]
+    if argv[:2] == ["taskset", "-c"] and len(argv) > 2:
+        prefix, argv = prefix + argv[:3], argv[3:]
     if argv[:2] == ["irqlab", "loadgen"]:
         rest = argv[2:]
     elif argv and Path(argv[0]).name == "irqlab-loadgen":
         rest = argv[1:]
     else:
-        raise TuneError(f"--load must be an `irqlab loadgen ...` command, optionally under `ip netns exec NS` (got {text!r})")
+        raise TuneError(f"--load must be an `irqlab loadgen ...` command, optionally under `ip netns exec NS` and "
+                        f"`taskset -c CPUS` (got {text!r})")
     for a in rest:
         if a.split("=", 1)[0] in _OWN_FLAGS:
             raise TuneError(f"--load must not set {a.split('=', 1)[0]}: the tuner sets it for each slice")
