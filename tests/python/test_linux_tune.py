@@ -121,3 +121,40 @@ def test_tune_refuses_a_knob_the_device_has_not(bed):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "does not accept coalescing parameter rx-usecs" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="irqlab-ctl-"))
+    os.chmod(d, 0o755)  # memcached runs as nobody and reads the file
+    control = d / "control"
+    mc = subprocess.Popen(
+        ["ip", "netns", "exec", "irqlab-tb-srv", "taskset", "-c", "1", str(IRQLAB), "linux", "exec", "--profile",
+         "busy-wait", "--control", str(control), "--debug", "--", shutil.which("memcached"), "-U", "0", "-l",
+         "198.18.0.1", "-p", "11212", "-t", "1", "-u", "nobody"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not control.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert control.read_text() == "busy_poll_usecs=1000\n"
+        time.sleep(0.5)
+        load = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11212 --connections 4 --records 100"
+        proc = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0",
+                               "--knob", "busy_poll_usecs", "--range", "0:200", "--control", str(control),
+                               "--objective", "throughput", "--load", load, "--slice", "0.3", "--budget", "3",
+                               "--restore", "--json"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout)
+        values = {s["value"] for s in result["steps"]}
+        assert len(values) >= 2 and result["left"] == "original"
+        assert control.read_text() == "busy_poll_usecs=1000\n"
+    finally:
+        mc.send_signal(signal.SIGTERM)
+        _, err = mc.communicate(timeout=30)
+        shutil.rmtree(d, ignore_errors=True)
+    # The shim took the tuner's values while memcached ran, and the original back.
+    taken = [int(line.split("busy_poll_usecs=")[1].split()[0]) for line in err.splitlines() if "control:" in line]
+    assert set(taken) & values, (taken, values)
+    assert taken[-1] == 1000, taken

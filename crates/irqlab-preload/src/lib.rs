@@ -8,6 +8,8 @@
 //!   program creates gets the profile's `busy_poll_usecs`, `busy_poll_budget`
 //!   and `prefer_busy_poll` through the `EPIOCSPARAMS` ioctl (Linux 6.9+,
 //!   `ep_eventpoll_bp_ioctl` in fs/eventpoll.c);
+//! * with `IRQLAB_CONTROL=FILE`, takes a new `busy_poll_usecs` from FILE
+//!   while the program runs ([`control`]; `irqlab linux tune`);
 //! * wraps `epoll_wait`, `epoll_pwait` and `epoll_pwait2`: under busy-wait
 //!   (`IRQLAB_NONBLOCKING=1`) a wait with a non-zero timeout spins in the
 //!   kernel's busy poll instead of sleeping ([`busy_wait`]); otherwise, and
@@ -38,6 +40,7 @@
 
 mod busy_wait;
 mod config;
+mod control;
 mod real;
 mod report;
 
@@ -74,6 +77,9 @@ static SPIN_ALL: AtomicBool = AtomicBool::new(false);
 static NAPI_EPFD: [AtomicU64; NAPI_EPFD_WORDS] = [const { AtomicU64::new(0) }; NAPI_EPFD_WORDS];
 const NAPI_EPFD_WORDS: usize = 64;
 const NAPI_EPFD_LIMIT: c_int = (NAPI_EPFD_WORDS * 64) as c_int;
+/// Epoll instances (by fd, below `NAPI_EPFD_LIMIT`) the shim configured:
+/// where a new `busy_poll_usecs` from the control file goes.
+static CONFIGURED_EPFD: [AtomicU64; NAPI_EPFD_WORDS] = [const { AtomicU64::new(0) }; NAPI_EPFD_WORDS];
 static USECS: AtomicU32 = AtomicU32::new(0);
 static BUDGET: AtomicU16 = AtomicU16::new(0);
 static PREFER: AtomicU8 = AtomicU8::new(0);
@@ -95,6 +101,15 @@ fn init() {
         let get = |name: &'static str| getenv(name);
         DEBUG.store(config::debug_enabled(get(config::DEBUG)), Ordering::Relaxed);
         SPIN_ALL.store(config::debug_enabled(get(config::SPIN_ALL)), Ordering::Relaxed);
+        if let Some(path) = get(config::CONTROL) {
+            if !control::set_path(path) && !WARNED.swap(true, Ordering::AcqRel) {
+                let mut line = Line::new();
+                let _ = write!(line, "warning: {}=\"", config::CONTROL);
+                line.push_printable(path);
+                let _ = write!(line, "\" is not an absolute path of fewer than 256 bytes; busy_poll_usecs stays as set at start");
+                line.emit();
+            }
+        }
         match config::parse(get) {
             Parsed::Unset => {}
             Parsed::Valid(config) if config.is_noop() => {}
@@ -170,6 +185,10 @@ fn configure(epfd: c_int) {
         )
     };
     if rc == 0 {
+        if (0..NAPI_EPFD_LIMIT).contains(&epfd) {
+            let i = epfd as usize;
+            CONFIGURED_EPFD[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
+        }
         if c.nonblocking {
             SPIN.store(true, Ordering::Release);
         }
@@ -202,6 +221,48 @@ fn configure(epfd: c_int) {
                 c.busy_poll_usecs, c.busy_poll_budget, c.prefer_busy_poll
             );
             line.emit();
+        }
+    }
+    set_errno(saved);
+}
+
+/// At most once per interval: a new `busy_poll_usecs` in the control file
+/// goes to every configured epoll instance. Keeps errno.
+fn control_poll() {
+    if !control::enabled() || !CONFIGURE.load(Ordering::Acquire) || !control::due() {
+        return;
+    }
+    let saved = errno();
+    if let Some(usecs) = control::read_usecs() {
+        if usecs != USECS.swap(usecs, Ordering::Relaxed) {
+            let c = current();
+            let params = libc::epoll_params {
+                busy_poll_usecs: c.busy_poll_usecs,
+                busy_poll_budget: c.busy_poll_budget,
+                prefer_busy_poll: c.prefer_busy_poll,
+                __pad: 0,
+            };
+            let mut set = 0;
+            for (w, word) in CONFIGURED_EPFD.iter().enumerate() {
+                let mut bits = word.load(Ordering::Relaxed);
+                while bits != 0 {
+                    let epfd = (w * 64 + bits.trailing_zeros() as usize) as c_int;
+                    bits &= bits - 1;
+                    // SAFETY: `params` is a valid `struct epoll_params`. An fd
+                    // closed and reused since is refused (ENOTTY) or is a
+                    // new epoll instance, which should have them anyway.
+                    if unsafe { libc::ioctl(epfd, libc::EPIOCSPARAMS, &params as *const libc::epoll_params) } == 0 {
+                        set += 1;
+                    }
+                }
+            }
+            if DEBUG.load(Ordering::Relaxed) {
+                let mut line = Line::new();
+                // SAFETY: getpid has no preconditions and cannot fail.
+                let pid = unsafe { libc::getpid() };
+                let _ = write!(line, "pid {pid}: control: busy_poll_usecs={usecs} on {set} epoll instance(s)");
+                line.emit();
+            }
         }
     }
     set_errno(saved);
@@ -324,6 +385,7 @@ pub unsafe extern "C" fn epoll_wait(
     maxevents: c_int,
     timeout: c_int,
 ) -> c_int {
+    control_poll();
     if timeout != 0 && spins_on(epfd) {
         return busy_wait::wait(
             epfd,
@@ -352,6 +414,7 @@ pub unsafe extern "C" fn epoll_pwait(
     timeout: c_int,
     sigmask: *const sigset_t,
 ) -> c_int {
+    control_poll();
     if timeout != 0 && spins_on(epfd) {
         return busy_wait::wait(
             epfd,
@@ -381,6 +444,7 @@ pub unsafe extern "C" fn epoll_pwait2(
     timeout: *const timespec,
     sigmask: *const sigset_t,
 ) -> c_int {
+    control_poll();
     if spins_on(epfd) {
         let deadline = match timeout.as_ref() {
             None => Some(Deadline::Never),

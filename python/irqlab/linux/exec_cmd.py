@@ -18,6 +18,8 @@ from a table here, and reach the shim as environment variables:
 ``IRQLAB_SPIN_ALL``         1 with ``--spin-all``: busy-wait spins in every epoll
                            instance, not only in those watching a socket that
                            arrived through a NAPI (the default)
+``IRQLAB_CONTROL``          with ``--control FILE``: the file the shim reads a new
+                           ``busy_poll_usecs`` from while the program runs
 ``IRQLAB_PRELOAD_DEBUG``    1 with ``--debug``: one stderr line per epoll instance
 =========================== ====================================================
 
@@ -84,6 +86,7 @@ ENV_BUDGET = "IRQLAB_BUSY_POLL_BUDGET"
 ENV_PREFER = "IRQLAB_PREFER_BUSY_POLL"
 ENV_NONBLOCKING = "IRQLAB_NONBLOCKING"
 ENV_DEBUG = "IRQLAB_PRELOAD_DEBUG"
+ENV_CONTROL = "IRQLAB_CONTROL"
 
 #: Signals passed on to the program.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -130,6 +133,31 @@ def epoll_knobs(profile: str, overrides: Sequence[str] = ()) -> EpollKnobs:
         prefer_busy_poll=bool(epoll["prefer_busy_poll"]),
         blocking=bool(epoll["blocking"]),
     )
+
+
+def write_control(path: str, usecs: int) -> Path:
+    """Write the shim's control file (``busy_poll_usecs=N``) whole, by a
+    rename, so that the shim never reads half of it; its absolute path."""
+    from irqlab.cli import UsageError
+
+    target = Path(path).absolute()
+    if len(str(target).encode()) >= 256:
+        raise UsageError(f"--control must be a path of fewer than 256 bytes (got {path!r})")
+    if not target.parent.is_dir():
+        raise UsageError(f"--control {path}: its directory does not exist")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(f"busy_poll_usecs={int(usecs)}\n")
+    os.replace(tmp, target)
+    return target
+
+
+def read_control(path: str) -> int:
+    """The ``busy_poll_usecs`` a control file holds; ValueError if none."""
+    text = Path(path).read_text()
+    key, _, value = text.strip().partition("=")
+    if key != "busy_poll_usecs" or not value.isdigit():
+        raise ValueError(f"{path} holds no busy_poll_usecs=N line")
+    return int(value)
 
 
 def find_shim() -> Optional[Path]:
@@ -186,6 +214,12 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override an epoll knob of the profile, e.g. --set epoll.busy_poll_budget=16 (repeatable)",
     )
+    p.add_argument(
+        "--control",
+        metavar="FILE",
+        help="write busy_poll_usecs=N (the profile's) to FILE and let the shim take a new N from it while CMD runs "
+        "(irqlab linux tune --knob busy_poll_usecs --control FILE)",
+    )
     p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")
     p.add_argument(
         "--spin-all",
@@ -221,6 +255,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
     env = program_env(os.environ, knobs, shim, debug=args.debug)
     if args.spin_all:
         env["IRQLAB_SPIN_ALL"] = "1"
+    if args.control is not None:
+        env[ENV_CONTROL] = str(write_control(args.control, knobs.busy_poll_usecs))
 
     _become_subreaper()
     if args.napi_dev is None:

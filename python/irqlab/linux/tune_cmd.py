@@ -131,20 +131,36 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+#: The knob the preload shim takes through its control file (not the device's).
+CONTROL_KNOB = "busy_poll_usecs"
+
+
 def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
               budget_s: float, accept: float, napi: Optional[int] = None, restore_after: bool = False,
-              cpus: Optional[set[int]] = None, restart_fraction: float = 0.25,
+              cpus: Optional[set[int]] = None, restart_fraction: float = 0.25, control: Optional[str] = None,
               say: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
     """Run the search (see the module); the steps, the best value and what
-    was left on the device."""
+    was left on the device. ``busy_poll_usecs`` is set through the control
+    file of a program run with ``irqlab linux exec --control``."""
     from irqlab._core import GoldenSection
     from irqlab.linux import knobs
+    from irqlab.linux.exec_cmd import read_control, write_control
 
     # Refusals before anything changes: the knob, the device, the range, root.
-    dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
-    if not knobs.may_change_settings():
-        raise TuneError("irqlab linux tune needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; run it as root")
-    originals = {(c["napi_id"], c["knob"]): c["from"] for c in dry["changed"] + dry["unchanged"]}
+    if knob == CONTROL_KNOB:
+        if control is None:
+            raise TuneError("--knob busy_poll_usecs needs --control FILE, the file of a program run with "
+                            "irqlab linux exec --control FILE")
+        try:
+            originals = {(None, knob): read_control(control)}
+        except (OSError, ValueError) as e:
+            raise TuneError(f"--control {control} cannot be read as a control file ({e})") from None
+    else:
+        dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
+        if not knobs.may_change_settings():
+            raise TuneError("irqlab linux tune needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; "
+                            "run it as root")
+        originals = {(c["napi_id"], c["knob"]): c["from"] for c in dry["changed"] + dry["unchanged"]}
     maximize = objective == "throughput"
     started = time.monotonic()
     steps: list[dict[str, Any]] = []
@@ -154,6 +170,10 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
 
     def put(value: int) -> None:
         nonlocal state_kept
+        if knob == CONTROL_KNOB:
+            write_control(control, value)
+            state_kept = True
+            return
         report = knobs.set_knob(dev, knob, value, napi)
         if state_kept is None:
             state_kept = bool(report["state_kept"])
@@ -161,6 +181,9 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     def put_back() -> None:
         if state_kept is None:
             return  # nothing was changed
+        if knob == CONTROL_KNOB:
+            write_control(control, int(originals[(None, knob)]))
+            return
         if not state_kept:
             knobs.restore(dev)  # the state this run saved: exactly the settings before it
             return
@@ -258,7 +281,8 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
                      "command for a slice at each and measure the objective, then apply the best value (or, with "
                      "--restore, the original). The original comes back on Ctrl-C or any failure. Knobs: "
                      "defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout (every NAPI, or --napi), rx-usecs, "
-                     "rx-frames."),
+                     "rx-frames; and busy_poll_usecs of a program run under irqlab linux exec --control FILE "
+                     "(with --control FILE)."),
         allow_abbrev=False,
     )
     p.add_argument("device", metavar="DEV", help="network device name, e.g. eth0")
@@ -272,6 +296,9 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
     p.add_argument("--napi", metavar="ID", help="tune only this NAPI (default: every NAPI of DEV)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs whose busy time counts for cpu_per_request (default: all)")
+    p.add_argument("--control", metavar="FILE",
+                   help="with --knob busy_poll_usecs: the control file of a program run under "
+                        "irqlab linux exec --control FILE")
     p.add_argument("--restore", action="store_true", help="put the original value back at the end")
     p.add_argument("--out", metavar="DIR", help="also write the steps as a results directory (irqlab report DIR)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -311,7 +338,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab.linux.cli import _napi_id
 
     try:
-        limits = dict(TUNABLE_KNOBS)
+        limits = {**dict(TUNABLE_KNOBS), CONTROL_KNOB: 2**32 - 1}
+        if args.control is not None and args.knob != CONTROL_KNOB:
+            raise TuneError(f"--control goes with --knob {CONTROL_KNOB} only (got --knob {args.knob})")
         if args.knob not in limits:
             raise TuneError(f"--knob must be one of {', '.join(limits)} (got {args.knob!r})")
         low, high = parse_range(args.range, args.knob, limits[args.knob])
@@ -325,7 +354,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     say = (lambda m: None) if args.json else (lambda m: print(f"tune: {m}", file=sys.stderr, flush=True))
     try:
         result = tune_knob(args.device, args.knob, low, high, args.objective, load, slice_s=slice_s, budget_s=budget_s,
-                           accept=accept, napi=_napi_id(args.napi), restore_after=args.restore, cpus=cpus, say=say)
+                           accept=accept, napi=_napi_id(args.napi), restore_after=args.restore, cpus=cpus,
+                           control=args.control, say=say)
     except TuneError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt:
