@@ -90,6 +90,40 @@ mod tests {
     }
 
     #[test]
+    fn a_random_interleaving_pops_in_key_order() {
+        // Pushes and pops mixed, many equal times: the pops must come out
+        // sorted by (time, push order), as a reference sort says.
+        let mut q = EventQueue::new();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rand = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        let mut now = 0u64;
+        let mut id = 0u64;
+        for _ in 0..20_000 {
+            if rand() % 3 != 0 || pending.is_empty() {
+                let t = now + rand() % 50;
+                q.push(t, id);
+                pending.push((t, id));
+                id += 1;
+            } else {
+                pending.sort_unstable();
+                let want = pending.remove(0);
+                let got = q.pop().unwrap();
+                assert_eq!(got, want);
+                now = got.0;
+            }
+        }
+        pending.sort_unstable();
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, pending);
+    }
+
+    #[test]
     fn slots_are_reused_and_order_survives_reuse() {
         let mut q = EventQueue::new();
         q.push(5, 1);
