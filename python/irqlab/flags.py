@@ -36,3 +36,14 @@ def whole_number(text: Optional[str], flag: str, low: int, high: int, error: typ
     if not low <= value <= high:
         raise error(f"{flag} must be a whole number from {low} to {high} (got {text!r})")
     return value
+
+
+def number(text: str, flag: str, low: float, high: float, error: type[Exception]) -> float:
+    """``text`` as a finite number from ``low`` to ``high``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and low <= value <= high):
+        raise error(f"{flag} must be a number between {low:g} and {high:g} (got {text!r})")
+    return value

@@ -273,12 +273,12 @@ pub(crate) fn read_back_mismatches(after: &Snapshot, changes: &[Change]) -> Vec<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::netlink::ethtool::Coalesce;
     use crate::netlink::netdev::{Napi, NapiThreaded};
 
-    fn napi(id: u32, suspend: Option<u64>) -> Napi {
+    pub(crate) fn napi(id: u32, suspend: Option<u64>) -> Napi {
         Napi {
             id,
             ifindex: 3,
@@ -292,7 +292,7 @@ mod tests {
         }
     }
 
-    fn veth(napis: Vec<Napi>, coalesce: Option<Coalesce>) -> Snapshot {
+    pub(crate) fn veth(napis: Vec<Napi>, coalesce: Option<Coalesce>) -> Snapshot {
         Snapshot { device: "veth0".into(), ifindex: 3, napis, queues: Vec::new(), coalesce, coalesce_params: Vec::new() }
     }
 

@@ -93,24 +93,15 @@ pub fn plan_knob_from(snapshot: &Snapshot, knob: &str, value: u64, napi: Option<
 mod tests {
     use super::*;
     use crate::netlink::ethtool::Coalesce;
-    use crate::netlink::netdev::{Napi, NapiThreaded};
+    use crate::netlink::netdev::Napi;
 
+    /// `apply`'s test NAPI with a gro_flush_timeout of 20 µs.
     fn napi(id: u32, suspend: Option<u64>) -> Napi {
-        Napi {
-            id,
-            ifindex: 3,
-            irq: None,
-            threaded: Some(NapiThreaded::Disabled),
-            pid: None,
-            defer_hard_irqs: Some(0),
-            irq_suspend_timeout: suspend,
-            gro_flush_timeout: Some(20_000),
-            other: Vec::new(),
-        }
+        Napi { gro_flush_timeout: Some(20_000), ..crate::apply::tests::napi(id, suspend) }
     }
 
     fn device(napis: Vec<Napi>, coalesce: Option<Coalesce>) -> Snapshot {
-        Snapshot { device: "eth9".into(), ifindex: 3, napis, queues: Vec::new(), coalesce, coalesce_params: Vec::new() }
+        Snapshot { device: "eth9".into(), ..crate::apply::tests::veth(napis, coalesce) }
     }
 
     #[test]

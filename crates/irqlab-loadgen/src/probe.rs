@@ -112,41 +112,18 @@ fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// Ping-pong between a thread on `here` and one on `there`; ns per one-way hop.
-fn switch_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> {
-    let cpu = there;
-    let (mut a_rd, mut b_wr) = pipe()?;
-    let (mut b_rd, mut a_wr) = pipe()?;
-    let peer = std::thread::spawn(move || -> std::io::Result<()> {
-        pin_to(cpu);
-        let mut buf = [0u8; 1];
-        for _ in 0..n {
-            b_rd.read_exact(&mut buf)?;
-            b_wr.write_all(&buf)?;
-        }
-        Ok(())
-    });
-    pin_to(here);
-    let mut buf = [0u8; 1];
-    let t = Instant::now();
-    for _ in 0..n {
-        a_wr.write_all(&buf)?;
-        a_rd.read_exact(&mut buf)?;
-    }
-    let ns = t.elapsed().as_nanos() as f64 / (2 * n) as f64;
-    peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
-    Ok(ns)
+/// What a ping-pong between a thread on `here` and one on `there` measured.
+struct PingPong {
+    /// Wall time per one-way hop.
+    hop_ns: f64,
+    /// The CPU time of the `write` that wakes the peer, per write (0 unless timed).
+    write_cpu_ns: f64,
 }
 
-fn thread_cpu_ns() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
-}
-
-/// The CPU time of a `write` that wakes a thread sleeping on `there`, ns.
-fn wake_sender_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> {
+/// `n` round trips through two pipes between a thread on `here` and an
+/// echoing thread on `there`; `time_writes` also reads the thread's CPU
+/// clock around each write (two clock reads per round trip more).
+fn ping_pong(n: u32, here: usize, there: usize, time_writes: bool) -> std::io::Result<PingPong> {
     let (mut a_rd, mut b_wr) = pipe()?;
     let (mut b_rd, mut a_wr) = pipe()?;
     let peer = std::thread::spawn(move || -> std::io::Result<()> {
@@ -160,15 +137,28 @@ fn wake_sender_round(n: u32, here: usize, there: usize) -> std::io::Result<f64> 
     });
     pin_to(here);
     let mut buf = [0u8; 1];
-    let mut cpu = 0.0;
+    let mut write_cpu = 0.0;
+    let t = Instant::now();
     for _ in 0..n {
-        let t = thread_cpu_ns();
-        a_wr.write_all(&buf)?;
-        cpu += thread_cpu_ns() - t;
+        if time_writes {
+            let c = thread_cpu_ns();
+            a_wr.write_all(&buf)?;
+            write_cpu += thread_cpu_ns() - c;
+        } else {
+            a_wr.write_all(&buf)?;
+        }
         a_rd.read_exact(&mut buf)?;
     }
+    let hop_ns = t.elapsed().as_nanos() as f64 / (2 * n) as f64;
     peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
-    Ok(cpu / n as f64)
+    Ok(PingPong { hop_ns, write_cpu_ns: write_cpu / n as f64 })
+}
+
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
 
 /// The CPU time of one 20 µs `clock_nanosleep`, ns.
@@ -209,7 +199,7 @@ fn busy_wake_round(n: u32, here: usize, there: usize) -> std::io::Result<(f64, f
     std::thread::sleep(std::time::Duration::from_millis(300));
     let alone = (count.load(Ordering::Relaxed) - c0) as f64 / t0.elapsed().as_nanos() as f64;
     let (c1, t1) = (count.load(Ordering::Relaxed), Instant::now());
-    let hop = switch_round(n, here, there)?;
+    let hop = ping_pong(n, here, there, false)?.hop_ns;
     let ns = t1.elapsed().as_nanos() as f64;
     let shared = (count.load(Ordering::Relaxed) - c1) as f64 / ns;
     stop.store(true, Ordering::Relaxed);
@@ -249,7 +239,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let mut switch = f64::INFINITY;
     let (mut remote, mut busy, mut busy_hop, mut sender) = (0.0, 0.0, 0.0, 0.0);
     for _ in 0..rounds {
-        switch = switch.min(switch_round(20_000, here, here)?);
+        switch = switch.min(ping_pong(20_000, here, here, false)?.hop_ns);
     }
     if let Some(&there) = cpus.get(1) {
         remote = f64::INFINITY;
@@ -257,8 +247,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         busy_hop = f64::INFINITY;
         sender = f64::INFINITY;
         for _ in 0..rounds {
-            sender = sender.min(wake_sender_round(1_000, here, there)?);
-            remote = remote.min(switch_round(2_000, here, there)?);
+            sender = sender.min(ping_pong(1_000, here, there, true)?.write_cpu_ns);
+            remote = remote.min(ping_pong(2_000, here, there, false)?.hop_ns);
             let (cpu, hop) = busy_wake_round(2_000, here, there)?;
             busy = busy.min(cpu);
             busy_hop = busy_hop.min(hop);

@@ -162,6 +162,18 @@ fn current() -> Config {
     }
 }
 
+/// `EPIOCSPARAMS` with `c`'s parameters on `epfd`; the ioctl's result.
+fn set_params(epfd: c_int, c: &Config) -> c_int {
+    let params = libc::epoll_params {
+        busy_poll_usecs: c.busy_poll_usecs,
+        busy_poll_budget: c.busy_poll_budget,
+        prefer_busy_poll: c.prefer_busy_poll,
+        __pad: 0,
+    };
+    // SAFETY: `params` is a valid `struct epoll_params` for the kernel to read.
+    unsafe { libc::ioctl(epfd, libc::EPIOCSPARAMS, &params as *const libc::epoll_params) }
+}
+
 /// Give a new epoll instance the profile's parameters. Keeps errno.
 fn configure(epfd: c_int) {
     init();
@@ -170,25 +182,9 @@ fn configure(epfd: c_int) {
     }
     let saved = errno();
     let c = current();
-    let params = libc::epoll_params {
-        busy_poll_usecs: c.busy_poll_usecs,
-        busy_poll_budget: c.busy_poll_budget,
-        prefer_busy_poll: c.prefer_busy_poll,
-        __pad: 0,
-    };
-    // SAFETY: `params` is a valid `struct epoll_params` for the kernel to read.
-    let rc = unsafe {
-        libc::ioctl(
-            epfd,
-            libc::EPIOCSPARAMS,
-            &params as *const libc::epoll_params,
-        )
-    };
+    let rc = set_params(epfd, &c);
     if rc == 0 {
-        if (0..NAPI_EPFD_LIMIT).contains(&epfd) {
-            let i = epfd as usize;
-            CONFIGURED_EPFD[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
-        }
+        set_epfd_bit(&CONFIGURED_EPFD, epfd, true);
         if c.nonblocking {
             SPIN.store(true, Ordering::Release);
         }
@@ -236,22 +232,15 @@ fn control_poll() {
     if let Some(usecs) = control::read_usecs() {
         if usecs != USECS.swap(usecs, Ordering::Relaxed) {
             let c = current();
-            let params = libc::epoll_params {
-                busy_poll_usecs: c.busy_poll_usecs,
-                busy_poll_budget: c.busy_poll_budget,
-                prefer_busy_poll: c.prefer_busy_poll,
-                __pad: 0,
-            };
             let mut set = 0;
             for (w, word) in CONFIGURED_EPFD.iter().enumerate() {
                 let mut bits = word.load(Ordering::Relaxed);
                 while bits != 0 {
                     let epfd = (w * 64 + bits.trailing_zeros() as usize) as c_int;
                     bits &= bits - 1;
-                    // SAFETY: `params` is a valid `struct epoll_params`. An fd
-                    // closed and reused since is refused (ENOTTY) or is a
-                    // new epoll instance, which should have them anyway.
-                    if unsafe { libc::ioctl(epfd, libc::EPIOCSPARAMS, &params as *const libc::epoll_params) } == 0 {
+                    // An fd closed and reused since is refused (ENOTTY) or is
+                    // a new epoll instance, which should have them anyway.
+                    if set_params(epfd, &c) == 0 {
                         set += 1;
                     }
                 }
@@ -286,13 +275,18 @@ fn napi_epfd(epfd: c_int) -> bool {
 }
 
 fn set_napi_epfd(epfd: c_int, on: bool) {
+    set_epfd_bit(&NAPI_EPFD, epfd, on);
+}
+
+/// Mark `epfd` in a table of epoll fds (those beyond it are not tracked).
+fn set_epfd_bit(table: &[AtomicU64; NAPI_EPFD_WORDS], epfd: c_int, on: bool) {
     if (0..NAPI_EPFD_LIMIT).contains(&epfd) {
         let i = epfd as usize;
         let bit = 1u64 << (i % 64);
         if on {
-            NAPI_EPFD[i / 64].fetch_or(bit, Ordering::Relaxed);
+            table[i / 64].fetch_or(bit, Ordering::Relaxed);
         } else {
-            NAPI_EPFD[i / 64].fetch_and(!bit, Ordering::Relaxed);
+            table[i / 64].fetch_and(!bit, Ordering::Relaxed);
         }
     }
 }

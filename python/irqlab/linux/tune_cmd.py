@@ -307,13 +307,9 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def _number(text: str, flag: str, lo: float, hi: float) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not (math.isfinite(v) and lo <= v <= hi):
-        raise TuneError(f"{flag} must be a number between {lo:g} and {hi:g} (got {text!r})")
-    return v
+    from irqlab.flags import number
+
+    return number(text, flag, lo, hi, TuneError)
 
 
 def _cpus(text: Optional[str]) -> Optional[set[int]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,13 +144,9 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 def _num(text: str, flag: str, lo: float, hi: float) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not (math.isfinite(v) and lo <= v <= hi):
-        raise TestbedUsageError(f"{flag} must be a number between {lo:g} and {hi:g} (got {text!r})")
-    return v
+    from irqlab.flags import number
+
+    return number(text, flag, lo, hi, TestbedUsageError)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
