@@ -495,6 +495,30 @@ def test_a_daemonizing_program_is_reported_with_the_pids_it_left(launcher):
     assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
+def test_shim_detection_waits_out_an_exec_but_not_a_process_without_environment():
+    # A process caught inside its execve reads an empty environment and has
+    # no shim mapped yet; _has_shim looks again. One whose environment is
+    # truly empty (env -i) is not the shim's, and the look is bounded.
+    from irqlab.linux.exec_cmd import _has_shim
+
+    bare = subprocess.Popen(["env", "-i", "sleep", "30"])
+    with_shim = subprocess.Popen(["sleep", "30"], env={**os.environ, "LD_PRELOAD": str(find_shim())})
+    try:
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{bare.pid}/cmdline").read_bytes().split(b"\0")[0] != b"sleep":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        started = time.monotonic()
+        assert not _has_shim(bare.pid)
+        assert time.monotonic() - started < 2
+        assert _has_shim(with_shim.pid)
+    finally:
+        for p in (bare, with_shim):
+            p.kill()
+            p.wait()
+    assert not _has_shim(bare.pid)  # gone
+
+
 def test_environment_reaches_the_program(launcher):
     env = {**os.environ, "LD_PRELOAD": "", "KEEP_ME": "yes"}
     r = run([*launcher, "--profile", "busy-wait", "--", "sh", "-c",

@@ -58,6 +58,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -308,20 +309,33 @@ def lingering() -> list[int]:
             pids.update(int(p) for p in (task / "children").read_text().split())
         except (OSError, ValueError):
             continue
-    found = []
-    for pid in sorted(pids):
-        # Mapped, or about to be: right after its execve the dynamic loader
-        # has not yet mapped what LD_PRELOAD names, but the new environment
-        # is already in place.
+    return [pid for pid in sorted(pids) if _has_shim(pid)]
+
+
+def _has_shim(pid: int, attempts: int = 20, pause_s: float = 0.005) -> bool:
+    """Whether process ``pid`` has the shim mapped, or is about to.
+
+    Right after an execve the dynamic loader has not yet mapped what
+    LD_PRELOAD names, but the new environment is in place. Inside the execve
+    itself there is a moment when neither shows: the new memory map has
+    replaced the old one (``exec_mmap``) but its environment is not yet set
+    (``create_elf_tables``), so ``/proc/PID/environ`` reads empty. A process
+    seen so is looked at again, a bounded number of times (0.1 s at most)."""
+    for _ in range(attempts):
         try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return False
             maps = Path(f"/proc/{pid}/maps").read_text()
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        preload = [v for v in environ if v.startswith(b"LD_PRELOAD=") and SHIM_NAME.encode() in v]
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except (OSError, IndexError):
+            return False
+        preload = [v for v in environ.split(b"\0") if v.startswith(b"LD_PRELOAD=") and SHIM_NAME.encode() in v]
         if SHIM_NAME in maps or preload:
-            found.append(pid)
-    return found
+            return True
+        if environ:
+            return False
+        time.sleep(pause_s)
+    return False
 
 
 def _warn_lingering(command: Sequence[str], napi_dev: Optional[str]) -> list[int]:
