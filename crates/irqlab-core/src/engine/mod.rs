@@ -9,7 +9,7 @@ pub mod rng;
 pub mod time;
 pub mod timer;
 
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Lane, LANES};
 pub use rng::{RngStreams, StreamRng};
 pub use time::Nanos;
 
@@ -43,6 +43,16 @@ impl<E> Scheduler<E> {
     pub fn at(&mut self, at_ns: Nanos, event: E) {
         debug_assert!(at_ns >= self.now, "event scheduled in the past");
         self.queue.push(at_ns.max(self.now), event);
+    }
+
+    /// Schedule `event` at `at_ns` in FIFO lane `lane`: for events a model
+    /// schedules at a fixed delay after now, hence in time order (see
+    /// [`queue`]). The order in which events are handled is the same as
+    /// with [`Scheduler::at`]; only the cost differs.
+    #[inline]
+    pub fn at_fifo(&mut self, lane: Lane, at_ns: Nanos, event: E) {
+        debug_assert!(at_ns >= self.now, "event scheduled in the past");
+        self.queue.push_fifo(lane, at_ns.max(self.now), event);
     }
 
     /// Schedule `event` `delay_ns` after now.
@@ -109,11 +119,7 @@ pub fn run_until<W: World>(
     let mut countdown = CHECK_EVERY_EVENTS;
     let mut still = 0;
     let mut last_check_ns = Nanos::MAX;
-    while let Some(t) = sched.queue.peek_time() {
-        if t > end_ns {
-            break;
-        }
-        let (t, ev) = sched.queue.pop().expect("peeked");
+    while let Some((t, ev)) = sched.queue.pop_until(end_ns) {
         sched.now = t;
         sched.processed += 1;
         world.handle(sched, ev);

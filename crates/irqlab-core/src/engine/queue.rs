@@ -1,27 +1,45 @@
-//! The event queue: a binary heap keyed by `(time, sequence)`. The sequence
-//! number increases monotonically with every push, so events scheduled for the
+//! The event queue, ordered by `(time, sequence)`. The sequence number
+//! increases monotonically with every push, so events scheduled for the
 //! same instant leave in the order they were scheduled (as in SimPy's
 //! `(time, priority, eid)` heap and nexosim's priority queue).
 //!
-//! For speed the heap holds 16-byte keys only: the time in the upper 64 bits,
-//! and below it one word with the sequence number in its upper 40 bits and
-//! the index of the event's slot in its lower 24 bits. Events themselves stay put in a slab, so sifting
-//! moves keys, never payloads. Ordering by that word is ordering by sequence,
-//! since sequence numbers are unique.
+//! Two structures hold the events, and a pop takes the smaller key of the
+//! two (so the order is exactly the one a single heap would give):
+//!
+//! - A binary heap of 16-byte keys: the time in the upper 64 bits, and
+//!   below it one word with the sequence number in its upper 40 bits and
+//!   the index of the event's slot in its lower 24 bits. Events themselves
+//!   stay put in a slab, so sifting moves keys, never payloads. Ordering by
+//!   that word is ordering by sequence, since sequence numbers are unique.
+//! - A few FIFO lanes ([`LANES`]) for events that a model schedules at a
+//!   fixed delay after "now" (a reply on the wire, a DMA completion): since
+//!   the clock never goes back, such events are scheduled in time order, so
+//!   a lane is sorted by key just by appending. A push to a lane whose last
+//!   event is later goes to the heap instead, so a lane is only ever a hint.
+//!   On the thesis scenario three events in five are lane events, and the
+//!   heap keeps a few dozen keys instead of a thousand.
 
 use super::time::Nanos;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 const SLOT_BITS: u32 = 24;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 /// Events pending at once (2^24); far beyond any scenario's needs.
 pub const MAX_PENDING: usize = 1 << SLOT_BITS;
+/// FIFO lanes of a queue (see the module's doc).
+pub const LANES: usize = 4;
+
+/// Which FIFO lane an event is scheduled in (below [`LANES`]).
+pub type Lane = usize;
 
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<u128>>,
     slots: Vec<Option<E>>,
     free: Vec<u32>,
+    /// Each lane sorted by key; its events carry their key (sequence in the
+    /// same bits as the heap's, no slot).
+    lanes: [VecDeque<(u128, E)>; LANES],
     next_seq: u64,
 }
 
@@ -31,13 +49,38 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
+/// Where the next event is.
+enum Next {
+    Heap,
+    Lane(usize),
+}
+
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(4096), slots: Vec::with_capacity(4096), free: Vec::new(), next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(4096),
+            slots: Vec::with_capacity(4096),
+            free: Vec::new(),
+            lanes: std::array::from_fn(|_| VecDeque::with_capacity(1024)),
+            next_seq: 0,
+        }
+    }
+
+    #[inline]
+    fn next_key(&mut self, time: Nanos) -> u128 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        ((time as u128) << 64) | (seq << SLOT_BITS) as u128
     }
 
     #[inline]
     pub fn push(&mut self, time: Nanos, event: E) {
+        let key = self.next_key(time);
+        self.push_heap(key, event);
+    }
+
+    #[inline]
+    fn push_heap(&mut self, key: u128, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(event);
@@ -49,30 +92,70 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.heap.push(Reverse(((time as u128) << 64) | ((seq << SLOT_BITS) | slot as u64) as u128));
+        self.heap.push(Reverse(key | slot as u128));
+    }
+
+    /// Push `event` at `time` into FIFO lane `lane`, or into the heap if the
+    /// lane's last event is later (the order of events is the same either
+    /// way).
+    #[inline]
+    pub fn push_fifo(&mut self, lane: Lane, time: Nanos, event: E) {
+        let key = self.next_key(time);
+        let l = &mut self.lanes[lane];
+        match l.back() {
+            Some(&(last, _)) if last > key => self.push_heap(key, event),
+            _ => l.push_back((key, event)),
+        }
+    }
+
+    /// The source of the smallest key, and that key.
+    #[inline]
+    fn next(&self) -> Option<(u128, Next)> {
+        let mut best = self.heap.peek().map(|&Reverse(k)| (k, Next::Heap));
+        for (i, l) in self.lanes.iter().enumerate() {
+            if let Some(&(k, _)) = l.front() {
+                if best.as_ref().map_or(true, |(b, _)| k < *b) {
+                    best = Some((k, Next::Lane(i)));
+                }
+            }
+        }
+        best
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let Reverse(key) = self.heap.pop()?;
-        let (time, word) = ((key >> 64) as Nanos, key as u64);
-        let slot = (word & SLOT_MASK) as u32;
-        self.free.push(slot);
-        let ev = self.slots[slot as usize].take().expect("slot of a pending event");
-        Some((time, ev))
+        self.pop_until(Nanos::MAX)
+    }
+
+    /// Pop the next event if it is due at or before `end_ns`.
+    #[inline]
+    pub fn pop_until(&mut self, end_ns: Nanos) -> Option<(Nanos, E)> {
+        let (key, from) = self.next()?;
+        let time = (key >> 64) as Nanos;
+        if time > end_ns {
+            return None;
+        }
+        match from {
+            Next::Heap => {
+                self.heap.pop();
+                let slot = (key as u64 & SLOT_MASK) as u32;
+                self.free.push(slot);
+                let ev = self.slots[slot as usize].take().expect("slot of a pending event");
+                Some((time, ev))
+            }
+            Next::Lane(i) => self.lanes[i].pop_front().map(|(_, ev)| (time, ev)),
+        }
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse(k)| (*k >> 64) as Nanos)
+        self.next().map(|(k, _)| (k >> 64) as Nanos)
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -106,8 +189,19 @@ mod tests {
         let mut id = 0u64;
         for _ in 0..20_000 {
             if rand() % 3 != 0 || pending.is_empty() {
-                let t = now + rand() % 50;
-                q.push(t, id);
+                // Into the heap, or into a lane at a fixed delay (in order)
+                // or at a random one (out of order: the heap takes it).
+                let (t, lane) = match rand() % 8 {
+                    0 => (now + 7, Some(0)),
+                    1 => (now + 20, Some(1)),
+                    2 => (now, Some(2)),
+                    3 => (now + rand() % 50, Some(3)),
+                    _ => (now + rand() % 50, None),
+                };
+                match lane {
+                    Some(l) => q.push_fifo(l, t, id),
+                    None => q.push(t, id),
+                }
                 pending.push((t, id));
                 id += 1;
             } else {
@@ -121,6 +215,24 @@ mod tests {
         pending.sort_unstable();
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, pending);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn lanes_and_heap_merge_by_time_then_sequence() {
+        let mut q = EventQueue::new();
+        q.push_fifo(0, 5, 'a');
+        q.push(5, 'b');
+        q.push_fifo(1, 3, 'c');
+        q.push_fifo(0, 9, 'd');
+        // Earlier than the lane's last: the heap takes it, order unchanged.
+        q.push_fifo(0, 4, 'e');
+        q.push_fifo(2, 5, 'f');
+        assert_eq!(q.len(), 6);
+        assert_eq!(q.peek_time(), Some(3));
+        assert_eq!(q.pop_until(2), None);
+        let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(out, vec![(3, 'c'), (4, 'e'), (5, 'a'), (5, 'b'), (5, 'f'), (9, 'd')]);
     }
 
     #[test]

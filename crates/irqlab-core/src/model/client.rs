@@ -219,7 +219,7 @@ impl Server {
             if self.clients.write_ns == 0 { (now, sent_ns) } else { self.clients.write(now, sent_ns) };
         let pkt = self.clients.request(conn, sent_ns);
         let queue = self.nic.rss_queue(conn);
-        sched.at(written + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
+        sched.at_fifo(super::server::lane::TO_SERVER, written + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
     }
 
     pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {

@@ -68,6 +68,21 @@ pub enum Ev {
     WarmupEnd,
 }
 
+/// The engine's FIFO lanes ([`crate::engine::queue`]) for the events the
+/// model schedules at a fixed delay: each lane's events then come in time
+/// order and skip the heap (one out of order goes to the heap).
+pub mod lane {
+    use crate::engine::Lane;
+    /// A request on its way to the NIC's ring (the wire and DMA delay).
+    pub const TO_SERVER: Lane = 0;
+    /// A reply on the wire to its client.
+    pub const TO_CLIENT: Lane = 1;
+    /// A TX descriptor's DMA completion.
+    pub const TX_DONE: Lane = 2;
+    /// An interrupt-moderation timer (`rx-usecs` after a completion).
+    pub const MODERATION: Lane = 3;
+}
+
 /// Counters over the measurement window.
 #[derive(Default, Clone, Debug)]
 pub struct Counters {
@@ -535,7 +550,7 @@ impl Server {
         match signal {
             Signal::Nothing => {}
             Signal::FireNow => self.raise_queue_irq(sched, queue, cq),
-            Signal::PostTimer(at, gen) => sched.at(at, Ev::ModerationTimer { queue, cq, gen }),
+            Signal::PostTimer(at, gen) => sched.at_fifo(lane::MODERATION, at, Ev::ModerationTimer { queue, cq, gen }),
         }
     }
 
@@ -615,9 +630,9 @@ impl Server {
         }
         let now = sched.now();
         let wire_ns = self.cfg.nic.wire_latency_ns + self.vm_dma_extra_ns + self.vm_wire_extra_ns;
-        sched.at(now + wire_ns, Ev::ReplyArrive { conn, sent_ns });
+        sched.at_fifo(lane::TO_CLIENT, now + wire_ns, Ev::ReplyArrive { conn, sent_ns });
         // The TX descriptor completes once the NIC has DMAed the reply.
-        sched.at(now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns, Ev::TxDone { queue, bytes });
+        sched.at_fifo(lane::TX_DONE, now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns, Ev::TxDone { queue, bytes });
     }
 
     /// Descriptors were reaped: send what waits in the qdisc.

@@ -7,11 +7,11 @@ use std::fmt;
 
 use rand::distributions::Standard;
 use rand::Rng;
-use rand_distr::Distribution;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::workload::distributions::{GeneralizedPareto, Gev};
+use crate::workload::etc_table::{open01, EtcTables};
 
 /// mutilate's `fb_key` generator (Generator.cc, `createFacebookKey`):
 /// GEV(loc 30.7984, scale 8.20449, shape 0.078688), in bytes.
@@ -116,7 +116,16 @@ impl EtcKeySize {
 
     /// One key size in bytes, in `min_len..=MAX_KEY_LEN`.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u32 {
-        self.len_from_draw(self.gev.sample(rng))
+        // The `u64` the GEV's `Open01` uniform is made of; most draws are
+        // read from a table with the formula's exact result (`etc_table`).
+        let x: u64 = rng.gen();
+        if self.gev == FB_KEY {
+            if let Some(len) = EtcTables::get().key(x) {
+                // The table clamps to 1..=255; min_len >= 1 only raises it.
+                return len.max(self.min_len);
+            }
+        }
+        self.len_from_draw(self.gev.from_uniform(open01(x)))
     }
 }
 
@@ -160,14 +169,22 @@ impl EtcValueSize {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u32 {
         // Uniform in [0, 1), as drand48() in Discrete::generate.
         let u: f64 = rng.sample(Standard);
-        let mut cum = 0.0;
-        for &(p, bytes) in FB_VALUE_TABLE.iter() {
-            cum += p;
+        let tables = EtcTables::get();
+        // The running sums of the table's probabilities, precomputed.
+        for &(cum, bytes) in tables.value_cum.iter() {
             if u < cum {
                 return bytes;
             }
         }
-        let x = self.tail.sample(rng);
+        // The tail's `Open01` uniform, as a table entry when its bucket has
+        // one (`etc_table`).
+        let x: u64 = rng.gen();
+        if self.tail == FB_VALUE_TAIL {
+            if let Some(v) = tables.value_tail(x) {
+                return v;
+            }
+        }
+        let x = self.tail.from_uniform(open01(x));
         // Truncation toward zero as C's double → int conversion; `as`
         // saturates, so a huge draw cannot wrap.
         (x.trunc() as u32).min(MAX_VALUE_LEN)

@@ -3,6 +3,7 @@
 
 pub mod distributions;
 pub mod etc;
+pub mod etc_table;
 pub mod interarrival;
 
 pub use distributions::{GeneralizedPareto, Gev};
