@@ -39,7 +39,7 @@ impl<E> Scheduler<E> {
     }
 
     /// Schedule `event` at absolute time `at_ns` (never in the past).
-    #[inline]
+    #[inline(always)]
     pub fn at(&mut self, at_ns: Nanos, event: E) {
         debug_assert!(at_ns >= self.now, "event scheduled in the past");
         self.queue.push(at_ns.max(self.now), event);
@@ -49,14 +49,14 @@ impl<E> Scheduler<E> {
     /// schedules at a fixed delay after now, hence in time order (see
     /// [`queue`]). The order in which events are handled is the same as
     /// with [`Scheduler::at`]; only the cost differs.
-    #[inline]
+    #[inline(always)]
     pub fn at_fifo(&mut self, lane: Lane, at_ns: Nanos, event: E) {
         debug_assert!(at_ns >= self.now, "event scheduled in the past");
         self.queue.push_fifo(lane, at_ns.max(self.now), event);
     }
 
     /// Schedule `event` `delay_ns` after now.
-    #[inline]
+    #[inline(always)]
     pub fn after(&mut self, delay_ns: Nanos, event: E) {
         self.queue.push(self.now + delay_ns, event);
     }

@@ -40,8 +40,15 @@ pub struct EventQueue<E> {
     /// Each lane sorted by key; its events carry their key (sequence in the
     /// same bits as the heap's, no slot).
     lanes: [VecDeque<(u128, E)>; LANES],
+    /// The key of each lane's first event ([`EMPTY`] if none), kept apart
+    /// so that finding the next event reads one small array.
+    heads: [u128; LANES],
     next_seq: u64,
 }
+
+/// The head key of an empty lane: above every real key (a time below
+/// `Nanos::MAX`, or a sequence number below 2^40, keeps a key under it).
+const EMPTY: u128 = u128::MAX;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -49,11 +56,9 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-/// Where the next event is.
-enum Next {
-    Heap,
-    Lane(usize),
-}
+/// Where the next event is: a lane, or [`HEAP`].
+type Next = usize;
+const HEAP: Next = LANES;
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
@@ -62,24 +67,25 @@ impl<E> EventQueue<E> {
             slots: Vec::with_capacity(4096),
             free: Vec::new(),
             lanes: std::array::from_fn(|_| VecDeque::with_capacity(1024)),
+            heads: [EMPTY; LANES],
             next_seq: 0,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_key(&mut self, time: Nanos) -> u128 {
         let seq = self.next_seq;
         self.next_seq += 1;
         ((time as u128) << 64) | (seq << SLOT_BITS) as u128
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Nanos, event: E) {
         let key = self.next_key(time);
         self.push_heap(key, event);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_heap(&mut self, key: u128, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
@@ -98,28 +104,33 @@ impl<E> EventQueue<E> {
     /// Push `event` at `time` into FIFO lane `lane`, or into the heap if the
     /// lane's last event is later (the order of events is the same either
     /// way).
-    #[inline]
+    #[inline(always)]
     pub fn push_fifo(&mut self, lane: Lane, time: Nanos, event: E) {
         let key = self.next_key(time);
         let l = &mut self.lanes[lane];
         match l.back() {
             Some(&(last, _)) if last > key => self.push_heap(key, event),
-            _ => l.push_back((key, event)),
+            Some(_) => l.push_back((key, event)),
+            None => {
+                l.push_back((key, event));
+                self.heads[lane] = key;
+            }
         }
     }
 
-    /// The source of the smallest key, and that key.
-    #[inline]
+    /// The smallest key and where it is.
+    #[inline(always)]
     fn next(&self) -> Option<(u128, Next)> {
-        let mut best = self.heap.peek().map(|&Reverse(k)| (k, Next::Heap));
-        for (i, l) in self.lanes.iter().enumerate() {
-            if let Some(&(k, _)) = l.front() {
-                if best.as_ref().map_or(true, |(b, _)| k < *b) {
-                    best = Some((k, Next::Lane(i)));
-                }
+        let (mut best, mut from) = match self.heap.peek() {
+            Some(&Reverse(k)) => (k, HEAP),
+            None => (EMPTY, HEAP),
+        };
+        for (i, &k) in self.heads.iter().enumerate() {
+            if k < best {
+                (best, from) = (k, i);
             }
         }
-        best
+        (best != EMPTY).then_some((best, from))
     }
 
     #[inline]
@@ -135,16 +146,17 @@ impl<E> EventQueue<E> {
         if time > end_ns {
             return None;
         }
-        match from {
-            Next::Heap => {
-                self.heap.pop();
-                let slot = (key as u64 & SLOT_MASK) as u32;
-                self.free.push(slot);
-                let ev = self.slots[slot as usize].take().expect("slot of a pending event");
-                Some((time, ev))
-            }
-            Next::Lane(i) => self.lanes[i].pop_front().map(|(_, ev)| (time, ev)),
+        if from == HEAP {
+            self.heap.pop();
+            let slot = (key as u64 & SLOT_MASK) as u32;
+            self.free.push(slot);
+            let ev = self.slots[slot as usize].take().expect("slot of a pending event");
+            return Some((time, ev));
         }
+        let l = &mut self.lanes[from];
+        let (_, ev) = l.pop_front().expect("a lane with a head key");
+        self.heads[from] = l.front().map_or(EMPTY, |&(k, _)| k);
+        Some((time, ev))
     }
 
     #[inline]
