@@ -40,9 +40,11 @@ pub struct EventQueue<E> {
     /// Each lane sorted by key; its events carry their key (sequence in the
     /// same bits as the heap's, no slot).
     lanes: [VecDeque<(u128, E)>; LANES],
-    /// The key of each lane's first event ([`EMPTY`] if none), kept apart
-    /// so that finding the next event reads one small array.
+    /// The key of each lane's first event ([`EMPTY`] if none), and the
+    /// smallest of them with its lane: finding the next event then compares
+    /// two keys, and only a pop from a lane looks at every lane's head.
     heads: [u128; LANES],
+    lane_min: (u128, Next),
     next_seq: u64,
 }
 
@@ -68,6 +70,7 @@ impl<E> EventQueue<E> {
             free: Vec::new(),
             lanes: std::array::from_fn(|_| VecDeque::with_capacity(1024)),
             heads: [EMPTY; LANES],
+            lane_min: (EMPTY, HEAP),
             next_seq: 0,
         }
     }
@@ -114,6 +117,9 @@ impl<E> EventQueue<E> {
             None => {
                 l.push_back((key, event));
                 self.heads[lane] = key;
+                if key < self.lane_min.0 {
+                    self.lane_min = (key, lane);
+                }
             }
         }
     }
@@ -121,16 +127,11 @@ impl<E> EventQueue<E> {
     /// The smallest key and where it is.
     #[inline(always)]
     fn next(&self) -> Option<(u128, Next)> {
-        let (mut best, mut from) = match self.heap.peek() {
-            Some(&Reverse(k)) => (k, HEAP),
-            None => (EMPTY, HEAP),
-        };
-        for (i, &k) in self.heads.iter().enumerate() {
-            if k < best {
-                (best, from) = (k, i);
-            }
+        let lanes = self.lane_min;
+        match self.heap.peek() {
+            Some(&Reverse(k)) if k < lanes.0 => Some((k, HEAP)),
+            _ => (lanes.0 != EMPTY).then_some(lanes),
         }
-        (best != EMPTY).then_some((best, from))
     }
 
     #[inline]
@@ -156,6 +157,13 @@ impl<E> EventQueue<E> {
         let l = &mut self.lanes[from];
         let (_, ev) = l.pop_front().expect("a lane with a head key");
         self.heads[from] = l.front().map_or(EMPTY, |&(k, _)| k);
+        let mut min = (EMPTY, HEAP);
+        for (i, &k) in self.heads.iter().enumerate() {
+            if k < min.0 {
+                min = (k, i);
+            }
+        }
+        self.lane_min = min;
         Some((time, ev))
     }
 

@@ -170,7 +170,14 @@ impl Server {
                         c.on_ready = false;
                         c.rx_bytes = 0;
                         let n = c.rx.len() as u64;
-                        th.reqs.extend(c.rx.drain(..));
+                        // The thread's queue is empty here (NextReq took
+                        // every request before NextConn): swapping moves the
+                        // requests without copying them.
+                        if th.reqs.is_empty() {
+                            std::mem::swap(&mut th.reqs, &mut c.rx);
+                        } else {
+                            th.reqs.extend(c.rx.drain(..));
+                        }
                         th.phase = Phase::InRecv(conn);
                         return Some(sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n)));
                     }

@@ -170,11 +170,12 @@ impl EtcValueSize {
         // Uniform in [0, 1), as drand48() in Discrete::generate.
         let u: f64 = rng.sample(Standard);
         let tables = EtcTables::get();
-        // The running sums of the table's probabilities, precomputed.
-        for &(cum, bytes) in tables.value_cum.iter() {
-            if u < cum {
-                return bytes;
-            }
+        // The first entry whose running sum exceeds u (the sums increase, so
+        // a binary search finds the entry mutilate's walk stops at).
+        let cum = &tables.value_cum;
+        let i = cum.partition_point(|&(c, _)| c <= u);
+        if let Some(&(_, bytes)) = cum.get(i) {
+            return bytes;
         }
         // The tail's `Open01` uniform, as a table entry when its bucket has
         // one (`etc_table`).

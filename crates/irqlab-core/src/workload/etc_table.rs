@@ -53,7 +53,8 @@ pub struct EtcTables {
     /// (tail sizes are at least 15).
     value_tail: Vec<u16>,
     /// The running sums of [`FB_VALUE_TABLE`]'s probabilities, added in
-    /// mutilate's order (the same additions `EtcValueSize::sample` made).
+    /// mutilate's order (the same additions `EtcValueSize::sample` made);
+    /// strictly increasing, since every probability is positive.
     pub value_cum: [(f64, u32); FB_VALUE_TABLE.len()],
 }
 
@@ -225,6 +226,8 @@ mod tests {
             cum += p;
             assert_eq!((cum.to_bits(), bytes), (c.to_bits(), b));
         }
+        let sums = &EtcTables::get().value_cum;
+        assert!(sums.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
