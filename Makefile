@@ -81,6 +81,7 @@ test: setup
 	exit $$status
 
 bench: setup
+	$(BIN)/python bench/compare_simpy.py
 	$(BIN)/irqlab bench
 	$(BIN)/irqlab bench --sweep
 	cargo bench -p irqlab-core
