@@ -1,12 +1,17 @@
-//! Simulated events per wall second on the thesis bare-metal scenario.
+//! Criterion benches of the simulator (`make bench`, docs/performance.md):
+//! the thesis bare-metal scenario's simulated events per wall second under
+//! three profiles, and the event queue alone under the thesis's mix of
+//! events (a few dozen near-future events in the heap, three fixed-delay
+//! streams in FIFO lanes).
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use irqlab_core::engine::EventQueue;
 use irqlab_core::Scenario;
 
 fn thesis(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/thesis/bare-metal.toml");
     let mut g = c.benchmark_group("thesis-bare-metal");
     g.sample_size(10);
-    for profile in ["no-coalescing", "irq-suspend"] {
+    for profile in ["busy-wait", "no-coalescing", "irq-suspend"] {
         let mut s = Scenario::from_path(std::path::Path::new(path)).expect("scenario");
         s.set_profile(profile).unwrap();
         s.set("run.duration_s", "0.05").unwrap();
@@ -18,5 +23,49 @@ fn thesis(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, thesis);
+/// One pop and one push per step, as a handled event schedules its
+/// successor: 19 events pending, in the heap (segment ends 0.3-2 us ahead)
+/// and in three lanes at fixed delays (the ring, the wire, a DMA
+/// completion).
+fn queue(c: &mut Criterion) {
+    const STEPS: u64 = 100_000;
+    let mut g = c.benchmark_group("event-queue");
+    g.throughput(Throughput::Elements(STEPS));
+    g.bench_function("pop-push-thesis-mix", |b| {
+        b.iter(|| {
+            let mut q: EventQueue<u64> = EventQueue::new();
+            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+            let mut rand = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            for i in 0..16 {
+                q.push(300 + rand() % 1700, i);
+            }
+            for (lane, delay) in [(0usize, 20_600u64), (1, 20_000), (2, 600)] {
+                q.push_fifo(lane, delay, lane as u64);
+            }
+            let mut sum = 0u64;
+            for _ in 0..STEPS {
+                let (now, ev) = q.pop().expect("never empty");
+                sum = sum.wrapping_add(ev);
+                // Half to the heap, half to the lanes, as in the thesis's
+                // busy-wait run (three segment ends, three lane events per
+                // request).
+                match rand() % 6 {
+                    0 => q.push_fifo(0, now + 20_600, ev),
+                    1 => q.push_fifo(1, now + 20_000, ev),
+                    2 => q.push_fifo(2, now + 600, ev),
+                    _ => q.push(now + 300 + rand() % 1700, ev),
+                }
+            }
+            sum
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, thesis, queue);
 criterion_main!(benches);
