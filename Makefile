@@ -5,7 +5,7 @@
 #                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
 #                paper's Figures I-IV (irqlab-out/sriov/)
 #   make test    set up, then run every test (cargo test, then pytest)
-#   make bench   set up, then measure the simulator and a 100-point sweep (irqlab bench [--sweep], cargo bench)
+#   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], cargo bench
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
 #   make setup   build the Python package into the repo-local virtualenv .venv/
 #   make clean   remove .venv/, target/ and caches
