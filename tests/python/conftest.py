@@ -6,6 +6,8 @@ only need the scenario layer (``_core.resolve``) and the Python package.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,23 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SMALL = HERE / "scenarios" / "small.toml"
+
+def memcached_on_veth_skip_reason(without_root: str, kernel_lacks: str) -> str | None:
+    """Why a live test of memcached on a veth in network namespaces cannot
+    run here (None if it can): it needs root (else ``without_root`` is the
+    reason), Debian's memcached, iproute2 and ethtool, and Linux 6.13 or
+    later (older kernels lack ``kernel_lacks``)."""
+    if os.geteuid() != 0:
+        return without_root
+    if shutil.which("memcached") is None:
+        return "Debian's memcached is not installed"
+    if shutil.which("ip") is None or shutil.which("ethtool") is None:
+        return "iproute2 and ethtool are needed"
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    if (major, minor) < (6, 13):
+        return f"kernel {os.uname().release} is older than 6.13 (no {kernel_lacks})"
+    return None
+
 
 #: Short enough to keep every run in the suite well under a second.
 SHORT = "0.01"

@@ -16,21 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import memcached_on_veth_skip_reason
+
 ROOT = Path(__file__).resolve().parents[2]
 IRQLAB = Path(sys.executable).with_name("irqlab")
 
 
 def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "tuning a real device needs root (network namespaces, napi-set)"
-    if shutil.which("memcached") is None:
-        return "Debian's memcached is not installed"
-    if shutil.which("ip") is None or shutil.which("ethtool") is None:
-        return "iproute2 and ethtool are needed"
-    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
-    if (major, minor) < (6, 13):
-        return f"kernel {os.uname().release} is older than 6.13 (no per-NAPI settings)"
-    return None
+    return memcached_on_veth_skip_reason("tuning a real device needs root (network namespaces, napi-set)", "per-NAPI settings")
 
 
 pytestmark = [pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")]

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import memcached_on_veth_skip_reason
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "the testbed needs root (network namespaces, veth, threaded NAPI)"
-    if shutil.which("memcached") is None:
-        return "Debian's memcached is not installed"
-    if shutil.which("ip") is None or shutil.which("ethtool") is None:
-        return "iproute2 and ethtool are needed"
-    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
-    if (major, minor) < (6, 13):
-        return f"kernel {os.uname().release} is older than 6.13 (no IRQ suspension)"
-    return None
+    return memcached_on_veth_skip_reason("the testbed needs root (network namespaces, veth, threaded NAPI)", "IRQ suspension")
 
 
 pytestmark = [

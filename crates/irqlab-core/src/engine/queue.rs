@@ -16,8 +16,9 @@
 //!   the clock never goes back, such events are scheduled in time order, so
 //!   a lane is sorted by key just by appending. A push to a lane whose last
 //!   event is later goes to the heap instead, so a lane is only ever a hint.
-//!   On the thesis scenario three events in five are lane events, and the
-//!   heap keeps a few dozen keys instead of a thousand.
+//!   On the thesis scenario (busy-wait) three events in six are lane
+//!   events, and the heap keeps about 16 keys (a segment end per core, the
+//!   NAPI watchdogs) instead of about 60.
 
 use super::time::Nanos;
 use std::cmp::Reverse;

@@ -68,7 +68,6 @@ pub const MAX_VALUE_LEN: u32 = 1 << 20;
 /// the same size distribution per request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EtcKeySize {
-    gev: Gev,
     min_len: u32,
 }
 
@@ -81,10 +80,7 @@ impl Default for EtcKeySize {
 impl EtcKeySize {
     /// Key sizes with the smallest possible minimum, 1 byte.
     pub const fn new() -> Self {
-        EtcKeySize {
-            gev: FB_KEY,
-            min_len: 1,
-        }
+        EtcKeySize { min_len: 1 }
     }
 
     /// Key sizes for a key space of `records` keys: mutilate zero-pads the
@@ -97,10 +93,7 @@ impl EtcKeySize {
         } else {
             records.ilog10() + 1
         };
-        EtcKeySize {
-            gev: FB_KEY,
-            min_len: digits.min(MAX_KEY_LEN),
-        }
+        EtcKeySize { min_len: digits.min(MAX_KEY_LEN) }
     }
 
     /// The minimum key length in bytes.
@@ -119,13 +112,11 @@ impl EtcKeySize {
         // The `u64` the GEV's `Open01` uniform is made of; most draws are
         // read from a table with the formula's exact result (`etc_table`).
         let x: u64 = rng.gen();
-        if self.gev == FB_KEY {
-            if let Some(len) = EtcTables::get().key(x) {
-                // The table clamps to 1..=255; min_len >= 1 only raises it.
-                return len.max(self.min_len);
-            }
+        if let Some(len) = EtcTables::get().key(x) {
+            // The table clamps to 1..=255; min_len >= 1 only raises it.
+            return len.max(self.min_len);
         }
-        self.len_from_draw(self.gev.from_uniform(open01(x)))
+        self.len_from_draw(FB_KEY.from_uniform(open01(x)))
     }
 }
 
@@ -142,9 +133,7 @@ impl EtcKeySize {
 /// tail sizes are therefore at least 15. Sizes are capped at
 /// [`MAX_VALUE_LEN`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct EtcValueSize {
-    tail: GeneralizedPareto,
-}
+pub struct EtcValueSize;
 
 impl Default for EtcValueSize {
     fn default() -> Self {
@@ -154,9 +143,7 @@ impl Default for EtcValueSize {
 
 impl EtcValueSize {
     pub const fn new() -> Self {
-        EtcValueSize {
-            tail: FB_VALUE_TAIL,
-        }
+        EtcValueSize
     }
 
     /// Probability that a value size comes from the discrete table (the sum
@@ -180,12 +167,10 @@ impl EtcValueSize {
         // The tail's `Open01` uniform, as a table entry when its bucket has
         // one (`etc_table`).
         let x: u64 = rng.gen();
-        if self.tail == FB_VALUE_TAIL {
-            if let Some(v) = tables.value_tail(x) {
-                return v;
-            }
+        if let Some(v) = tables.value_tail(x) {
+            return v;
         }
-        let x = self.tail.from_uniform(open01(x));
+        let x = FB_VALUE_TAIL.from_uniform(open01(x));
         // Truncation toward zero as C's double → int conversion; `as`
         // saturates, so a huge draw cannot wrap.
         (x.trunc() as u32).min(MAX_VALUE_LEN)
