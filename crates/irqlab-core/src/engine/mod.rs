@@ -55,6 +55,27 @@ impl<E> Scheduler<E> {
         self.queue.push_fifo(lane, at_ns.max(self.now), event);
     }
 
+    /// Schedule `event` at `at_ns` in `owner`'s slot: for an owner with at
+    /// most one live event at a time (see [`queue`]). An event already in
+    /// the slot stays pending (in the heap); the order in which events are
+    /// handled is the same as with [`Scheduler::at`].
+    #[inline(always)]
+    pub fn at_owned(&mut self, owner: usize, at_ns: Nanos, event: E) {
+        debug_assert!(at_ns >= self.now, "event scheduled in the past");
+        self.queue.push_owned(owner, at_ns.max(self.now), event);
+    }
+
+    /// Give the queue `n` owner slots for [`Scheduler::at_owned`].
+    pub fn set_owners(&mut self, n: usize) {
+        self.queue.set_owners(n);
+    }
+
+    /// Owner slots available to [`Scheduler::at_owned`].
+    #[inline(always)]
+    pub fn owners(&self) -> usize {
+        self.queue.owners()
+    }
+
     /// Schedule `event` `delay_ns` after now.
     #[inline(always)]
     pub fn after(&mut self, delay_ns: Nanos, event: E) {

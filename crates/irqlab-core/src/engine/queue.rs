@@ -19,6 +19,12 @@
 //!   On the thesis scenario (busy-wait) three events in six are lane
 //!   events, and the heap keeps about 16 keys (a segment end per core, the
 //!   NAPI watchdogs) instead of about 60.
+//! - Owned slots ([`EventQueue::set_owners`]): one pending event per owner,
+//!   for an owner that has at most one live event at a time (a core's
+//!   segment end). Pushing to an occupied slot moves the older event into
+//!   the heap (it is still handled, in its order: a model ignores it as
+//!   stale), so a slot too is only a hint. The smallest slot key is kept;
+//!   a pop from a slot rescans the slots (a core count of keys).
 
 use super::time::Nanos;
 use std::cmp::Reverse;
@@ -46,6 +52,11 @@ pub struct EventQueue<E> {
     /// two keys, and only a pop from a lane looks at every lane's head.
     heads: [u128; LANES],
     lane_min: (u128, Next),
+    /// Owned slots: each one's key ([`EMPTY`] if none) and event, and the
+    /// smallest key with its slot.
+    owned_keys: Vec<u128>,
+    owned_events: Vec<Option<E>>,
+    owned_min: (u128, usize),
     next_seq: u64,
 }
 
@@ -62,6 +73,8 @@ impl<E> Default for EventQueue<E> {
 /// Where the next event is: a lane, or [`HEAP`].
 type Next = usize;
 const HEAP: Next = LANES;
+/// `OWNED + i`: owned slot `i`.
+const OWNED: Next = LANES + 1;
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
@@ -72,7 +85,59 @@ impl<E> EventQueue<E> {
             lanes: std::array::from_fn(|_| VecDeque::with_capacity(1024)),
             heads: [EMPTY; LANES],
             lane_min: (EMPTY, HEAP),
+            owned_keys: Vec::new(),
+            owned_events: Vec::new(),
+            owned_min: (EMPTY, 0),
             next_seq: 0,
+        }
+    }
+
+    /// Give the queue `n` owned slots (see the module's doc); any events
+    /// already in slots stay pending.
+    pub fn set_owners(&mut self, n: usize) {
+        while self.owned_keys.len() > n {
+            let k = self.owned_keys.pop().expect("a slot");
+            if let Some(ev) = self.owned_events.pop().expect("a slot") {
+                self.push_heap(k, ev);
+            }
+        }
+        self.owned_keys.resize(n, EMPTY);
+        self.owned_events.resize_with(n, || None);
+        self.rescan_owned();
+    }
+
+    /// Owned slots available.
+    pub fn owners(&self) -> usize {
+        self.owned_keys.len()
+    }
+
+    #[inline(always)]
+    fn rescan_owned(&mut self) {
+        let mut min = (EMPTY, 0);
+        for (i, &k) in self.owned_keys.iter().enumerate() {
+            if k < min.0 {
+                min = (k, i);
+            }
+        }
+        self.owned_min = min;
+    }
+
+    /// Push `event` at `time` into `owner`'s slot; an event already there
+    /// goes to the heap (the order of events is the same either way).
+    #[inline(always)]
+    pub fn push_owned(&mut self, owner: usize, time: Nanos, event: E) {
+        let key = self.next_key(time);
+        let old = std::mem::replace(&mut self.owned_keys[owner], key);
+        let old_ev = self.owned_events[owner].replace(event);
+        if old != EMPTY {
+            self.push_heap(old, old_ev.expect("an event with its key"));
+            if self.owned_min.1 == owner {
+                self.rescan_owned();
+                return;
+            }
+        }
+        if key < self.owned_min.0 {
+            self.owned_min = (key, owner);
         }
     }
 
@@ -128,7 +193,8 @@ impl<E> EventQueue<E> {
     /// The smallest key and where it is.
     #[inline(always)]
     fn next(&self) -> Option<(u128, Next)> {
-        let lanes = self.lane_min;
+        let owned = self.owned_min;
+        let lanes = if owned.0 < self.lane_min.0 { (owned.0, OWNED + owned.1) } else { self.lane_min };
         match self.heap.peek() {
             Some(&Reverse(k)) if k < lanes.0 => Some((k, HEAP)),
             _ => (lanes.0 != EMPTY).then_some(lanes),
@@ -155,6 +221,13 @@ impl<E> EventQueue<E> {
             let ev = self.slots[slot as usize].take().expect("slot of a pending event");
             return Some((time, ev));
         }
+        if from >= OWNED {
+            let i = from - OWNED;
+            self.owned_keys[i] = EMPTY;
+            let ev = self.owned_events[i].take().expect("an owned slot with a key");
+            self.rescan_owned();
+            return Some((time, ev));
+        }
         let l = &mut self.lanes[from];
         let (_, ev) = l.pop_front().expect("a lane with a head key");
         self.heads[from] = l.front().map_or(EMPTY, |&(k, _)| k);
@@ -173,7 +246,9 @@ impl<E> EventQueue<E> {
         self.next().map(|(k, _)| (k >> 64) as Nanos)
     }
     pub fn len(&self) -> usize {
-        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.heap.len()
+            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+            + self.owned_keys.iter().filter(|&&k| k != EMPTY).count()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -205,23 +280,27 @@ mod tests {
             state ^= state << 17;
             state
         };
+        q.set_owners(3);
         let mut pending: Vec<(u64, u64)> = Vec::new();
         let mut now = 0u64;
         let mut id = 0u64;
         for _ in 0..20_000 {
             if rand() % 3 != 0 || pending.is_empty() {
-                // Into the heap, or into a lane at a fixed delay (in order)
-                // or at a random one (out of order: the heap takes it).
-                let (t, lane) = match rand() % 8 {
-                    0 => (now + 7, Some(0)),
-                    1 => (now + 20, Some(1)),
-                    2 => (now, Some(2)),
-                    3 => (now + rand() % 50, Some(3)),
-                    _ => (now + rand() % 50, None),
+                // Into the heap, into a lane at a fixed delay (in order) or
+                // at a random one (out of order: the heap takes it), or into
+                // an owner's slot (an occupied one hands its event to the
+                // heap).
+                let r = rand() % 10;
+                let t = match r {
+                    0 => now + 7,
+                    1 => now + 20,
+                    2 => now,
+                    _ => now + rand() % 50,
                 };
-                match lane {
-                    Some(l) => q.push_fifo(l, t, id),
-                    None => q.push(t, id),
+                match r {
+                    0..=3 => q.push_fifo(r as usize, t, id),
+                    4 | 5 => q.push_owned((rand() % 3) as usize, t, id),
+                    _ => q.push(t, id),
                 }
                 pending.push((t, id));
                 id += 1;
@@ -254,6 +333,27 @@ mod tests {
         assert_eq!(q.pop_until(2), None);
         let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(out, vec![(3, 'c'), (4, 'e'), (5, 'a'), (5, 'b'), (5, 'f'), (9, 'd')]);
+    }
+
+    #[test]
+    fn an_owned_slot_hands_an_older_event_to_the_heap() {
+        let mut q = EventQueue::new();
+        q.set_owners(2);
+        q.push_owned(0, 9, 'a');
+        q.push_owned(1, 4, 'b');
+        q.push(4, 'c');
+        // Slot 1 is taken: 'b' moves to the heap and keeps its place.
+        q.push_owned(1, 2, 'd');
+        q.push_owned(0, 4, 'e');
+        assert_eq!(q.len(), 5);
+        let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(out, vec![(2, 'd'), (4, 'b'), (4, 'c'), (4, 'e'), (9, 'a')]);
+        // Fewer slots: their events stay pending, in the heap.
+        q.push_owned(1, 20, 'f');
+        q.set_owners(1);
+        assert_eq!(q.owners(), 1);
+        assert_eq!(q.pop(), Some((20, 'f')));
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! it runs anything.
 
 use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
-use super::kernel::ThreadKind;
+use super::kernel::{ThreadKind, HOST};
 use super::vm::vcpu::VcpuPhase;
 use super::server::{Ev, Server};
 use super::trace::TraceEvent;
@@ -34,7 +34,13 @@ impl Server {
         c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
         // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
         if seg.ns != Nanos::MAX {
-            sched.at(end_ns, Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
+            let ev = Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen };
+            // A host core has at most one live segment end: its own slot.
+            if self.kernel.id == HOST && (core as usize) < sched.owners() {
+                sched.at_owned(core as usize, end_ns, ev);
+            } else {
+                sched.at(end_ns, ev);
+            }
         }
     }
 

@@ -486,6 +486,9 @@ impl Server {
     ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
+        // A slot per host core for its segment end (engine/queue.rs).
+        let host_cores = if self.active == HOST { self.kernel.cores.len() } else { self.kernels[HOST].cores.len() };
+        sched.set_owners(host_cores);
         // Guests first: their threads wait on their frozen cores until the
         // host's vCPU threads enter guest mode.
         for k in (0..self.kernels.len()).rev() {
@@ -881,7 +884,7 @@ impl World for Server {
         match ev {
             Ev::CoreDone { kernel, core, gen } => {
                 self.switch_to(kernel);
-                if self.kernel.cores[core as usize].gen == gen {
+                if self.kernel.cores[core as usize].gen == gen && !self.thread_step_fast(sched, core) {
                     self.core_segment_done(sched, core);
                 }
             }
