@@ -76,6 +76,34 @@ impl<E> Scheduler<E> {
         self.queue.owners()
     }
 
+    /// A key for an event at `at_ns` that the model keeps to itself rather
+    /// than scheduling (see [`EventQueue::reserve`]): it orders among all
+    /// events as one scheduled now would. The model counts it with
+    /// [`Scheduler::count_handled`] when it applies it, or schedules it
+    /// with [`Scheduler::at_key`].
+    #[inline(always)]
+    pub fn reserve(&mut self, at_ns: Nanos) -> u128 {
+        self.queue.reserve(at_ns.max(self.now))
+    }
+
+    /// Schedule `event` with a key from [`Scheduler::reserve`].
+    pub fn at_key(&mut self, key: u128, event: E) {
+        self.queue.push_key(key, event);
+    }
+
+    /// The key of the event being handled.
+    #[inline(always)]
+    pub fn current_key(&self) -> u128 {
+        self.queue.current_key()
+    }
+
+    /// `n` events the model kept to itself were applied: they count as
+    /// handled.
+    #[inline(always)]
+    pub fn count_handled(&mut self, n: u64) {
+        self.processed += n;
+    }
+
     /// Schedule `event` `delay_ns` after now.
     #[inline(always)]
     pub fn after(&mut self, delay_ns: Nanos, event: E) {

@@ -58,6 +58,8 @@ pub struct EventQueue<E> {
     owned_events: Vec<Option<E>>,
     owned_min: (u128, usize),
     next_seq: u64,
+    /// The key of the event popped last (0 before the first).
+    current: u128,
 }
 
 /// The head key of an empty lane: above every real key (a time below
@@ -82,14 +84,42 @@ impl<E> EventQueue<E> {
             heap: BinaryHeap::with_capacity(4096),
             slots: Vec::with_capacity(4096),
             free: Vec::new(),
-            lanes: std::array::from_fn(|_| VecDeque::with_capacity(1024)),
+            lanes: std::array::from_fn(|_| VecDeque::new()),
             heads: [EMPTY; LANES],
             lane_min: (EMPTY, HEAP),
             owned_keys: Vec::new(),
             owned_events: Vec::new(),
             owned_min: (EMPTY, 0),
             next_seq: 0,
+            current: 0,
         }
+    }
+
+    /// A key at `time` as a push would give it now, for an event the model
+    /// keeps itself and may hand to [`EventQueue::push_key`] later: its
+    /// order among all events is that of an event pushed now.
+    #[inline(always)]
+    pub fn reserve(&mut self, time: Nanos) -> u128 {
+        self.next_key(time)
+    }
+
+    /// Push `event` with a key from [`EventQueue::reserve`] (into the heap).
+    pub fn push_key(&mut self, key: u128, event: E) {
+        debug_assert!(key & SLOT_MASK as u128 == 0, "a key from reserve");
+        self.push_heap(key, event);
+    }
+
+    /// The key of the event popped last: a reserved key below it belongs to
+    /// an event that would have been handled before this one.
+    #[inline(always)]
+    pub fn current_key(&self) -> u128 {
+        self.current
+    }
+
+    /// The smallest key of an event after `time`: reserved keys below it
+    /// are due at or before `time`.
+    pub fn key_after(time: Nanos) -> u128 {
+        ((time as u128) + 1) << 64
     }
 
     /// Give the queue `n` owned slots (see the module's doc); any events
@@ -214,6 +244,7 @@ impl<E> EventQueue<E> {
         if time > end_ns {
             return None;
         }
+        self.current = key;
         if from == HEAP {
             self.heap.pop();
             let slot = (key as u64 & SLOT_MASK) as u32;
@@ -354,6 +385,23 @@ mod tests {
         assert_eq!(q.owners(), 1);
         assert_eq!(q.pop(), Some((20, 'f')));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_reserved_key_orders_as_a_push_made_when_it_was_reserved() {
+        let mut q = EventQueue::new();
+        q.push(5, 'a');
+        let k = q.reserve(5);
+        q.push(5, 'c');
+        q.push(3, 'x');
+        assert_eq!(q.pop(), Some((3, 'x')));
+        // Handling 'x': the reserved key is not due yet.
+        assert!(k > q.current_key());
+        q.push_key(k, 'b');
+        let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(out, vec![(5, 'a'), (5, 'b'), (5, 'c')]);
+        assert!(k < q.current_key(), "after 'c', the reserved key is past");
+        assert!(k < EventQueue::<char>::key_after(5) && k > EventQueue::<char>::key_after(4));
     }
 
     #[test]

@@ -162,25 +162,7 @@ impl Server {
                 }
                 Phase::NextConn => match th.events.pop_front() {
                     None => th.phase = Phase::Start,
-                    Some(conn) => {
-                        // memcached's `try_read_network`: one `read` takes
-                        // every request the socket holds. A request that
-                        // arrives during it makes the socket ready again.
-                        let c = &mut self.kernel.conns[conn as usize];
-                        c.on_ready = false;
-                        c.rx_bytes = 0;
-                        let n = c.rx.len() as u64;
-                        // The thread's queue is empty here (NextReq took
-                        // every request before NextConn): swapping moves the
-                        // requests without copying them.
-                        if th.reqs.is_empty() {
-                            std::mem::swap(&mut th.reqs, &mut c.rx);
-                        } else {
-                            th.reqs.extend(c.rx.drain(..));
-                        }
-                        th.phase = Phase::InRecv(conn);
-                        return Some(sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n)));
-                    }
+                    Some(conn) => return Some(self.recv_start(t, conn)),
                 },
                 Phase::NextReq => match th.reqs.pop_front() {
                     None => th.phase = Phase::NextConn,
@@ -196,7 +178,7 @@ impl Server {
                     let napi = th.busy_napi;
                     let prefer = self.kernel.epolls[t as usize].prefer_busy_poll;
                     let owned = owned || self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
-                    return Some(self.busy_iteration(t, owned));
+                    return Some(self.busy_iteration(sched.current_key(), t, owned));
                 }
                 Phase::BusyStopReady => return Some(self.busy_poll_stop(sched, t)),
                 Phase::Sleeping => return None,
@@ -208,6 +190,28 @@ impl Server {
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
         }
+    }
+
+    /// memcached reads connection `conn` (`Phase::NextConn` with a ready
+    /// connection): its `try_read_network`, one `read` that takes every
+    /// request the socket holds. A request that arrives during it makes the
+    /// socket ready again.
+    #[inline(always)]
+    fn recv_start(&mut self, t: ThreadId, conn: u32) -> Seg {
+        let th = &mut self.kernel.threads[t as usize];
+        let c = &mut self.kernel.conns[conn as usize];
+        c.on_ready = false;
+        c.rx_bytes = 0;
+        let n = c.rx.len() as u64;
+        // The thread's queue is empty here (NextReq took every request
+        // before NextConn): swapping moves the requests without copying.
+        if th.reqs.is_empty() {
+            std::mem::swap(&mut th.reqs, &mut c.rx);
+        } else {
+            th.reqs.extend(c.rx.drain(..));
+        }
+        th.phase = Phase::InRecv(conn);
+        sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n))
     }
 
     /// memcached processes request `p` (`Phase::NextReq` with a request).
@@ -240,11 +244,13 @@ impl Server {
         sys(self.ns(cycles))
     }
 
-    /// The two steps that make most of a busy server's segment ends, when
-    /// nothing else wants the core: a read ends and the service of the
-    /// request it read starts, or a service ends and its `sendmsg` starts.
-    /// Does exactly what `core_segment_done` → `thread_step_done` → `kick`
-    /// → `thread_next` does then, without looking at everything those look
+    /// The three steps that make most of a busy server's segment ends,
+    /// when nothing else wants the core: a read ends and the service of the
+    /// request it read starts; a service ends and its `sendmsg` starts; a
+    /// `sendmsg` ends, the reply leaves, and the next request's service,
+    /// the next connection's read or the next `epoll_wait` starts. Does
+    /// exactly what `core_segment_done` → `thread_step_done` → `kick` →
+    /// `thread_next` does then, without looking at everything those look
     /// at; returns false, having changed nothing, in every other case.
     #[inline(always)]
     pub(crate) fn thread_step_fast(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> bool {
@@ -274,6 +280,25 @@ impl Server {
             },
             // InService → SendReady.
             Phase::InService => self.send_start(t),
+            // InSend → NextReq (no peer receive on this CPU), a NIC.
+            Phase::InSend if self.cfg.costs.peer_rx_cycles == 0 && self.kernel.device == Device::Nic => {
+                let p = th.cur.take().expect("request being sent");
+                th.phase = Phase::NextReq;
+                self.kernel.cores[core as usize].running = None;
+                let queue = self.kernel.conns[p.conn as usize].tx_queue;
+                self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
+                // thread_next from NextReq: the next request, else the next
+                // ready connection, else epoll_wait again.
+                let th = &mut self.kernel.threads[t as usize];
+                if let Some(p) = th.reqs.pop_front() {
+                    self.service_start(t, p)
+                } else if let Some(conn) = th.events.pop_front() {
+                    self.recv_start(t, conn)
+                } else {
+                    th.phase = Phase::InEpollEntry;
+                    sys(self.ns(self.cfg.costs.epoll_wait_cycles))
+                }
+            }
             _ => return false,
         };
         self.kernel.cores[core as usize].running = None;
@@ -298,7 +323,7 @@ impl Server {
             th.busy_napi = napi;
             let prefer = ep.prefer_busy_poll;
             let owned = self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
-            return Some(self.busy_iteration(t, owned));
+            return Some(self.busy_iteration(sched.current_key(), t, owned));
         }
         // Nothing to poll: sleep, or return 0 at once when non-blocking.
         let th = &mut self.kernel.threads[t as usize];
@@ -315,13 +340,13 @@ impl Server {
     /// epoll budget if the thread owns the NAPI (nothing if it does not).
     /// Runs with bottom halves disabled; the loop's own cost is the spin
     /// that follows when the loop goes on.
-    fn busy_iteration(&mut self, t: ThreadId, owned: bool) -> Seg {
+    fn busy_iteration(&mut self, key: u128, t: ThreadId, owned: bool) -> Seg {
         let napi = self.kernel.threads[t as usize].busy_napi;
         let budget = self.kernel.epolls[t as usize].busy_poll_budget;
         let mut cycles = 0;
         if owned {
             let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
-            let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
+            let (_, c) = self.driver_poll_take(key, napi, budget, &mut buf);
             self.kernel.threads[t as usize].polled = buf;
             cycles += c;
         }
@@ -434,7 +459,7 @@ impl Server {
         }
         let budget = self.kernel.epolls[t as usize].busy_poll_budget;
         let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
-        let (_, c) = self.driver_poll_take(napi, budget, &mut buf);
+        let (_, c) = self.driver_poll_take(sched.current_key(), napi, budget, &mut buf);
         self.kernel.threads[t as usize].polled = buf;
         self.kernel.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
         Seg { class: CpuClass::System, ns: self.ns(c), bh_disabled: true }

@@ -12,6 +12,7 @@ use super::napi::{Napi, NapiConfig};
 use super::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
 use super::vm::virtio_net::VirtioNet;
 use crate::engine::time::{cycles_to_ns, secs_to_ns};
+use crate::engine::EventQueue;
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use super::trace::{TimerReason, TraceEvent};
@@ -132,6 +133,10 @@ pub struct Server {
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
     active: KernelId,
+    /// TX completions the queues kept rather than scheduled
+    /// (`QueuePair::tx_defer`) and have applied: handled events the engine
+    /// did not pop, added to its count at the end.
+    pub(crate) deferred_handled: u64,
     /// The kernel that runs the application and owns the sockets; with
     /// several VMs (`vm.count`), the first of theirs, the others following.
     pub app_kernel: KernelId,
@@ -382,6 +387,7 @@ impl Server {
             kernel,
             kernels,
             active: HOST,
+            deferred_handled: 0,
             app_kernel,
             nic,
             virtio: virtio_dev,
@@ -519,7 +525,18 @@ impl Server {
             sched.at(self.warmup_end_ns, Ev::WarmupEnd);
         }
         let end = self.end_ns;
-        run_until(&mut self, &mut sched, end, interrupted).map_err(|stop| match stop {
+        let ran = run_until(&mut self, &mut sched, end, interrupted);
+        // TX completions kept by the queues (QueuePair::tx_defer) that were
+        // due by the end count as handled events, as they would have been.
+        let due = match ran {
+            Ok(()) => EventQueue::<Ev>::key_after(end),
+            Err(_) => sched.current_key(),
+        };
+        for q in &mut self.nic.queues {
+            self.deferred_handled += q.tx_catch_up(due);
+        }
+        sched.count_handled(std::mem::take(&mut self.deferred_handled));
+        ran.map_err(|stop| match stop {
             Stopped::Interrupted { at_ns } => Error::Interrupted { at_s: at_ns as f64 / 1e9 },
             Stopped::Stalled { at_ns } => Error::Stalled(format!(
                 "the simulation stopped advancing at simulated time {} ns: over {} events happened at that instant, \
@@ -634,8 +651,15 @@ impl Server {
         let now = sched.now();
         let wire_ns = self.cfg.nic.wire_latency_ns + self.vm_dma_extra_ns + self.vm_wire_extra_ns;
         sched.at_fifo(lane::TO_CLIENT, now + wire_ns, Ev::ReplyArrive { conn, sent_ns });
-        // The TX descriptor completes once the NIC has DMAed the reply.
-        sched.at_fifo(lane::TX_DONE, now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns, Ev::TxDone { queue, bytes });
+        // The TX descriptor completes once the NIC has DMAed the reply; a
+        // completion that can only count waits in the queue, in its turn.
+        let done_ns = now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns;
+        let q = &mut self.nic.queues[queue as usize];
+        if q.tx_done_deferrable() {
+            q.tx_defer(sched.reserve(done_ns), bytes);
+        } else {
+            sched.at_fifo(lane::TX_DONE, done_ns, Ev::TxDone { queue, bytes });
+        }
     }
 
     /// Descriptors were reaped: send what waits in the qdisc.

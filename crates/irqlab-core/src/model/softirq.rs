@@ -141,7 +141,7 @@ impl Server {
             self.stream_poll_take(now, napi, weight)
         } else {
             let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
-            let r = self.driver_poll_take(napi, weight, &mut buf);
+            let r = self.driver_poll_take(sched.current_key(), napi, weight, &mut buf);
             self.kernel.softirq_buf[core as usize] = buf;
             r
         };
@@ -234,7 +234,9 @@ impl Server {
     /// The driver's poll: take up to `budget` packets from the ring into
     /// `buf` (delivered when the poll's segment ends); returns (packets,
     /// cycles of the poll including the wake-ups its deliveries cause).
-    pub(crate) fn driver_poll_take(&mut self, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
+    /// `key` is the engine's key of the event being handled: TX completions
+    /// the queue deferred (`QueuePair::tx_defer`) count from below it.
+    pub(crate) fn driver_poll_take(&mut self, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
         let qi = self.kernel.napi_queue[napi as usize] as usize;
         let q = match self.kernel.device {
@@ -244,9 +246,11 @@ impl Server {
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
         let tx_budget = if q.eitr.is_some() { super::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
+        let deferred_done = q.tx_catch_up(key);
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
+        self.deferred_handled += deferred_done;
         let k = &self.cfg.costs;
         if self.kernel.rx_sink == RxSink::Forward {
             // No socket, no waiter: each packet is switched and sent.
@@ -311,9 +315,18 @@ impl Server {
                 return self.virtqueue_napi_complete(core, napi, queue, now);
             }
             let q = &mut self.nic.queues[queue as usize];
+            self.deferred_handled += q.tx_catch_up(sched.current_key());
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
                 self.moderation(sched, queue, cq, signal);
+            }
+            // The TX CQ may signal now: completions still to come are
+            // events again, with the keys they were given.
+            let q = &mut self.nic.queues[queue as usize];
+            if !q.tx_done_deferrable() {
+                while let Some((key, bytes)) = q.tx_deferred.pop_front() {
+                    sched.at_key(key, Ev::TxDone { queue, bytes });
+                }
             }
         }
     }

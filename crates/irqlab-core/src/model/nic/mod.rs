@@ -109,6 +109,9 @@ pub struct QueuePair {
     /// Transmitted packets whose completions the driver has not reaped.
     pub tx_outstanding: u32,
     pub tx_outstanding_bytes: u64,
+    /// TX completions not scheduled as events (`tx_defer`): the engine's
+    /// key each would have had, and its bytes, in key order.
+    pub tx_deferred: VecDeque<(u128, u32)>,
     pub drops: u64,
     pub irqs: u64,
     /// The 82599's throttled vector; None on a ConnectX-4, whose CQs
@@ -136,7 +139,7 @@ impl QueuePair {
     pub fn new(id: u32, capacity: usize, tx_capacity: u32, rx: CqSettings, tx: CqSettings) -> Self {
         QueuePair {
             id,
-            ring: VecDeque::with_capacity(capacity.min(1 << 16)),
+            ring: VecDeque::new(),
             capacity,
             rx: Moderation::new(rx.usecs, rx.frames, rx.cqe_mode, rx.adaptive, DimDirection::Rx),
             tx: Moderation::new(tx.usecs, tx.frames, tx.cqe_mode, tx.adaptive, DimDirection::Tx),
@@ -146,6 +149,7 @@ impl QueuePair {
             qdisc: VecDeque::new(),
             tx_outstanding: 0,
             tx_outstanding_bytes: 0,
+            tx_deferred: VecDeque::new(),
             drops: 0,
             irqs: 0,
             eitr: None,
@@ -245,6 +249,41 @@ impl QueuePair {
         }
         self.tx_in_use += 1;
         true
+    }
+
+    /// A TX completion need not be an event while it can only count: no
+    /// 82599 vector, and a TX CQ that cannot signal (TX interrupts off, or
+    /// not armed; only `arm` arms it). `tx_done` then adds one to the
+    /// outstanding completions and nothing else, and only `reap_tx` and
+    /// `arm` read those.
+    #[inline]
+    pub fn tx_done_deferrable(&self) -> bool {
+        self.eitr.is_none() && (!self.tx_irqs || !self.tx.armed)
+    }
+
+    /// Keep a TX completion with the event key it would have had (see
+    /// `tx_done_deferrable`); `tx_catch_up` applies it in its turn.
+    #[inline]
+    pub fn tx_defer(&mut self, key: u128, bytes: u32) {
+        self.tx_deferred.push_back((key, bytes));
+    }
+
+    /// Apply the deferred TX completions whose keys are below `key` (those
+    /// due before the event being handled), as `tx_done` would have;
+    /// returns how many.
+    #[inline]
+    pub fn tx_catch_up(&mut self, key: u128) -> u64 {
+        let mut n = 0;
+        while let Some(&(k, bytes)) = self.tx_deferred.front() {
+            if k >= key {
+                break;
+            }
+            self.tx_deferred.pop_front();
+            self.tx_outstanding += 1;
+            self.tx_outstanding_bytes += bytes as u64;
+            n += 1;
+        }
+        n
     }
 
     /// A transmitted packet completed (descriptor done).
@@ -347,6 +386,37 @@ mod tests {
     }
     fn s(usecs: u32, frames: u32, irqs: bool) -> CqSettings {
         CqSettings { usecs, frames, cqe_mode: false, adaptive: false, irqs }
+    }
+
+    #[test]
+    fn deferred_tx_completions_count_only_once_due_and_only_while_the_cq_cannot_signal() {
+        let mut q = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, true));
+        // Armed (as a new CQ is): a completion could signal, so it is an event.
+        assert!(!q.tx_done_deferrable());
+        q.tx.fire();
+        assert!(q.tx_done_deferrable());
+        q.tx_defer(10, 100);
+        q.tx_defer(20, 50);
+        q.tx_defer(30, 7);
+        // Keys below the event being handled are due: applied in order.
+        assert_eq!(q.tx_catch_up(10), 0);
+        assert_eq!(q.tx_catch_up(21), 2);
+        assert_eq!((q.tx_outstanding, q.tx_outstanding_bytes), (2, 150));
+        assert_eq!(q.tx_deferred.len(), 1);
+        // As tx_done would have counted them.
+        let mut r = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, true));
+        r.tx.fire();
+        assert_eq!(r.tx_done(0, 100), Signal::Nothing);
+        assert_eq!(r.tx_done(0, 50), Signal::Nothing);
+        assert_eq!((r.tx_outstanding, r.tx_outstanding_bytes), (2, 150));
+        // TX interrupts off: always deferrable; an 82599 vector: never.
+        let off = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, false));
+        assert!(off.tx_done_deferrable());
+        use irqlab_policy::itr::StaticItr;
+        let v = EitrVector::new(Box::new(StaticItr::new(0)));
+        let mut e = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, false)).with_eitr(v, 0);
+        e.tx.fire();
+        assert!(!e.tx_done_deferrable());
     }
 
     #[test]
