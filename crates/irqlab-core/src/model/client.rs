@@ -217,9 +217,19 @@ impl Server {
         }
         let (written, sent_ns) =
             if self.clients.write_ns == 0 { (now, sent_ns) } else { self.clients.write(now, sent_ns) };
-        let pkt = self.clients.request(conn, sent_ns);
+        let mut pkt = self.clients.request(conn, sent_ns);
         let queue = self.nic.rss_queue(conn);
-        sched.at_fifo(super::server::lane::TO_SERVER, written + self.clients.to_ring_ns, Ev::PacketArrive { queue, pkt });
+        let at = written + self.clients.to_ring_ns;
+        // An arrival that can only join the ring waits in the queue, in its
+        // turn (QueuePair::rx_deferrable).
+        let q = &mut self.nic.queues[queue as usize];
+        if q.rx_deferrable() {
+            pkt.arrived_ns = at;
+            q.rx_defer(sched.reserve(at), pkt);
+        } else {
+            q.rx_in_flight += 1;
+            sched.at_fifo(super::server::lane::TO_SERVER, at, Ev::PacketArrive { queue, pkt });
+        }
     }
 
     pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {

@@ -526,14 +526,15 @@ impl Server {
         }
         let end = self.end_ns;
         let ran = run_until(&mut self, &mut sched, end, interrupted);
-        // TX completions kept by the queues (QueuePair::tx_defer) that were
-        // due by the end count as handled events, as they would have been.
+        // TX completions and arrivals kept by the queues (QueuePair::
+        // tx_defer, rx_defer) that were due by the end count as handled
+        // events, as they would have been.
         let due = match ran {
             Ok(()) => EventQueue::<Ev>::key_after(end),
             Err(_) => sched.current_key(),
         };
         for q in &mut self.nic.queues {
-            self.deferred_handled += q.tx_catch_up(due);
+            self.deferred_handled += q.catch_up(due);
         }
         sched.count_handled(std::mem::take(&mut self.deferred_handled));
         ran.map_err(|stop| match stop {
@@ -556,6 +557,9 @@ impl Server {
         let now = sched.now();
         pkt.arrived_ns = now;
         let q = &mut self.nic.queues[queue as usize];
+        q.rx_in_flight -= 1;
+        // Deferred arrivals due before this one are in the ring first.
+        self.deferred_handled += q.rx_catch_up(sched.current_key());
         match q.post(pkt) {
             Post::Ring => {}
             Post::Buffered => return,

@@ -201,6 +201,7 @@ impl Server {
         let n = n + std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
         if self.kernel.rx_sink == RxSink::Forward && n < weight {
             let qi = self.kernel.napi_queue[napi as usize] as usize;
+            self.deferred_handled += self.nic.queues[qi].catch_up(sched.current_key());
             if self.nic.queues[qi].rx_pending() > 0 {
                 self.kernel.softirq[core as usize].poll_continues = Some((napi, n));
                 return;
@@ -246,7 +247,7 @@ impl Server {
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
         let tx_budget = if q.eitr.is_some() { super::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
-        let deferred_done = q.tx_catch_up(key);
+        let deferred_done = q.catch_up(key);
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
@@ -315,17 +316,23 @@ impl Server {
                 return self.virtqueue_napi_complete(core, napi, queue, now);
             }
             let q = &mut self.nic.queues[queue as usize];
-            self.deferred_handled += q.tx_catch_up(sched.current_key());
+            self.deferred_handled += q.catch_up(sched.current_key());
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
                 self.moderation(sched, queue, cq, signal);
             }
-            // The TX CQ may signal now: completions still to come are
-            // events again, with the keys they were given.
+            // A CQ may signal now: completions and arrivals still to come
+            // are events again, with the keys they were given.
             let q = &mut self.nic.queues[queue as usize];
             if !q.tx_done_deferrable() {
                 while let Some((key, bytes)) = q.tx_deferred.pop_front() {
                     sched.at_key(key, Ev::TxDone { queue, bytes });
+                }
+            }
+            if q.rx.armed {
+                while let Some((key, pkt)) = q.rx_deferred.pop_front() {
+                    q.rx_in_flight += 1;
+                    sched.at_key(key, Ev::PacketArrive { queue, pkt });
                 }
             }
         }

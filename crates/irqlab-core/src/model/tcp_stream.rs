@@ -179,13 +179,9 @@ impl Server {
                 bytes: tx.mss + FRAME_OVERHEAD_BYTES,
                 reply_bytes: tx.mss,
             };
-            sched.at(
-                done + to_ring_ns,
-                Ev::PacketArrive {
-                    queue: tx.streams[i].queue,
-                    pkt,
-                },
-            );
+            let queue = tx.streams[i].queue;
+            self.nic.queues[queue as usize].rx_in_flight += 1;
+            sched.at(done + to_ring_ns, Ev::PacketArrive { queue, pkt });
             sent += 1;
         }
         if sent == 0 {
