@@ -11,7 +11,7 @@ use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink,
 use super::napi::{Napi, NapiConfig};
 use super::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
 use super::vm::virtio_net::VirtioNet;
-use crate::engine::time::{cycles_to_ns, secs_to_ns};
+use crate::engine::time::{secs_to_ns, CycleClock};
 use crate::engine::EventQueue;
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
@@ -126,6 +126,8 @@ pub enum DropSite {
 pub struct Server {
     pub cfg: Config,
     pub freq_ghz: f64,
+    /// Cycles to nanoseconds at `freq_ghz`.
+    clock: CycleClock,
     /// The active kernel: the one whose code runs now (see
     /// `model/kernel.rs`).
     pub kernel: Kernel,
@@ -384,6 +386,7 @@ impl Server {
             .then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
+            clock: CycleClock::new(cfg.cpu.freq_ghz),
             kernel,
             kernels,
             active: HOST,
@@ -458,7 +461,7 @@ impl Server {
 
     #[inline]
     pub fn ns(&self, cycles: u64) -> Nanos {
-        cycles_to_ns(cycles, self.freq_ghz)
+        self.clock.ns(cycles)
     }
 
     /// Record up to `limit` kernel-level events (see [`super::trace`]).
