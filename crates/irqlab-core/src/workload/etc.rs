@@ -5,7 +5,6 @@
 
 use std::fmt;
 
-use rand::distributions::Standard;
 use rand::Rng;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -154,14 +153,15 @@ impl EtcValueSize {
 
     /// One value size in bytes, in `0..=MAX_VALUE_LEN`.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u32 {
-        // Uniform in [0, 1), as drand48() in Discrete::generate.
-        let u: f64 = rng.sample(Standard);
+        // Uniform in [0, 1), as drand48() in Discrete::generate: rand's
+        // `Standard` of this u64 (`etc_table::standard01`).
+        let x: u64 = rng.gen();
         let tables = EtcTables::get();
         // The first entry whose running sum exceeds u (the sums increase, so
-        // a binary search finds the entry mutilate's walk stops at).
+        // it is the entry mutilate's walk stops at), from a bucket table
+        // where no sum falls inside the bucket, else by binary search.
         let cum = &tables.value_cum;
-        let i = cum.partition_point(|&(c, _)| c <= u);
-        if let Some(&(_, bytes)) = cum.get(i) {
+        if let Some(&(_, bytes)) = cum.get(tables.value_head(x)) {
             return bytes;
         }
         // The tail's `Open01` uniform, as a table entry when its bucket has

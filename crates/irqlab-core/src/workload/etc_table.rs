@@ -33,9 +33,20 @@ use super::etc::{FB_KEY, FB_VALUE_TABLE, FB_VALUE_TAIL, MAX_KEY_LEN, MAX_VALUE_L
 const KEY_BITS: u32 = 12;
 /// Buckets of the value tail's table: 2^13 (16 KiB of `u16`).
 const VALUE_BITS: u32 = 13;
+/// Buckets of the value head's table: 2^12 (4 KiB of `u8`).
+const HEAD_BITS: u32 = 12;
+/// A value-head bucket that holds a running sum: search it.
+const HEAD_MIXED: u8 = u8::MAX;
 /// How far from a rounding boundary a bucket's end values must be: many
 /// orders of magnitude above the formulas' floating-point error.
 const MARGIN: f64 = 1e-6;
+
+/// rand 0.8's `Standard` for `f64` from the `u64` it draws: the top 53
+/// bits times 2^-53, in [0, 1).
+#[inline]
+pub fn standard01(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
 
 /// rand 0.8's `Open01` for `f64` from the `u64` it draws: the top 52 bits
 /// as the fraction of a number in [1, 2), minus `1 - 2^-53`; exactly
@@ -56,6 +67,13 @@ pub struct EtcTables {
     /// mutilate's order (the same additions `EtcValueSize::sample` made);
     /// strictly increasing, since every probability is positive.
     pub value_cum: [(f64, u32); FB_VALUE_TABLE.len()],
+    /// Per bucket of `x >> (64 - HEAD_BITS)`, the index into `value_cum`
+    /// that `value_cum.partition_point(|c| c.0 <= u)` gives for every
+    /// uniform `u` of the bucket (`FB_VALUE_TABLE.len()`: the tail), or
+    /// [`HEAD_MIXED`] where a running sum falls inside the bucket. Exact:
+    /// `u` increases with `x`, so one index at both ends is the index
+    /// throughout.
+    value_head: Vec<u8>,
 }
 
 /// The uniforms at both ends of bucket `j` of `bits` bits.
@@ -113,7 +131,21 @@ impl EtcTables {
             cum += p;
             (cum, bytes)
         });
-        EtcTables { key, value_tail, value_cum }
+        let head_bits_shift = 64 - HEAD_BITS;
+        let value_head = (0..1u64 << HEAD_BITS)
+            .map(|j| {
+                let lo = j << head_bits_shift;
+                let hi = lo | ((1u64 << head_bits_shift) - 1);
+                let at = |x: u64| value_cum.partition_point(|&(c, _)| c <= standard01(x));
+                let (a, b) = (at(lo), at(hi));
+                if a == b {
+                    a as u8
+                } else {
+                    HEAD_MIXED
+                }
+            })
+            .collect();
+        EtcTables { key, value_tail, value_cum, value_head }
     }
 
     /// The tables, built on first use.
@@ -139,6 +171,19 @@ impl EtcTables {
         match self.value_tail[(x >> (64 - VALUE_BITS)) as usize] {
             0 => None,
             v => Some(v as u32),
+        }
+    }
+
+    /// The index into `value_cum` of the first running sum above the
+    /// `Standard` uniform drawn as `x` (`value_cum.len()`: none, the tail).
+    #[inline]
+    pub fn value_head(&self, x: u64) -> usize {
+        match self.value_head[(x >> (64 - HEAD_BITS)) as usize] {
+            HEAD_MIXED => {
+                let u = standard01(x);
+                self.value_cum.partition_point(|&(c, _)| c <= u)
+            }
+            i => i as usize,
         }
     }
 
@@ -228,6 +273,40 @@ mod tests {
         }
         let sums = &EtcTables::get().value_cum;
         assert!(sums.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn the_value_head_table_is_the_search_it_replaces() {
+        let t = EtcTables::get();
+        let search = |x: u64| {
+            let u: f64 = StepRng::new(x, 0).sample(rand::distributions::Standard);
+            assert_eq!(u.to_bits(), standard01(x).to_bits(), "{x:#x}");
+            t.value_cum.partition_point(|&(c, _)| c <= u)
+        };
+        let shift = 64 - HEAD_BITS;
+        for j in 0..1u64 << HEAD_BITS {
+            let lo = j << shift;
+            let hi = lo | ((1u64 << shift) - 1);
+            for x in [lo, lo + (1 << 11), hi, hi - (1 << 11), lo + (hi - lo) / 2] {
+                assert_eq!(t.value_head(x), search(x), "{x:#x}");
+            }
+        }
+        // Each running sum's own neighbourhood: the draws just below and at it.
+        for &(c, _) in &t.value_cum {
+            let i = (c * (1u64 << 53) as f64) as u64;
+            for k in i.saturating_sub(2)..=i + 2 {
+                let x = k << 11;
+                assert_eq!(t.value_head(x), search(x), "{x:#x}");
+            }
+        }
+        let mut src = Pcg64Mcg::seed_from_u64(5);
+        for _ in 0..1_000_000 {
+            let x = src.next_u64();
+            assert_eq!(t.value_head(x), search(x), "{x:#x}");
+        }
+        // At most one bucket per running sum is mixed.
+        let mixed = t.value_head.iter().filter(|&&i| i == HEAD_MIXED).count();
+        assert!(mixed <= t.value_cum.len(), "{mixed}");
     }
 
     #[test]
