@@ -140,7 +140,8 @@ impl<E> EventQueue<E> {
         while self.owned_keys.len() > n {
             let k = self.owned_keys.pop().expect("a slot");
             if let Some(ev) = self.owned_events.pop().expect("a slot") {
-                self.push_heap(k, ev);
+                // Without its slot tag: the heap's slot bits index the slab.
+                self.push_heap(k & !(SLOT_MASK as u128), ev);
             }
         }
         self.owned_keys.resize(n, EMPTY);

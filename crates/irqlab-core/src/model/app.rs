@@ -13,8 +13,6 @@ use super::sched::Seg;
 use super::server::{Ev, Server};
 use super::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
-use crate::scenario::ServiceDist;
-use rand::Rng;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,16 +218,7 @@ impl Server {
         let th = &mut self.kernel.threads[t as usize];
         th.cur = Some(p);
         th.phase = Phase::InService;
-        let base = match self.cfg.app.service {
-            ServiceDist::Fixed { cycles } => cycles,
-            ServiceDist::Exponential { mean_cycles } => {
-                let u: f64 = self.kernel.service_rng[t as usize].gen::<f64>();
-                (-(1.0 - u).ln() * mean_cycles as f64).round() as u64
-            }
-            ServiceDist::Uniform { min_cycles, max_cycles } => {
-                self.kernel.service_rng[t as usize].gen_range(min_cycles..=max_cycles)
-            }
-        };
+        let base = self.kernel.service[t as usize].cycles();
         let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
         Seg { class: CpuClass::User, ns: self.ns(cycles), bh_disabled: false }
     }

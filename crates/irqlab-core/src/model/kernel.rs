@@ -25,7 +25,7 @@ use super::softirq::SoftirqState;
 use super::vm::vcpu::VcpuThread;
 use super::vm::vhost::VhostWorker;
 use crate::engine::timer::LazyTimer;
-use crate::engine::{Nanos, StreamRng};
+use crate::engine::Nanos;
 use std::collections::VecDeque;
 
 /// Index of a kernel in `Server::kernels`.
@@ -86,7 +86,7 @@ pub struct Kernel {
     /// Per core: the packets of the poll in progress.
     pub softirq_buf: Vec<Vec<RxPacket>>,
     /// Per application thread: its service-time stream.
-    pub service_rng: Vec<StreamRng>,
+    pub service: Vec<crate::workload::ServiceDraws>,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO

@@ -314,8 +314,11 @@ impl Server {
         let make_kernel = |vm: u32, nthreads: u32, conns: Vec<Conn>| -> Kernel {
             let threads = make_threads(nthreads);
             let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
-            let service_rng = (0..app_cores)
-                .map(|t| streams.stream(crate::engine::rng::kind::SERVICE, (vm * app_cores + t) as u64))
+            let service = (0..app_cores)
+                .map(|t| {
+                    let rng = streams.stream(crate::engine::rng::kind::SERVICE, (vm * app_cores + t) as u64);
+                    crate::workload::ServiceDraws::new(rng, cfg.app.service)
+                })
                 .collect();
             // VM `vm`'s queues on the NIC and its NAPIs, one per queue pair.
             let first_queue = if virtio { 0 } else { vm * vf_nq };
@@ -365,7 +368,7 @@ impl Server {
                 conns,
                 softirq: vec![Default::default(); ncores as usize],
                 softirq_buf: vec![Vec::with_capacity(64); ncores as usize],
-                service_rng,
+                service,
             }
         };
         let mut kernel = make_kernel(0, nthreads, conns);
