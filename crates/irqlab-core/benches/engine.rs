@@ -1,8 +1,10 @@
 //! Criterion benches of the simulator (`make bench`, docs/performance.md):
 //! the thesis bare-metal scenario's simulated events per wall second under
 //! three profiles, and the event queue alone under the thesis's mix of
-//! events (a few dozen near-future events in the heap, three fixed-delay
-//! streams in FIFO lanes).
+//! events: as the model used it before per-core slots and deferred NIC
+//! events (segment ends in the heap, three fixed-delay streams in FIFO
+//! lanes), and as it does now (a segment end per core in its slot, replies
+//! in a lane, idle watchdogs in the heap).
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqlab_core::engine::EventQueue;
 use irqlab_core::Scenario;
@@ -67,5 +69,50 @@ fn queue(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, thesis, queue);
+/// One pop and one push per step, as the busy-wait thesis run uses the
+/// queue now: a segment end per core (8) in the owned slots, three of every
+/// four events, each followed by that core's next segment 0.3-2 us ahead;
+/// replies in one lane 20 us ahead; 8 NAPI watchdogs far ahead in the heap.
+fn queue_owned(c: &mut Criterion) {
+    const STEPS: u64 = 100_000;
+    const CORES: u64 = 8;
+    let mut g = c.benchmark_group("event-queue");
+    g.throughput(Throughput::Elements(STEPS));
+    g.bench_function("pop-push-owned-mix", |b| {
+        b.iter(|| {
+            let mut q: EventQueue<u64> = EventQueue::new();
+            q.set_owners(CORES as usize);
+            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+            let mut rand = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            for core in 0..CORES {
+                q.push_owned(core as usize, 300 + rand() % 1700, core);
+                q.push(1_000_000_000 + core, 100 + core);
+            }
+            for i in 0..20 {
+                q.push_fifo(1, 1_000 * i, 1_000);
+            }
+            let mut sum = 0u64;
+            for _ in 0..STEPS {
+                let (now, ev) = q.pop().expect("never empty");
+                sum = sum.wrapping_add(ev);
+                if ev < CORES {
+                    q.push_owned(ev as usize, now + 300 + rand() % 1700, ev);
+                } else {
+                    // A reply reached its client; the next one leaves a
+                    // segment end later.
+                    q.push_fifo(1, now + 20_000, ev);
+                }
+            }
+            sum
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, thesis, queue, queue_owned);
 criterion_main!(benches);
