@@ -163,6 +163,7 @@ impl<E> EventQueue<E> {
     /// goes to the heap (the order of events is the same either way).
     #[inline(always)]
     pub fn push_owned(&mut self, owner: usize, time: Nanos, event: E) {
+        debug_assert!((owner as u64) < SLOT_MASK, "an owner's index fits the slot bits");
         let key = self.next_key(time) | owner as u128;
         let old = std::mem::replace(&mut self.owned_keys[owner], key);
         let old_ev = self.owned_events[owner].replace(event);

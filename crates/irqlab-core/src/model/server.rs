@@ -135,9 +135,9 @@ pub struct Server {
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
     active: KernelId,
-    /// TX completions the queues kept rather than scheduled
-    /// (`QueuePair::tx_defer`) and have applied: handled events the engine
-    /// did not pop, added to its count at the end.
+    /// TX completions and arrivals the NIC queues kept rather than
+    /// scheduled (`QueuePair::tx_defer`, `rx_defer`) and have applied:
+    /// handled events the engine did not pop, added to its count at the end.
     pub(crate) deferred_handled: u64,
     /// The kernel that runs the application and owns the sockets; with
     /// several VMs (`vm.count`), the first of theirs, the others following.

@@ -235,8 +235,9 @@ impl Server {
     /// The driver's poll: take up to `budget` packets from the ring into
     /// `buf` (delivered when the poll's segment ends); returns (packets,
     /// cycles of the poll including the wake-ups its deliveries cause).
-    /// `key` is the engine's key of the event being handled: TX completions
-    /// the queue deferred (`QueuePair::tx_defer`) count from below it.
+    /// `key` is the engine's key of the event being handled: the TX
+    /// completions and arrivals the queue kept (`QueuePair::tx_defer`,
+    /// `rx_defer`) whose keys are below it are applied first.
     pub(crate) fn driver_poll_take(&mut self, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
         let qi = self.kernel.napi_queue[napi as usize] as usize;
