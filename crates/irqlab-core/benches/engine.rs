@@ -1,6 +1,7 @@
 //! Criterion benches of the simulator (`make bench`, docs/performance.md):
 //! the thesis bare-metal scenario's simulated events per wall second under
-//! three profiles, and the event queue alone under the thesis's mix of
+//! three profiles, the SR-IOV paper's fifteen guests and the IAPS paper's
+//! steering, and the event queue alone under the thesis's mix of
 //! events: as the model used it before per-core slots and deferred NIC
 //! events (segment ends in the heap, three fixed-delay streams in FIFO
 //! lanes), and as it does now (a segment end per core in its slot, replies
@@ -21,6 +22,31 @@ fn thesis(c: &mut Criterion) {
         let events = irqlab_core::run(&s).unwrap().sim_events;
         g.throughput(Throughput::Elements(events));
         g.bench_function(profile, |b| b.iter(|| irqlab_core::run(&s).unwrap()));
+    }
+    g.finish();
+}
+
+/// The scenarios beyond the thesis's bare metal that multiply its cost: the
+/// SR-IOV paper's testbed with fifteen guests (each with its VF, vCPUs
+/// sharing host cores) and the IAPS paper's steering between cores, as
+/// their files describe them (their own profiles), 0.05 s simulated.
+fn scenarios(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scenarios");
+    g.sample_size(10);
+    for (name, file, sets) in [
+        ("sriov-15-vms", "sriov/r630.toml", &[("vm.count", "15")][..]),
+        ("iaps-steering", "iaps/bulk-8core.toml", &[][..]),
+    ] {
+        let path = format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+        let mut s = Scenario::from_path(std::path::Path::new(&path)).expect("scenario");
+        for (k, v) in sets {
+            s.set(k, v).unwrap();
+        }
+        s.set("run.duration_s", "0.05").unwrap();
+        s.set("run.warmup_s", "0.01").unwrap();
+        let events = irqlab_core::run(&s).unwrap().sim_events;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(name, |b| b.iter(|| irqlab_core::run(&s).unwrap()));
     }
     g.finish();
 }
@@ -114,5 +140,5 @@ fn queue_owned(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, thesis, queue, queue_owned);
+criterion_group!(benches, thesis, scenarios, queue, queue_owned);
 criterion_main!(benches);
