@@ -6,22 +6,37 @@
 //! events (segment ends in the heap, three fixed-delay streams in FIFO
 //! lanes), and as it does now (a segment end per core in its slot, replies
 //! in a lane, idle watchdogs in the heap).
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use irqlab_core::engine::EventQueue;
 use irqlab_core::Scenario;
 
+/// A scenario file under `scenarios/`, with `sets` applied, 0.05 s
+/// simulated after 0.01 s of warm-up.
+fn scenario(file: &str, profile: Option<&str>, sets: &[(&str, &str)]) -> Scenario {
+    let path = format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+    let mut s = Scenario::from_path(std::path::Path::new(&path)).expect("scenario");
+    if let Some(p) = profile {
+        s.set_profile(p).unwrap();
+    }
+    for &(k, v) in sets.iter().chain(&[("run.duration_s", "0.05"), ("run.warmup_s", "0.01")]) {
+        s.set(k, v).unwrap();
+    }
+    s
+}
+
+/// Bench one run of `s`, its throughput in simulated events.
+fn bench_run(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, s: &Scenario) {
+    let events = irqlab_core::run(s).unwrap().sim_events;
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(name, |b| b.iter(|| irqlab_core::run(s).unwrap()));
+}
+
 fn thesis(c: &mut Criterion) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/thesis/bare-metal.toml");
     let mut g = c.benchmark_group("thesis-bare-metal");
     g.sample_size(10);
     for profile in ["busy-wait", "no-coalescing", "irq-suspend"] {
-        let mut s = Scenario::from_path(std::path::Path::new(path)).expect("scenario");
-        s.set_profile(profile).unwrap();
-        s.set("run.duration_s", "0.05").unwrap();
-        s.set("run.warmup_s", "0.01").unwrap();
-        let events = irqlab_core::run(&s).unwrap().sim_events;
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(profile, |b| b.iter(|| irqlab_core::run(&s).unwrap()));
+        bench_run(&mut g, profile, &scenario("thesis/bare-metal.toml", Some(profile), &[]));
     }
     g.finish();
 }
@@ -33,22 +48,20 @@ fn thesis(c: &mut Criterion) {
 fn scenarios(c: &mut Criterion) {
     let mut g = c.benchmark_group("scenarios");
     g.sample_size(10);
-    for (name, file, sets) in [
-        ("sriov-15-vms", "sriov/r630.toml", &[("vm.count", "15")][..]),
-        ("iaps-steering", "iaps/bulk-8core.toml", &[][..]),
-    ] {
-        let path = format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
-        let mut s = Scenario::from_path(std::path::Path::new(&path)).expect("scenario");
-        for (k, v) in sets {
-            s.set(k, v).unwrap();
-        }
-        s.set("run.duration_s", "0.05").unwrap();
-        s.set("run.warmup_s", "0.01").unwrap();
-        let events = irqlab_core::run(&s).unwrap().sim_events;
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(name, |b| b.iter(|| irqlab_core::run(&s).unwrap()));
-    }
+    bench_run(&mut g, "sriov-15-vms", &scenario("sriov/r630.toml", None, &[("vm.count", "15")]));
+    bench_run(&mut g, "iaps-steering", &scenario("iaps/bulk-8core.toml", None, &[]));
     g.finish();
+}
+
+/// A xorshift stream: cheap enough not to weigh in the queue's benches.
+fn xorshift() -> impl FnMut() -> u64 {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
 }
 
 /// One pop and one push per step, as a handled event schedules its
@@ -62,13 +75,7 @@ fn queue(c: &mut Criterion) {
     g.bench_function("pop-push-thesis-mix", |b| {
         b.iter(|| {
             let mut q: EventQueue<u64> = EventQueue::new();
-            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-            let mut rand = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
+            let mut rand = xorshift();
             for i in 0..16 {
                 q.push(300 + rand() % 1700, i);
             }
@@ -108,13 +115,7 @@ fn queue_owned(c: &mut Criterion) {
         b.iter(|| {
             let mut q: EventQueue<u64> = EventQueue::new();
             q.set_owners(CORES as usize);
-            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-            let mut rand = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
+            let mut rand = xorshift();
             for core in 0..CORES {
                 q.push_owned(core as usize, 300 + rand() % 1700, core);
                 q.push(1_000_000_000 + core, 100 + core);

@@ -306,13 +306,8 @@ mod tests {
         // Pushes and pops mixed, many equal times: the pops must come out
         // sorted by (time, push order), as a reference sort says.
         let mut q = EventQueue::new();
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = <crate::engine::StreamRng as rand::SeedableRng>::seed_from_u64(1);
+        let mut rand = || rand::RngCore::next_u64(&mut rng);
         q.set_owners(3);
         let mut pending: Vec<(u64, u64)> = Vec::new();
         let mut now = 0u64;

@@ -146,10 +146,7 @@ impl Server {
         loop {
             let th = &mut self.kernel.threads[t as usize];
             match th.phase {
-                Phase::Start => {
-                    th.phase = Phase::InEpollEntry;
-                    return Some(sys(self.ns(self.cfg.costs.epoll_wait_cycles)));
-                }
+                Phase::Start => return Some(self.epoll_entry(t)),
                 Phase::EpCheck => {
                     if let Some(seg) = self.ep_poll_step(sched, t) {
                         return Some(seg);
@@ -162,10 +159,7 @@ impl Server {
                     None => th.phase = Phase::Start,
                     Some(conn) => return Some(self.recv_start(t, conn)),
                 },
-                Phase::NextReq => match th.reqs.pop_front() {
-                    None => th.phase = Phase::NextConn,
-                    Some(p) => return Some(self.service_start(t, p)),
-                },
+                Phase::NextReq => return Some(self.next_request(t)),
                 Phase::SendReady => return Some(self.send_start(t)),
                 Phase::PeerRx => return Some(self.peer_rx(sched.now(), t)),
                 Phase::BusySpin { owned } => {
@@ -210,6 +204,45 @@ impl Server {
         }
         th.phase = Phase::InRecv(conn);
         sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n))
+    }
+
+    /// `sendmsg` ended (`Phase::InSend`): the reply leaves; the peer's
+    /// receive runs next on this CPU if it is modelled, else the next
+    /// request.
+    #[inline(always)]
+    fn reply_sent(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
+        self.kernel.threads[t as usize].phase =
+            if self.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
+        let queue = self.kernel.conns[p.conn as usize].tx_queue;
+        match self.kernel.device {
+            Device::Nic => self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes),
+            Device::Virtio => {
+                let core = self.kernel.threads[t as usize].core;
+                self.virtio_transmit(sched, core, queue, p.conn, p.sent_ns, p.reply_bytes)
+            }
+        }
+    }
+
+    /// `Phase::NextReq`: the next request read, else the next ready
+    /// connection, else `epoll_wait` again.
+    #[inline(always)]
+    fn next_request(&mut self, t: ThreadId) -> Seg {
+        let th = &mut self.kernel.threads[t as usize];
+        if let Some(p) = th.reqs.pop_front() {
+            self.service_start(t, p)
+        } else if let Some(conn) = th.events.pop_front() {
+            self.recv_start(t, conn)
+        } else {
+            self.epoll_entry(t)
+        }
+    }
+
+    /// `Phase::Start`: enter `epoll_wait`.
+    #[inline(always)]
+    fn epoll_entry(&mut self, t: ThreadId) -> Seg {
+        self.kernel.threads[t as usize].phase = Phase::InEpollEntry;
+        sys(self.ns(self.cfg.costs.epoll_wait_cycles))
     }
 
     /// memcached processes request `p` (`Phase::NextReq` with a request).
@@ -271,22 +304,9 @@ impl Server {
             Phase::InService => self.send_start(t),
             // InSend → NextReq (no peer receive on this CPU), a NIC.
             Phase::InSend if self.cfg.costs.peer_rx_cycles == 0 && self.kernel.device == Device::Nic => {
-                let p = th.cur.take().expect("request being sent");
-                th.phase = Phase::NextReq;
                 self.kernel.cores[core as usize].running = None;
-                let queue = self.kernel.conns[p.conn as usize].tx_queue;
-                self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes);
-                // thread_next from NextReq: the next request, else the next
-                // ready connection, else epoll_wait again.
-                let th = &mut self.kernel.threads[t as usize];
-                if let Some(p) = th.reqs.pop_front() {
-                    self.service_start(t, p)
-                } else if let Some(conn) = th.events.pop_front() {
-                    self.recv_start(t, conn)
-                } else {
-                    th.phase = Phase::InEpollEntry;
-                    sys(self.ns(self.cfg.costs.epoll_wait_cycles))
-                }
+                self.reply_sent(sched, t);
+                self.next_request(t)
             }
             _ => return false,
         };
@@ -373,19 +393,7 @@ impl Server {
             Phase::InRecv(_) => self.kernel.threads[t as usize].phase = Phase::NextReq,
             Phase::InService => self.kernel.threads[t as usize].phase = Phase::SendReady,
             Phase::InPeerRx => self.kernel.threads[t as usize].phase = Phase::NextReq,
-            Phase::InSend => {
-                let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
-                self.kernel.threads[t as usize].phase =
-                    if self.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
-                let queue = self.kernel.conns[p.conn as usize].tx_queue;
-                match self.kernel.device {
-                    Device::Nic => self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes),
-                    Device::Virtio => {
-                        let core = self.kernel.threads[t as usize].core;
-                        self.virtio_transmit(sched, core, queue, p.conn, p.sent_ns, p.reply_bytes)
-                    }
-                }
-            }
+            Phase::InSend => self.reply_sent(sched, t),
             Phase::InBusyIter { owned } => {
                 let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
                 let napi = self.kernel.threads[t as usize].busy_napi;

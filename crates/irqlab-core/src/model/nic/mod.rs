@@ -136,6 +136,19 @@ struct PacketBuffer {
     capacity_bytes: u64,
 }
 
+/// Take from `deferred` (in key order) every entry whose key is below
+/// `key`, handing each to `apply`; how many.
+#[inline]
+fn take_due<T>(deferred: &mut VecDeque<(u128, T)>, key: u128, mut apply: impl FnMut(T)) -> u64 {
+    let mut n = 0;
+    while deferred.front().is_some_and(|&(k, _)| k < key) {
+        let (_, t) = deferred.pop_front().expect("a front entry");
+        apply(t);
+        n += 1;
+    }
+    n
+}
+
 /// Ethernet's frame check sequence, which the NIC buffers with the frame
 /// but strips before the driver counts it.
 const FCS_BYTES: u64 = 4;
@@ -280,17 +293,11 @@ impl QueuePair {
     /// returns how many.
     #[inline]
     pub fn tx_catch_up(&mut self, key: u128) -> u64 {
-        let mut n = 0;
-        while let Some(&(k, bytes)) = self.tx_deferred.front() {
-            if k >= key {
-                break;
-            }
-            self.tx_deferred.pop_front();
-            self.tx_outstanding += 1;
-            self.tx_outstanding_bytes += bytes as u64;
-            n += 1;
-        }
-        n
+        let mut bytes = 0;
+        let due = take_due(&mut self.tx_deferred, key, |b| bytes += b as u64);
+        self.tx_outstanding += due as u32;
+        self.tx_outstanding_bytes += bytes;
+        due
     }
 
     /// An arrival need not be an event while it can only join the ring: no
@@ -321,17 +328,11 @@ impl QueuePair {
     /// many.
     #[inline]
     pub fn rx_catch_up(&mut self, key: u128) -> u64 {
-        let mut n = 0;
-        while let Some(&(k, pkt)) = self.rx_deferred.front() {
-            if k >= key {
-                break;
-            }
-            self.rx_deferred.pop_front();
-            debug_assert!(self.ring.len() < self.capacity, "a deferred arrival always has room");
-            self.ring.push_back(pkt);
-            n += 1;
-        }
-        n
+        let (ring, capacity) = (&mut self.ring, self.capacity);
+        take_due(&mut self.rx_deferred, key, |pkt| {
+            debug_assert!(ring.len() < capacity, "a deferred arrival always has room");
+            ring.push_back(pkt);
+        })
     }
 
     /// Deferred TX completions and arrivals due before `key` (see
