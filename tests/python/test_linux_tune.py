@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -127,6 +128,16 @@ def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
          "busy-wait", "--control", str(control), "--debug", "--", shutil.which("memcached"), "-U", "0", "-l",
          "198.18.0.1", "-p", "11212", "-t", "1", "-u", "nobody"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # The shim's log, read as it comes: it takes a new value at its next
+    # epoll wait, which for an idle memcached is its next timer (about a
+    # second), so the original's return is waited for, not raced.
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(mc.stderr.readline, "")), daemon=True)
+    reader.start()
+
+    def taken() -> list[int]:
+        return [int(line.split("busy_poll_usecs=")[1].split()[0]) for line in list(lines) if "control:" in line]
+
     try:
         deadline = time.monotonic() + 20
         while not control.exists() and time.monotonic() < deadline:
@@ -143,11 +154,14 @@ def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
         values = {s["value"] for s in result["steps"]}
         assert len(values) >= 2 and result["left"] == "original"
         assert control.read_text() == "busy_poll_usecs=1000\n"
+        deadline = time.monotonic() + 10
+        while (not taken() or taken()[-1] != 1000) and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         mc.send_signal(signal.SIGTERM)
-        _, err = mc.communicate(timeout=30)
+        mc.wait(timeout=30)
+        reader.join(timeout=30)
         shutil.rmtree(d, ignore_errors=True)
     # The shim took the tuner's values while memcached ran, and the original back.
-    taken = [int(line.split("busy_poll_usecs=")[1].split()[0]) for line in err.splitlines() if "control:" in line]
-    assert set(taken) & values, (taken, values)
-    assert taken[-1] == 1000, taken
+    assert set(taken()) & values, (taken(), values)
+    assert taken()[-1] == 1000, taken()
