@@ -8,7 +8,7 @@
 //! in a lane, idle watchdogs in the heap).
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use irqlab_core::engine::EventQueue;
+use irqlab_core::engine::{EventQueue, StreamRng};
 use irqlab_core::Scenario;
 
 /// A scenario file under `scenarios/`, with `sets` applied, 0.05 s
@@ -53,15 +53,11 @@ fn scenarios(c: &mut Criterion) {
     g.finish();
 }
 
-/// A xorshift stream: cheap enough not to weigh in the queue's benches.
-fn xorshift() -> impl FnMut() -> u64 {
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+/// The project's own generator (a PCG stream): one 128-bit multiply per
+/// draw, cheap beside the queue's work.
+fn draws() -> impl FnMut() -> u64 {
+    let mut rng = <StreamRng as rand::SeedableRng>::seed_from_u64(1);
+    move || rand::RngCore::next_u64(&mut rng)
 }
 
 /// One pop and one push per step, as a handled event schedules its
@@ -75,7 +71,7 @@ fn queue(c: &mut Criterion) {
     g.bench_function("pop-push-thesis-mix", |b| {
         b.iter(|| {
             let mut q: EventQueue<u64> = EventQueue::new();
-            let mut rand = xorshift();
+            let mut rand = draws();
             for i in 0..16 {
                 q.push(300 + rand() % 1700, i);
             }
@@ -115,7 +111,7 @@ fn queue_owned(c: &mut Criterion) {
         b.iter(|| {
             let mut q: EventQueue<u64> = EventQueue::new();
             q.set_owners(CORES as usize);
-            let mut rand = xorshift();
+            let mut rand = draws();
             for core in 0..CORES {
                 q.push_owned(core as usize, 300 + rand() % 1700, core);
                 q.push(1_000_000_000 + core, 100 + core);

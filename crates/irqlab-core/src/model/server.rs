@@ -499,7 +499,7 @@ impl Server {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
         // A slot per host core for its segment end (engine/queue.rs).
-        let host_cores = if self.active == HOST { self.kernel.cores.len() } else { self.kernels[HOST].cores.len() };
+        let host_cores = self.kernel_ref(HOST).cores.len();
         sched.set_owners(host_cores);
         // Guests first: their threads wait on their frozen cores until the
         // host's vCPU threads enter guest mode.

@@ -76,11 +76,17 @@ pub struct EtcTables {
     value_head: Vec<u8>,
 }
 
-/// The uniforms at both ends of bucket `j` of `bits` bits.
-fn bucket_ends(j: u64, bits: u32) -> (f64, f64) {
+/// The first and last `u64` of bucket `j` of a table indexed by the top
+/// `bits` bits.
+fn bucket_bounds(j: u64, bits: u32) -> (u64, u64) {
     let shift = 64 - bits;
     let lo = j << shift;
-    let hi = lo | ((1u64 << shift) - 1);
+    (lo, lo | ((1u64 << shift) - 1))
+}
+
+/// The `Open01` uniforms at both ends of bucket `j` of `bits` bits.
+fn bucket_ends(j: u64, bits: u32) -> (f64, f64) {
+    let (lo, hi) = bucket_bounds(j, bits);
     (open01(lo), open01(hi))
 }
 
@@ -131,11 +137,9 @@ impl EtcTables {
             cum += p;
             (cum, bytes)
         });
-        let head_bits_shift = 64 - HEAD_BITS;
         let value_head = (0..1u64 << HEAD_BITS)
             .map(|j| {
-                let lo = j << head_bits_shift;
-                let hi = lo | ((1u64 << head_bits_shift) - 1);
+                let (lo, hi) = bucket_bounds(j, HEAD_BITS);
                 let at = |x: u64| value_cum.partition_point(|&(c, _)| c <= standard01(x));
                 let (a, b) = (at(lo), at(hi));
                 if a == b {
@@ -229,10 +233,8 @@ mod tests {
         let t = EtcTables::get();
         // Both ends of every bucket, and their neighbours across the edge.
         for (bits, n) in [(KEY_BITS, 1u64 << KEY_BITS), (VALUE_BITS, 1u64 << VALUE_BITS)] {
-            let shift = 64 - bits;
             for j in 0..n {
-                let lo = j << shift;
-                let hi = lo | ((1u64 << shift) - 1);
+                let (lo, hi) = bucket_bounds(j, bits);
                 for x in [lo, lo + (1 << 12), hi, hi - (1 << 12), lo + (hi - lo) / 2] {
                     if bits == KEY_BITS {
                         if let Some(k) = t.key(x) {
@@ -283,10 +285,8 @@ mod tests {
             assert_eq!(u.to_bits(), standard01(x).to_bits(), "{x:#x}");
             t.value_cum.partition_point(|&(c, _)| c <= u)
         };
-        let shift = 64 - HEAD_BITS;
         for j in 0..1u64 << HEAD_BITS {
-            let lo = j << shift;
-            let hi = lo | ((1u64 << shift) - 1);
+            let (lo, hi) = bucket_bounds(j, HEAD_BITS);
             for x in [lo, lo + (1 << 11), hi, hi - (1 << 11), lo + (hi - lo) / 2] {
                 assert_eq!(t.value_head(x), search(x), "{x:#x}");
             }
