@@ -164,7 +164,7 @@ def test_reproduce_out_that_cannot_be_written_is_refused_before_any_run(tmp_path
 def test_reproduce_out_is_created_and_left_clean_by_the_check(tmp_path, monkeypatch):
     import irqlab.reproduce.thesis as thesis
 
-    out = tmp_path / "a" / "b"
+    out = tmp_path / "a"  # one level: a missing parent is refused (test_output_paths.py)
     seen = []
 
     def stop(*args, **kwargs):
@@ -173,15 +173,16 @@ def test_reproduce_out_is_created_and_left_clean_by_the_check(tmp_path, monkeypa
 
     monkeypatch.setattr(thesis, "run_thesis", stop)
     assert _main("reproduce", "thesis", "--out", str(out), *TINY) == 130
-    assert seen == [[]], "the directory exists before the runs, and the probe file is gone"
+    assert seen == [["reproduction.json"]], "the directory exists and is marked before the runs; the probe file is gone"
 
 
 @pytest.mark.needs_run
 def test_reproduce_out_in_place_of_a_file_it_writes_is_one_line_status_1(tmp_path):
-    # An OS error while writing (here: a directory where a CSV goes) after the runs.
+    # An OS error while writing (here: a directory where a CSV goes) after the
+    # runs; --force, as a directory holding other things is refused before them.
     out = tmp_path / "out"
     (out / "table-4.1.csv").mkdir(parents=True)
-    result = irqlab_bounded("reproduce", "thesis", "--out", str(out), *TINY, timeout=300)
+    result = irqlab_bounded("reproduce", "thesis", "--out", str(out), "--force", *TINY, timeout=300)
     one_error_line(result, 1, "table-4.1.csv")
 
 

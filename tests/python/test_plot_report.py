@@ -273,6 +273,10 @@ def test_cli_plot_bad_directory(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_report(grid: Path, failing: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "new" / "both.html"
+    # Its directory must exist: irqlab creates no parent directories.
+    assert main(["report", str(grid), str(failing), "--out", str(target)]) == 2
+    assert "its directory" in capsys.readouterr().err and not target.parent.exists()
+    target.parent.mkdir()
     assert main(["report", str(grid), str(failing), "--out", str(target), "--title", "Both"]) == 0
     assert capsys.readouterr().out == f"{target}\n"
     page = target.read_text(encoding="utf-8")

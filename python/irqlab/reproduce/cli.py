@@ -159,6 +159,12 @@ def _run_flags(p: argparse.ArgumentParser, json_help: str) -> None:
     p.add_argument("--seed", metavar="N", help="base seed the runs' seeds are derived from (default: the studies', 1)")
     p.add_argument("--jobs", metavar="N", help="parallel runs (default: every core)")
     p.add_argument("--resume", action="store_true", help="keep the runs an interrupted reproduction finished in --out")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into --out even if it holds another kind of output (another reproduction's, a sweep's, "
+        "other files); refused without it",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress indication")
     p.add_argument("--json", action="store_true", help=json_help)
@@ -197,15 +203,14 @@ def _say_written(n_files: int, out: Path, stores, no_plots: bool) -> None:
     write_stdout(f"report: {out / 'report.html'}")
 
 
-def prepare_out(text: str) -> Path:
-    """The ``--out`` directory, created if need be and proved writable, before
-    any run: a bad ``--out`` must not be found out only after a minute of
-    simulation. Raises :class:`ReproduceUsageError` (exit status 2)."""
-    out = Path(text)
-    if out.exists() and not out.is_dir():
-        raise ReproduceUsageError(f"--out {out} exists and is not a directory; give a directory to write into")
+def prepare_out(args: argparse.Namespace) -> Path:
+    """The ``--out`` directory of ``args.paper``, checked, created and marked
+    before any run (:func:`irqlab.reproduce.prepare_out`); raises
+    :class:`ReproduceUsageError` (exit status 2)."""
+    from irqlab.reproduce import prepare_out as prepare
+
+    out = prepare(args.out, args.paper, force=args.force, error=ReproduceUsageError)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".irqlab-write-test-", dir=out)
         os.close(fd)
         os.unlink(probe)
@@ -249,7 +254,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
     seed, jobs = _seed_and_jobs(args)
-    out = prepare_out(args.out)
+    out = prepare_out(args)
     try:
         result = run_thesis(
             Path(args.scenario) if args.scenario else None,
@@ -339,7 +344,7 @@ def _cmd_itr(args: argparse.Namespace) -> int:
     duration = _seconds(args.duration, "--duration")
     seed, jobs = _seed_and_jobs(args)
     scenario = _scenario(args)
-    out = prepare_out(args.out)
+    out = prepare_out(args)
     try:
         result = itr.run_itr(
             scenario,
@@ -413,7 +418,7 @@ def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=l
     seed, jobs = _seed_and_jobs(args)
     seeds = whole_number(args.seeds, "--seeds", 1, 1000, ReproduceUsageError)
     scenario = _scenario(args)
-    out = prepare_out(args.out)
+    out = prepare_out(args)
     try:
         result = run(
             scenario,

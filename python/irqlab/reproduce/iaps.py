@@ -42,6 +42,7 @@ from irqlab.reproduce.claims import frame_html as claims_frame_html
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
+from irqlab.files import write_text_whole, write_whole
 
 #: The studies, in the order they are run.
 STUDIES = ("figure-2", "figure-2-rss")
@@ -291,10 +292,10 @@ def write_files(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: lis
     written = []
     for name, rows in (("figure-2", figure_2_rows(r)), ("figure-3", figure_3_rows(r))):
         path = out / f"{name}.csv"
-        pd.DataFrame(rows).to_csv(path, index=False)
+        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
         written.append(path)
     path = out / "checks.csv"
-    pd.DataFrame([check_row(c) for c in checks]).to_csv(path, index=False)
+    write_whole(path, lambda tmp: pd.DataFrame([check_row(c) for c in checks]).to_csv(tmp, index=False))
     written.append(path)
     doc = {
         "figure_2": figure_2_rows(r),
@@ -306,14 +307,14 @@ def write_files(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: lis
         "duration_s": r.duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
+    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     md += [f"## {FIGURE_TITLES['figure-2']}", "", "```", figure_2_text(r), "```", ""]
     md += [f"## {FIGURE_TITLES['figure-3']}", "", "```", figure_3_text(r), "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text_whole(path, "\n".join(md) + "\n")
     written.append(path)
     return written
 

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from irqlab.reproduce.iaps import SCHEMES, IapsResult, figure_3_rows  # noqa: E402
 from irqlab.reproduce.iaps_checks import NAMES, connections  # noqa: E402
+from irqlab.files import write_whole  # noqa: E402
 
 STYLE = {"rss": ("o", "tab:gray"), "rps": ("s", "tab:blue"), "rfs": ("^", "tab:orange"), "iaps": ("D", "tab:green")}
 #: Line styles, so that schemes with equal values stay visible on top of each other.
@@ -50,7 +51,7 @@ def figure_2(r: IapsResult, out: Path) -> Path:
     fig.suptitle("IAPS paper Figure 2 (simulated)")
     fig.tight_layout()
     path = out / "figure-2.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -74,7 +75,7 @@ def figure_3(r: IapsResult, out: Path) -> Path:
     fig.suptitle("IAPS paper Figure 3 (simulated)")
     fig.tight_layout()
     path = out / "figure-3.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 

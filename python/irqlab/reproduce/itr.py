@@ -57,6 +57,7 @@ from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
 from irqlab.summary import Summary
+from irqlab.files import write_text_whole, write_whole
 
 #: The figures, in the order they are run, with their regimes in the order
 #: of the study files' ``itr.policy`` axes.
@@ -417,14 +418,14 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
     written = []
     for name in FIGURES:
         path = out / f"{name}.csv"
-        pd.DataFrame(figure_rows(r, name)).to_csv(path, index=False)
+        write_whole(path, lambda tmp: pd.DataFrame(figure_rows(r, name)).to_csv(tmp, index=False))
         written.append(path)
     path = out / "figure-7-pll.csv"
-    pd.DataFrame(figure_7_rows(r)).to_csv(path, index=False)
+    write_whole(path, lambda tmp: pd.DataFrame(figure_7_rows(r)).to_csv(tmp, index=False))
     written.append(path)
     path = out / "checks.csv"
     why = explanations(r, checks)
-    pd.DataFrame([check_row(c, why) for c in checks]).to_csv(path, index=False)
+    write_whole(path, lambda tmp: pd.DataFrame([check_row(c, why) for c in checks]).to_csv(tmp, index=False))
     written.append(path)
     doc = {
         "figures": {
@@ -438,7 +439,7 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
         "duration_s": r.duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
+    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", shared_note(r), ""]
     md += ["```", checks_text(checks, why=why), "```", ""]
@@ -447,7 +448,7 @@ def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list
     md += [f"## {FIGURE_TITLES['figure-7']}", "", "```", figure_7_text(r), "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text_whole(path, "\n".join(md) + "\n")
     written.append(path)
     return written
 

@@ -18,6 +18,7 @@ from irqlab.reproduce.itr import (  # noqa: E402
     FIGURE_TITLES, FIGURES, LABELS, ItrResult, figure_7_rows, is_overloaded, with_no_itr,
 )
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, busy, mean_us  # noqa: E402
+from irqlab.files import write_whole  # noqa: E402
 
 STYLE = {OFF: ("o", "tab:blue"), IXGBE: ("s", "tab:red"), LINEAR: ("^", "tab:green")}
 
@@ -62,7 +63,7 @@ def figure(r: ItrResult, name: str, out: Path) -> Path:
     fig.suptitle(f"{FIGURE_TITLES[name]} - simulated (irqlab)", fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = out / f"{name}.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -86,7 +87,7 @@ def figure_7(r: ItrResult, out: Path) -> Path:
     ax.set_title(f"{FIGURE_TITLES['figure-7']} - simulated (irqlab)", fontsize=10)
     fig.tight_layout()
     path = out / "figure-7.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 

@@ -12,6 +12,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 from irqlab.reproduce.thesis import PROFILES, ThesisResult, host_busy, latency  # noqa: E402
+from irqlab.files import write_whole  # noqa: E402
 
 LABELS = {
     "no-coalescing": "No Coalescing",
@@ -76,7 +77,7 @@ def _figure(open_: dict, profiles: tuple[str, ...], out: Path, stem: str, cpu_la
         fig.suptitle(suptitle, fontsize=9)
         fig.tight_layout()
         path = out / name
-        fig.savefig(path)
+        write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
         plt.close(fig)
         written.append(path)
     return written
@@ -112,6 +113,6 @@ def table_4_1_chart(r: ThesisResult, out: Path) -> Path:
     b.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     path = out / "table-4.1.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path

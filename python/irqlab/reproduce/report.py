@@ -26,6 +26,7 @@ from irqlab.reproduce.thesis import (
     table_4_1_rows,
     vm_table_rows,
 )
+from irqlab.files import write_text_whole, write_whole
 
 METRIC_LABEL = {
     "qps": "QPS",
@@ -253,7 +254,7 @@ def checks_text(checks: list[ShapeCheck], title: str = "The thesis's claims, che
 
 def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
     """``rows`` as a CSV file."""
-    pd.DataFrame(rows).to_csv(path, index=False)
+    write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     return path
 
 
@@ -294,7 +295,7 @@ def write_files(
         tables.append((f"{vm.setup.figure_study}.csv", figure_rows(vm.open, vm.setup.profiles)))
     for name, rows in tables:
         path = out / name
-        pd.DataFrame(rows).to_csv(path, index=False)
+        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
         written.append(path)
     summaries = {
         "closed": {p: s.to_dict() for p, s in r.closed.items()},
@@ -316,7 +317,7 @@ def write_files(
         "open_duration_s": r.open_duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(summaries, indent=1))
+    write_text_whole(path, json.dumps(summaries, indent=1))
     written.append(path)
     scenarios = ", ".join(f"`scenarios/thesis/{vm.setup.scenario}`" for vm in r.vm.values())
     md = [
@@ -357,6 +358,6 @@ def write_files(
             md += ["```", checks_text(vm_checks, VM_CHECKS_TITLE), "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text_whole(path, "\n".join(md) + "\n")
     written.append(path)
     return written

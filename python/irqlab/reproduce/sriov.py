@@ -46,6 +46,7 @@ from irqlab.reproduce.sriov_checks import DEFAULT, TUNER, RatePoint, VmPoint
 from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
+from irqlab.files import write_text_whole, write_whole
 
 #: The studies, in the order they are run.
 STUDIES = ("figure-1", "figure-2")
@@ -332,10 +333,10 @@ def write_files(r: SriovResult, checks: list[ShapeCheck], out: Path, figures: li
     tables = (("figure-1", figure_1_rows(r)), ("figure-2", figure_2_rows(r)), ("figures-3-4", figures_3_4_rows(r)))
     for name, rows in tables:
         path = out / f"{name}.csv"
-        pd.DataFrame(rows).to_csv(path, index=False)
+        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
         written.append(path)
     path = out / "checks.csv"
-    pd.DataFrame([check_row(c) for c in checks]).to_csv(path, index=False)
+    write_whole(path, lambda tmp: pd.DataFrame([check_row(c) for c in checks]).to_csv(tmp, index=False))
     written.append(path)
     doc = {
         "figure_1": figure_1_rows(r),
@@ -348,14 +349,14 @@ def write_files(r: SriovResult, checks: list[ShapeCheck], out: Path, figures: li
         "duration_s": r.duration_s,
     }
     path = out / "summaries.json"
-    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
+    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     for key, text in (("figure-1", figure_1_text(r)), ("figure-2", figure_2_text(r)), ("figures-3-4", figures_3_4_text(r))):
         md += [f"## {FIGURE_TITLES[key]}", "", "```", text, "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text_whole(path, "\n".join(md) + "\n")
     written.append(path)
     return written
 

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from irqlab.reproduce.sriov import POLICIES, SriovResult  # noqa: E402
 from irqlab.reproduce.sriov_checks import NAMES, PEAK_RATE, counts  # noqa: E402
+from irqlab.files import write_whole  # noqa: E402
 
 STYLE = {"ixgbe": ("o", "tab:gray", "-"), "golden-section": ("D", "tab:green", "--")}
 
@@ -36,7 +37,7 @@ def figure_1(r: SriovResult, out: Path) -> Path:
     fig.suptitle("SR-IOV paper Figure I (simulated, 3 VMs)")
     fig.tight_layout()
     path = out / "figure-1.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -56,7 +57,7 @@ def figure_2(r: SriovResult, out: Path) -> Path:
     ax.set_title("SR-IOV paper Figure II (simulated)")
     fig.tight_layout()
     path = out / "figure-2.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -79,7 +80,7 @@ def figures_3_4(r: SriovResult, out: Path) -> Path:
     fig.suptitle("SR-IOV paper Figures III-IV (simulated): CPU use on the server")
     fig.tight_layout()
     path = out / "figures-3-4.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 

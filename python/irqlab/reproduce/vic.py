@@ -48,6 +48,7 @@ from irqlab.reproduce.thesis import ShapeCheck
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, TABLE_3, TABLE_6, Fig5Point, Point, TpccPoint
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
+from irqlab.files import write_text_whole, write_whole
 
 #: The studies, in the order they are run.
 STUDIES = ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8", "table-7-sqliosim", "table-7-gsblaster")
@@ -543,12 +544,12 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
     }
     for name, rows in frames.items():
         path = out / f"{name}.csv"
-        pd.DataFrame(rows).to_csv(path, index=False)
+        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
         written.append(path)
     doc = {k.replace("-", "_"): v for k, v in frames.items()}
     doc.update({"fitted": fitted_note(r), "seed": r.seed, "seeds": r.seeds, "duration_s": r.duration_s})
     path = out / "summaries.json"
-    path.write_text(json.dumps(json_clean(doc), indent=1, allow_nan=False))
+    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
     written.append(path)
     md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
     for key, text in (("table-2", table_2_text(r, KB4)), ("table-3", table_3_text(r, KB4)),
@@ -558,7 +559,7 @@ def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list
         md += [f"## {TITLES[key]}", "", "```", text, "```", ""]
     md += [f"![{f.stem}]({f.name})" for f in figures]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text_whole(path, "\n".join(md) + "\n")
     written.append(path)
     return written
 

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from irqlab.reproduce.vic import VicResult, figure_5_rows, figures_3_4_rows  # noqa: E402
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2  # noqa: E402
+from irqlab.files import write_whole  # noqa: E402
 
 METRICS = (
     ("iops", "IOPS", "iops", "base_iops"),
@@ -44,7 +45,7 @@ def table_figure(r: VicResult, out: Path, block: int) -> Path:
     fig.suptitle(f"vIC paper, Iometer {size} reads (simulated)")
     fig.tight_layout()
     path = out / f"{name}.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -74,7 +75,7 @@ def figure_5(r: VicResult, out: Path) -> Path:
     fig.suptitle("vIC paper Figure 5 (simulated): the IPI send threshold")
     fig.tight_layout()
     path = out / "figure-5.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 
@@ -101,7 +102,7 @@ def figures_3_4(r: VicResult, out: Path) -> Path:
     fig.suptitle("vIC paper Figures 3-4 (simulated): TPC-C-like load, 90 users, cifThreshold 4")
     fig.tight_layout()
     path = out / "figures-3-4.png"
-    fig.savefig(path)
+    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return path
 

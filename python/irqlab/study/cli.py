@@ -163,6 +163,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from irqlab.cli import write_stdout
+    from irqlab.files import check_name, check_output_dir
     from irqlab.study.executor import DaskExecutor, ExecutorError, ThreadExecutor
     from irqlab.study.spec import StudyError
     from irqlab.study.sweep import check_size, sweep
@@ -178,12 +179,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     elif args.connect_timeout is not None:
         raise SweepUsageError("--connect-timeout is for --executor dask")
     connect_timeout = _seconds(args.connect_timeout, "--connect-timeout") or 30.0
+    check_name(args.name, "--name", SweepUsageError)
     try:
         study = study_from_args(args)
         check_size(study, args.yes)
     except StudyError as e:
         raise SweepUsageError(str(e)) from None
-    out = Path(args.out) if args.out else Path("results") / study.name
+    if args.out is not None:
+        out = check_output_dir(args.out, "--out", SweepUsageError)
+    else:
+        # The default, results/NAME, is the one place a sweep creates a
+        # parent directory (results/): the name must stay inside it.
+        check_name(study.name, "the study's name (the default --out is results/NAME)", SweepUsageError)
+        out = check_output_dir(Path("results") / study.name, "", SweepUsageError, parents=True)
     try:
         executor = DaskExecutor(args.scheduler, connect_timeout) if args.executor == "dask" else ThreadExecutor(jobs)
     except ExecutorError as e:

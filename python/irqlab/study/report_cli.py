@@ -65,14 +65,10 @@ def _results_dir(text: str) -> Path:
 
 
 def _out_dir(text: str, flag: str) -> Path:
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise SweepUsageError(f"{flag} {text} exists and is not a directory; give a directory for the files")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise SweepUsageError(f"{flag} {text} cannot be created: {e.strerror or e}") from None
-    return path
+    """The figures' directory, created if it is missing (its parent must exist)."""
+    from irqlab.files import make_output_dir
+
+    return make_output_dir(text, flag, SweepUsageError)
 
 
 def _column(text: Optional[str], flag: str) -> Optional[str]:
@@ -86,6 +82,7 @@ def _column(text: Optional[str], flag: str) -> Optional[str]:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from irqlab.cli import write_stdout
     from irqlab.results import ResultsError, load
+    from irqlab.files import check_output_dir, check_output_file
     from irqlab.study.plot import plot, stem_for
     from irqlab.study.spec import PlotSpec
 
@@ -100,10 +97,17 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     stem = args.name if args.name is not None else stem_for(spec)
     if not stem or "/" in stem or "\\" in stem or stem in (".", "..") or re.search(r"[\x00-\x1f]", stem):
         raise SweepUsageError(f"--name must be a plain file name without a directory or suffix (got {args.name!r})")
+    # Every output path before the results are read and drawn.
+    out = check_output_dir(args.out, "--out", SweepUsageError) if args.out is not None else directory / "plots"
+    if args.out is None:
+        check_output_dir(out, "", SweepUsageError)
+    if out.is_dir():  # a new directory holds nothing in the way
+        for suffix in (".png", ".svg"):
+            check_output_file(out / f"{stem}{suffix}", "", SweepUsageError)
     try:
         frame = load(directory)
         _check_some_succeeded(frame, directory)
-        out = _out_dir(args.out, "--out") if args.out is not None else directory / "plots"
+        out = _out_dir(str(out), "--out" if args.out is not None else "")
         paths = plot(frame, spec, out, stem, where="--")
     except ResultsError as e:
         raise SweepUsageError(str(e)) from None
@@ -123,20 +127,25 @@ def _check_some_succeeded(frame: Any, directory: Path) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from irqlab.cli import write_stdout
+    from irqlab.files import check_output_dir, check_output_file
     from irqlab.results import ResultsError
-    from irqlab.study.report import write_report
+    from irqlab.study.report import PLOTS, REPORT, write_report
 
     dirs = [_results_dir(d) for d in args.directories]
     if len({d.resolve() for d in dirs}) != len(dirs):
         raise SweepUsageError("a results directory is given twice; give each once")
     out: Optional[Path] = None
+    # Every output path before anything is read or drawn: the page, and the
+    # figures' directory in each results directory.
     if args.out is not None:
         out = Path(args.out)
         if out.is_dir():
             raise SweepUsageError(f"--out {args.out} is a directory; give the HTML file's name (e.g. {out / 'report.html'})")
-        if not args.out.strip() or args.out.endswith(("/", "\\")):
-            raise SweepUsageError(f"--out must name a file (got {args.out!r})")
-        _out_dir(str(out.parent), "--out's directory")
+        check_output_file(args.out, "--out", SweepUsageError)
+    else:
+        check_output_file(dirs[0] / REPORT, "", SweepUsageError)
+    for d in dirs:
+        check_output_dir(d / PLOTS, "", SweepUsageError)
     try:
         path = write_report(dirs[0], out, title=args.title, extra_dirs=dirs[1:])
     except ResultsError as e:
