@@ -102,8 +102,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError, TuneUsageError) as e:
         _say("error", str(e))
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        from irqlab.study.cli import EXIT_TERMINATED, Terminated
+
+        # SIGTERM turned into an exception so that clean-up ran: 128 + 15, as a shell reports it.
+        return EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); silence the flush at exit.
         _discard_stdout()

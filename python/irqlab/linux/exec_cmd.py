@@ -141,14 +141,15 @@ def write_control(path: str, usecs: int) -> Path:
     rename, so that the shim never reads half of it; its absolute path."""
     from irqlab.cli import UsageError
 
+    from irqlab.files import check_output_file, write_text_whole
+
     target = Path(path).absolute()
     if len(str(target).encode()) >= 256:
         raise UsageError(f"--control must be a path of fewer than 256 bytes (got {path!r})")
-    if not target.parent.is_dir():
-        raise UsageError(f"--control {path}: its directory does not exist")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(f"busy_poll_usecs={int(usecs)}\n")
-    os.replace(tmp, target)
+    # A device, FIFO or directory is refused, never replaced; a symbolic
+    # link is written through (the shim reads the same file through it).
+    check_output_file(path, "--control", UsageError)
+    write_text_whole(target, f"busy_poll_usecs={int(usecs)}\n")
     return target
 
 
@@ -245,6 +246,10 @@ def cmd_exec(args: argparse.Namespace) -> int:
     for override in args.overrides:
         if not override.startswith("epoll."):
             raise UsageError(f"--set only takes epoll.* knobs here (got {override!r})")
+    if args.control is not None:
+        from irqlab.files import check_output_file
+
+        check_output_file(args.control, "--control", UsageError)
     knobs = epoll_knobs(args.profile, args.overrides)
     shim = find_shim()
     if shim is None:
@@ -256,6 +261,17 @@ def cmd_exec(args: argparse.Namespace) -> int:
     env = program_env(os.environ, knobs, shim, debug=args.debug)
     if args.spin_all:
         env["IRQLAB_SPIN_ALL"] = "1"
+    if args.napi_dev is not None:
+        knobs_module = _napi_knobs()
+        if not knobs_module.may_change_settings():
+            # Refused here, naming this command: the native apply's own refusal
+            # names `irqlab linux apply`, which is not what the user ran.
+            raise UsageError(
+                f"irqlab linux exec --napi-dev needs root (CAP_NET_ADMIN) to change the NAPI and coalescing settings "
+                f"of {args.napi_dev}; run it as root, or without --napi-dev"
+            )
+    # The control file last of the checks (it is checked before it is written):
+    # a refusal above leaves no file behind.
     if args.control is not None:
         env[ENV_CONTROL] = str(write_control(args.control, knobs.busy_poll_usecs))
 
@@ -265,24 +281,33 @@ def cmd_exec(args: argparse.Namespace) -> int:
         _warn_lingering(command, None)
         return status
 
-    knobs_module = _napi_knobs()
-    if not knobs_module.may_change_settings():
-        # Refused here, naming this command: the native apply's own refusal
-        # names `irqlab linux apply`, which is not what the user ran.
-        raise UsageError(
-            f"irqlab linux exec --napi-dev needs root (CAP_NET_ADMIN) to change the NAPI and coalescing settings "
-            f"of {args.napi_dev}; run it as root, or without --napi-dev"
-        )
     with _signals_held():
         knobs_module.apply(args.napi_dev, args.profile)
         lingering: list[int] = []
+        ended = False
         try:
             status = run_program(command, env)
             lingering = _warn_lingering(command, args.napi_dev)
+            ended = True
             return status
         finally:
             if not lingering:
-                knobs_module.restore(args.napi_dev)
+                _restore_device(knobs_module, args.napi_dev, said=not ended)
+
+
+def _restore_device(knobs_module: Any, dev: str, said: bool) -> None:
+    """Put DEV's settings back after the program; ``said``: the program did
+    not end normally (an error in irqlab), so say on stderr what became of
+    DEV. A restore that fails says how to finish it by hand, and raises."""
+    try:
+        knobs_module.restore(dev)
+    except _core.LinuxError as e:
+        raise _core.LinuxError(
+            f"{dev}'s settings could not be put back ({' '.join(str(e).split())}); `irqlab linux restore {dev}` "
+            "puts back the settings saved before the profile was applied"
+        ) from None
+    if said:
+        print(f"irqlab: {dev} is back to its settings from before the profile was applied", file=sys.stderr)
 
 
 def _become_subreaper() -> None:

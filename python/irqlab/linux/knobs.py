@@ -33,7 +33,7 @@ from typing import Any, Optional
 from irqlab import _core
 from irqlab._core import LinuxError
 
-__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "restore", "may_change_settings"]
+__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "restore", "has_saved_state", "may_change_settings"]
 
 #: The largest NAPI id the kernel can have (a u32).
 _NAPI_ID_MAX = 2**32 - 1
@@ -78,6 +78,17 @@ def restore(dev: str) -> dict[str, Any]:
     were ``replaced`` by which NAPI now. Raises :class:`LinuxError`, keeping
     the saved state, if some saved settings had nowhere to go."""
     return json.loads(_core.linux_restore(dev))
+
+
+def has_saved_state(dev: str) -> bool:
+    """Whether a saved state of ``dev`` (in this network namespace) waits for
+    :func:`restore`: the file the native side names
+    ``DEV.IFINDEX.netns-INODE.json`` in ``$IRQLAB_STATE_DIR`` or
+    ``/run/irqlab`` (``crates/irqlab-linux/src/state.rs``)."""
+    directory = os.environ.get("IRQLAB_STATE_DIR") or "/run/irqlab"
+    ifindex = show(dev)["ifindex"]
+    netns = os.stat("/proc/self/ns/net").st_ino
+    return os.path.exists(os.path.join(directory, f"{dev}.{ifindex}.netns-{netns}.json"))
 
 
 def may_change_settings() -> bool:

@@ -15,7 +15,9 @@ within the budget.
 
 At the end the best value is applied (``irqlab linux restore DEV`` puts back
 what was there before), or with ``--restore`` the original is put back. The
-original comes back on Ctrl-C, SIGTERM or any failure too. Every slice and
+original comes back on Ctrl-C, SIGTERM or any failure too, and irqlab says so
+on stderr. Every flag, ``--out`` included, and the load command (run once)
+are checked before the first change. Every slice and
 the whole run are bounded in time; the load command may only be ``irqlab
 loadgen`` (optionally under ``ip netns exec NS``), whose targets are limited
 to loopback and 198.18.0.0/15.
@@ -107,15 +109,24 @@ def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> 
     """One slice of load: its throughput, p99 and CPU per request."""
     b0, _ = _busy_jiffies(cpus)
     t0 = time.monotonic()
-    proc = subprocess.run([*load, "--duration", f"{slice_s:g}", "--json"], capture_output=True, text=True,
-                          timeout=slice_s + 60)
+    try:
+        proc = subprocess.run([*load, "--duration", f"{slice_s:g}", "--json"], capture_output=True, text=True,
+                              timeout=slice_s + 60)
+    except OSError as e:
+        raise TuneError(f"the load command could not be started: {load[0]}: {e.strerror or e}") from None
+    except subprocess.TimeoutExpired:
+        raise TuneError(f"the load command did not end within {slice_s + 60:g} s of a {slice_s:g} s slice") from None
     secs = time.monotonic() - t0
     b1, _ = _busy_jiffies(cpus)
     if proc.returncode not in (0, 1) or not proc.stdout.strip():
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise TuneError(f"the load command failed: {last[0]}")
-    report = json.loads(proc.stdout)
-    qps = float(report["achieved_qps"])
+    try:
+        report = json.loads(proc.stdout)
+        qps = float(report["achieved_qps"])
+        report["latency_us"].get("p99")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise TuneError("the load command's output is not the load generator's JSON report") from None
     requests = qps * slice_s
     cpu_us = (b1 - b0) / os.sysconf("SC_CLK_TCK") * 1e6
     return {
@@ -127,8 +138,19 @@ def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> 
     }
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM unwinds like Ctrl-C, so that the finally block puts the original back.
+    from irqlab.study.cli import Terminated
+
+    raise Terminated()
+
+
+def _tell(message: str) -> None:
+    """A line on stderr whatever --json says: what happened to the device."""
+    try:
+        print(f"irqlab: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 #: The knob the preload shim takes through its control file (not the device's).
@@ -138,10 +160,19 @@ CONTROL_KNOB = "busy_poll_usecs"
 def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
               budget_s: float, accept: float, napi: Optional[int] = None, restore_after: bool = False,
               cpus: Optional[set[int]] = None, restart_fraction: float = 0.25, control: Optional[str] = None,
-              say: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+              say: Callable[[str], None] = lambda _m: None,
+              finish: Optional[Callable[[dict[str, Any]], None]] = None,
+              tell: Callable[[str], None] = _tell) -> dict[str, Any]:
     """Run the search (see the module); the steps, the best value and what
     was left on the device. ``busy_poll_usecs`` is set through the control
-    file of a program run with ``irqlab linux exec --control``."""
+    file of a program run with ``irqlab linux exec --control``.
+
+    Everything is checked before the first change (the knob, the device, the
+    range, root, and the load command, which runs once before). From the
+    first change on, any exception (Ctrl-C, SIGTERM, the kernel refusing a
+    value, the load command failing, ``finish`` failing) puts the original
+    back and says so through ``tell``. ``finish(result)`` runs last, with the
+    final value in place (it writes ``--out``)."""
     from irqlab._core import GoldenSection
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import read_control, write_control
@@ -155,40 +186,49 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             originals = {(None, knob): read_control(control)}
         except (OSError, ValueError) as e:
             raise TuneError(f"--control {control} cannot be read as a control file ({e})") from None
+        saved_before = True  # nothing is saved for a control file: its value is put back by hand
     else:
         dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
         if not knobs.may_change_settings():
             raise TuneError("irqlab linux tune needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; "
                             "run it as root")
         originals = {(c["napi_id"], c["knob"]): c["from"] for c in dry["changed"] + dry["unchanged"]}
+        # A state saved by an earlier `apply` stays; the tuner puts its own
+        # knob back by hand then, and otherwise restores the state it saved.
+        saved_before = knobs.has_saved_state(dev)
+    # The load command once, before any change: one that cannot start or
+    # reach its server is refused with the device untouched.
+    measure_slice(load, min(slice_s, 0.2), cpus)
     maximize = objective == "throughput"
     started = time.monotonic()
     steps: list[dict[str, Any]] = []
-    state_kept: Optional[bool] = None
+    changing = False
     restarts = 0
-    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    where = f"{control}" if knob == CONTROL_KNOB else f"{dev}"
 
     def put(value: int) -> None:
-        nonlocal state_kept
+        nonlocal changing
+        changing = True  # from here on, a failure may have changed something
         if knob == CONTROL_KNOB:
             write_control(control, value)
-            state_kept = True
-            return
-        report = knobs.set_knob(dev, knob, value, napi)
-        if state_kept is None:
-            state_kept = bool(report["state_kept"])
+        else:
+            knobs.set_knob(dev, knob, value, napi)
 
     def put_back() -> None:
-        if state_kept is None:
-            return  # nothing was changed
         if knob == CONTROL_KNOB:
             write_control(control, int(originals[(None, knob)]))
-            return
-        if not state_kept:
-            knobs.restore(dev)  # the state this run saved: exactly the settings before it
-            return
-        for (napi_id, _), value in originals.items():
-            knobs.set_knob(dev, knob, int(value), napi_id)
+        elif not saved_before:
+            # The state this run saved: exactly the settings before it. None
+            # saved means the first change failed before it changed anything.
+            if knobs.has_saved_state(dev):
+                knobs.restore(dev)
+        else:
+            for (napi_id, _), value in originals.items():
+                knobs.set_knob(dev, knob, int(value), napi_id)
+
+    def original_text() -> str:
+        values = sorted({int(v) for v in originals.values()})
+        return ", ".join(map(str, values)) if len(values) <= 3 else f"{len(originals)} saved values"
 
     def step(x: float) -> float:
         value = int(round(x))
@@ -203,6 +243,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         return time.monotonic() - started + slice_s + 1.0 > budget_s
 
     finished = False
+    old_term = signal.signal(signal.SIGTERM, _terminate)
     try:
         policy = GoldenSection(float(low), float(high), accept, maximize=maximize, reuse=False)
         best: Optional[int] = None
@@ -230,20 +271,37 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         else:
             put(best)
             left = "best"
+        curve = sorted({s["value"]: s[objective] for s in steps}.items())
+        result = {
+            "device": dev, "knob": knob, "napi": napi, "objective": objective, "maximize": maximize,
+            "range": [low, high], "accept": accept, "slice_s": slice_s, "budget_s": budget_s,
+            "original": [{"napi_id": k[0], "value": v} for k, v in originals.items()],
+            "steps": steps, "curve": [{"value": v, objective: y} for v, y in curve],
+            "best": best, "restarts": restarts, "left": left,
+            "elapsed_s": time.monotonic() - started,
+        }
+        if finish is not None:
+            finish(result)
         finished = True
     finally:
-        signal.signal(signal.SIGTERM, old_term)
-        if not finished:
-            put_back()
-    curve = sorted({s["value"]: s[objective] for s in steps}.items())
-    return {
-        "device": dev, "knob": knob, "napi": napi, "objective": objective, "maximize": maximize,
-        "range": [low, high], "accept": accept, "slice_s": slice_s, "budget_s": budget_s,
-        "original": [{"napi_id": k[0], "value": v} for k, v in originals.items()],
-        "steps": steps, "curve": [{"value": v, objective: y} for v, y in curve],
-        "best": best, "restarts": restarts, "left": left,
-        "elapsed_s": time.monotonic() - started,
-    }
+        if not finished and changing:
+            # Signals wait until the original is back: a second Ctrl-C or
+            # SIGTERM must not cut the restore short.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
+            try:
+                put_back()
+            except BaseException as e:
+                tell(f"error: the original {knob} could not be put back on {where} ({' '.join(str(e).split())}); "
+                     + (f"`irqlab linux restore {dev}` puts back the settings saved before the first change"
+                        if knob != CONTROL_KNOB else f"write busy_poll_usecs={original_text()} to {control}"))
+            else:
+                tell(f"the search did not finish; {knob} on {where} is back to its original value ({original_text()})")
+            finally:
+                signal.signal(signal.SIGTERM, old_term)
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        else:
+            signal.signal(signal.SIGTERM, old_term)
+    return result
 
 
 def write_results(out: Path, result: dict[str, Any]) -> Path:
@@ -268,8 +326,12 @@ def write_results(out: Path, result: dict[str, Any]) -> Path:
     study = (f'# Written by `irqlab linux tune {result["device"]}`: one row per step.\n[study]\nname = "tune-{knob}"\n'
              f'description = "irqlab linux tune: {knob} on {result["device"]}, objective {result["objective"]}"\n\n'
              f'[[plot]]\nx = "{knob}"\ny = "{y[result["objective"]]}"\nhue = "profile"\n')
+    from irqlab.files import write_text_whole
+
+    out.mkdir(exist_ok=True)  # checked before the search (check_results_out): its parent exists
+    # The kind's own file first: an interrupted write is still recognised as this command's output.
+    write_text_whole(out / "tune.json", json.dumps(result, indent=1))
     write_directory(out, name=f"tune-{knob}", fingerprint=fingerprint, axes=[knob], records=recs, study_toml=study)
-    (out / "tune.json").write_text(json.dumps(result, indent=1))
     return out
 
 
@@ -328,9 +390,19 @@ def _cpus(text: Optional[str]) -> Optional[set[int]]:
     return out
 
 
+def check_load_namespace(load: list[str]) -> None:
+    """Refuse a load command under ``ip netns exec NS`` whose namespace does
+    not exist (``ip netns`` keeps them in /run/netns)."""
+    if load[:3] == ["ip", "netns", "exec"]:
+        ns = load[3]
+        if "/" in ns or not Path("/run/netns", ns).exists():
+            raise TuneError(f"--load runs in network namespace {ns!r}, which does not exist (ip netns list)")
+
+
 def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab._core import TUNABLE_KNOBS
     from irqlab.cli import UsageError
+    from irqlab.files import check_output_file, check_results_out
     from irqlab.linux.cli import _napi_id
 
     try:
@@ -344,21 +416,28 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         budget_s = _number(args.budget, "--budget", 3 * slice_s, 3600)
         accept = _number(args.accept, "--accept", 1, high - low) if args.accept else max(1.0, (high - low) / 32)
         load = parse_load(args.load)
+        check_load_namespace(load)
         cpus = _cpus(args.cpus)
+        napi = _napi_id(args.napi)
+        if args.control is not None:
+            check_output_file(args.control, "--control", TuneError)
+        # --out before the search: a bad one must not be found out after it
+        # changed the device for a minute (and then left it changed).
+        out = check_results_out(args.out, "--out", "linux tune", TuneError) if args.out is not None else None
     except TuneError as e:
         raise UsageError(str(e)) from None
     say = (lambda m: None) if args.json else (lambda m: print(f"tune: {m}", file=sys.stderr, flush=True))
+    finish = (lambda result: write_results(out, result)) if out is not None else None
     try:
         result = tune_knob(args.device, args.knob, low, high, args.objective, load, slice_s=slice_s, budget_s=budget_s,
-                           accept=accept, napi=_napi_id(args.napi), restore_after=args.restore, cpus=cpus,
-                           control=args.control, say=say)
+                           accept=accept, napi=napi, restore_after=args.restore, cpus=cpus,
+                           control=args.control, say=say, finish=finish)
     except TuneError as e:
         raise UsageError(str(e)) from None
-    except KeyboardInterrupt:
-        print("irqlab: interrupted; the original value is back", file=sys.stderr)
-        return 130
-    if args.out:
-        write_results(Path(args.out), result)
+    except KeyboardInterrupt as e:
+        from irqlab.study.cli import EXIT_TERMINATED, Terminated
+
+        return EXIT_TERMINATED if isinstance(e, Terminated) else 130
     if args.json:
         print(json.dumps(result))
     else:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from irqlab.testbed.netns import TestbedError
 
@@ -111,14 +111,15 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         raise TestbedUsageError(str(e)) from None
     slice_s = _num(args.slice, "--slice", 0.2, 60)
     budget_s = _num(args.budget, "--budget", 3 * slice_s, 3600)
+    out = _results_out(args.out, "testbed tune")
     progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
     try:
         result = run_testbed_tune(args.knob, low, high, args.objective, profile=args.profile, slice_s=slice_s,
                                   budget_s=budget_s, sim=not args.no_sim, progress=progress)
     except TestbedError as e:
         raise TestbedUsageError(str(e)) from None
-    if args.out:
-        write_results(Path(args.out), result)
+    if out is not None:
+        write_results(out, result)
     print(json.dumps(result) if args.json else render(result))
     return 0
 
@@ -141,6 +142,14 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     lines += [f"  {k} = {v}" for k, v in m["rescaled"].items() if not k.startswith("_")]
     print("\n".join(lines))
     return 0
+
+
+def _results_out(text: Optional[str], kind: str) -> Optional[Path]:
+    """``--out``, checked before the testbed is built: new, empty or this
+    command's earlier output (``irqlab.files.check_results_out``)."""
+    from irqlab.files import check_results_out
+
+    return check_results_out(text, "--out", kind, TestbedUsageError) if text is not None else None
 
 
 def _num(text: str, flag: str, lo: float, hi: float) -> float:
@@ -172,16 +181,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     if plan.repeats != float(args.repeats):
         raise TestbedUsageError(f"--repeats must be a whole number between 1 and 20 (got {args.repeats!r})")
+    # --out before the testbed is built: a bad one must not be found out after minutes of measuring.
+    out = _results_out(args.out, "testbed run")
     progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
     try:
         measured = run_testbed(plan, progress)
     except TestbedError as e:
         raise TestbedUsageError(str(e)) from None
-    if args.out:
+    if out is not None:
+        from irqlab.files import write_text_whole
+
         # The measurement first: minutes of it survive a failure of what follows.
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "testbed.json").write_text(json.dumps({"measured": measured}, indent=1))
+        out.mkdir(exist_ok=True)
+        write_text_whole(out / "testbed.json", json.dumps({"measured": measured}, indent=1))
     predicted = None
     machine: dict[str, Any] = {}
     if not args.no_sim:
@@ -191,14 +203,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {"measured": measured, "simulated": predicted, "machine": machine,
                               "agreement": agreement(measured, predicted) if predicted else []}
     text = render(result)
-    if args.out:
+    if out is not None:
+        from irqlab.files import write_text_whole
         from irqlab.testbed.compare import default_scenario
         from irqlab.testbed.results import write_results
 
-        out = Path(args.out)
         write_results(out, result, default_scenario().read_text() if predicted else None)
-        (out / "testbed.json").write_text(json.dumps(result, indent=1))
-        (out / "testbed.md").write_text("```\n" + text + "\n```\n")
+        write_text_whole(out / "testbed.json", json.dumps(result, indent=1))
+        write_text_whole(out / "testbed.md", "```\n" + text + "\n```\n")
     print(json.dumps(result) if args.json else text)
     return 0
 

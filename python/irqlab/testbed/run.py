@@ -201,7 +201,27 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    # SIGTERM unwinds like Ctrl-C, so that the testbed is removed.
+    from irqlab.study.cli import Terminated
+
+    raise Terminated()
+
+
+def remove(bed: Testbed, finished: bool, old_term: Any) -> None:
+    """Remove what ``bed`` created (namespaces, veth, everything running in
+    them) with SIGINT and SIGTERM held, so that a second one cannot cut the
+    removal short; then put SIGTERM's handler back. If the run did not
+    finish, say on stderr that the host is as it was."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
+    try:
+        created = list(bed.created)
+        bed.destroy()
+        if created and not finished:
+            print(f"irqlab: the testbed did not finish; its namespaces ({', '.join(created)}), their veth pair and "
+                  "everything running in them are removed", file=sys.stderr, flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
@@ -219,6 +239,7 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
     medium_qps: Optional[float] = None
     # Ctrl-C and SIGTERM unwind through the finally below.
     old_term = signal.signal(signal.SIGTERM, _interrupt)
+    finished = False
     try:
         bed.create()
         say(f"testbed up: {SERVER_NS}/{SERVER_DEV} {SERVER_ADDR} <-> {CLIENT_NS}, NAPI thread pid {bed.napi_pid}")
@@ -246,9 +267,9 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
                             medium_qps = round(plan.medium_fraction * m["loadgen"]["achieved_qps"], -2)
                 finally:
                     _stop_server(server)
+        finished = True
     finally:
-        signal.signal(signal.SIGTERM, old_term)
-        bed.destroy()
+        remove(bed, finished, old_term)
     return {
         "plan": plan.__dict__,
         "medium_qps": medium_qps,

@@ -13,6 +13,7 @@ measured, and the two curves are printed side by side.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,9 @@ def run_testbed_tune(knob: str, low: int, high: int, objective: str, *, profile:
     machine = _machine()["rescaled"] if sim else {}
     bed = Testbed(server_core, client_core)
     server = None
+    # Ctrl-C and SIGTERM unwind through the finally below, which removes the testbed.
+    old_term = signal.signal(signal.SIGTERM, tb._interrupt)
+    finished = False
     try:
         bed.create()
         server = tb._start_server(plan, profile)
@@ -77,11 +81,17 @@ def run_testbed_tune(knob: str, low: int, high: int, objective: str, *, profile:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget_s + 120)
         if proc.returncode != 0:
             raise TestbedError(f"irqlab linux tune failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-        measured = json.loads(proc.stdout)
+        try:
+            measured = json.loads(proc.stdout)
+        except ValueError:
+            raise TestbedError("irqlab linux tune printed no JSON result") from None
+        finished = True
     finally:
-        if server is not None:
-            tb._stop_server(server)
-        bed.destroy()
+        try:
+            if server is not None:
+                tb._stop_server(server)
+        finally:
+            tb.remove(bed, finished, old_term)
     values = [c["value"] for c in measured["curve"]]
     simulated = simulated_curve(values, knob, objective, profile, connections, machine) if sim else []
     return {"profile": profile, "measured": measured, "simulated": simulated, "machine": machine}
@@ -131,7 +141,11 @@ def write_results(out: Path, result: dict[str, Any]) -> Path:
     study = (f'# Written by `irqlab testbed tune`.\n[study]\nname = "testbed-tune-{knob}"\n'
              f'description = "{knob} on the veth testbed under {result["profile"]}: measured by irqlab linux tune, '
              f'beside the simulator at the same values"\n\n[[plot]]\nx = "{knob}"\ny = "{field}"\nhue = "source"\n')
+    from irqlab.files import write_text_whole
+
+    out.mkdir(exist_ok=True)  # checked before the testbed was built: its parent exists
+    # The kind's own file first: an interrupted write is still recognised as this command's output.
+    write_text_whole(out / "testbed-tune.json", json.dumps(result, indent=1))
     write_directory(out, name=f"testbed-tune-{knob}", fingerprint=fp, axes=[knob, "source"], records=recs,
                     study_toml=study)
-    (out / "testbed-tune.json").write_text(json.dumps(result, indent=1))
     return out
