@@ -50,6 +50,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 import irqlab
+from irqlab.files import check_output_file, write_text_whole
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "thesis" / "bare-metal.toml"
@@ -212,6 +213,9 @@ def main() -> int:
         ap.error("--holdout and --leave-one-out exclude each other")
     try:
         holdout = parse_holdout(args.holdout) if args.holdout else ()
+        if args.out:
+            # Before minutes of fitting: a device, FIFO, directory or missing directory is refused.
+            check_output_file(args.out, "--out", ValueError)
     except ValueError as e:
         ap.error(str(e))
     if args.leave_one_out:
@@ -252,7 +256,7 @@ def _emit(out: dict[str, object], path: str | None) -> int:
     text = json.dumps(out, indent=2)
     print(text)
     if path:
-        Path(path).write_text(text + "\n")
+        write_text_whole(path, text + "\n")
     return 0
 
 
