@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_run(args: argparse.Namespace) -> int:
     seed = _seed(args.seed)
     duration_s = _duration(args.duration)
+    _check_overrides(args.overrides, seed, duration_s)
     scenario = Scenario.load(args.scenario)
     summary = run(scenario, profile=args.profile, overrides=args.overrides, seed=seed, duration_s=duration_s)
     if args.json:
@@ -336,6 +337,21 @@ def _seed(text: Optional[str]) -> Optional[int]:
 
 def _duration(text: Optional[str]) -> Optional[float]:
     return seconds(text, "--duration", UsageError)
+
+
+def _check_overrides(overrides: list[str], seed: Optional[int], duration_s: Optional[float],
+                     others: Optional[dict[str, str]] = None) -> None:
+    """Refuse ``--set`` giving a field twice, or one that ``--seed``,
+    ``--duration`` (or ``others``: field → flag) also sets: one of the two
+    would silently win."""
+    from irqlab.flags import check_overrides
+
+    by_flag = dict(others or {})
+    if seed is not None:
+        by_flag["run.seed"] = "--seed"
+    if duration_s is not None:
+        by_flag["run.duration_s"] = "--duration"
+    check_overrides(list(overrides), "--set", UsageError, by_flag)
 
 
 def _positive_int(text: str, flag: str) -> int:

@@ -47,3 +47,32 @@ def number(text: str, flag: str, low: float, high: float, error: type[Exception]
     if not (math.isfinite(value) and low <= value <= high):
         raise error(f"{flag} must be a number between {low:g} and {high:g} (got {text!r})")
     return value
+
+
+def override_key(pair: str) -> str:
+    """The field a ``"key=value"`` override sets (``load.qps``)."""
+    return pair.partition("=")[0].strip()
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Whether fields ``a`` and ``b`` set the same value: the same field, or
+    one a table holding the other (``app.service`` and ``app.service.cycles``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def check_overrides(pairs: list[str], flag: str, error: type[Exception], others: Optional[dict[str, str]] = None) -> None:
+    """Refuse two overrides of one field, and an override of a field that
+    ``others`` (field → the flag that sets it) sets too: one would silently
+    win, and the command line would say two things."""
+    seen: dict[str, str] = {}
+    for pair in pairs:
+        key = override_key(pair)
+        if not key:
+            continue  # no key: the scenario layer names the malformed override
+        for field, by in (others or {}).items():
+            if overlaps(key, field):
+                raise error(f"{flag} {key} and {by} both set {field}; give it once")
+        for earlier in seen:
+            if overlaps(key, earlier):
+                raise error(f"{flag} {key} is given twice ({seen[earlier]!r} and {pair!r}); give it once")
+        seen[key] = pair

@@ -178,17 +178,36 @@ def load(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as e:
         raise ResultsError(f"{manifest_path} cannot be read: {e}") from None
+    if not isinstance(manifest, dict):
+        raise ResultsError(f"{manifest_path} is not a sweep's manifest (a JSON object); the directory is damaged")
+    axes, name = manifest.get("axes", []), manifest.get("name", d.name)
+    if not (isinstance(axes, list) and all(isinstance(a, str) for a in axes) and isinstance(name, str)):
+        raise ResultsError(f"{manifest_path} is damaged: its name must be text and its axes a list of field names")
     parquet, journal = d / RESULTS, d / JOURNAL
     if parquet.is_file() and (not journal.is_file() or parquet.stat().st_mtime_ns >= journal.stat().st_mtime_ns):
-        frame = pq.read_table(parquet).to_pandas()
+        try:
+            frame = pq.read_table(parquet).to_pandas()
+        except (pa.ArrowException, OSError) as e:
+            # A truncated or overwritten file: say which, not pyarrow's traceback.
+            reason = " ".join(str(e).split()) or type(e).__name__
+            raise ResultsError(f"{parquet} cannot be read as Parquet ({reason}); the directory is damaged; "
+                               f"run the sweep again into a new --out") from None
     else:
-        latest = {r["key"]: r for r in read_journal(d)}
-        frame = _table(rows(latest.values()), pa).to_pandas() if latest else pd.DataFrame(columns=list(LEADING))
+        from irqlab.study.spec import StudyError
+
+        try:
+            latest = {r["key"]: r for r in read_journal(d)}
+            frame = _table(rows(latest.values()), pa).to_pandas() if latest else pd.DataFrame(columns=list(LEADING))
+        except StudyError as e:
+            raise ResultsError(str(e)) from None
+        except (KeyError, TypeError, ValueError, pa.ArrowException) as e:
+            raise ResultsError(f"{journal} holds a record that is not a finished run ({type(e).__name__}: {e}); "
+                               "the directory is damaged") from None
     if "cpu_pct.idle" in frame.columns:
         at = frame.columns.get_loc("cpu_pct.idle") + 1
         frame.insert(at, "cpu_pct.busy", 100.0 - frame["cpu_pct.idle"])
-    frame.attrs["axes"] = list(manifest.get("axes", []))
-    frame.attrs["name"] = manifest.get("name", d.name)
+    frame.attrs["axes"] = list(axes)
+    frame.attrs["name"] = name
     frame.attrs["directory"] = str(d)
     return frame
 
@@ -289,6 +308,7 @@ def aggregate(
     missing = [m for m in [*groups, *metrics] if m not in frame.columns]
     if missing:
         raise ResultsError(f"no column {missing[0]!r} in the results; columns are {', '.join(map(str, frame.columns))}")
+    check_metrics(frame, metrics, groups)
     grouped = ok.groupby(groups, sort=False, dropna=False)
     columns: dict[str, Any] = {"n": grouped.size()}
     for m in metrics:
@@ -304,17 +324,59 @@ def aggregate(
     return pd.concat(columns, axis=1).reset_index()
 
 
+def numeric_columns(frame: "pandas.DataFrame") -> list[str]:
+    """The columns of ``frame`` a mean can be taken of: numbers (not flags),
+    or null in every run that did not fail (a latency when nothing completed)."""
+    import pandas as pd
+
+    from irqlab.summary import NULLABLE_NUMBERS
+
+    ok = succeeded(frame)
+    out = []
+    for c in frame.columns:
+        if pd.api.types.is_bool_dtype(frame[c]):
+            continue
+        if pd.api.types.is_numeric_dtype(frame[c]) or (c in NULLABLE_NUMBERS and ok[c].isna().all()):
+            out.append(str(c))
+    return out
+
+
+def check_metrics(frame: "pandas.DataFrame", metrics: Sequence[str], groups: Sequence[str], what: str = "metric") -> None:
+    """Raise :class:`ResultsError` naming ``what`` if a metric is missing, is
+    one of the ``groups`` the rows are grouped by, or is not numeric (text,
+    lists): a mean of them is meaningless."""
+    numeric = numeric_columns(frame)
+    for m in metrics:
+        if m not in frame.columns:
+            raise ResultsError(f"{what} {m!r} is not a column of the results; columns are {', '.join(map(str, frame.columns))}")
+        if m not in numeric:
+            exclude = set(LEADING) | set(MIDDLE) | set(PROVENANCE) | set(groups)
+            examples = [c for c in numeric if c not in exclude][:8]
+            kind = "text" if frame[m].dtype == object else str(frame[m].dtype)
+            raise ResultsError(f"{what} {m!r} is not a numeric column (its values are {kind}); numeric metrics "
+                               f"include {', '.join(examples) or 'none'}")
+        if m in groups:
+            raise ResultsError(f"{what} {m!r} is a column the results are grouped by ({', '.join(groups)}); "
+                               "give a summary field such as throughput_qps or latency_us.p99")
+
+
 def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
     """Run a DuckDB query over the results, which it sees as the view
     ``results`` (quote dotted names: ``SELECT profile, "latency_us.p99" FROM
     results``)."""
     import duckdb
 
+    if not query.strip():
+        raise ResultsError('--sql must be a query, e.g. SELECT profile, avg("latency_us.p99") FROM results GROUP BY profile')
     frame = load(directory)
     con = duckdb.connect()
     try:
         con.register("results", frame)
-        return con.execute(query).df()
+        result = con.execute(query)
+        if result is None or result.description is None:
+            # A statement that returns no rows (a comment alone, SET, CREATE ...).
+            raise ResultsError("--sql must be a query that returns rows (a SELECT over the view results)")
+        return result.df()
     except duckdb.Error as e:
         raise ResultsError(f"--sql: {' '.join(str(e).split())}") from None
     finally:

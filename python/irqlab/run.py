@@ -109,3 +109,61 @@ def check_duration(duration_s: object, what: str = "duration_s") -> None:
         seconds = math.inf
     if not (math.isfinite(seconds) and seconds > 0):
         raise ScenarioError(f"{what} must be a positive finite number of seconds (got {duration_s!r})")
+
+
+#: Measured seconds of a probe run (:func:`probe_fields`): long enough that
+#: requests complete in every shipped scenario, short enough to cost about a
+#: millisecond.
+PROBE_S = 1e-3
+
+#: Fields that are null in a run where nothing completed, and numbers otherwise.
+NULL_WHEN_IDLE = ("latency_us.mean", "latency_us.p50", "latency_us.p95", "latency_us.p99", "latency_us.p999",
+                  "load_latency_product")
+
+
+def probe_fields(scenario: Scenario, profile: Optional[str] = None, overrides: Overrides = ()) -> Optional[dict[str, Any]]:
+    """The flattened summary of ``scenario`` (with ``profile`` and
+    ``overrides``) run without warm-up for :data:`PROBE_S`: which fields its
+    runs report, and of what type, learnt before a sweep or search spends
+    time on it. ``None`` if the scenario refuses that run (a bad value is
+    then each real run's own error)."""
+    from irqlab.summary import flatten
+
+    try:
+        pairs = [*override_pairs(overrides), "run.warmup_s=0"]
+        summary = run(scenario, profile=profile, overrides=pairs, duration_s=PROBE_S)
+    except (ScenarioError, TypeError, ValueError):
+        return None
+    return {k: v for k, v in flatten(summary.to_dict()).items() if k not in ("profile", "seed")}
+
+
+def field_problem(probes: list[dict[str, Any]], name: str, *, null_ok: bool) -> Optional[str]:
+    """Why ``name`` cannot be a number taken from runs whose probes are
+    ``probes`` (:func:`probe_fields`), as the end of a sentence, or None if
+    it can. Some members are reported only when not zero (``cpu_pct.steal``),
+    so a name missing from the probes is refused only when no probe field
+    shares its first component; a member of a field null in a probe (``dim``
+    with DIM off) is null too. With ``null_ok``, null is accepted; otherwise
+    only the fields of :data:`NULL_WHEN_IDLE` may be null."""
+    values = [p[name] for p in probes if name in p]
+    under_null = any(name.startswith(f"{k}.") for p in probes for k, v in p.items() if v is None)
+    if not values:
+        if under_null:
+            return None if null_ok else "is null in this scenario's runs"
+        top = name.split(".")[0]
+        if any(k == top or k.startswith(f"{top}.") for p in probes for k in p):
+            return None
+        return "is not a field of the run's summary"
+    for v in values:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+            kind = {str: "text", list: "a list", dict: "a table", bool: "true or false"}.get(type(v), type(v).__name__)
+            return f"is not a number (it is {kind}, e.g. {json.dumps(v)[:40]})"
+    if not null_ok and all(v is None for v in values) and name not in NULL_WHEN_IDLE:
+        return "is null in this scenario's runs"
+    return None
+
+
+def numeric_fields(probes: list[dict[str, Any]]) -> list[str]:
+    """The fields that are numbers in the first probe, in summary order (for messages)."""
+    first = probes[0] if probes else {}
+    return [k for k, v in first.items() if isinstance(v, numbers.Real) and not isinstance(v, bool)]

@@ -55,9 +55,28 @@ def parse_range(text: str) -> tuple[float, float]:
         lo, hi = float(lo_text), float(hi_text)
     except ValueError:
         raise TuneUsageError(f"--range must be LOW:HIGH, two numbers (got {text!r})") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-        raise TuneUsageError(f"--range must have LOW below HIGH, both finite (got {text!r})")
+    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(hi - lo)) or lo >= hi:
+        raise TuneUsageError(f"--range must have LOW below HIGH, both finite and less than {_MAX_WIDTH:g} apart "
+                             f"(got {text!r})")
     return lo, hi
+
+
+#: The widest --range: beyond it HIGH - LOW is not a finite number.
+_MAX_WIDTH = 1.7e308
+
+#: The narrowest --accept, as a fraction of the range: a millionth needs
+#: about 29 golden-section steps; narrower asks for more precision than a
+#: simulated objective has, and soon more than a float has.
+MIN_ACCEPT_FRACTION = 1e-6
+
+
+def check_accept(accept: float, low: float, high: float, flag: str = "--accept") -> None:
+    """Raise :class:`TuneUsageError` unless ``accept`` is a width from a
+    millionth of the range up to (not including) the range."""
+    width = high - low
+    if not (math.isfinite(accept) and width * MIN_ACCEPT_FRACTION <= accept < width):
+        raise TuneUsageError(f"{flag} must be a width from {width * MIN_ACCEPT_FRACTION:g} (a millionth of the range) "
+                             f"to below the range's {width:g} (got {accept!r})")
 
 
 def _value_of(summary_flat: dict, objective: str) -> float:
@@ -92,12 +111,22 @@ def tune(
     from irqlab.scenario import Scenario
     from irqlab.summary import flatten
 
+    from irqlab.flags import check_overrides, overlaps, override_key
+    from irqlab.run import field_problem, numeric_fields, probe_fields
+
     if not isinstance(scenario, Scenario):
         scenario = Scenario.load(scenario)
+    # The knob is set at every probe, after the overrides: an override of it
+    # would be silently replaced.
+    check_overrides(list(overrides), "--set", TuneUsageError, {knob: f"--knob {knob}"})
+    if accept is not None:
+        check_accept(accept, low, high)
     if profile is not None:
         scenario = scenario.with_profile(profile)
     if overrides:
         scenario = scenario.with_overrides(list(overrides))
+    if any(overlaps(override_key(pair), knob) for pair in scenario.overrides):
+        raise TuneUsageError(f"--knob {knob} is also set by the scenario's overrides; tune it or fix it, not both")
     section, _, name = knob.partition(".")
     current = scenario.resolved().get(section, {})
     if not name or not isinstance(current, dict) or name not in current:
@@ -105,6 +134,15 @@ def tune(
     integer = isinstance(current[name], int) and not isinstance(current[name], bool)
     if integer and (low < 0 or not float(low).is_integer() or not float(high).is_integer()):
         raise TuneUsageError(f"--range must be whole numbers from 0 for the integer field {knob} (got {low:g}:{high:g})")
+    # The objective's kind, from millisecond runs at both ends of the range,
+    # before the search spends a run on it: text, a list or a field that is
+    # null in every run would be optimised as NaN.
+    probes = [probe_fields(scenario, overrides=[f"{knob}={v}"]) for v in ((int(low), int(high)) if integer else (low, high))]
+    known = [p for p in probes if p is not None]
+    problem = field_problem(known, objective, null_ok=False) if known else None
+    if problem is not None:
+        raise TuneUsageError(f"--objective {objective} {problem}; give a numeric summary field such as "
+                             f"{', '.join(numeric_fields(known)[:6])}")
     maximize = default_goal(objective) if maximize is None else maximize
     accept = (high - low) / 64 if accept is None else accept
     if integer:
@@ -134,7 +172,17 @@ def tune(
         return y
 
     done, x = policy.probe()
+    # When the interval is as narrow as floats allow around its values, the
+    # policy asks for the same probe again and again: stop there, at the
+    # middle of the interval (what the policy would hold once done).
+    asked: set[tuple[float, float, float]] = set()
     while not done:
+        state = (*policy.interval, x)
+        if state in asked:
+            lo_, hi_ = policy.interval
+            x = (lo_ + hi_) / 2
+            break
+        asked.add(state)
         done, x = policy.observe(measure(x))
     result.best = float(round(x)) if integer else x
     result.best_objective = measure(result.best)
@@ -179,7 +227,7 @@ def add_tune_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from irqlab.cli import _duration, _seed, write_stdout
+    from irqlab.cli import _check_overrides, _duration, _seed, write_stdout
 
     low, high = parse_range(args.range)
     accept = None
@@ -188,24 +236,30 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             accept = float(args.accept)
         except ValueError:
             accept = math.nan
-        if not (math.isfinite(accept) and 0 < accept < high - low):
-            raise TuneUsageError(f"--accept must be a width above 0 and below the range's {high - low:g} "
-                                 f"(got {args.accept!r})")
+        check_accept(accept, low, high)
     if not Path(args.scenario).is_file():
         raise TuneUsageError(f"SCENARIO must be a scenario file (got {args.scenario!r})")
+    seed, duration_s = _seed(args.seed), _duration(args.duration)
+    _check_overrides(args.overrides, seed, duration_s, {args.knob: f"--knob {args.knob}"})
+
+    said: list[bool] = []
 
     def say(value: float, y: float) -> None:
-        if not args.json:
-            write_stdout(f"  {args.knob} = {value:<12g} {args.objective} = {y:,.4g}")
+        if args.json:
+            return
+        if not said:
+            # At the first run, not before: the flags are checked by then,
+            # and a refused one leaves nothing on stdout.
+            said.append(True)
+            goal = args.maximize if args.maximize is not None else default_goal(args.objective)
+            write_stdout(f"tuning {args.knob} over {low:g}:{high:g} for the {'highest' if goal else 'lowest'} "
+                         f"{args.objective}")
+        write_stdout(f"  {args.knob} = {value:<12g} {args.objective} = {y:,.4g}")
 
-    if not args.json:
-        write_stdout(f"tuning {args.knob} over {low:g}:{high:g} for the "
-                     f"{'highest' if (args.maximize if args.maximize is not None else default_goal(args.objective)) else 'lowest'}"
-                     f" {args.objective}")
     try:
         r = tune(args.scenario, args.knob, low, high, args.objective, maximize=args.maximize, accept=accept,
-                 fresh=args.fresh, profile=args.profile, overrides=tuple(args.overrides), seed=_seed(args.seed),
-                 duration_s=_duration(args.duration), on_evaluation=say)
+                 fresh=args.fresh, profile=args.profile, overrides=tuple(args.overrides), seed=seed,
+                 duration_s=duration_s, on_evaluation=say)
     except ValueError as e:
         if isinstance(e, (TuneUsageError, ScenarioError)):
             raise

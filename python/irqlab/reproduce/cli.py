@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from irqlab.flags import seconds, whole_number
+from irqlab.study.cli import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from irqlab.reproduce.thesis import ThesisResult
@@ -182,13 +183,47 @@ def _seed_and_jobs(args: argparse.Namespace) -> tuple[Optional[int], Optional[in
     return seed, whole_number(args.jobs, "--jobs", 1, 4096, ReproduceUsageError)
 
 
+#: What each reproduction's experiments need of a --scenario, and the file
+#: that has it: another kind of scenario fails late (a missing column after
+#: every run) or, worse, runs and checks the wrong experiment.
+SCENARIO_NEEDS = {
+    "thesis": ({"app.kind": "memcached"}, "scenarios/thesis/bare-metal.toml"),
+    "itr": ({"nic.kind": "82599", "app.kind": "forwarding"}, "scenarios/itr/forwarding.toml"),
+    "iaps": ({"app.kind": "bulk"}, "scenarios/iaps/bulk-8core.toml"),
+    "vic": ({"app.kind": "iometer"}, "scenarios/vic/iometer.toml"),
+    "sriov": ({"nic.kind": "82599", "app.kind": "bulk", "vm.kind": "sriov"}, "scenarios/sriov/r630.toml"),
+}
+
+
 def _scenario(args: argparse.Namespace) -> Optional[Path]:
-    """``--scenario`` as a path, which must name a file, or None."""
+    """``--scenario`` as a path, which must name a valid scenario file of
+    the kind the paper's experiments need (:data:`SCENARIO_NEEDS`), or None."""
+    from irqlab.scenario import Scenario
+
     if args.scenario is None:
         return None
     if not Path(args.scenario).is_file():
         raise ReproduceUsageError(f"--scenario {args.scenario} is not a file; give a scenario file (TOML)")
+    resolved = Scenario.load(args.scenario).resolved()
+    needs, example = SCENARIO_NEEDS[args.paper]
+    got = {k: resolved.get(k.split(".")[0], {}).get(k.split(".")[1]) for k in needs}
+    if got != needs:
+        want = ", ".join(f'{k} = "{v}"' for k, v in needs.items())
+        have = ", ".join(f'{k} = "{v}"' for k, v in got.items() if needs[k] != v)
+        raise ReproduceUsageError(f"--scenario {args.scenario} has {have}; reproduce {args.paper} needs a scenario "
+                                  f"with {want} (as {example})")
     return Path(args.scenario)
+
+
+def _interrupted(args: argparse.Namespace, out: Path, e: BaseException) -> int:
+    """Say how to finish an interrupted reproduction; its exit status."""
+    from irqlab.cli import _say
+    from irqlab.study.cli import EXIT_TERMINATED, Terminated
+
+    how = ("run the same command again to finish it" if args.resume else
+           "run the same command with --resume to keep them and finish (without it the reproduction starts afresh)")
+    _say("warning", f"reproduce {args.paper} interrupted; the finished runs are in {out}/; {how}")
+    return EXIT_TERMINATED if isinstance(e, Terminated) else 130
 
 
 def _say_written(n_files: int, out: Path, stores, no_plots: bool) -> None:
@@ -254,21 +289,25 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     closed = _seconds(args.closed_duration, "--closed-duration")
     open_ = _seconds(args.open_duration, "--open-duration")
     seed, jobs = _seed_and_jobs(args)
+    scenario = _scenario(args)
     out = prepare_out(args)
     try:
-        result = run_thesis(
-            Path(args.scenario) if args.scenario else None,
-            closed_duration_s=closed,
-            open_duration_s=open_,
-            seed=seed,
-            out=out,
-            jobs=jobs,
-            resume=args.resume,
-            quiet=args.quiet or args.json,
-            vm=not args.no_vm,
-        )
+        with sigterm_as_interrupt():
+            result = run_thesis(
+                scenario,
+                closed_duration_s=closed,
+                open_duration_s=open_,
+                seed=seed,
+                out=out,
+                jobs=jobs,
+                resume=args.resume,
+                quiet=args.quiet or args.json,
+                vm=not args.no_vm,
+            )
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
+    except KeyboardInterrupt as e:
+        return _interrupted(args, out, e)
     # A run's warnings (e.g. no request completed, so no latency), each once.
     runs = [*result.closed.values(), *result.open.values(), *result.cai_karsten.values()]
     runs += [p.summary for p in result.holdout]
@@ -286,17 +325,21 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
         from irqlab.reproduce.thesis import default_scenario
         from irqlab.scenario import Scenario
 
-        variants = sensitivity.run_sensitivity(
-            out,
-            Scenario.load(args.scenario or default_scenario()),
-            result,
-            closed_duration_s=closed,
-            open_duration_s=open_,
-            jobs=jobs,
-            resume=args.resume,
-            quiet=args.quiet or args.json,
-            seed=seed,
-        )
+        try:
+            with sigterm_as_interrupt():
+                variants = sensitivity.run_sensitivity(
+                    out,
+                    Scenario.load(args.scenario or default_scenario()),
+                    result,
+                    closed_duration_s=closed,
+                    open_duration_s=open_,
+                    jobs=jobs,
+                    resume=args.resume,
+                    quiet=args.quiet or args.json,
+                    seed=seed,
+                )
+        except KeyboardInterrupt as e:
+            return _interrupted(args, out, e)
         files.append(report.write_csv(sensitivity.rows(variants), out / "sensitivity.csv"))
         files.append(sensitivity.tornado(variants, out / "sensitivity-tornado.png"))
     files.append(html.write_thesis_report(result, checks, out, figures, variants, vm_claims))
@@ -346,17 +389,20 @@ def _cmd_itr(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     out = prepare_out(args)
     try:
-        result = itr.run_itr(
-            scenario,
-            duration_s=duration,
-            seed=seed,
-            out=out,
-            jobs=jobs,
-            resume=args.resume,
-            quiet=args.quiet or args.json,
-        )
+        with sigterm_as_interrupt():
+            result = itr.run_itr(
+                scenario,
+                duration_s=duration,
+                seed=seed,
+                out=out,
+                jobs=jobs,
+                resume=args.resume,
+                quiet=args.quiet or args.json,
+            )
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
+    except KeyboardInterrupt as e:
+        return _interrupted(args, out, e)
     # A run's warnings, each once; not that an overloaded run dropped
     # packets: overload is part of the paper's experiment (C4, C5), and the
     # tables mark those runs.
@@ -403,12 +449,12 @@ def _cmd_itr(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=lambda warning: True) -> tuple:
+def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=lambda warning: True) -> "tuple | int":
     """A seeded reproduction's common part (IAPS, vIC): the flags checked,
     ``run(...)`` (the paper module's) into ``--out``, its warnings said (those ``warned``
     keeps), the claims checked, the plots, files and report written.
     Returns the result, the checks, the output directory, the files and
-    the figures."""
+    the figures; or, when Ctrl-C or SIGTERM stopped the runs, the exit status."""
     import importlib
 
     from irqlab.cli import say_warning
@@ -420,18 +466,21 @@ def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=l
     scenario = _scenario(args)
     out = prepare_out(args)
     try:
-        result = run(
-            scenario,
-            duration_s=duration,
-            seed=seed,
-            seeds=seeds,
-            out=out,
-            jobs=jobs,
-            resume=args.resume,
-            quiet=args.quiet or args.json,
-        )
+        with sigterm_as_interrupt():
+            result = run(
+                scenario,
+                duration_s=duration,
+                seed=seed,
+                seeds=seeds,
+                out=out,
+                jobs=jobs,
+                resume=args.resume,
+                quiet=args.quiet or args.json,
+            )
     except StudyError as e:
         raise ReproduceUsageError(str(e)) from None
+    except KeyboardInterrupt as e:
+        return _interrupted(args, out, e)
     for warning in result.warnings:
         if warned(warning):
             say_warning(warning)
@@ -471,6 +520,8 @@ def _cmd_iaps(args: argparse.Namespace) -> int:
 
     # Drops are part of the experiment (Figure 2b): not warned about.
     ran = _run_paper(args, iaps, iaps.run_iaps, "irqlab.reproduce.iaps_plots", warned=lambda w: "were dropped" not in w)
+    if isinstance(ran, int):
+        return ran  # interrupted
     result = ran[0]
     tables = {"figure_2": iaps.figure_2_rows(result), "figure_3": iaps.figure_3_rows(result)}
     return _say_paper(args, iaps, ran, tables, [iaps.figure_2_text(result), iaps.figure_3_text(result)])
@@ -481,6 +532,8 @@ def _cmd_vic(args: argparse.Namespace) -> int:
     from irqlab.reproduce.vic_checks import KB4, KB8
 
     ran = _run_paper(args, vic, vic.run_vic, "irqlab.reproduce.vic_plots")
+    if isinstance(ran, int):
+        return ran  # interrupted
     r = ran[0]
     tables = {
         "table_2": vic.table_2_rows(r, KB4), "table_3": vic.table_3_rows(r, KB4), "table_4": vic.table_2_rows(r, KB8),
@@ -498,6 +551,8 @@ def _cmd_sriov(args: argparse.Namespace) -> int:
     from irqlab.reproduce import sriov
 
     ran = _run_paper(args, sriov, sriov.run_sriov, "irqlab.reproduce.sriov_plots")
+    if isinstance(ran, int):
+        return ran  # interrupted
     r = ran[0]
     tables = {
         "figure_1": sriov.figure_1_rows(r), "figure_2": sriov.figure_2_rows(r),

@@ -95,6 +95,7 @@ def _seconds(text: Optional[str], flag: str) -> Optional[float]:
 
 def study_from_args(args: argparse.Namespace) -> Any:
     """The study a ``sweep`` command line describes (validated; nothing run)."""
+    from irqlab.flags import check_overrides, override_key, overlaps
     from irqlab.run import MAX_SEED
     from irqlab.scenario import Scenario, read_scenario_file
     from irqlab.study.axis import AxisError, parse_grid_flag
@@ -114,15 +115,32 @@ def study_from_args(args: argparse.Namespace) -> Any:
     seeds = _int(args.seeds, "--seeds", 1, 10_000)
     seed = _int(args.seed, "--seed", 0, MAX_SEED)
     duration = _seconds(args.duration, "--duration")
+    # Two flags setting one field: one would silently win.
+    by_flag = {a.field: f"--grid {a.field}" for a in axes}
+    if duration is not None:
+        by_flag["run.duration_s"] = "--duration"
+    check_overrides(list(args.set), "--set", SweepUsageError, by_flag)
     if is_study_file(text):
         spec = load_study_file(source)
         # Flags given with a study file replace its values; a --grid axis
         # replaces the study's axis of the same field or is added after them.
-        by_field = {a.field: a for a in spec["axes"]}
+        # A flag replacing a value of the other kind (--grid over [set],
+        # --set over an axis) is said, since the study file reads otherwise.
+        flagged = {**by_flag, **{override_key(p): f"--set {override_key(p)}" for p in args.set}}
+
+        def replaced(field: str, what: str) -> bool:
+            for f, flag in flagged.items():
+                if overlaps(field, f) and not (what == "axis" and flag.startswith("--grid")):
+                    _say(f"{flag} replaces the study's {what} {field} ({source})")
+                    return True
+            return False
+
+        by_field = {a.field: a for a in spec["axes"] if not replaced(a.field, "axis")}
         for axis in axes:
             by_field[axis.field] = axis
         spec["axes"] = list(by_field.values())
-        spec["overrides"] = list(spec["overrides"]) + list(args.set)
+        kept = [p for p in spec["overrides"] if not replaced(override_key(p), "[set]")]
+        spec["overrides"] = kept + list(args.set)
         spec["where"] = f"{spec['where']} or --grid"
     else:
         scenario = Scenario.load(source)
@@ -249,7 +267,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if result.failures:
         listed = "; ".join(f"#{f.point} ({f.what}): {f.error}" for f in result.failures[:5])
         more = f"; and {len(result.failures) - 5} more" if len(result.failures) > 5 else ""
-        _say(f"{len(result.failures)} of {result.total} points failed: {listed}{more}", kind="error")
+        what = f"{len(result.failures)} of {result.total} points failed"
+        if len(result.failures) >= result.total:
+            what += " (none succeeded: the results hold nothing to show)"
+        _say(f"{what}: {listed}{more}", kind="error")
         return EXIT_POINTS_FAILED
     return 0
 
@@ -267,14 +288,25 @@ DEFAULT_METRICS = ("throughput_qps", "latency_us.p99", "cpu_pct.busy")
 
 def _cmd_results(args: argparse.Namespace) -> int:
     from irqlab.cli import write_stdout
-    from irqlab.results import ResultsError, aggregate, load, sql
+    from irqlab.results import ResultsError, aggregate, axes_of, check_metrics, load, sql, succeeded
 
+    if args.sql is not None and args.metric:
+        raise SweepUsageError("--metric is for the aggregation; with --sql the query chooses the columns")
     try:
         if args.sql is not None:
             frame = sql(args.directory, args.sql)
         else:
             loaded = load(args.directory)
+            # An empty table would read as "no data" and exit 0; say why instead.
+            if len(loaded) == 0:
+                raise ResultsError(f"{args.directory} holds no finished run yet; run irqlab sweep to completion first")
+            if succeeded(loaded).empty:
+                raise ResultsError(
+                    f"every run in {args.directory} failed ({len(loaded)} runs), so there is nothing to aggregate; "
+                    f"irqlab report {args.directory} lists the errors"
+                )
             metrics = args.metric or [m for m in DEFAULT_METRICS if m in loaded.columns]
+            check_metrics(loaded, metrics, ["profile", *axes_of(loaded)], what="--metric")
             frame = aggregate(loaded, metrics=metrics)
     except ResultsError as e:
         raise SweepUsageError(str(e)) from None

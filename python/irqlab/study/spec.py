@@ -31,6 +31,7 @@ not depend on order, parallelism or executor.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -46,6 +47,7 @@ import tomli_w
 from irqlab._core import ScenarioError
 from irqlab.run import MAX_SEED, check_duration
 from irqlab.scenario import Scenario, _toml_value, read_scenario_file
+from irqlab.flags import override_key, overlaps
 from irqlab.study.axis import Axis, AxisError, Value, from_toml
 
 #: A grid larger than this needs ``--yes`` (``yes=True``): it is more often a
@@ -314,12 +316,28 @@ def build_study(
                 f"{where}: {axis.field} is not a field of scenario {scenario.name or scenario.source or '(text)'}; "
                 f"fields are section.name as in the scenario file (e.g. load.qps, cpu.app_cores)"
             )
+    # A field both fixed and varied (or fixed where the sweep sets it) would
+    # silently take one of the two values: refused, naming both.
+    fixed = [override_key(pair) for pair in (*scenario.overrides, *overrides)]
+    for key in fixed:
+        for axis in axes:
+            if overlaps(key, axis.field):
+                raise StudyError(f"{where}: {axis.field} is an axis and is also fixed by an override ({key}, "
+                                 "--set or [set]); give it in one place")
+        if overlaps(key, "run.seed"):
+            raise StudyError(f"the override {key} cannot be used in a sweep: {RESERVED_FIELDS['run.seed']}")
+        if overlaps(key, "run.duration_s") and duration_s is not None:
+            raise StudyError(f"the override {key} and the duration ({duration_s:g} s: --duration or duration_s) "
+                             "both set run.duration_s; give one")
     columns = {"profile", *seen}
     for plot in plots:
         for key in ("x", "hue", "col"):
             value = getattr(plot, key)
             if value is not None and key != "x" and value not in columns:
                 raise StudyError(f"plot {key} {value!r} must be profile or one of the axes ({', '.join(sorted(seen)) or 'none'})")
+    if plots:
+        # Plots come from a study file, which `where` names ("FILE [axes]").
+        _check_plot_columns(base, checked, axes, plots, where.split(" [axes]")[0] if " [axes]" in where else "")
     return Study(
         name=name,
         scenario_text=scenario.text,
@@ -334,6 +352,63 @@ def build_study(
         plots=tuple(plots),
         study_text=study_text,
     )
+
+
+#: Columns every results table has besides the summary's (``irqlab.results``).
+_FRAME_COLUMNS = ("point", "replicate", "profile", "seed", "duration_s", "error", "cpu_pct.busy",
+                  "wall_s", "wall_time_s", "irqlab_version", "git_commit")
+_TEXT_COLUMNS = ("profile", "error", "irqlab_version", "git_commit")
+
+
+def _check_plot_columns(base: Scenario, profiles: Sequence[Optional[str]], axes: Sequence[Axis],
+                        plots: Sequence[PlotSpec], source: str) -> None:
+    """Refuse a ``[[plot]]`` whose ``x`` or ``y`` the results will not have,
+    or whose ``y`` is not a number, before any point runs (``irqlab report``
+    would find out only after the whole sweep).
+
+    The summary's fields are learnt from probe runs of a millisecond
+    (:func:`irqlab.run.probe_fields`): the scenario under each profile and
+    at each axis's first and last value (a kind or a count of VMs changes
+    the fields). Nothing is refused when no probe runs (a bad value is then
+    each point's own failure)."""
+    from irqlab.run import field_problem, numeric_fields
+
+    variants: list[tuple[Optional[str], tuple[str, ...]]] = [(p, ()) for p in profiles]
+    for axis in axes:
+        for value in dict.fromkeys((axis.values[0], axis.values[-1])):
+            variants.append((profiles[0], tuple(knob_pairs([(axis.field, value)]))))
+    probes = [p for p in (_probe(base, profile, knobs) for profile, knobs in variants) if p is not None]
+    if not probes:
+        return
+    columns = {*_FRAME_COLUMNS, *(a.field for a in axes)}
+    for i, plot in enumerate(plots, start=1):
+        for key in ("x", "y"):
+            name = getattr(plot, key)
+            if name in columns and not (key == "y" and name in _TEXT_COLUMNS):
+                continue
+            problem = "is not a number (it is text)" if name in columns else field_problem(probes, name, null_ok=True)
+            if key == "x" and problem is not None and not problem.startswith("is not a field"):
+                continue  # x may be text (bars) or null in some runs
+            if problem is not None:
+                known = sorted({*columns, *(k for p in probes for k in p)})
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]}? " if close and close[0] != name else ""
+                raise StudyError(f"{source} [[plot]] {i}: plot.{key} {name!r} {problem}; {hint}numeric columns "
+                                 f"include {', '.join(numeric_fields(probes)[:8])}".lstrip())
+
+
+def _probe(base: Scenario, profile: Optional[str], knobs: tuple[str, ...]) -> Optional[dict[str, Any]]:
+    """:func:`irqlab.run.probe_fields`, once per scenario, profile and knobs
+    (a reproduction builds the same studies several times)."""
+    from irqlab.run import probe_fields
+
+    key = (base.text, base.profile, tuple(base.overrides), profile, knobs)
+    if key not in _PROBES:
+        _PROBES[key] = probe_fields(base, profile, knobs)
+    return _PROBES[key]
+
+
+_PROBES: dict[tuple[Any, ...], Optional[dict[str, Any]]] = {}
 
 
 def _core_profiles() -> list[str]:
@@ -445,8 +520,15 @@ def _plot(table: Any, path: Path) -> PlotSpec:
         if key not in _PLOT_KEYS:
             raise StudyError(f"{path}: unknown key plot.{key}; accepted: {', '.join(_PLOT_KEYS)}")
     for key in ("x", "y"):
-        if not isinstance(table.get(key), str):
+        if not isinstance(table.get(key), str) or not table[key].strip():
             raise StudyError(f"{path}: plot.{key} must be a column name (e.g. load.qps, latency_us.p99)")
+    for key in ("hue", "col", "title"):
+        if key in table and not isinstance(table[key], str):
+            raise StudyError(f"{path}: plot.{key} must be a string (got {table[key]!r})")
+    for key in ("logx", "logy"):
+        # bool("no") is True: only TOML's true and false say what is meant.
+        if key in table and not isinstance(table[key], bool):
+            raise StudyError(f"{path}: plot.{key} must be true or false (got {table[key]!r})")
     return PlotSpec(
         x=table["x"],
         y=table["y"],
