@@ -164,16 +164,17 @@ def load(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
     A sweep that was killed before it could write ``results.parquet`` (a
     crash) is read from its journal.
     """
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, read_journal
 
     d = Path(directory)
     manifest_path = d / MANIFEST
     if not manifest_path.is_file():
         raise ResultsError(f"{d} holds no sweep results (no {MANIFEST}); give a directory written by irqlab sweep")
+    # After the check: a wrong directory is said without loading pandas.
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as e:
@@ -325,8 +326,9 @@ def aggregate(
 
 
 def numeric_columns(frame: "pandas.DataFrame") -> list[str]:
-    """The columns of ``frame`` a mean can be taken of: numbers (not flags),
-    or null in every run that did not fail (a latency when nothing completed)."""
+    """The columns of ``frame`` a mean can be taken of: numbers (a flag's
+    mean is a share), or a latency null in every run that did not fail
+    (nothing completed)."""
     import pandas as pd
 
     from irqlab.summary import NULLABLE_NUMBERS
@@ -334,8 +336,6 @@ def numeric_columns(frame: "pandas.DataFrame") -> list[str]:
     ok = succeeded(frame)
     out = []
     for c in frame.columns:
-        if pd.api.types.is_bool_dtype(frame[c]):
-            continue
         if pd.api.types.is_numeric_dtype(frame[c]) or (c in NULLABLE_NUMBERS and ok[c].isna().all()):
             out.append(str(c))
     return out
@@ -364,11 +364,11 @@ def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
     """Run a DuckDB query over the results, which it sees as the view
     ``results`` (quote dotted names: ``SELECT profile, "latency_us.p99" FROM
     results``)."""
-    import duckdb
-
     if not query.strip():
         raise ResultsError('--sql must be a query, e.g. SELECT profile, avg("latency_us.p99") FROM results GROUP BY profile')
     frame = load(directory)
+    import duckdb
+
     con = duckdb.connect()
     try:
         con.register("results", frame)

@@ -131,9 +131,24 @@ def tune(
     current = scenario.resolved().get(section, {})
     if not name or not isinstance(current, dict) or name not in current:
         raise TuneUsageError(f"--knob must name a scenario field such as coalesce.rx-usecs (got {knob!r})")
+    if isinstance(current[name], (bool, str, list, dict)):
+        kind = {bool: "true or false", str: "text", list: "a list", dict: "a table"}[type(current[name])]
+        raise TuneUsageError(f"--knob must name a numeric scenario field; {knob} is {kind} "
+                             f"(e.g. coalesce.rx-usecs, napi.gro_flush_timeout)")
+    # run.seed and run.duration_s are set last by --seed and --duration.
+    for field, given, flag in (("run.seed", seed, "--seed"), ("run.duration_s", duration_s, "--duration")):
+        if given is not None and overlaps(knob, field):
+            raise TuneUsageError(f"--knob {knob} and {flag} both set {field}; give one")
     integer = isinstance(current[name], int) and not isinstance(current[name], bool)
     if integer and (low < 0 or not float(low).is_integer() or not float(high).is_integer()):
         raise TuneUsageError(f"--range must be whole numbers from 0 for the integer field {knob} (got {low:g}:{high:g})")
+    # Both ends of the range must be values the scenario accepts (the
+    # field's bounds hold between them), not found out mid-search.
+    for end in (low, high):
+        try:
+            scenario.with_overrides([f"{knob}={int(end) if integer else end!r}"])
+        except ScenarioError as e:
+            raise TuneUsageError(f"--range {low:g}:{high:g} goes outside what {knob} accepts: {e}") from None
     # The objective's kind, from millisecond runs at both ends of the range,
     # before the search spends a run on it: text, a list or a field that is
     # null in every run would be optimised as NaN.

@@ -280,16 +280,18 @@ def _vm_json(r: "ThesisResult") -> list[dict[str, object]]:
 
 
 def _cmd_thesis(args: argparse.Namespace) -> int:
+    # The flags first: a bad one is said without loading pandas and matplotlib.
+    closed = _seconds(args.closed_duration, "--closed-duration")
+    open_ = _seconds(args.open_duration, "--open-duration")
+    seed, jobs = _seed_and_jobs(args)
+    scenario = _scenario(args)
+
     from irqlab.cli import say_warning, write_stdout
     from irqlab.reproduce import plots, report
     from irqlab.reproduce import html
     from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks, vm_checks
     from irqlab.study.spec import StudyError
 
-    closed = _seconds(args.closed_duration, "--closed-duration")
-    open_ = _seconds(args.open_duration, "--open-duration")
-    seed, jobs = _seed_and_jobs(args)
-    scenario = _scenario(args)
     out = prepare_out(args)
     try:
         with sigterm_as_interrupt():

@@ -89,8 +89,8 @@ def _int(text: Optional[str], flag: str, low: int, high: int) -> Optional[int]:
     return whole_number(text, flag, low, high, SweepUsageError)
 
 
-def _seconds(text: Optional[str], flag: str) -> Optional[float]:
-    return seconds(text, flag, SweepUsageError)
+def _seconds(text: Optional[str], flag: str, most: Optional[float] = None) -> Optional[float]:
+    return seconds(text, flag, SweepUsageError, most=most)
 
 
 def study_from_args(args: argparse.Namespace) -> Any:
@@ -114,7 +114,8 @@ def study_from_args(args: argparse.Namespace) -> Any:
             raise SweepUsageError(f"--profile must be profile names separated by single commas (got {args.profile!r})")
     seeds = _int(args.seeds, "--seeds", 1, 10_000)
     seed = _int(args.seed, "--seed", 0, MAX_SEED)
-    duration = _seconds(args.duration, "--duration")
+    # At most the core's bound on run.duration_s, or every point would fail on it.
+    duration = _seconds(args.duration, "--duration", most=3600)
     # Two flags setting one field: one would silently win.
     by_flag = {a.field: f"--grid {a.field}" for a in axes}
     if duration is not None:

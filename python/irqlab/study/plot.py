@@ -93,6 +93,11 @@ def check_spec(frame: "pandas.DataFrame", spec: PlotSpec, *, where: str = "plot.
     ok = y[frame["error"].isna()] if "error" in frame.columns else y
     if not pd.api.types.is_numeric_dtype(y) and not (len(ok) == 0 or ok.isna().all()):
         raise ResultsError(f"{where}y {spec.y!r} is not a numeric column; {_suggest(frame, spec.y, numeric=True)}")
+    for key in ("x", "hue", "col"):
+        if getattr(spec, key) == spec.y:
+            # The rows are grouped by it: its mean per group is itself.
+            raise ResultsError(f"{where}y {spec.y!r} is also the plot's {key}; give a summary field such as "
+                               "latency_us.p99 or throughput_qps")
 
 
 def default_plots(frame: "pandas.DataFrame") -> list[PlotSpec]:

@@ -264,6 +264,9 @@ def _results_table(frame: "pandas.DataFrame", plotted: Sequence[str]) -> str:
     if ok.empty or not metrics:
         return '<p class="note">No successful run to aggregate.</p>'
     by = [c for c in ("profile", *axes_of(frame)) if c in frame.columns]
+    metrics = [m for m in metrics if m not in by]  # an axis plotted as y is a group, not a metric
+    if not metrics:
+        return '<p class="note">No metric to aggregate.</p>'
     agg = aggregate(frame, metrics=metrics, by=by)
     head = "".join(f'<th class="text">{_e(c)}</th>' for c in by) + "<th>n</th>"
     head += "".join(f"<th>{_e(m)}<br><small>mean ± 95 % CI</small></th>" for m in metrics)

@@ -278,18 +278,28 @@ def build_study(
     the base seed, the duration. ``where`` names the flag or study-file table
     of the axes in messages.
     """
+    # A study file's values are named as its fields ("FILE: study.seeds");
+    # `where` names the file ("FILE [axes]").
+    source = where.split(" [axes]")[0] if " [axes]" in where else ""
+    field = f"{source}: study." if source else ""
     if not isinstance(seeds, int) or isinstance(seeds, bool) or not 1 <= seeds <= 10_000:
-        raise StudyError(f"seeds must be a whole number from 1 to 10000 (got {seeds!r})")
+        raise StudyError(f"{field}seeds must be a whole number from 1 to 10000 (got {seeds!r})")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-        raise StudyError(f"seed must be a whole number from 0 to {MAX_SEED} (got {seed!r})")
+        raise StudyError(f"{field}seed must be a whole number from 0 to {MAX_SEED} (got {seed!r})")
     try:
         check_duration(duration_s, "duration_s")
-    except (ScenarioError, TypeError) as e:
-        raise StudyError(str(e)) from None
+    except (ScenarioError, TypeError):
+        raise StudyError(f"{field}duration_s must be a positive finite number of seconds (got {duration_s!r})") from None
     try:
         base = scenario.with_overrides(list(overrides))
     except ScenarioError as e:
         raise StudyError(str(e)) from None
+    if duration_s is not None:
+        # The core's bounds on run.duration_s, before every point fails on them.
+        try:
+            base.with_overrides([f"run.duration_s={float(duration_s)!r}"])
+        except ScenarioError as e:
+            raise StudyError(f"{field or 'the duration: '}{'duration_s: ' if field else ''}{e}") from None
     known = set(_core_profiles())
     checked: list[Optional[str]] = []
     for p in profiles or (None,):
@@ -336,8 +346,7 @@ def build_study(
             if value is not None and key != "x" and value not in columns:
                 raise StudyError(f"plot {key} {value!r} must be profile or one of the axes ({', '.join(sorted(seen)) or 'none'})")
     if plots:
-        # Plots come from a study file, which `where` names ("FILE [axes]").
-        _check_plot_columns(base, checked, axes, plots, where.split(" [axes]")[0] if " [axes]" in where else "")
+        _check_plot_columns(base, checked, axes, plots, source)
     return Study(
         name=name,
         scenario_text=scenario.text,

@@ -1,0 +1,315 @@
+"""Bad input at every command, end to end through ``python -m irqlab``: a
+refusal is exit status 2 (or the status the README gives) and exactly one
+line ``irqlab: error: <sentence>`` on stderr naming the input, nothing on
+stdout, and never a traceback or a hang; input that is legitimately fine
+exits 0. The cases of issue 31 (tracebacks, a hang, silent choices) and
+representatives of the categories it lists: missing, empty and special
+files, extreme and non-finite numbers, wrong types, unknown keys and
+profiles, contradictory options, very long and non-ASCII strings, paths
+outside the tree. test_cli_errors.py, test_sweep_cli.py, test_tune.py,
+test_linux_cli.py and test_loadgen.py hold the simpler refusals; output
+paths are in test_output_paths.py.
+
+Nearly every case is refused before anything is simulated; the few that
+run use a millisecond of simulated time.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SMALL, irqlab
+
+BARE = "scenarios/thesis/bare-metal.toml"
+FORWARDING = "scenarios/itr/forwarding.toml"
+LONG = "x" * 10_000
+UNI = "ünï☃"
+#: A refusal must come long before this; a hang fails the test instead of the suite.
+TIMEOUT = 60
+ERROR = ("irqlab: error: ", "irqlab-loadgen: error: ")
+
+
+def _study(path: Path, body: str, scenario: Path = SMALL) -> Path:
+    path.write_text(f'[study]\nscenario = "{scenario}"\nduration_s = 0.001\n{body}\n', encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Files and results directories the cases name, made once."""
+    d = tmp_path_factory.mktemp("bad-input")
+    (d / "empty.toml").write_text("")
+    (d / "binary.toml").write_bytes(b"\xff\xfe\x00")
+    (d / "adir").mkdir()
+    (d / "long-name.toml").write_text(f'name = "{LONG}"\n')
+    (d / "unicode.toml").write_text(f'name = "{UNI}"\ndescription = "{UNI}"\n', encoding="utf-8")
+    (d / "no-scenario.study.toml").write_text('[study]\nname = "x"\n')
+    studies = {
+        "set-and-axis": '[set]\n"load.qps" = 5\n[axes]\n"load.qps" = [1000, 2000]',
+        "set-other": '[set]\n"load.qps" = 5000\n[axes]\n"cpu.app_cores" = [1, 2]',
+        "plot-nope": '[axes]\n"load.qps" = [1000, 2000]\n[[plot]]\nx = "load.qps"\ny = "nope"',
+        "plot-text": '[axes]\n"load.qps" = [1000, 2000]\n[[plot]]\nx = "load.qps"\ny = "mode"',
+        "plot-logy": '[axes]\n"load.qps" = [1000, 2000]\n[[plot]]\nx = "load.qps"\ny = "throughput_qps"\nlogy = "yes"',
+        "plot-x-type": '[[plot]]\nx = 1\ny = "throughput_qps"',
+        "plot-key": '[[plot]]\nx = "load.qps"\ny = "throughput_qps"\nbogus = 1',
+        "table": "[bogus]",
+    }
+    for name, body in studies.items():
+        _study(d / f"{name}.study.toml", body)
+    (d / "seeds-text.study.toml").write_text(f'[study]\nscenario = "{SMALL}"\nseeds = "x"\n')
+    (d / "duration-text.study.toml").write_text(f'[study]\nscenario = "{SMALL}"\nduration_s = "x"\n')
+    # Results: a sweep that ran, one whose every run failed, and damaged copies.
+    sweeps = {"ok": ["--grid", "load.qps=1000,2000"], "allfail": ["--grid", "cpu.app_cores=0,2000"]}
+    for name, grid in sweeps.items():
+        r = irqlab("sweep", str(SMALL), *grid, "--duration", "0.001", "--out", str(d / name), "--quiet")
+        assert r.returncode in (0, 3), r.stderr
+    shutil.copytree(d / "ok", d / "corrupt")
+    (d / "corrupt" / "results.parquet").write_text("not parquet\n")
+    shutil.copytree(d / "ok", d / "badmanifest")
+    (d / "badmanifest" / "manifest.json").write_text('{"axes": 5}\n')
+    places = {k: str(d / v) for k, v in {
+        "empty": "empty.toml", "binary": "binary.toml", "adir": "adir", "long": "long-name.toml",
+        "uni": "unicode.toml", "ok": "ok", "allfail": "allfail", "corrupt": "corrupt",
+        "badmanifest": "badmanifest", "tmp": ".",
+    }.items()}
+    places.update({f"study:{n}": str(d / f"{n}.study.toml") for n in
+                   [*studies, "no-scenario", "seeds-text", "duration-text"]})
+    places.update(small=str(SMALL), bare=BARE, fwd=FORWARDING, LONG=LONG, UNI=UNI)
+    return places
+
+
+def _args(args: tuple[str, ...], places: dict[str, str]) -> list[str]:
+    out = []
+    for a in args:
+        for key, value in places.items():
+            a = a.replace("{" + key + "}", value)
+        out.append(a)
+    return out
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return irqlab(*args, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"irqlab {' '.join(a[:40] for a in args)} did not finish in {TIMEOUT} s")
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], needle: str, status: int = 2) -> None:
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    assert result.returncode == status, (result.returncode, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(ERROR), lines[0]
+    assert needle in lines[0], (needle, lines[0][:300])
+    assert result.stdout == "", result.stdout[:300]
+
+
+T = "--duration", "0.001"
+TUNE = ("tune", "{bare}", "--knob", "cpu.freq_ghz", "--range", "1:3", *T)
+OUT = "--out", "{tmp}/never"
+
+# (arguments, what the one error line names). Each is refused with status 2.
+REFUSED = [
+    # -- issue 31's tracebacks
+    (("results", "{corrupt}"), "results.parquet"),
+    (("report", "{corrupt}", "--out", "{tmp}/corrupt.html"), "results.parquet"),
+    (("plot", "{corrupt}", "--x", "load.qps", "--y", "throughput_qps", "--out", "{tmp}"), "results.parquet"),
+    (("results", "{ok}", "--sql", ""), "--sql"),
+    (("results", "{ok}", "--metric", "profile"), "profile"),
+    (("reproduce", "sriov", "--scenario", "{fwd}", "--out", "{tmp}/sriov"), "--scenario"),
+    # -- issue 31's hang: an --accept no float can reach
+    ((*TUNE, "--accept", "1e-300"), "--accept"),
+    # -- issue 31's silent choices
+    (("run", "{small}", "--set", "load.qps=5", "--set", "load.qps=6"), "load.qps"),
+    (("sweep", "{small}", "--set", "load.qps=5", "--grid", "load.qps=1000,2000", *OUT), "load.qps"),
+    (("sweep", "{study:set-and-axis}", *OUT), "load.qps"),
+    ((*TUNE, "--set", "cpu.freq_ghz=2"), "cpu.freq_ghz"),
+    ((*TUNE, "--set", "cpu={freq_ghz=2}"), "cpu.freq_ghz"),
+    ((*TUNE, "--objective", "mode"), "--objective mode"),
+    ((*TUNE, "--objective", "offered_qps"), "--objective offered_qps"),
+    ((*TUNE, "--objective", "warnings"), "--objective warnings"),
+    (("sweep", "{study:plot-nope}", *OUT), "plot.y 'nope'"),
+    (("sweep", "{study:plot-text}", *OUT), "plot.y 'mode'"),
+    (("sweep", "{study:plot-logy}", *OUT), "plot.logy"),
+    (("testbed", "run", "--connections", "2.5"), "--connections"),
+    (("results", "{allfail}"), "failed"),
+    # -- missing, empty and special files
+    (("run", "{adir}"), "{adir}"),
+    (("run", "/dev/null"), "/dev/null"),
+    (("run", "{binary}"), "{binary}"),
+    (("bench", "{adir}"), "{adir}"),
+    (("sweep", "/dev/null", *OUT), "/dev/null"),
+    (("sweep", "{study:no-scenario}", *OUT), "study.scenario"),
+    (("tune", "/dev/null", "--knob", "cpu.freq_ghz", "--range", "1:3"), "SCENARIO"),
+    (("tune", "{adir}", "--knob", "cpu.freq_ghz", "--range", "1:3"), "SCENARIO"),
+    (("reproduce", "itr", "--scenario", "/dev/null", "--out", "{tmp}/itr"), "--scenario"),
+    (("reproduce", "thesis", "--scenario", "{adir}", "--out", "{tmp}/thesis"), "--scenario"),
+    (("results", "{tmp}/nonexistent"), "nonexistent"),
+    (("results", "/dev/null"), "/dev/null"),
+    (("report", "{adir}"), "{adir}"),
+    (("results", "{badmanifest}"), "manifest.json"),
+    (("plot", "/dev/null", "--x", "a", "--y", "b"), "/dev/null"),
+    # -- extreme and non-finite numbers
+    (("run", "{small}", "--duration", "nan"), "--duration"),
+    (("run", "{small}", "--duration", "1e308"), "run.duration_s"),
+    (("run", "{small}", "--seed", "1e308"), "--seed"),
+    (("run", "{small}", "--seed", "99999999999999999999"), "--seed"),
+    (("run", "{small}", "--set", "load.qps=nan"), "load.qps"),
+    (("run", "{small}", "--set", "load.qps=inf"), "load.qps"),
+    (("run", "{small}", "--set", "load.qps=1e308"), "load.qps"),
+    (("bench", "{small}", "--duration", "nan"), "--duration"),
+    (("bench", "{small}", "--repeat", "1e9"), "--repeat"),
+    (("sweep", "{small}", "--duration", "1e308", *OUT), "--duration"),
+    (("sweep", "{small}", "--grid", "load.qps=nan,1", *OUT), "load.qps"),
+    (("sweep", "{small}", "--grid", "load.qps=1:1e9:1e-300", *OUT), "load.qps"),
+    (("sweep", "{small}", "--seeds", "1e9", *OUT), "--seeds"),
+    ((*TUNE, "--accept", "nan"), "--accept"),
+    (("tune", "{bare}", "--knob", "cpu.freq_ghz", "--range=-1e308:1e308"), "--range"),
+    (("tune", "{bare}", "--knob", "cpu.freq_ghz", "--range", "0:1000"), "--range"),
+    (("tune", "{bare}", "--knob", "cpu.app_cores", "--range", "0:100000"), "--range"),
+    (("reproduce", "thesis", "--closed-duration", "nan", "--out", "{tmp}/thesis"), "--closed-duration"),
+    (("reproduce", "itr", "--duration", "1e308", "--out", "{tmp}/itr"), "--duration"),
+    (("reproduce", "iaps", "--seeds", "1.5", "--out", "{tmp}/iaps"), "--seeds"),
+    (("testbed", "run", "--low-qps", "nan"), "--low-qps"),
+    (("testbed", "run", "--duration", "inf"), "--duration"),
+    (("testbed", "run", "--repeats", "-1"), "--repeats"),
+    (("testbed", "tune", "--slice", "nan"), "--slice"),
+    (("loadgen", "--qps", "nan"), "--qps"),
+    (("loadgen", "--qps", "inf"), "--qps"),
+    (("loadgen", "--connections", "2.5"), "--connections"),
+    (("loadgen", "--duration", "1e308"), "--duration"),
+    # -- wrong types
+    (("run", "{small}", "--set", "load.qps=true"), "load.qps"),
+    (("run", "{small}", "--set", "load.qps=[1,2]"), "load.qps"),
+    (("run", "{small}", "--set", "load=5"), "load"),
+    (("tune", "{bare}", "--knob", "nic.kind", "--range", "1:3"), "--knob"),
+    (("tune", "{bare}", "--knob", "coalesce.adaptive-rx", "--range", "0:1"), "--knob"),
+    (("sweep", "{study:seeds-text}", *OUT), "study.seeds"),
+    (("sweep", "{study:duration-text}", *OUT), "study.duration_s"),
+    (("sweep", "{study:plot-x-type}", *OUT), "plot.x"),
+    (("results", "{ok}", "--metric", "warnings"), "warnings"),
+    (("results", "{ok}", "--metric", "load.qps"), "load.qps"),
+    (("plot", "{ok}", "--x", "load.qps", "--y", "load.qps", "--out", "{tmp}"), "--y"),
+    # -- unknown keys and profiles
+    (("run", "{small}", "--profile", "{UNI}"), "{UNI}"),
+    ((*TUNE, "--profile", "nope"), "nope"),
+    ((*TUNE, "--objective", "nope"), "--objective nope"),
+    (("sweep", "{study:plot-key}", *OUT), "plot.bogus"),
+    (("sweep", "{study:table}", *OUT), "bogus"),
+    (("reproduce", "nope"), "nope"),
+    (("testbed", "run", "--profiles", "nope"), "--profiles"),
+    (("testbed", "tune", "--knob", "nope"), "--knob"),
+    (("linux", "doctor", "irqlab-nosuch"), "irqlab-nosuch"),
+    # -- contradictory options
+    (("run", "{small}", "--set", "run.seed=3", "--seed", "4"), "run.seed"),
+    (("run", "{small}", "--set", "run.duration_s=0.01", "--duration", "0.02"), "run.duration_s"),
+    (("sweep", "{small}", "--set", "run.seed=5", *OUT), "run.seed"),
+    (("sweep", "{small}", "--set", "run.duration_s=0.01", "--duration", "0.005", *OUT), "run.duration_s"),
+    (("tune", "{bare}", "--knob", "run.duration_s", "--range", "0.001:0.002", "--duration", "0.001"), "--knob"),
+    (("results", "{ok}", "--sql", "SELECT 1", "--metric", "throughput_qps"), "--metric"),
+    (("results", "{ok}", "--sql", "-- a comment, no query"), "--sql"),
+    (("reproduce", "itr", "--scenario", "{bare}", "--out", "{tmp}/itr"), "--scenario"),
+    (("reproduce", "iaps", "--scenario", "{small}", "--out", "{tmp}/iaps"), "--scenario"),
+    (("reproduce", "vic", "--scenario", "{fwd}", "--out", "{tmp}/vic"), "--scenario"),
+    (("reproduce", "thesis", "--scenario", "{fwd}", "--out", "{tmp}/thesis"), "--scenario"),
+    # -- very long and non-ASCII strings
+    (("run", "{LONG}"), "xxxx"),
+    (("run", "{small}", "--set", "load.qps={LONG}"), "load.qps"),
+    (("run", "{small}", "--set", "load.{LONG}=1"), "xxxx"),
+    (("sweep", "{small}", "--grid", "load.{UNI}=1,2", *OUT), "{UNI}"),
+    (("tune", "{bare}", "--knob", "{LONG}", "--range", "1:3"), "--knob"),
+    ((*TUNE, "--objective", "{UNI}"), "{UNI}"),
+    (("results", "{ok}", "--sql", "{LONG}"), "--sql"),
+    (("linux", "doctor", "{LONG}"), "xxxx"),
+    (("linux", "show", "{UNI}"), "{UNI}"),
+    (("loadgen", "--server", "{UNI}"), "--server"),
+    # -- paths outside the tree
+    (("run", "/etc/passwd"), "/etc/passwd"),
+    (("run", "../../../../../../../../etc/passwd"), "etc/passwd"),
+    (("bench", "/etc/passwd"), "/etc/passwd"),
+    (("reproduce", "itr", "--scenario", "/etc/passwd", "--out", "{tmp}/itr"), "/etc/passwd"),
+    (("report", "/etc"), "/etc"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), REFUSED, ids=[" ".join(a)[:70] for a, _ in REFUSED])
+def test_refused_in_one_line(places: dict[str, str], args: tuple[str, ...], needle: str) -> None:
+    assert_refused(_run(_args(args, places)), _args((needle,), places)[0])
+
+
+# Legitimately fine: exit 0, nothing on stderr but warnings, no traceback.
+ACCEPTED = [
+    ("run", "{empty}", *T, "--json"),  # every field at its default
+    ("run", "{long}", *T, "--json"),
+    ("run", "{uni}", *T),
+    ("results", "{ok}", "--metric", "throughput_qps", "--format", "csv"),
+    ("results", "{ok}", "--sql", "SELECT '{UNI}' AS s"),
+    ("results", "{allfail}", "--sql", "SELECT error FROM results"),  # the errors can still be queried
+    ("sweep", "{small}", "--name", "{UNI}", *T, "--out", "{tmp}/unicode-name", "--quiet"),
+]
+
+
+@pytest.mark.parametrize("args", ACCEPTED, ids=[" ".join(a)[:70] for a in ACCEPTED])
+def test_accepted(places: dict[str, str], args: tuple[str, ...]) -> None:
+    result = _run(_args(args, places))
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.returncode == 0, result.stderr
+    noise = [line for line in result.stderr.splitlines() if not line.startswith(("irqlab: warning: ", "sweep "))]
+    assert noise == [], result.stderr
+
+
+def test_a_flag_replacing_a_study_value_of_the_other_kind_says_so(places: dict[str, str]) -> None:
+    # The README's rule (flags replace a study file's values), printed
+    # rather than applied silently.
+    result = _run(_args(("sweep", "{study:set-other}", "--grid", "load.qps=1000,2000", *T,
+                         "--out", "{tmp}/precedence", "--quiet"), places))
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("irqlab: warning: ")]
+    assert len(warnings) == 1 and "--grid load.qps replaces the study's [set] load.qps" in warnings[0], warnings
+
+
+def test_a_sweep_with_no_successful_run_exits_3_saying_so(places: dict[str, str]) -> None:
+    result = _run(_args(("sweep", "{small}", "--grid", "cpu.app_cores=0,2000", *T, "--out", "{tmp}/none-ok",
+                         "--quiet"), places))
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 3, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("irqlab: error: ")]
+    assert len(errors) == 1 and "none succeeded" in errors[0] and "cpu.app_cores" in errors[0], errors
+
+
+def test_tune_stops_when_the_interval_cannot_shrink() -> None:
+    # The range is two float steps wide around 2 GHz: the policy's probes
+    # stop moving long before --accept is reached.
+    result = _run(["tune", BARE, "--knob", "cpu.freq_ghz", "--range", "2:2.000000000000002", "--accept", "1e-20",
+                   *T, "--json"])
+    assert result.returncode == 0, result.stderr
+    assert '"best": 2.0' in result.stdout
+
+
+@pytest.mark.parametrize("paper", ["itr", "sriov"])
+def test_an_interrupted_reproduction_says_how_to_resume(tmp_path: Path, paper: str) -> None:
+    out = tmp_path / paper
+    proc = subprocess.Popen([sys.executable, "-m", "irqlab", "reproduce", paper, "--out", str(out), "--duration",
+                             "0.001", "--quiet"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Interrupted once the first runs are kept.
+        deadline = time.monotonic() + TIMEOUT
+        while not any(out.glob("*/journal.jsonl")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert "Traceback" not in err
+    if proc.returncode == 0:
+        pytest.skip("the reproduction finished before the interrupt")
+    assert proc.returncode == 130, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and f"reproduce {paper} interrupted" in lines[0] and "--resume" in lines[0], err
