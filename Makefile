@@ -5,13 +5,15 @@
 #                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
 #                paper's Figures I-IV (irqlab-out/sriov/)
 #   make test    set up, then run every test (cargo test, then pytest)
-#   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], cargo bench
+#   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], the speed guard, cargo bench
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
 #   make setup   build the Python package into the repo-local virtualenv .venv/
 #   make clean   remove .venv/, target/ and caches
 #
 # Only cargo and python3 are taken from the machine; everything else is
-# installed here, pinned (requirements-dev.txt, pyproject.toml, Cargo.lock).
+# installed here, pinned (requirements-dev.txt, pyproject.toml, Cargo.lock);
+# the system packages the tests use (Chromium, memcached, ...) are installed
+# as root with apt-get, or named (tools/system-packages.sh).
 # Every target is idempotent, and `make setup` does nothing when nothing changed.
 
 SHELL := /bin/bash
@@ -28,14 +30,22 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(wildcard crates/*/Cargo.toml crates/*/build.rs) \
 	$(shell find crates -path '*/src/*' -type f -name '*.rs' 2>/dev/null)
 
-.PHONY: help setup native demo test bench fuzz clean
+.PHONY: help setup system-packages native demo test bench fuzz clean
 
 help:
 	@sed -n '3,9s/^# \{0,1\}//p' Makefile
 
-setup: $(VENV)/.irqlab-installed
+setup: system-packages $(VENV)/.irqlab-installed
 
-$(BIN)/python:
+# The few Debian packages cargo and pip cannot install (tools/system-packages.sh):
+# installed when missing if run as root where apt-get exists, else named in one
+# line (their tests are then skipped); silent when all are there.
+# SYSTEM_PACKAGES=report only names what is missing.
+SYSTEM_PACKAGES ?= install
+system-packages:
+	@tools/system-packages.sh $(SYSTEM_PACKAGES)
+
+$(BIN)/python: | system-packages
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.dev-deps: requirements-dev.txt | $(BIN)/python
@@ -80,10 +90,14 @@ test: setup
 	$(BIN)/pytest -q tests/python || status=1; \
 	exit $$status
 
+# The speed guard is a benchmark, not a test: on a machine shared with busy
+# processes it measures the neighbours as much as the engine
+# (docs/performance.md, "Guard").
 bench: setup
 	$(BIN)/python bench/compare_simpy.py
 	$(BIN)/irqlab bench
 	$(BIN)/irqlab bench --sweep
+	cargo test --release -p irqlab-core --test speed_guard -- --ignored --nocapture
 	cargo bench -p irqlab-core
 
 # The fuzz targets also run in `make test`, with a small budget; here with a

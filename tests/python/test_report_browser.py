@@ -7,8 +7,9 @@ for anything that is not the file itself or an inlined ``data:`` URI. A
 screenshot is left in ``tests/python/artifacts/report.png``.
 
 Nothing is downloaded: the driver and the browser are the system's, given by
-path, so that Selenium Manager never runs. Without them the test is skipped
-(CI installs the packages chromium and chromium-driver).
+path, so that Selenium Manager never runs. Without them the test is skipped,
+saying so; `make setup` run as root installs the Debian packages chromium and
+chromium-driver (tools/system-packages.sh), and .ci/run fails without them.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def browser(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or chromedriver is None:
         missing = " and ".join(n for n, p in (("chromium", chromium), ("chromedriver", chromedriver)) if p is None)
-        pytest.skip(f"{missing} not on PATH (Debian packages chromium and chromium-driver); the report is not checked in a browser")
+        pytest.skip(f"{missing} not on PATH (Debian packages chromium and chromium-driver: make setup as root installs "
+                    "them); the report is not checked in a browser")
     # Selenium must never fetch a driver or a browser.
     monkeypatch.setenv("SE_OFFLINE", "true")
     from selenium import webdriver

@@ -9,10 +9,16 @@
 //! engine 30 % slower moves the ratio below the floor.
 //!
 //! The floor is [`FLOOR_SHARE`] of the ratio measured when it was last set
-//! (docs/performance.md, "Guard"); print the ratio with
-//! `cargo test --release -p irqlab-core --test speed_guard -- --nocapture`.
-//! A debug build is not measured (its speed says nothing about the
-//! release build's).
+//! (docs/performance.md, "Guard").
+//!
+//! It is a benchmark, not part of `cargo test`: on a machine shared with
+//! other busy processes the two workloads are disturbed unequally (one
+//! round of each is seconds apart, and a neighbour may take the core during
+//! one and not the other), and a loaded machine once measured 0.0899 with
+//! the same engine that measures 0.136 alone. `make bench` runs it:
+//! `cargo test --release -p irqlab-core --test speed_guard -- --ignored --nocapture`.
+//! A debug build refuses to measure (its speed says nothing about the
+//! release build's) and fails, saying so.
 
 mod common;
 use common::scenario;
@@ -57,11 +63,12 @@ fn reference(iterations: u64) -> u64 {
 }
 
 #[test]
+#[ignore = "a benchmark: run by make bench (cargo test --release -p irqlab-core --test speed_guard -- --ignored --nocapture)"]
 fn the_engine_keeps_its_speed_relative_to_a_fixed_workload() {
-    if cfg!(debug_assertions) {
-        eprintln!("speed_guard: skipped: a debug build's speed says nothing (run cargo test --release)");
-        return;
-    }
+    assert!(
+        !cfg!(debug_assertions),
+        "speed_guard cannot measure a debug build: its speed says nothing about the release build's (add --release)"
+    );
     let mut s = scenario(THESIS, &["run.duration_s=0.05", "run.warmup_s=0.01"]);
     s.set_profile("busy-wait").unwrap();
     const REF_ITERATIONS: u64 = 20_000_000;

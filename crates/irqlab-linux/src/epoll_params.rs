@@ -85,7 +85,12 @@ mod tests {
         assert_eq!(EPIOCGPARAMS, 0x8008_8A02);
     }
 
+    /// Needs Linux 6.9+, so `cargo test` leaves it out; tests/python/test_rust_live.py
+    /// runs it, and reports it skipped where the kernel is older. Run by hand
+    /// on such a kernel it fails with a line starting "cannot run here:"
+    /// rather than pass without having tested anything.
     #[test]
+    #[ignore = "live: needs Linux 6.9+ (EPIOCSPARAMS); run by tests/python/test_rust_live.py"]
     fn parameters_set_on_an_epoll_instance_read_back() {
         // SAFETY: plain syscall; the result is checked.
         let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -95,8 +100,7 @@ mod tests {
         let want = EpollParams::new(1000, NAPI_POLL_WEIGHT, true);
         match set_params(epfd.as_raw_fd(), &want) {
             Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
-                eprintln!("skipped: this kernel has no EPIOCSPARAMS (Linux 6.9+)");
-                return;
+                panic!("cannot run here: this kernel has no EPIOCSPARAMS (Linux 6.9+)")
             }
             other => other.expect("EPIOCSPARAMS"),
         }

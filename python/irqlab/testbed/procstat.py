@@ -150,12 +150,21 @@ def all_task_ticks() -> dict[int, tuple[str, int, int]]:
 OWN_KERNEL_THREADS = ("ksoftirqd/", "napi/")
 
 
+#: Which other processes a measurement names: every one that used at least
+#: this much of a core (a fifth of the default flagging threshold, 5 %), up
+#: to TOP_MAX of them. More than the largest three, so that on a busy machine
+#: each significant disturber is named, not only the busiest.
+TOP_MIN_PCT = 1.0
+TOP_MAX = 8
+
+
 def other_cpu(a: dict[int, tuple[str, int, int]], b: dict[int, tuple[str, int, int]], own: set[int],
               seconds: float) -> tuple[float, list[tuple[str, int, float]]]:
     """CPU used between two :func:`all_task_ticks` samples by processes that
     are not the testbed's (``own``, its kernel threads), as a percentage of
-    one core, and the three largest users ``(comm, pid, percent)``. A
-    process started between the samples counts with all its time; one that
+    one core, and the users of at least :data:`TOP_MIN_PCT` % of a core,
+    largest first, at most :data:`TOP_MAX` of them ``(comm, pid, percent)``.
+    A process started between the samples counts with all its time; one that
     ended between them is not seen."""
     used: list[tuple[str, int, float]] = []
     for pid, (comm, ticks, start) in b.items():
@@ -166,7 +175,7 @@ def other_cpu(a: dict[int, tuple[str, int, int]], b: dict[int, tuple[str, int, i
         if delta > 0:
             used.append((comm, pid, 100.0 * delta / CLK_TCK / max(seconds, 1e-9)))
     used.sort(key=lambda x: -x[2])
-    return sum(u[2] for u in used), used[:3]
+    return sum(u[2] for u in used), [u for u in used if u[2] >= TOP_MIN_PCT][:TOP_MAX]
 
 
 def sample(core: int, napi_pid: int | None) -> CoreSample:
