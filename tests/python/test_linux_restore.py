@@ -256,16 +256,25 @@ def test_a_state_saved_by_an_earlier_apply_is_kept_and_the_knob_put_back_by_hand
 
 
 def test_a_second_sigterm_waits_until_the_original_is_back(fake, capsys):
+    import threading
+
     device, load = fake
     got: list[dict[int, int]] = []
+    # Another thread, as a process may have: a signal to the process can land
+    # on it, so holding signals in the main thread alone would not do.
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
     # What SIGTERM did before the tuner: it gets the second signal, after the restore.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(dict(device.values)))
     try:
         load.hooks[3] = lambda: os.kill(os.getpid(), signal.SIGTERM)
         device.on_restore = lambda: os.kill(os.getpid(), signal.SIGTERM)
         assert tune() == 143
+        time.sleep(0.05)  # the second signal's handler runs at the main thread's next check
     finally:
         signal.signal(signal.SIGTERM, previous)
+        stop.set()
     assert restored_said(capsys.readouterr().err)
     assert got == [{1: 0, 2: 0}], "the second SIGTERM came after the restore, to the previous handler"
 

@@ -138,13 +138,6 @@ def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> 
     }
 
 
-def _terminate(signum: int, frame: object) -> None:
-    # SIGTERM unwinds like Ctrl-C, so that the finally block puts the original back.
-    from irqlab.study.cli import Terminated
-
-    raise Terminated()
-
-
 def _tell(message: str) -> None:
     """A line on stderr whatever --json says: what happened to the device."""
     try:
@@ -176,6 +169,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     from irqlab._core import GoldenSection
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import read_control, write_control
+    from irqlab.undo import raise_terminated, signals_held
 
     # Refusals before anything changes: the knob, the device, the range, root.
     if knob == CONTROL_KNOB:
@@ -243,7 +237,8 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         return time.monotonic() - started + slice_s + 1.0 > budget_s
 
     finished = False
-    old_term = signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM unwinds like Ctrl-C, so that the finally block puts the original back.
+    old_term = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         policy = GoldenSection(float(low), float(high), accept, maximize=maximize, reuse=False)
         best: Optional[int] = None
@@ -285,20 +280,17 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         finished = True
     finally:
         if not finished and changing:
-            # Signals wait until the original is back: a second Ctrl-C or
-            # SIGTERM must not cut the restore short.
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
-            try:
-                put_back()
-            except BaseException as e:
-                tell(f"error: the original {knob} could not be put back on {where} ({' '.join(str(e).split())}); "
-                     + (f"`irqlab linux restore {dev}` puts back the settings saved before the first change"
-                        if knob != CONTROL_KNOB else f"write busy_poll_usecs={original_text()} to {control}"))
-            else:
-                tell(f"the search did not finish; {knob} on {where} is back to its original value ({original_text()})")
-            finally:
-                signal.signal(signal.SIGTERM, old_term)
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            # A second Ctrl-C or SIGTERM waits until the original is back.
+            with signals_held(after={signal.SIGTERM: old_term}):
+                try:
+                    put_back()
+                except Exception as e:
+                    tell(f"error: the original {knob} could not be put back on {where} ({' '.join(str(e).split())}); "
+                         + (f"`irqlab linux restore {dev}` puts back the settings saved before the first change"
+                            if knob != CONTROL_KNOB else f"write busy_poll_usecs={original_text()} to {control}"))
+                else:
+                    tell(f"the search did not finish; {knob} on {where} is back to its original value "
+                         f"({original_text()})")
         else:
             signal.signal(signal.SIGTERM, old_term)
     return result

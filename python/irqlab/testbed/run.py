@@ -202,26 +202,24 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 def _interrupt(signum: int, frame: object) -> None:
     # SIGTERM unwinds like Ctrl-C, so that the testbed is removed.
-    from irqlab.study.cli import Terminated
+    from irqlab.undo import raise_terminated
 
-    raise Terminated()
+    raise_terminated(signum, frame)
 
 
 def remove(bed: Testbed, finished: bool, old_term: Any) -> None:
     """Remove what ``bed`` created (namespaces, veth, everything running in
     them) with SIGINT and SIGTERM held, so that a second one cannot cut the
-    removal short; then put SIGTERM's handler back. If the run did not
-    finish, say on stderr that the host is as it was."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
-    try:
+    removal short; SIGTERM's handler becomes ``old_term``. If the run did
+    not finish, say on stderr that the host is as it was."""
+    from irqlab.undo import signals_held
+
+    with signals_held(after={signal.SIGTERM: old_term}):
         created = list(bed.created)
         bed.destroy()
         if created and not finished:
             print(f"irqlab: the testbed did not finish; its namespaces ({', '.join(created)}), their veth pair and "
                   "everything running in them are removed", file=sys.stderr, flush=True)
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
