@@ -144,9 +144,12 @@ def field_problem(probes: list[dict[str, Any]], name: str, *, null_ok: bool) -> 
     so a name missing from the probes is refused only when no probe field
     shares its first component; a member of a field null in a probe (``dim``
     with DIM off) is null too. With ``null_ok``, null is accepted; otherwise
-    only the fields of :data:`NULL_WHEN_IDLE` may be null."""
+    a field is refused as null only when it is null in every probe although
+    requests completed in each (a probe in which nothing completed says
+    nothing), and never for the fields of :data:`NULL_WHEN_IDLE`."""
+    busy = all((p.get("requests_completed") or 0) > 0 for p in probes)
     values = [p[name] for p in probes if name in p]
-    under_null = any(name.startswith(f"{k}.") for p in probes for k, v in p.items() if v is None)
+    under_null = busy and any(name.startswith(f"{k}.") for p in probes for k, v in p.items() if v is None)
     if not values:
         if under_null:
             return None if null_ok else "is null in this scenario's runs"
@@ -158,7 +161,7 @@ def field_problem(probes: list[dict[str, Any]], name: str, *, null_ok: bool) -> 
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
             kind = {str: "text", list: "a list", dict: "a table", bool: "true or false"}.get(type(v), type(v).__name__)
             return f"is not a number (it is {kind}, e.g. {json.dumps(v)[:40]})"
-    if not null_ok and all(v is None for v in values) and name not in NULL_WHEN_IDLE:
+    if not null_ok and busy and all(v is None for v in values) and name not in NULL_WHEN_IDLE:
         return "is null in this scenario's runs"
     return None
 
