@@ -27,6 +27,10 @@ impl Server {
         let now = sched.now();
         let c = &mut self.kernel.cores[core as usize];
         debug_assert!(c.running.is_none());
+        // A frozen guest core executes nothing until its vCPU enters guest
+        // mode again; a segment started on it would complete regardless
+        // (caught late, in `core_segment_done`).
+        debug_assert!(!c.frozen, "a segment starts on a frozen core");
         c.set_class(now, seg.class);
         c.waking_done = true;
         c.gen = c.gen.wrapping_add(1);
@@ -115,7 +119,15 @@ impl Server {
             // 3. Resume what was preempted.
             if let Some(f) = c.stack.pop() {
                 self.resume_frame(sched, core, f);
-                if self.kernel.cores[core as usize].running.is_some() {
+                // A step completed here (preempted at its very end) may have
+                // taken a VM exit: a guest's virtio or SCSI doorbell traps
+                // on its own vCPU's core (`vcpu_preempted`), and the frozen
+                // guest core starts nothing until the vCPU enters again
+                // (`vcpu_entered` kicks it). Only here does the loop
+                // complete a segment; `start_segment` asserts that nothing
+                // else starts on a frozen core.
+                let c = &self.kernel.cores[core as usize];
+                if c.running.is_some() || c.frozen {
                     return;
                 }
                 continue;
@@ -269,7 +281,23 @@ impl Server {
         // the penalty as overhead before the thread's next step.
         self.apply_effects(sched, core, f.owner);
         if let (Owner::Thread(t, _), true) = (f.owner, penalty > 0) {
-            if self.kernel.cores[core as usize].running.is_none() {
+            let c = &mut self.kernel.cores[core as usize];
+            if c.frozen {
+                // The step's effects took a VM exit on this guest core's
+                // vCPU (a doorbell write): the core stops here, so the
+                // penalty waits on its stack and is paid once the vCPU has
+                // entered again, after whatever was injected meanwhile.
+                // Started now, it would run (and complete) on a core that
+                // executes nothing. Not marked interrupted: it is the
+                // penalty itself, owed once.
+                c.stack.push(Frame {
+                    owner: Owner::Thread(t, ThreadSeg::Overhead),
+                    class: CpuClass::User,
+                    remaining_ns: penalty,
+                    bh_disabled: false,
+                    interrupted: false,
+                });
+            } else if c.running.is_none() {
                 let seg = Seg { class: CpuClass::User, ns: penalty, bh_disabled: false };
                 self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
             }
