@@ -7,6 +7,7 @@
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], the speed guard, cargo bench
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
+#   make debug-check  set up, then run every scenario x profile, closed and open loop, on a debug build (its assertions on)
 #   make setup   build the Python package into the repo-local virtualenv .venv/
 #   make clean   remove .venv/, target/ and caches
 #
@@ -30,10 +31,10 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(wildcard crates/*/Cargo.toml crates/*/build.rs) \
 	$(shell find crates -path '*/src/*' -type f -name '*.rs' 2>/dev/null)
 
-.PHONY: help setup system-packages native demo test bench fuzz clean
+.PHONY: help setup system-packages native demo test bench fuzz debug-check clean
 
 help:
-	@sed -n '3,9s/^# \{0,1\}//p' Makefile
+	@sed -n '3,12s/^# \{0,1\}//p' Makefile
 
 setup: system-packages $(VENV)/.irqlab-installed
 
@@ -106,6 +107,14 @@ FUZZ_CASES ?= 20000
 fuzz: setup
 	IRQLAB_FUZZ_CASES=$(FUZZ_CASES) cargo test --release -p irqlab-core --test fuzz_scenario --test fuzz_engine
 	IRQLAB_FUZZ=1 $(BIN)/pytest -q tests/python/test_fuzz_api.py
+
+# The model's debug assertions (states it calls impossible) are off in the
+# release builds everything else uses; this runs a debug build on every
+# scenario file x every profile it accepts, closed and open loop, 0.02 s each
+# (tools/debug_check.py), and fails on any panic.
+debug-check: setup
+	cargo build -p irqlab-core --example run
+	$(BIN)/python tools/debug_check.py --run target/debug/examples/run --duration 0.02
 
 clean:
 	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so $(NATIVE)

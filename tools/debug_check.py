@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Run every scenario under every profile it accepts on a debug build.
+
+A debug build keeps the model's `debug_assert!`s (states the model calls
+impossible, e.g. "a frozen core completes nothing" in
+`crates/irqlab-core/src/model/sched.rs`), which release builds, and so every
+published figure, skip. This runs the debug build of the `run` example
+(`crates/irqlab-core/examples/run.rs`) on each scenario file under
+`scenarios/` (recursively; `*.study.toml` are studies, not scenarios) ×
+(the file's own profile and every profile of `irqlab profiles`) × (the load
+as written, which is closed loop unless the file sets `load.qps`, and open
+loop at `--qps`), each for `--duration` simulated seconds after the file's
+warm-up, and fails if any run exits non-zero (a panic or a run error).
+
+Combinations the scenario refuses (busy-wait with a bulk sender, an open
+loop for a sender with no request rate) are listed as refused and skipped;
+refusal is decided by the same validation the simulator applies
+(`irqlab._core.resolve`), so it runs with the virtualenv of `make setup`
+(`.venv/bin/python tools/debug_check.py`).
+
+Usage: .venv/bin/python tools/debug_check.py [--run PATH] [--duration S] [--qps Q] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scenarios() -> list[Path]:
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.toml") if not p.name.endswith(".study.toml"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", default=str(ROOT / "target/debug/examples/run"), help="the debug build of the run example")
+    ap.add_argument("--duration", type=float, default=0.02, help="simulated seconds per run (after warm-up)")
+    ap.add_argument("--qps", type=float, default=200000.0, help="the open loop's load")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+
+    from irqlab import _core  # the same validation as the simulator's
+
+    profiles: list[str | None] = [None, *_core.profiles()]
+    loads = [("as written", []), ("open", [f"load.qps={args.qps}"])]
+    runs, refused = [], []
+    for path in scenarios():
+        text = path.read_text()
+        for profile in profiles:
+            for load, extra in loads:
+                overrides = [f"run.duration_s={args.duration}", *extra]
+                label = f"{path.relative_to(ROOT)} profile={profile or '(file)'} load={load}"
+                try:
+                    _core.resolve(text, profile, overrides)
+                except Exception as e:  # a refusal: one line, not a failure
+                    refused.append(f"{label}: {str(e).splitlines()[0]}")
+                    continue
+                cmd = [args.run, str(path), *([f"profile={profile}"] if profile else []), *overrides]
+                runs.append((label, cmd))
+
+    def one(run: tuple[str, list[str]]) -> tuple[str, int, str]:
+        label, cmd = run
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+        return label, p.returncode, p.stderr
+
+    start = time.monotonic()
+    failed = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for label, rc, err in pool.map(one, runs):
+            if rc != 0:
+                failed.append(label)
+                print(f"FAILED ({rc}) {label}\n{err.rstrip()}\n", flush=True)
+    for r in refused:
+        print(f"refused (skipped): {r}")
+    print(
+        f"debug-check: {len(runs)} runs, {len(failed)} failed, {len(refused)} refused combinations skipped,"
+        f" {time.monotonic() - start:.1f} s with {args.jobs} jobs"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
