@@ -270,13 +270,20 @@ def _cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: `irqlab bench --repeat`: a benchmark's best and median need a handful of
+#: runs; a thousand is already hours at the longest durations.
+BENCH_REPEAT_MAX = 1000
+#: `irqlab bench --sweep --jobs`: worker threads, far above any machine's cores.
+BENCH_JOBS_MAX = 4096
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.sweep:
         return _cmd_bench_sweep(args)
     if args.jobs is not None:
         raise UsageError("--jobs is for --sweep")
     duration_s = _duration(args.duration)
-    repeat = _positive_int(args.repeat, "--repeat")
+    repeat = _positive_int(args.repeat, "--repeat", BENCH_REPEAT_MAX)
     result = bench(args.scenario, profile=args.profile, duration_s=duration_s, repeat=repeat)
     write_stdout(json.dumps(result.to_dict()) if args.json else bench_table(result))
     return EXIT_OK
@@ -289,7 +296,7 @@ def _cmd_bench_sweep(args: argparse.Namespace) -> int:
     if args.profile is not None:
         raise UsageError("--profile is not for --sweep: the benchmark sweep runs the thesis's four profiles")
     duration_s = _duration(args.duration) or 0.1
-    jobs = _positive_int(args.jobs, "--jobs") if args.jobs is not None else None
+    jobs = _positive_int(args.jobs, "--jobs", BENCH_JOBS_MAX) if args.jobs is not None else None
     scenario = Scenario.load(args.scenario or default_scenario())
     rows = bench_sweep(scenario, duration_s=duration_s, jobs=jobs)
     if args.json:
@@ -354,13 +361,15 @@ def _check_overrides(overrides: list[str], seed: Optional[int], duration_s: Opti
     check_overrides(list(overrides), "--set", UsageError, by_flag)
 
 
-def _positive_int(text: str, flag: str) -> int:
+def _positive_int(text: str, flag: str, most: int) -> int:
+    """A whole number from 1 to ``most``: a count of runs or workers, each of
+    which costs real time, so a mistyped one must not start a day's work."""
     try:
         value = int(text.strip(), 10)
     except ValueError:
         value = 0
-    if value < 1:
-        raise UsageError(f"{flag} must be a positive integer (got {text!r})")
+    if not 1 <= value <= most:
+        raise UsageError(f"{flag} must be a whole number from 1 to {most} (got {text!r})")
     return value
 
 

@@ -363,13 +363,18 @@ def check_metrics(frame: "pandas.DataFrame", metrics: Sequence[str], groups: Seq
 def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
     """Run a DuckDB query over the results, which it sees as the view
     ``results`` (quote dotted names: ``SELECT profile, "latency_us.p99" FROM
-    results``)."""
+    results``). The query can touch no file."""
     if not query.strip():
         raise ResultsError('--sql must be a query, e.g. SELECT profile, avg("latency_us.p99") FROM results GROUP BY profile')
     frame = load(directory)
     import duckdb
 
-    con = duckdb.connect()
+    # The query sees the results and nothing else: with file access off
+    # (and the setting locked) a query cannot read or write files
+    # (COPY ... TO, read_csv, ATTACH, INSTALL), so `irqlab results --sql`,
+    # often run as root beside the real-host tools, is no way around the
+    # output rules of irqlab.files. The results are registered from memory.
+    con = duckdb.connect(config={"enable_external_access": False, "lock_configuration": True})
     try:
         con.register("results", frame)
         result = con.execute(query)

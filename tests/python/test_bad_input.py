@@ -166,6 +166,8 @@ REFUSED = [
     (("run", "{small}", "--set", "load.qps=1e308"), "load.qps"),
     (("bench", "{small}", "--duration", "nan"), "--duration"),
     (("bench", "{small}", "--repeat", "1e9"), "--repeat"),
+    (("bench", "{small}", "--repeat", "999999999"), "--repeat"),
+    (("bench", "--sweep", "--jobs", "99999"), "--jobs"),
     (("sweep", "{small}", "--duration", "1e308", *OUT), "--duration"),
     (("sweep", "{small}", "--grid", "load.qps=nan,1", *OUT), "load.qps"),
     (("sweep", "{small}", "--grid", "load.qps=1:1e9:1e-300", *OUT), "load.qps"),

@@ -288,6 +288,25 @@ def test_sql(swept: Path) -> None:
     assert str(info.value).startswith("--sql: ") and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("query", [
+    "COPY results TO '{out}'",
+    "COPY (SELECT 1) TO '{out}' (FORMAT csv)",
+    "SELECT * FROM read_csv('{out}')",
+    "ATTACH '{out}' AS other",
+    "SET enable_external_access = true",
+])
+def test_sql_touches_no_file(swept: Path, tmp_path: Path, query: str) -> None:
+    """A query is refused any file: it could otherwise write anywhere the
+    user (often root) can, past the output rules of irqlab.files."""
+    out = tmp_path / "escaped.csv"
+    if "read_csv" in query:
+        out.write_text("a\n1\n")
+    with pytest.raises(ResultsError) as info:
+        sql(swept, query.format(out=out))
+    assert str(info.value).startswith("--sql: ") and "\n" not in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["escaped.csv"] if "read_csv" in query else [])
+
+
 # -- DIM's profile time shares in the store (issue 10, item 3) ----------------------
 
 
