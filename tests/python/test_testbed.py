@@ -115,12 +115,20 @@ def test_a_cpu_hog_beside_the_run_is_flagged():
 
 
 def test_no_coalescing_wakes_the_napi_thread_about_once_per_request(short_run):
-    low = next(r for r in short_run["measured"]["profiles"] if r["profile"] == "no-coalescing")["low"]
-    wakeups = low["server_core"]["napi_wakeups_per_s"]
-    qps = low["loadgen"]["achieved_qps"]
-    # Every request schedules the veth NAPI from the client side; at a low
-    # rate the thread sleeps in between, so it wakes about once per request.
-    assert 0.5 * qps <= wakeups <= 2.5 * qps, (wakeups, qps)
+    low = [r for r in short_run["measured"]["runs"] if (r["profile"], r["phase"]) == ("no-coalescing", "low")]
+    # Only a measurement the testbed did not flag: other processes on the
+    # cores (a shared machine) keep the thread runnable between requests, so
+    # it takes several per wake-up (0.32 per request, seen beside two busy
+    # loops), which says nothing about the kernel.
+    quiet = [r for r in low if not r["flagged"]]
+    if not quiet:
+        shares = ", ".join(f"{r['other_cpu']['pct_of_core']:.0f} %" for r in low)
+        pytest.skip(f"every low-load no-coalescing measurement was disturbed by other processes ({shares} of a core)")
+    for r in quiet:
+        wakeups, qps = r["server_core"]["napi_wakeups_per_s"], r["loadgen"]["achieved_qps"]
+        # Every request schedules the veth NAPI from the client side; at a low
+        # rate the thread sleeps in between, so it wakes about once per request.
+        assert 0.5 * qps <= wakeups <= 2.5 * qps, (wakeups, qps)
 
 
 def test_irq_suspend_settings_take_effect_on_the_veth_napi(short_run):
