@@ -6,6 +6,7 @@ only need the scenario layer (``_core.resolve``) and the Python package.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +34,38 @@ def memcached_on_veth_skip_reason(without_root: str, kernel_lacks: str) -> str |
     if (major, minor) < (6, 13):
         return f"kernel {os.uname().release} is older than 6.13 (no {kernel_lacks})"
     return None
+
+
+def memcached_irq_suspend_testbed():
+    """The veth testbed (python/irqlab/testbed) with memcached under
+    ``irqlab linux exec --profile irq-suspend`` in its server namespace and
+    its items preloaded; a generator for a module-scoped fixture, which
+    removes the testbed however the module's tests end."""
+    from irqlab.testbed import run as tb
+    from irqlab.testbed.netns import Testbed
+
+    plan = tb.Plan(profiles=("irq-suspend",))
+    bed = Testbed(plan.server_core, plan.client_core)
+    server = None
+    try:
+        bed.create()
+        server = tb._start_server(plan, "irq-suspend")
+        tb._wait_ready()
+        tb._loadgen_run(plan, [], 0.1, preload=True)
+        yield bed
+    finally:
+        if server is not None:
+            tb._stop_server(server)
+        bed.destroy()
+
+
+def server_gro_flush_timeout() -> int:
+    """The testbed's server veth's ``gro_flush_timeout``, read back by ``irqlab linux show``."""
+    irqlab_cmd = Path(sys.executable).with_name("irqlab")
+    out = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(irqlab_cmd), "linux", "show", "irqlab-tb0", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["napis"][0]["gro_flush_timeout"]
 
 
 #: Short enough to keep every run in the suite well under a second.

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from conftest import memcached_on_veth_skip_reason
+from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout
 
 from irqlab._core import LinuxError
 from irqlab.cli import main
@@ -464,29 +464,9 @@ real = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "
 
 @pytest.fixture(scope="module")
 def bed():
-    from irqlab.testbed import run as tb
-    from irqlab.testbed.netns import Testbed
-
-    plan = tb.Plan(profiles=("irq-suspend",))
-    bed = Testbed(plan.server_core, plan.client_core)
-    server = None
-    try:
-        bed.create()
-        server = tb._start_server(plan, "irq-suspend")
-        tb._wait_ready()
-        tb._loadgen_run(plan, [], 0.1, preload=True)
-        yield bed
-    finally:
-        if server is not None:
-            tb._stop_server(server)
-        bed.destroy()
+    yield from memcached_irq_suspend_testbed()
 
 
-def _gro_flush_timeout() -> int:
-    out = subprocess.run(["ip", "netns", "exec", SERVER_NS, str(IRQLAB), "linux", "show", "irqlab-tb0", "--json"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)["napis"][0]["gro_flush_timeout"]
 
 
 def _real_tune(*extra: str, port: int = 11211) -> subprocess.Popen[str]:
@@ -513,34 +493,34 @@ def _wait_for_step(proc: subprocess.Popen[str], n: int = 1) -> list[str]:
 def test_real_out_etc_passwd_is_refused_before_the_device_changes(bed):
     passwd = Path("/etc/passwd")
     digest = hashlib.sha256(passwd.read_bytes()).hexdigest()
-    original = _gro_flush_timeout()
+    original = server_gro_flush_timeout()
     started = time.monotonic()
     proc = _real_tune("--budget", "60", "--out", str(passwd))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and out == ""
     assert err.startswith("irqlab: error: --out /etc/passwd") and err.count("\n") == 1, err
     assert time.monotonic() - started < 30, "refused before the search, not after it"
-    assert _gro_flush_timeout() == original
+    assert server_gro_flush_timeout() == original
     assert hashlib.sha256(passwd.read_bytes()).hexdigest() == digest
 
 
 @real
 def test_real_sigterm_mid_search_puts_the_original_back(bed):
-    original = _gro_flush_timeout()
+    original = server_gro_flush_timeout()
     proc = _real_tune("--budget", "120")
     _wait_for_step(proc, 1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert f"gro_flush_timeout on irqlab-tb0 is back to its original value ({original})" in err
-    assert _gro_flush_timeout() == original
+    assert server_gro_flush_timeout() == original
 
 
 @real
 def test_real_load_generator_failing_mid_search_puts_the_original_back(bed):
     import shutil
 
-    original = _gro_flush_timeout()
+    original = server_gro_flush_timeout()
     # A second memcached of the test's own, stopped after the first step: the
     # next slice's load generator finds no server.
     mc = subprocess.Popen(["ip", "netns", "exec", SERVER_NS, shutil.which("memcached"), "-U", "0", "-l", "198.18.0.1",
@@ -556,4 +536,4 @@ def test_real_load_generator_failing_mid_search_puts_the_original_back(bed):
     assert proc.returncode == 2, err
     assert f"is back to its original value ({original})" in err
     assert err.strip().splitlines()[-1].startswith("irqlab: error: the load command failed"), err
-    assert _gro_flush_timeout() == original
+    assert server_gro_flush_timeout() == original

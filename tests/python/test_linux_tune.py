@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import memcached_on_veth_skip_reason
+from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout
 
 ROOT = Path(__file__).resolve().parents[2]
 IRQLAB = Path(sys.executable).with_name("irqlab")
@@ -34,29 +34,9 @@ LOAD = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11211 --c
 
 @pytest.fixture(scope="module")
 def bed():
-    from irqlab.testbed import run as tb
-    from irqlab.testbed.netns import Testbed
-
-    plan = tb.Plan(profiles=("irq-suspend",))
-    bed = Testbed(plan.server_core, plan.client_core)
-    server = None
-    try:
-        bed.create()
-        server = tb._start_server(plan, "irq-suspend")
-        tb._wait_ready()
-        tb._loadgen_run(plan, [], 0.1, preload=True)
-        yield bed
-    finally:
-        if server is not None:
-            tb._stop_server(server)
-        bed.destroy()
+    yield from memcached_irq_suspend_testbed()
 
 
-def _gro_flush_timeout() -> int:
-    out = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "show", "irqlab-tb0", "--json"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)["napis"][0]["gro_flush_timeout"]
 
 
 def _tune(*extra: str) -> subprocess.Popen[str]:
@@ -67,12 +47,12 @@ def _tune(*extra: str) -> subprocess.Popen[str]:
 
 
 def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_path):
-    original = _gro_flush_timeout()
+    original = server_gro_flush_timeout()
     proc = _tune("--budget", "5", "--restore", "--json", "--out", str(tmp_path / "tune"))
     seen = set()
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
-        seen.add(_gro_flush_timeout())
+        seen.add(server_gro_flush_timeout())
         time.sleep(0.1)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -83,7 +63,7 @@ def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_p
     assert all(s["throughput"] > 0 for s in result["steps"])
     # The device held other values while the tuner ran, and the original after.
     assert seen - {original}, seen
-    assert _gro_flush_timeout() == original
+    assert server_gro_flush_timeout() == original
     assert result["left"] == "original" and result["original"][0]["value"] == original
     assert result["elapsed_s"] <= 5 + 5  # the budget, plus one slice's run-down
     from irqlab.results import load
@@ -93,7 +73,7 @@ def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_p
 
 
 def test_ctrl_c_puts_the_original_back(bed):
-    original = _gro_flush_timeout()
+    original = server_gro_flush_timeout()
     proc = _tune("--budget", "120")
     # Wait for the first step, then interrupt.
     line = ""
@@ -106,7 +86,7 @@ def test_ctrl_c_puts_the_original_back(bed):
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert _gro_flush_timeout() == original
+    assert server_gro_flush_timeout() == original
 
 
 def test_tune_refuses_a_knob_the_device_has_not(bed):
