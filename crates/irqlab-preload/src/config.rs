@@ -18,7 +18,8 @@
 //! refuse, so that the warning names the kernel's own answer.
 //!
 //! An unset variable counts as 0; when none of the four is set the shim has
-//! nothing to do (it was preloaded by hand, not by the launcher). A set
+//! nothing to do (it was preloaded by hand, not by the launcher) unless
+//! `IRQLAB_CONTROL` is set, which then starts from the kernel's defaults. A set
 //! variable must be a plain decimal number in range: anything else makes the
 //! whole configuration invalid, and the shim then leaves the program alone.
 //!
@@ -57,16 +58,16 @@ pub struct Config {
 }
 
 impl Config {
-    /// True when the configuration asks for nothing: every parameter is
-    /// the value a fresh epoll instance already has (`ep_alloc` zeroes them)
-    /// and `epoll_wait` stays blocking. The profiles without busy polling
-    /// (`no-coalescing`, `adaptive-coalescing`) are such configurations; the
-    /// shim then makes no ioctl at all, so it cannot fail either.
-    pub fn is_noop(&self) -> bool {
-        self.busy_poll_usecs == 0
-            && self.busy_poll_budget == 0
-            && self.prefer_busy_poll == 0
-            && !self.nonblocking
+    /// True when the three `epoll_params` fields are what a new epoll
+    /// instance already has: `ep_alloc` (fs/eventpoll.c) allocates `struct
+    /// eventpoll` zeroed, so `busy_poll_usecs`, `busy_poll_budget` and
+    /// `prefer_busy_poll` start at 0 (0 µs: the `net.core.busy_poll` sysctl
+    /// decides, `ep_busy_loop_on` and `busy_loop_ep_timeout`; budget 0:
+    /// `BUSY_POLL_BUDGET`, `ep_busy_loop`). The shim makes no ioctl for such values on a new
+    /// instance (the profiles without busy polling, `no-coalescing`,
+    /// `adaptive-coalescing`, `irq-batching`), so it cannot fail either.
+    pub fn params_are_defaults(&self) -> bool {
+        self.busy_poll_usecs == 0 && self.busy_poll_budget == 0 && self.prefer_busy_poll == 0
     }
 }
 
@@ -168,11 +169,11 @@ mod tests {
             nonblocking: true,
         };
         assert_eq!(parse(env(&pairs)), Parsed::Valid(want));
-        assert!(!want.is_noop());
+        assert!(!want.params_are_defaults());
     }
 
     #[test]
-    fn unset_fields_are_zero_and_all_zero_is_a_noop() {
+    fn unset_fields_are_zero_and_all_zero_is_the_kernels_defaults() {
         let Parsed::Valid(config) = parse(env(&[(PREFER, "0")])) else {
             panic!("should be valid")
         };
@@ -185,7 +186,7 @@ mod tests {
                 nonblocking: false
             }
         );
-        assert!(config.is_noop());
+        assert!(config.params_are_defaults() && !config.nonblocking);
     }
 
     #[test]

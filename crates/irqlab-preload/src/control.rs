@@ -3,8 +3,10 @@
 //! one line, `busy_poll_usecs=N`; every epoll wait looks at it at most once
 //! per [`INTERVAL_NS`] (a coarse clock read otherwise), and when N differs
 //! from the value in force, the shim sets it with `EPIOCSPARAMS` on every
-//! epoll instance it configured. The file is read with `open`/`read`/`close`
-//! into a stack buffer: no allocation inside the program's calls.
+//! epoll instance the program created (`lib.rs`, `control_poll`), under any
+//! profile, one without busy polling included. The file is read with
+//! `open`/`read`/`close` into a stack buffer: no allocation inside the
+//! program's calls.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -12,11 +14,17 @@ use std::sync::OnceLock;
 /// How often the file is read, at most: 20 ms.
 pub const INTERVAL_NS: u64 = 20_000_000;
 
+/// The largest `busy_poll_usecs` the kernel takes: `ep_eventpoll_bp_ioctl`
+/// (fs/eventpoll.c) refuses `busy_poll_usecs > S32_MAX` with EINVAL,
+/// although the field is a `u32`. A larger value in the file is not sent.
+pub const USECS_MAX: u32 = i32::MAX as u32;
+
 /// The longest path accepted (with its NUL).
 const PATH_MAX: usize = 256;
 
 struct Path {
     buf: [u8; PATH_MAX],
+    len: usize,
 }
 
 static PATH: OnceLock<Path> = OnceLock::new();
@@ -30,11 +38,16 @@ pub fn set_path(bytes: &[u8]) -> bool {
     }
     let mut buf = [0u8; PATH_MAX];
     buf[..bytes.len()].copy_from_slice(bytes);
-    PATH.set(Path { buf }).is_ok()
+    PATH.set(Path { buf, len: bytes.len() }).is_ok()
 }
 
 pub fn enabled() -> bool {
     PATH.get().is_some()
+}
+
+/// The control file's path (for a warning), without its NUL.
+pub fn path() -> &'static [u8] {
+    PATH.get().map_or(&[], |p| &p.buf[..p.len])
 }
 
 fn coarse_now_ns() -> u64 {
@@ -51,13 +64,26 @@ pub fn due() -> bool {
     now >= next && NEXT_NS.compare_exchange(next, now + INTERVAL_NS, Ordering::Relaxed, Ordering::Relaxed).is_ok()
 }
 
-/// `busy_poll_usecs` from the file, or None if it cannot be read or parsed.
-pub fn read_usecs() -> Option<u32> {
-    let path = PATH.get()?;
+/// What the control file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// `busy_poll_usecs=N` with N in `0..=USECS_MAX`.
+    Usecs(u32),
+    /// `busy_poll_usecs=N` with N above [`USECS_MAX`]: the kernel would refuse it.
+    OutOfRange(u64),
+    /// Anything else, or no file: nothing to do (the value in force stays).
+    Malformed,
+}
+
+/// The control file's value.
+pub fn read() -> Value {
+    let Some(path) = PATH.get() else {
+        return Value::Malformed;
+    };
     // SAFETY: the path is NUL-terminated (set_path leaves a zero after it).
     let fd = unsafe { libc::open(path.buf.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if fd < 0 {
-        return None;
+        return Value::Malformed;
     }
     let mut buf = [0u8; 64];
     // SAFETY: buf is valid for 64 bytes; fd was just opened.
@@ -65,23 +91,31 @@ pub fn read_usecs() -> Option<u32> {
     // SAFETY: fd is ours.
     unsafe { libc::close(fd) };
     if n <= 0 {
-        return None;
+        return Value::Malformed;
     }
     parse(&buf[..n as usize])
 }
 
 /// `busy_poll_usecs=N`, optionally followed by a newline.
-pub fn parse(text: &[u8]) -> Option<u32> {
-    let value = text.strip_prefix(b"busy_poll_usecs=")?;
+pub fn parse(text: &[u8]) -> Value {
+    let Some(value) = text.strip_prefix(b"busy_poll_usecs=") else {
+        return Value::Malformed;
+    };
     let value = value.strip_suffix(b"\n").unwrap_or(value);
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-        return None;
+        return Value::Malformed;
     }
     let mut v: u64 = 0;
     for &b in value {
-        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        match v.checked_mul(10).and_then(|v| v.checked_add(u64::from(b - b'0'))) {
+            Some(next) => v = next,
+            None => return Value::Malformed,
+        }
     }
-    u32::try_from(v).ok()
+    match u32::try_from(v) {
+        Ok(usecs) if usecs <= USECS_MAX => Value::Usecs(usecs),
+        _ => Value::OutOfRange(v),
+    }
 }
 
 #[cfg(test)]
@@ -90,11 +124,20 @@ mod tests {
 
     #[test]
     fn the_file_holds_one_line() {
-        assert_eq!(parse(b"busy_poll_usecs=50\n"), Some(50));
-        assert_eq!(parse(b"busy_poll_usecs=0"), Some(0));
-        assert_eq!(parse(b"busy_poll_usecs=4294967295\n"), Some(u32::MAX));
-        for bad in [&b"busy_poll_usecs=4294967296"[..], b"busy_poll_usecs=", b"usecs=5", b"busy_poll_usecs=-1", b"busy_poll_usecs=5 \n"] {
-            assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        assert_eq!(parse(b"busy_poll_usecs=50\n"), Value::Usecs(50));
+        assert_eq!(parse(b"busy_poll_usecs=0"), Value::Usecs(0));
+        assert_eq!(parse(b"busy_poll_usecs=0050\n"), Value::Usecs(50));
+        for bad in [&b"busy_poll_usecs="[..], b"usecs=5", b"busy_poll_usecs=-1", b"busy_poll_usecs=5 \n", b"",
+                    b"busy_poll_usecs=99999999999999999999999"] {
+            assert_eq!(parse(bad), Value::Malformed, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn values_the_kernel_refuses_are_out_of_range() {
+        // ep_eventpoll_bp_ioctl: busy_poll_usecs > S32_MAX is EINVAL.
+        assert_eq!(parse(b"busy_poll_usecs=2147483647\n"), Value::Usecs(2_147_483_647));
+        assert_eq!(parse(b"busy_poll_usecs=2147483648\n"), Value::OutOfRange(2_147_483_648));
+        assert_eq!(parse(b"busy_poll_usecs=4294967296"), Value::OutOfRange(4_294_967_296));
     }
 }

@@ -8,8 +8,10 @@
 //!   program creates gets the profile's `busy_poll_usecs`, `busy_poll_budget`
 //!   and `prefer_busy_poll` through the `EPIOCSPARAMS` ioctl (Linux 6.9+,
 //!   `ep_eventpoll_bp_ioctl` in fs/eventpoll.c);
-//! * with `IRQLAB_CONTROL=FILE`, takes a new `busy_poll_usecs` from FILE
-//!   while the program runs ([`control`]; `irqlab linux tune`);
+//! * with `IRQLAB_CONTROL=FILE`, records every epoll instance the program
+//!   creates, under any profile, and sets a new `busy_poll_usecs` from FILE
+//!   on all of them while the program runs ([`control`]; `irqlab linux
+//!   tune`); budget, prefer and busy-wait stay the profile's;
 //! * wraps `epoll_wait`, `epoll_pwait` and `epoll_pwait2`: under busy-wait
 //!   (`IRQLAB_NONBLOCKING=1`) a wait with a non-zero timeout spins in the
 //!   kernel's busy poll instead of sleeping ([`busy_wait`]); otherwise, and
@@ -17,18 +19,24 @@
 //!
 //! The program must compute exactly what it computes without the shim:
 //! return values and errno are the real calls' (errno is put back after
-//! the shim's own ioctl), and signals interrupt waits as they would. If the
+//! the shim's own calls), and signals interrupt waits as they would. If the
 //! kernel refuses the parameters (ENOTTY before 6.9, EPERM for a budget
 //! above 64 without CAP_NET_ADMIN, EINVAL, EOPNOTSUPP), the shim prints one
 //! warning line for the whole process and leaves the program alone from
-//! then on: no more ioctls, no busy-wait. An invalid environment gives the
-//! same single warning and an inactive shim. A profile without busy polling
-//! (`no-coalescing`, `adaptive-coalescing`: all knobs 0, blocking) makes no
-//! ioctl at all, since a new epoll instance already has those values.
+//! then on: no more ioctls, no busy-wait, no control file. An invalid
+//! environment gives the same single warning and an inactive shim. The
+//! shim makes no ioctl on a new instance when the values are the kernel's
+//! defaults (all 0: `no-coalescing`, `adaptive-coalescing`, `irq-batching`,
+//! or a control file holding 0), since a new epoll instance already has
+//! them; such a profile without a control file runs the program exactly as
+//! it is, on any kernel.
 //!
-//! With `IRQLAB_PRELOAD_DEBUG=1` every configured instance is reported as
+//! With `IRQLAB_PRELOAD_DEBUG=1` every configured (or, with a control file,
+//! recorded) instance is reported as
 //! `irqlab-preload: pid P: epfd N: busy_poll_usecs=.. budget=.. prefer=.. nonblocking=..`
-//! (the PID tells a server's worker processes, or a daemon's, apart).
+//! (the PID tells a server's worker processes, or a daemon's, apart), and
+//! every value taken from the control file as
+//! `irqlab-preload: pid P: control: busy_poll_usecs=N on K epoll instance(s)`.
 //!
 //! The environment is read once, lazily, by the first epoll function the
 //! process calls (so that processes that never use epoll, such as a shell
@@ -45,7 +53,7 @@ mod real;
 mod report;
 
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering, AtomicU64};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Once;
 
 use libc::{c_int, epoll_event, sigset_t, timespec};
@@ -57,8 +65,10 @@ use report::Line;
 // -- state, written once by `init` and then only by refusals -----------------
 
 static INIT: Once = Once::new();
-/// New epoll instances get EPIOCSPARAMS.
-static CONFIGURE: AtomicBool = AtomicBool::new(false);
+/// The shim acts on epoll instances: the environment holds a valid
+/// configuration (or only a control file), and the kernel has refused
+/// nothing yet. Cleared for good by a refusal.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// `epoll_wait` and friends spin (busy-wait); set once the kernel accepted
 /// the parameters on some instance, cleared for good by a refusal.
 static SPIN: AtomicBool = AtomicBool::new(false);
@@ -68,18 +78,30 @@ static DEBUG: AtomicBool = AtomicBool::new(false);
 static NONBLOCKING: AtomicBool = AtomicBool::new(false);
 /// Busy-wait spins in every epoll instance (`IRQLAB_SPIN_ALL=1`).
 static SPIN_ALL: AtomicBool = AtomicBool::new(false);
-/// Epoll instances (by fd, below `NAPI_EPFD_LIMIT`) that watch a socket with
-/// a NAPI id: busy-wait spins only in those by default. A program's other
-/// event loops (memcached's dispatcher thread, which watches only the
-/// listening socket and pipes) keep sleeping instead of competing for the
-/// core with the worker that busy polls: the kernel could not busy poll for
-/// them anyway (`ep_busy_loop` needs `ep->napi_id`).
-static NAPI_EPFD: [AtomicU64; NAPI_EPFD_WORDS] = [const { AtomicU64::new(0) }; NAPI_EPFD_WORDS];
-const NAPI_EPFD_WORDS: usize = 64;
-const NAPI_EPFD_LIMIT: c_int = (NAPI_EPFD_WORDS * 64) as c_int;
-/// Epoll instances (by fd, below `NAPI_EPFD_LIMIT`) the shim configured:
-/// where a new `busy_poll_usecs` from the control file goes.
-static CONFIGURED_EPFD: [AtomicU64; NAPI_EPFD_WORDS] = [const { AtomicU64::new(0) }; NAPI_EPFD_WORDS];
+/// A set of epoll fds, one bit per fd below `EPFD_LIMIT` (the fds beyond
+/// are not tracked: a program with thousands of open files before its
+/// event loops is not one irqlab runs).
+type EpfdTable = [AtomicU64; EPFD_WORDS];
+const EPFD_WORDS: usize = 64;
+const EPFD_LIMIT: c_int = (EPFD_WORDS * 64) as c_int;
+/// Epoll instances that watch a socket with a NAPI id: busy-wait spins
+/// only in those by default. A program's other event loops (memcached's
+/// dispatcher thread, which watches only the listening socket and pipes)
+/// keep sleeping instead of competing for the core with the worker that
+/// busy polls: the kernel could not busy poll for them anyway
+/// (`ep_busy_loop` needs `ep->napi_id`).
+static NAPI_EPFD: EpfdTable = [const { AtomicU64::new(0) }; EPFD_WORDS];
+/// With a control file, every epoll instance the program created, whether
+/// the shim set parameters on it or not (under a profile without busy
+/// polling it sets none until the file changes): where a new
+/// `busy_poll_usecs` goes. A bit stays after its fd is closed; the fd is
+/// checked when a value is applied (`apply_to`).
+static TRACKED_EPFD: EpfdTable = [const { AtomicU64::new(0) }; EPFD_WORDS];
+/// A thread is applying a value from the control file. One at a time: two
+/// interleaved passes could leave an instance with the older value.
+static APPLYING: AtomicBool = AtomicBool::new(false);
+/// `busy_poll_usecs` in force: the profile's, then the control file's.
+/// Sequentially consistent with `TRACKED_EPFD` (see `configure`).
 static USECS: AtomicU32 = AtomicU32::new(0);
 static BUDGET: AtomicU16 = AtomicU16::new(0);
 static PREFER: AtomicU8 = AtomicU8::new(0);
@@ -111,14 +133,16 @@ fn init() {
             }
         }
         match config::parse(get) {
+            // Preloaded by hand with a control file only: the kernel's
+            // defaults until the file changes them.
+            Parsed::Unset if control::enabled() => ACTIVE.store(true, Ordering::Release),
             Parsed::Unset => {}
-            Parsed::Valid(config) if config.is_noop() => {}
             Parsed::Valid(config) => {
-                USECS.store(config.busy_poll_usecs, Ordering::Relaxed);
+                USECS.store(config.busy_poll_usecs, Ordering::SeqCst);
                 BUDGET.store(config.busy_poll_budget, Ordering::Relaxed);
                 PREFER.store(config.prefer_busy_poll, Ordering::Relaxed);
                 NONBLOCKING.store(config.nonblocking, Ordering::Relaxed);
-                CONFIGURE.store(true, Ordering::Release);
+                ACTIVE.store(true, Ordering::Release);
             }
             Parsed::Invalid { var, value, max } => {
                 if !WARNED.swap(true, Ordering::AcqRel) {
@@ -155,7 +179,7 @@ fn getenv(name: &'static str) -> Option<&'static [u8]> {
 
 fn current() -> Config {
     Config {
-        busy_poll_usecs: USECS.load(Ordering::Relaxed),
+        busy_poll_usecs: USECS.load(Ordering::SeqCst),
         busy_poll_budget: BUDGET.load(Ordering::Relaxed),
         prefer_busy_poll: PREFER.load(Ordering::Relaxed),
         nonblocking: NONBLOCKING.load(Ordering::Relaxed),
@@ -163,6 +187,13 @@ fn current() -> Config {
 }
 
 /// `EPIOCSPARAMS` with `c`'s parameters on `epfd`; the ioctl's result.
+/// `ep_eventpoll_bp_ioctl` (fs/eventpoll.c) refuses a non-zero pad,
+/// `busy_poll_usecs` above `S32_MAX` and `prefer_busy_poll` above 1 with
+/// EINVAL, and a budget above `NAPI_POLL_WEIGHT` (64) without
+/// `CAP_NET_ADMIN` with EPERM; 0 is valid for every field (usecs 0: the
+/// `net.core.busy_poll` sysctl decides whether and how long the instance
+/// busy polls, `ep_busy_loop_on` and `busy_loop_ep_timeout`; budget 0:
+/// `BUSY_POLL_BUDGET`, 8 packets, `ep_busy_loop`).
 fn set_params(epfd: c_int, c: &Config) -> c_int {
     let params = libc::epoll_params {
         busy_poll_usecs: c.busy_poll_usecs,
@@ -174,87 +205,249 @@ fn set_params(epfd: c_int, c: &Config) -> c_int {
     unsafe { libc::ioctl(epfd, libc::EPIOCSPARAMS, &params as *const libc::epoll_params) }
 }
 
-/// Give a new epoll instance the profile's parameters. Keeps errno.
+/// A new epoll instance: recorded for the control file (if there is one),
+/// and given the parameters in force unless they are the kernel's
+/// defaults, which it already has. Keeps errno.
 fn configure(epfd: c_int) {
     init();
-    if !CONFIGURE.load(Ordering::Acquire) {
+    if !ACTIVE.load(Ordering::Acquire) {
         return;
     }
     let saved = errno();
-    let c = current();
-    let rc = set_params(epfd, &c);
-    if rc == 0 {
-        set_epfd_bit(&CONFIGURED_EPFD, epfd, true);
-        if c.nonblocking {
-            SPIN.store(true, Ordering::Release);
+    let tracked = control::enabled();
+    if tracked {
+        // Recorded before `USECS` is read, both sequentially consistent: a
+        // control pass that stores a new value after that read finds this
+        // bit and sets the instance itself; one that stored it before, the
+        // read sees.
+        set_epfd_bit(&TRACKED_EPFD, epfd, true);
+    }
+    let mut c = current();
+    let mut set = false;
+    if !c.params_are_defaults() {
+        for _ in 0..4 {
+            if set_params(epfd, &c) != 0 {
+                refuse(errno(), epfd, &c, Refused::NewInstance);
+                set_errno(saved);
+                return;
+            }
+            set = true;
+            // A control pass may have set this instance between the read of
+            // `USECS` and this ioctl, which then put the older value over
+            // it: set it again with the value now in force (that changes at
+            // most once per control interval, so this ends at once).
+            let now = current();
+            if now == c {
+                break;
+            }
+            c = now;
         }
-        if DEBUG.load(Ordering::Relaxed) {
-            let mut line = Line::new();
-            // SAFETY: getpid has no preconditions and cannot fail.
-            let pid = unsafe { libc::getpid() };
-            let _ = write!(
-                line,
-                "pid {pid}: epfd {epfd}: busy_poll_usecs={} budget={} prefer={} nonblocking={}",
-                c.busy_poll_usecs,
-                c.busy_poll_budget,
-                c.prefer_busy_poll,
-                u8::from(c.nonblocking)
-            );
-            line.emit();
+    }
+    if set && c.nonblocking {
+        SPIN.store(true, Ordering::Release);
+    }
+    if (set || tracked) && DEBUG.load(Ordering::Relaxed) {
+        let mut line = Line::new();
+        // SAFETY: getpid has no preconditions and cannot fail.
+        let pid = unsafe { libc::getpid() };
+        let _ = write!(
+            line,
+            "pid {pid}: epfd {epfd}: busy_poll_usecs={} budget={} prefer={} nonblocking={}",
+            c.busy_poll_usecs,
+            c.busy_poll_budget,
+            c.prefer_busy_poll,
+            u8::from(c.nonblocking)
+        );
+        if !set {
+            let _ = write!(line, " (the kernel's defaults, no ioctl; recorded for the control file)");
         }
-    } else {
-        let err = errno();
-        // The program runs unchanged from now on.
-        CONFIGURE.store(false, Ordering::Release);
-        SPIN.store(false, Ordering::Release);
-        if !WARNED.swap(true, Ordering::AcqRel) {
-            let (name, why) = report::errno_text(err);
-            let mut line = Line::new();
-            let _ = write!(
-                line,
-                "warning: the kernel refused EPIOCSPARAMS (busy_poll_usecs={} busy_poll_budget={} prefer_busy_poll={}) \
-                 on epoll fd {epfd}: {name} ({err}: {why}); the program runs without the profile's epoll settings",
-                c.busy_poll_usecs, c.busy_poll_budget, c.prefer_busy_poll
-            );
-            line.emit();
-        }
+        line.emit();
     }
     set_errno(saved);
 }
 
-/// At most once per interval: a new `busy_poll_usecs` in the control file
-/// goes to every configured epoll instance. Keeps errno.
-fn control_poll() {
-    if !control::enabled() || !CONFIGURE.load(Ordering::Acquire) || !control::due() {
+/// Where a refused `EPIOCSPARAMS` came from.
+#[derive(Clone, Copy)]
+enum Refused {
+    NewInstance,
+    ControlFile,
+}
+
+/// The kernel refused `c` on `epfd` with `err`: the shim stops acting on
+/// the program (no more ioctls, no busy-wait, no control file) and says so
+/// in the process's one warning line.
+fn refuse(err: c_int, epfd: c_int, c: &Config, when: Refused) {
+    ACTIVE.store(false, Ordering::Release);
+    SPIN.store(false, Ordering::Release);
+    if WARNED.swap(true, Ordering::AcqRel) {
         return;
     }
+    let (name, why) = report::errno_text(err);
+    let mut line = Line::new();
+    let _ = write!(
+        line,
+        "warning: the kernel refused EPIOCSPARAMS (busy_poll_usecs={} busy_poll_budget={} prefer_busy_poll={}) ",
+        c.busy_poll_usecs, c.busy_poll_budget, c.prefer_busy_poll
+    );
+    match when {
+        Refused::NewInstance => {
+            let _ = write!(
+                line,
+                "on epoll fd {epfd}: {name} ({err}: {why}); the program runs without the profile's epoll settings"
+            );
+        }
+        Refused::ControlFile => {
+            let _ = write!(line, "from the control file \"");
+            line.push_printable(control::path());
+            let _ = write!(
+                line,
+                "\" on epoll fd {epfd}: {name} ({err}: {why}); the program keeps the values already set and the \
+                 control file is ignored from now on"
+            );
+        }
+    }
+    line.emit();
+}
+
+/// At most once per interval: a new `busy_poll_usecs` in the control file
+/// goes to every epoll instance the program created. Keeps errno.
+fn control_poll() {
+    if !control::enabled() || !ACTIVE.load(Ordering::Acquire) || !control::due() {
+        return;
+    }
+    if APPLYING.swap(true, Ordering::Acquire) {
+        return; // another thread is applying; a later interval reads again
+    }
     let saved = errno();
-    if let Some(usecs) = control::read_usecs() {
-        if usecs != USECS.swap(usecs, Ordering::Relaxed) {
+    match control::read() {
+        control::Value::Usecs(usecs) if usecs != USECS.load(Ordering::SeqCst) => {
+            USECS.store(usecs, Ordering::SeqCst);
             let c = current();
-            let mut set = 0;
-            for (w, word) in CONFIGURED_EPFD.iter().enumerate() {
-                let mut bits = word.load(Ordering::Relaxed);
-                while bits != 0 {
-                    let epfd = (w * 64 + bits.trailing_zeros() as usize) as c_int;
-                    bits &= bits - 1;
-                    // An fd closed and reused since is refused (ENOTTY) or is
-                    // a new epoll instance, which should have them anyway.
-                    if set_params(epfd, &c) == 0 {
-                        set += 1;
+            match apply_to(&TRACKED_EPFD, &c) {
+                Ok(set) => {
+                    if DEBUG.load(Ordering::Relaxed) {
+                        let mut line = Line::new();
+                        // SAFETY: getpid has no preconditions and cannot fail.
+                        let pid = unsafe { libc::getpid() };
+                        let _ = write!(line, "pid {pid}: control: busy_poll_usecs={usecs} on {set} epoll instance(s)");
+                        line.emit();
                     }
                 }
+                Err((epfd, err)) => refuse(err, epfd, &c, Refused::ControlFile),
             }
-            if DEBUG.load(Ordering::Relaxed) {
-                let mut line = Line::new();
-                // SAFETY: getpid has no preconditions and cannot fail.
-                let pid = unsafe { libc::getpid() };
-                let _ = write!(line, "pid {pid}: control: busy_poll_usecs={usecs} on {set} epoll instance(s)");
-                line.emit();
+        }
+        // Not sent: the kernel would refuse it (EINVAL), and the shim would
+        // stop with it. The value in force stays; a later one is taken.
+        control::Value::OutOfRange(value) => warn_out_of_range(value),
+        _ => {}
+    }
+    APPLYING.store(false, Ordering::Release);
+    set_errno(saved);
+}
+
+/// The process's one warning, for a control file value above what
+/// `EPIOCSPARAMS` takes.
+fn warn_out_of_range(value: u64) {
+    if WARNED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let mut line = Line::new();
+    let _ = write!(line, "warning: the control file \"");
+    line.push_printable(control::path());
+    let _ = write!(
+        line,
+        "\" holds busy_poll_usecs={value}, not a whole number from 0 to {} (EPIOCSPARAMS refuses more); \
+         busy_poll_usecs stays {}",
+        control::USECS_MAX,
+        USECS.load(Ordering::SeqCst)
+    );
+    line.emit();
+}
+
+/// What a tracked fd number is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fd {
+    Epoll,
+    Closed,
+    /// Another kind of file: the number was reused.
+    Other,
+    /// Cannot tell (no /proc).
+    Unknown,
+}
+
+/// The link `/proc/self/fd/N` of an epoll instance: `do_epoll_create`
+/// (fs/eventpoll.c) makes its file with `anon_inode_getfile("[eventpoll]",
+/// ...)`, which `anon_inodefs_dname` (fs/anon_inodes.c) names
+/// `anon_inode:%s`.
+const EVENTPOLL_LINK: &[u8] = b"anon_inode:[eventpoll]";
+
+/// What `fd` is now. Changes errno (the callers put it back). No
+/// allocation: the path and the link are read into stack buffers.
+fn identify(fd: c_int) -> Fd {
+    // SAFETY: F_GETFD only reads the descriptor table.
+    if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Fd::Closed;
+    }
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    // The prefix, at most 10 digits and a NUL.
+    let mut path = [0u8; 32];
+    path[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 10];
+    let (mut n, mut v) = (0, fd as u32);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for (i, d) in digits[..n].iter().rev().enumerate() {
+        path[PREFIX.len() + i] = *d;
+    }
+    let mut link = [0u8; 32];
+    // SAFETY: `path` is NUL-terminated; `link` is valid for its length.
+    let len = unsafe { libc::readlink(path.as_ptr().cast(), link.as_mut_ptr().cast(), link.len()) };
+    match usize::try_from(len) {
+        Err(_) => Fd::Unknown,
+        Ok(len) if link.get(..len) == Some(EVENTPOLL_LINK) => Fd::Epoll,
+        Ok(_) => Fd::Other,
+    }
+}
+
+/// `EPIOCSPARAMS` with `c` on every epoll instance in `table`: how many
+/// were set, or the fd and errno of the kernel's refusal. A number that is
+/// closed now, or another kind of file (reused), is skipped: only epoll
+/// instances get the ioctl. Without /proc, an fd cannot be told apart and
+/// gets it: EBADF or ENOTTY then means a closed or reused number (the
+/// ioctl's type 0x8A, numbers 00-1F, is eventpoll's alone,
+/// Documentation/userspace-api/ioctl/ioctl-number.rst). Bits are never
+/// cleared here: a thread may have just created an epoll instance under a
+/// number found closed, and set its bit.
+fn apply_to(table: &EpfdTable, c: &Config) -> Result<u32, (c_int, c_int)> {
+    let mut set = 0;
+    for (w, word) in table.iter().enumerate() {
+        let mut bits = word.load(Ordering::SeqCst);
+        while bits != 0 {
+            let epfd = (w * 64 + bits.trailing_zeros() as usize) as c_int;
+            bits &= bits - 1;
+            if matches!(identify(epfd), Fd::Closed | Fd::Other) {
+                continue;
+            }
+            if set_params(epfd, c) == 0 {
+                set += 1;
+                continue;
+            }
+            let err = errno();
+            // Closed, or closed and reused, between the look and the ioctl.
+            match identify(epfd) {
+                Fd::Closed | Fd::Other => continue,
+                Fd::Unknown if err == libc::EBADF || err == libc::ENOTTY => continue,
+                _ => return Err((epfd, err)),
             }
         }
     }
-    set_errno(saved);
+    Ok(set)
 }
 
 fn spinning() -> bool {
@@ -267,7 +460,7 @@ fn spins_on(epfd: c_int) -> bool {
 }
 
 fn napi_epfd(epfd: c_int) -> bool {
-    if !(0..NAPI_EPFD_LIMIT).contains(&epfd) {
+    if !(0..EPFD_LIMIT).contains(&epfd) {
         return true; // beyond the table: spin, as without it
     }
     let i = epfd as usize;
@@ -279,14 +472,15 @@ fn set_napi_epfd(epfd: c_int, on: bool) {
 }
 
 /// Mark `epfd` in a table of epoll fds (those beyond it are not tracked).
-fn set_epfd_bit(table: &[AtomicU64; NAPI_EPFD_WORDS], epfd: c_int, on: bool) {
-    if (0..NAPI_EPFD_LIMIT).contains(&epfd) {
+/// Sequentially consistent: see `configure`.
+fn set_epfd_bit(table: &EpfdTable, epfd: c_int, on: bool) {
+    if (0..EPFD_LIMIT).contains(&epfd) {
         let i = epfd as usize;
         let bit = 1u64 << (i % 64);
         if on {
-            table[i / 64].fetch_or(bit, Ordering::Relaxed);
+            table[i / 64].fetch_or(bit, Ordering::SeqCst);
         } else {
-            table[i / 64].fetch_and(!bit, Ordering::Relaxed);
+            table[i / 64].fetch_and(!bit, Ordering::SeqCst);
         }
     }
 }
@@ -466,6 +660,8 @@ pub unsafe extern "C" fn epoll_pwait2(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn ioctl_numbers_match_the_uapi_header() {
         // _IOW(0x8A, 0x01, struct epoll_params) and _IOR(0x8A, 0x02, ...),
@@ -473,5 +669,86 @@ mod tests {
         assert_eq!(core::mem::size_of::<libc::epoll_params>(), 8);
         assert_eq!(libc::EPIOCSPARAMS, 0x4008_8A01);
         assert_eq!(libc::EPIOCGPARAMS, 0x8008_8A02);
+    }
+
+    /// A new epoll instance, made with the system call itself: libc's
+    /// `epoll_create1` is this library's own in the test binary.
+    fn new_epoll() -> c_int {
+        // SAFETY: epoll_create1 takes a flags word and returns an fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_epoll_create1, libc::EPOLL_CLOEXEC) } as c_int;
+        assert!(fd >= 0, "epoll_create1: errno {}", errno());
+        fd
+    }
+
+    fn get_params(epfd: c_int) -> Option<libc::epoll_params> {
+        let mut p = libc::epoll_params { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: 0, __pad: 0 };
+        // SAFETY: `p` is a valid `struct epoll_params` for the kernel to fill.
+        let rc = unsafe { libc::ioctl(epfd, libc::EPIOCGPARAMS, &mut p as *mut libc::epoll_params) };
+        (rc == 0).then_some(p)
+    }
+
+    fn close(fd: c_int) {
+        // SAFETY: the test owns `fd`.
+        unsafe { libc::close(fd) };
+    }
+
+    fn usecs(usecs: u32) -> Config {
+        Config { busy_poll_usecs: usecs, busy_poll_budget: 0, prefer_busy_poll: 0, nonblocking: false }
+    }
+
+    #[test]
+    fn identify_tells_an_epoll_instance_from_other_files_and_closed_numbers() {
+        let ep = new_epoll();
+        // SAFETY: eventfd takes an initial value and flags.
+        let ev = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        assert!(ev >= 0);
+        assert_eq!(identify(ep), Fd::Epoll);
+        assert_eq!(identify(ev), Fd::Other);
+        // The top of the table: no test opens that many files.
+        assert_eq!(identify(EPFD_LIMIT - 1), Fd::Closed);
+        assert_eq!(identify(-1), Fd::Closed);
+        close(ep);
+        close(ev);
+    }
+
+    #[test]
+    fn a_value_reaches_every_tracked_instance_and_skips_reused_numbers() {
+        let probe = new_epoll();
+        let supported = get_params(probe).is_some();
+        close(probe);
+        let table: EpfdTable = [const { AtomicU64::new(0) }; EPFD_WORDS];
+        let (a, b) = (new_epoll(), new_epoll());
+        // SAFETY: as above.
+        let ev = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        for fd in [a, b, ev, EPFD_LIMIT - 1] {
+            set_epfd_bit(&table, fd, true);
+        }
+        if !supported {
+            // Before Linux 6.9 the kernel refuses with ENOTTY, on an fd
+            // that is an epoll instance: a refusal, not a reused number.
+            assert!(matches!(apply_to(&table, &usecs(50)), Err((fd, libc::ENOTTY)) if fd == a || fd == b));
+        } else {
+            // Budget 0 and prefer 0 are valid (ep_eventpoll_bp_ioctl); the
+            // eventfd and the closed number get no ioctl and are no error.
+            assert_eq!(apply_to(&table, &usecs(50)), Ok(2));
+            for fd in [a, b] {
+                let p = get_params(fd).unwrap();
+                assert_eq!((p.busy_poll_usecs, p.busy_poll_budget, p.prefer_busy_poll), (50, 0, 0));
+            }
+            // Back to the kernel's defaults: also an ioctl, and accepted.
+            assert_eq!(apply_to(&table, &usecs(0)), Ok(2));
+            assert_eq!(get_params(a).unwrap().busy_poll_usecs, 0);
+            // A number reused by another kind of file (an eventfd put over
+            // the instance, which closes it) is skipped; its bit stays.
+            // SAFETY: both fds are the test's.
+            assert_eq!(unsafe { libc::dup2(ev, b) }, b);
+            assert_eq!(apply_to(&table, &usecs(7)), Ok(1));
+            assert_eq!(get_params(a).unwrap().busy_poll_usecs, 7);
+            // Above S32_MAX the kernel says EINVAL: a refusal, with its fd.
+            assert_eq!(apply_to(&table, &usecs(u32::MAX)), Err((a, libc::EINVAL)));
+        }
+        close(a);
+        close(b);
+        close(ev);
     }
 }
