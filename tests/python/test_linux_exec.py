@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -678,3 +678,110 @@ def test_busy_wait_spins_only_where_a_napi_can_be_polled_by_default(launcher, ec
     m = idle_wait(launcher, echo, "busy-wait", "wait")
     assert m["cpu_ms"] <= 30, m
     assert m["nvcsw"] >= 1, m
+
+
+# -- (f) the control file, under every profile ------------------------------------
+
+
+def epoll_params_of(pid: int) -> dict[int, tuple[int, int, int]]:
+    """(busy_poll_usecs, busy_poll_budget, prefer_busy_poll) of every epoll
+    instance of process ``pid``, by fd, as the kernel holds them: each fd
+    whose /proc link reads ``anon_inode:[eventpoll]`` is copied here with
+    pidfd_getfd(2) (438 on every architecture) and asked EPIOCGPARAMS. Kept
+    apart from irqlab.linux.control, which the last test checks against it."""
+    import ctypes
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    out = {}
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{name}") != "anon_inode:[eventpoll]":
+                    continue
+            except OSError:
+                continue
+            local = libc.syscall(ctypes.c_long(438), ctypes.c_int(pidfd), ctypes.c_int(int(name)), ctypes.c_uint(0))
+            if local < 0:
+                continue  # closed meanwhile
+            try:
+                buf = bytearray(8)
+                fcntl.ioctl(local, EPIOCGPARAMS, buf)
+                out[int(name)] = struct.unpack("=IHBx", buf)
+            finally:
+                os.close(local)
+    finally:
+        os.close(pidfd)
+    return out
+
+
+def _poke(port: int) -> None:
+    """One memcached request: wakes its dispatcher and a worker from their
+    epoll waits, where the shim looks at the control file."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"version\r\n")
+            s.recv(64)
+    except OSError:
+        pass
+
+
+def _until(pid: int, port: int, want: Callable[[dict[int, tuple[int, int, int]]], bool], timeout: float = 8
+           ) -> dict[int, tuple[int, int, int]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        params = epoll_params_of(pid)
+        if want(params):
+            return params
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the kernel holds {params}")
+        _poke(port)
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(MEMCACHED is None, reason="memcached is not installed (apt-get install memcached)")
+@pytest.mark.skipif(not IS_ROOT, reason="reading another user's epoll instances back (pidfd_getfd) needs root")
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_control_file_value_reaches_every_epoll_instance_under_every_profile(launcher, servers, profile, monkeypatch):
+    from irqlab.linux import control as ctl
+    from irqlab.linux.exec_cmd import write_control
+
+    # No spinning on two cores while the test waits (loopback sockets carry
+    # no NAPI id, so without --spin-all busy-wait spins nowhere).
+    monkeypatch.delenv("IRQLAB_SPIN_ALL")
+    d = Path(tempfile.mkdtemp(prefix="irqlab-t32c-"))
+    try:
+        d.chmod(0o755)  # memcached runs as nobody and reads the file
+        control = d / "control"
+        port = free_port()
+        server = Server([*launcher, "--profile", profile, "--control", str(control), "--debug", "--", MEMCACHED,
+                         "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-t", "2", "-u", "nobody"])
+        servers.append(server)
+        want = epoll_of(profile)
+        budget, prefer = want["busy_poll_budget"], int(want["prefer_busy_poll"])
+        memcached_set_get(port)  # up and serving
+        pid = _only_child(server.proc.pid)
+        # memcached's dispatcher and two workers: an event base, so an epoll
+        # instance, each; all with the profile's values.
+        params = _until(pid, port, lambda p: len(p) >= 3 and set(p.values()) == {(want["busy_poll_usecs"], budget,
+                                                                                 prefer)})
+        for value in (50, 0, 7):
+            write_control(str(control), value)
+            params = _until(pid, port, lambda p: set(p.values()) == {(value, budget, prefer)})
+        # irqlab linux tune's read-back sees what the kernel holds.
+        assert sorted((i.pid, i.fd, i.busy_poll_usecs, i.busy_poll_budget, i.prefer_busy_poll)
+                      for i in ctl.instances(str(control))) == sorted((pid, fd, *p) for fd, p in params.items())
+        server.proc.send_signal(signal.SIGTERM)
+        status, _, err = server.finish(timeout=10)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    assert status == 0, err
+    # Every instance the kernel showed is one the shim recorded, and the
+    # values came from the file, with no warning.
+    recorded = {int(fd) for fd in re.findall(r"irqlab-preload: pid \d+: epfd (\d+): ", err)}
+    assert set(params) <= recorded, err
+    taken = re.findall(r"irqlab-preload: pid \d+: control: busy_poll_usecs=(\d+) on (\d+) epoll instance", err)
+    assert [v for v, _ in taken] == ["50", "0", "7"] and all(int(n) == len(params) for _, n in taken), err
+    assert not warnings_in(err)

@@ -280,12 +280,17 @@ def test_a_second_sigterm_waits_until_the_original_is_back(fake, capsys):
 
 
 def test_busy_poll_usecs_control_file_is_put_back_on_failure(tmp_path, monkeypatch, capsys):
+    import irqlab.linux.control as ctl
     import irqlab.linux.tune_cmd as tune_cmd
     import irqlab.loadgen as loadgen
+    from irqlab.linux.exec_cmd import read_control
 
     control = tmp_path / "control"
     control.write_text("busy_poll_usecs=64\n")
     calls = []
+    # A program whose one epoll instance takes the file's value at once (the
+    # read-back is tests/python/test_linux_tune.py's subject).
+    monkeypatch.setattr(ctl, "instances", lambda path: [ctl.EpollInstance(1, "fake", 3, read_control(path), 0, 0)])
 
     def measure(load: list[str], slice_s: float, cpus: Any) -> dict[str, float]:
         calls.append(control.read_text())

@@ -1,7 +1,17 @@
-"""``irqlab linux tune`` live on the veth testbed (root; skipped elsewhere,
-saying why): memcached under ``irqlab linux exec --profile irq-suspend`` in
-the server namespace, the load from the client namespace, the tuner
-changing the server veth's ``gro_flush_timeout``."""
+"""``irqlab linux tune``.
+
+Everywhere: the load command it accepts, and ``--knob busy_poll_usecs
+--control FILE`` against a fake of the kernel's read-back (each value is
+read back before its slice; a value that never arrives, or a FILE no program
+uses, stops the tuner with an error and the original back).
+
+Live (root; skipped elsewhere, saying why): on the veth testbed, memcached
+under ``irqlab linux exec --profile irq-suspend`` in the server namespace,
+the load from the client namespace, the tuner changing the server veth's
+``gro_flush_timeout``; on loopback, memcached under ``--profile
+no-coalescing --control FILE`` with its ``busy_poll_usecs`` tuned and read
+back, and one whose shim is inactive, which the tuner finds out.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +37,7 @@ def _skip_reason() -> str | None:
     return memcached_on_veth_skip_reason("tuning a real device needs root (network namespaces, napi-set)", "per-NAPI settings")
 
 
-pytestmark = [pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")]
+live = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
 
 LOAD = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11211 --connections 8 --no-preload"
 
@@ -37,8 +47,6 @@ def bed():
     yield from memcached_irq_suspend_testbed()
 
 
-
-
 def _tune(*extra: str) -> subprocess.Popen[str]:
     cmd = ["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0", "--knob",
            "gro_flush_timeout", "--range", "0:200000", "--objective", "throughput", "--load", LOAD, "--slice", "0.3",
@@ -46,6 +54,7 @@ def _tune(*extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@live
 def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_path):
     original = server_gro_flush_timeout()
     proc = _tune("--budget", "5", "--restore", "--json", "--out", str(tmp_path / "tune"))
@@ -72,6 +81,7 @@ def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_p
     assert len(frame) == len(result["steps"]) and "gro_flush_timeout" in frame.columns
 
 
+@live
 def test_ctrl_c_puts_the_original_back(bed):
     original = server_gro_flush_timeout()
     proc = _tune("--budget", "120")
@@ -89,6 +99,7 @@ def test_ctrl_c_puts_the_original_back(bed):
     assert server_gro_flush_timeout() == original
 
 
+@live
 def test_tune_refuses_a_knob_the_device_has_not(bed):
     proc = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0",
                            "--knob", "rx-usecs", "--range", "0:64", "--objective", "p99", "--load", LOAD],
@@ -97,6 +108,7 @@ def test_tune_refuses_a_knob_the_device_has_not(bed):
     assert "does not accept coalescing parameter rx-usecs" in proc.stderr and proc.stderr.count("\n") == 1
 
 
+@live
 def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
     import tempfile
 
@@ -127,7 +139,7 @@ def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
         load = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11212 --connections 4 --records 100"
         proc = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0",
                                "--knob", "busy_poll_usecs", "--range", "0:200", "--control", str(control),
-                               "--objective", "throughput", "--load", load, "--slice", "0.3", "--budget", "3",
+                               "--objective", "throughput", "--load", load, "--slice", "0.3", "--budget", "5",
                                "--restore", "--json"], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         result = json.loads(proc.stdout)
@@ -145,3 +157,348 @@ def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
     # The shim took the tuner's values while memcached ran, and the original back.
     assert set(taken()) & values, (taken(), values)
     assert taken()[-1] == 1000, taken()
+
+
+# -- the load command (everywhere) ------------------------------------------------------------
+
+
+@pytest.fixture
+def loadgen_binary(monkeypatch):
+    import irqlab.loadgen as loadgen
+
+    monkeypatch.setattr(loadgen, "find_binary", lambda: Path("/opt/irqlab-loadgen"))
+    return "/opt/irqlab-loadgen"
+
+
+@pytest.mark.skipif(not IRQLAB.is_file(), reason="the irqlab command is not installed beside this Python (make setup)")
+def test_the_load_may_name_the_irqlab_command_by_any_path_the_shell_resolves(loadgen_binary, monkeypatch, tmp_path):
+    from irqlab.linux.tune_cmd import parse_load
+
+    for program in ("irqlab", str(IRQLAB), os.path.relpath(IRQLAB)):
+        assert parse_load(f"{program} loadgen --server 127.0.0.1:1") == [loadgen_binary, "--server", "127.0.0.1:1"]
+    assert parse_load(f"ip netns exec cli {IRQLAB} loadgen") == ["ip", "netns", "exec", "cli", loadgen_binary]
+    # Another name on PATH for the same program, as the shell would find it.
+    (tmp_path / "lab").symlink_to(IRQLAB)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert parse_load("lab loadgen") == [loadgen_binary]
+    # The load generator binary itself, by any path, as before.
+    assert parse_load("/somewhere/irqlab-loadgen --connections 2") == [loadgen_binary, "--connections", "2"]
+
+
+def test_a_load_naming_another_program_is_refused_saying_what_it_is(loadgen_binary):
+    from irqlab.linux.tune_cmd import TuneError, parse_load
+
+    echo = shutil.which("echo")
+    for text, said in (("/bin/echo loadgen", "(got '/bin/echo loadgen'; /bin/echo is not the irqlab command)"),
+                       ("echo loadgen", f"; echo resolves to {echo}, not to the irqlab command)"),
+                       ("no-such-irqlab loadgen", "; no-such-irqlab is not found)"),
+                       ("python -m irqlab loadgen", "(got 'python -m irqlab loadgen')")):
+        with pytest.raises(TuneError) as e:
+            parse_load(text)
+        message = str(e.value)
+        assert message.startswith("--load must be an `irqlab loadgen ...` command") and said in message, message
+
+
+# -- busy_poll_usecs through the control file, against a fake kernel (everywhere) -------------
+
+
+class FakeProgram:
+    """A program using the control file, as ``irqlab.linux.control.instances``
+    reads it back: two epoll instances that take the file's value ``lag``
+    read-backs after it changed, or only when the load runs (``on_load``), or
+    never; ``held`` is what they hold."""
+
+    def __init__(self, control: Path, held: int, lag: int = 0, on_load: bool = False, never: bool = False) -> None:
+        self.control, self.held, self.lag, self.on_load, self.never = control, held, lag, on_load, never
+        self.seen: int | None = None
+        self.reads = 0
+
+    def instances(self, path: str) -> list:
+        from irqlab.linux.control import EpollInstance
+        from irqlab.linux.exec_cmd import read_control
+
+        assert Path(path) == self.control
+        value = read_control(path)
+        if value != self.seen:
+            self.seen, self.reads = value, 0
+        self.reads += 1
+        if not (self.never or self.on_load) and self.reads > self.lag:
+            self.held = value
+        return [EpollInstance(4242, "fakemc", fd, self.held, 64, 1) for fd in (3, 7)]
+
+    def load_ran(self) -> None:
+        if self.on_load and not self.never:
+            from irqlab.linux.exec_cmd import read_control
+
+            self.held = read_control(str(self.control))
+
+
+@pytest.fixture
+def control_tune(monkeypatch, tmp_path, loadgen_binary):
+    """``tune(program, *extra)``: ``irqlab linux tune lo --knob busy_poll_usecs`` with
+    ``program`` (a FakeProgram, or None for the real read-back) behind a control
+    file holding 64; returns (status, slices), each slice (seconds, the file's
+    value, what the program held) when the load started."""
+    import irqlab.linux.control as ctl
+    import irqlab.linux.tune_cmd as tune_cmd
+    from irqlab.cli import main
+    from irqlab.linux.exec_cmd import read_control
+
+    control = tmp_path / "control"
+    control.write_text("busy_poll_usecs=64\n")
+    monkeypatch.setattr(tune_cmd, "_CONTROL_IDLE_S", 0.02)
+    monkeypatch.setattr(tune_cmd, "_CONTROL_WAIT_S", 0.2)
+
+    def tune(program: FakeProgram | None, *extra: str) -> tuple[int, list[tuple[float, int, int | None]]]:
+        slices: list[tuple[float, int, int | None]] = []
+
+        def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+            slices.append((slice_s, read_control(str(control)), None if program is None else program.held))
+            if program is not None:
+                program.load_ran()
+            value = read_control(str(control))
+            return {"throughput": 1000.0 - abs(value - 120), "p99": 1.0, "cpu_per_request": 1.0, "errors": 0.0,
+                    "wall_s": 0.01}
+
+        monkeypatch.setattr(tune_cmd, "measure_slice", measure)
+        if program is not None:
+            monkeypatch.setattr(ctl, "instances", program.instances)
+        status = main(["linux", "tune", "lo", "--knob", "busy_poll_usecs", "--range", "0:200", "--control",
+                       str(control), "--objective", "throughput", "--load", "irqlab loadgen --server 127.0.0.1:1",
+                       "--slice", "0.5", "--budget", "600", *extra])
+        return status, slices
+
+    return control, tune
+
+
+def test_each_busy_poll_usecs_is_read_back_before_its_slice(control_tune, monkeypatch, capsys):
+    import irqlab.linux.tune_cmd as tune_cmd
+
+    control, tune = control_tune
+    monkeypatch.setattr(tune_cmd, "_CONTROL_IDLE_S", 5.0)  # three read-backs take about 30 ms
+    program = FakeProgram(control, held=64, lag=3)
+    status, slices = tune(program)
+    assert status == 0, capsys.readouterr().err
+    measured = [s for s in slices if s[0] == 0.5]
+    assert len(measured) >= 4 and len({v for _, v, _ in measured}) >= 3
+    # Every slice ran with the kernel holding the file's value, and the
+    # program took each value within the wait: no load was run to wake it.
+    assert all(value == held for _, value, held in measured), measured
+    assert [s[0] for s in slices].count(0.2) == 1, "only the check before the first change"
+    assert program.held == int(control.read_text().split("=")[1]) != 64, "the best value, in the kernel"
+
+
+def test_an_idle_program_is_woken_by_the_load_before_its_slice_is_measured(control_tune, capsys):
+    control, tune = control_tune
+    program = FakeProgram(control, held=64, on_load=True)
+    status, slices = tune(program, "--restore")
+    assert status == 0, capsys.readouterr().err
+    measured = [s for s in slices if s[0] == 0.5]
+    assert measured and all(value == held for _, value, held in measured), slices
+    # One unmeasured 0.2 s load per new value (plus the check before the first change).
+    assert [s[0] for s in slices].count(0.2) >= len({v for _, v, _ in measured}), slices
+    assert control.read_text() == "busy_poll_usecs=64\n" and program.held == 64
+
+
+def test_a_value_that_never_reaches_the_kernel_stops_the_search_and_puts_the_file_back(control_tune, capsys):
+    control, tune = control_tune
+    status, slices = tune(FakeProgram(control, held=64, never=True))
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert not [s for s in slices if s[0] == 0.5], "nothing was measured under a value the kernel did not hold"
+    assert control.read_text() == "busy_poll_usecs=64\n"
+    assert f"the search did not finish; busy_poll_usecs on {control} is back to its original value (64)" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("irqlab: error: busy_poll_usecs=") and "1 more of its 2 instances" in last, last
+    assert f"in {control} did not reach the kernel: epoll fd 3 of PID 4242 (fakemc) still holds 64 after" in last, last
+
+
+def test_a_kernel_not_holding_the_files_value_is_found_before_the_first_change(control_tune, capsys):
+    control, tune = control_tune
+    status, slices = tune(FakeProgram(control, held=0, never=True))
+    err = capsys.readouterr().err
+    assert status == 2 and "did not finish" not in err, err
+    assert err.strip().splitlines()[-1].startswith("irqlab: error: busy_poll_usecs=64 in "), err
+    assert all(value == 64 for _, value, _ in slices) and control.read_text() == "busy_poll_usecs=64\n"
+
+
+def test_a_control_file_no_program_uses_is_refused_before_anything(control_tune, capsys):
+    control, tune = control_tune
+    status, slices = tune(None)
+    err = capsys.readouterr().err
+    assert status == 2 and slices == [], "refused before the load ran once"
+    assert err.startswith(f"irqlab: error: no running program uses --control {control} ") and err.count("\n") == 1, err
+    assert control.read_text() == "busy_poll_usecs=64\n"
+
+
+def test_a_read_back_the_kernel_does_not_allow_is_refused_before_anything(control_tune, monkeypatch, capsys):
+    import irqlab.linux.control as ctl
+
+    control, tune = control_tune
+
+    def denied(path: str) -> list:
+        raise ctl.ReadBackError("reading back the epoll instances of PID 7 (memcached) needs ptrace access to it "
+                                "(pidfd_getfd: permission denied); run irqlab linux tune as root")
+
+    program = FakeProgram(control, held=64)
+    program.instances = denied  # type: ignore[method-assign]
+    status, slices = tune(program)
+    err = capsys.readouterr().err
+    assert status == 2 and slices == [] and err.count("\n") == 1 and "needs ptrace access" in err, err
+    assert control.read_text() == "busy_poll_usecs=64\n"
+
+
+def test_busy_poll_usecs_above_the_kernels_limit_is_refused(control_tune, capsys):
+    from irqlab.cli import main
+
+    control, _ = control_tune
+    status = main(["linux", "tune", "lo", "--knob", "busy_poll_usecs", "--range", "0:2147483648", "--control",
+                   str(control), "--objective", "throughput", "--load", "irqlab loadgen --server 127.0.0.1:1"])
+    assert status == 2
+    assert "--range must have 0 <= LOW < HIGH <= 2147483647 for busy_poll_usecs" in capsys.readouterr().err
+
+
+# -- busy_poll_usecs on loopback, read back from the kernel (root) -------------------------------
+
+
+def _loopback_skip_reason() -> str | None:
+    import fcntl
+    import select
+
+    if os.geteuid() != 0:
+        return "reading memcached's epoll instances back (pidfd_getfd) and running it as nobody need root"
+    if shutil.which("memcached") is None:
+        return "Debian's memcached is not installed"
+    ep = select.epoll()
+    try:
+        fcntl.ioctl(ep.fileno(), 0x80088A02, bytearray(8))  # EPIOCGPARAMS
+    except OSError:
+        return f"kernel {os.uname().release} has no EPIOCGPARAMS (Linux 6.9+)"
+    finally:
+        ep.close()
+    return None
+
+
+loopback = pytest.mark.skipif(_loopback_skip_reason() is not None, reason=_loopback_skip_reason() or "")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serving(port: int, proc: subprocess.Popen[str], timeout: float = 20) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"version\r\n")
+                if s.recv(64).startswith(b"VERSION"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"memcached is not serving on port {port}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+    return err
+
+
+@pytest.fixture
+def control_dir():
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="irqlab-t32c-"))
+    d.chmod(0o755)  # memcached runs as nobody and reads the file
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _tune_control(control: Path, port: int, *extra: str) -> subprocess.Popen[str]:
+    # The load names the irqlab command by its full path (as a script would).
+    load = f"{IRQLAB} loadgen --server 127.0.0.1:{port} --connections 2 --records 100"
+    return subprocess.Popen([str(IRQLAB), "linux", "tune", "lo", "--knob", "busy_poll_usecs", "--range", "0:200",
+                             "--control", str(control), "--objective", "throughput", "--load", load, "--slice", "0.2",
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@loopback
+def test_tune_sets_and_reads_back_busy_poll_usecs_under_a_profile_without_busy_polling(control_dir):
+    from irqlab.linux import control as ctl
+
+    control, port = control_dir / "control", _free_port()
+    mc = subprocess.Popen([str(IRQLAB), "linux", "exec", "--profile", "no-coalescing", "--control", str(control), "--",
+                           shutil.which("memcached"), "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-t", "2", "-u",
+                           "nobody"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True)
+    seen: set[int] = set()
+    try:
+        _serving(port, mc)
+        before = ctl.instances(str(control))
+        assert len(before) >= 3 and {i.busy_poll_usecs for i in before} == {0}, before
+        proc = _tune_control(control, port, "--budget", "4", "--restore", "--json")
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            seen.update(i.busy_poll_usecs for i in ctl.instances(str(control)))
+            time.sleep(0.02)
+        out, err = proc.communicate(timeout=60)
+        after = ctl.instances(str(control))
+    finally:
+        mc_err = _stop(mc)
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    values = {s["value"] for s in result["steps"]}
+    assert len(values) >= 2 and result["left"] == "original", result
+    # The kernel held the tuner's values while it ran (before this fix it
+    # held 0 throughout under this profile), and the original after.
+    assert seen - {0} and seen <= values | {0}, (seen, values)
+    assert {i.busy_poll_usecs for i in after} == {0} and len(after) == len(before), after
+    assert control.read_text() == "busy_poll_usecs=0\n"
+    assert "irqlab-preload: warning" not in mc_err, mc_err
+
+
+@loopback
+def test_tune_stops_and_restores_when_the_shim_does_not_take_the_control_file(control_dir):
+    from irqlab.linux.exec_cmd import find_shim, write_control
+
+    shim = find_shim()
+    if shim is None:
+        pytest.skip("the preload shim is not built (make setup)")
+    control, port = control_dir / "control", _free_port()
+    write_control(str(control), 0)
+    # A shim made inactive by a bad variable: it warns once and never reads
+    # the file, so the kernel keeps 0 whatever the file says.
+    env = {**os.environ, "LD_PRELOAD": str(shim), "IRQLAB_CONTROL": str(control), "IRQLAB_BUSY_POLL_BUDGET": "lots"}
+    mc = subprocess.Popen([shutil.which("memcached"), "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-t", "1", "-u",
+                           "nobody"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True)
+    try:
+        _serving(port, mc)
+        started = time.monotonic()
+        proc = _tune_control(control, port, "--budget", "60")
+        out, err = proc.communicate(timeout=120)
+        elapsed = time.monotonic() - started
+    finally:
+        mc_err = _stop(mc)
+    assert proc.returncode == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("irqlab: error: busy_poll_usecs="), err
+    assert "did not reach the kernel: epoll fd" in lines[-1], err
+    assert "(memcached) still holds 0 after" in lines[-1], err
+    assert f"the search did not finish; busy_poll_usecs on {control} is back to its original value (0)" in err
+    assert control.read_text() == "busy_poll_usecs=0\n"
+    assert elapsed < 30, "stopped at the first value, not at the end of the budget"
+    warnings = [line for line in mc_err.splitlines() if line.startswith("irqlab-preload: warning:")]
+    assert len(warnings) == 1 and "IRQLAB_BUSY_POLL_BUDGET" in warnings[0], mc_err

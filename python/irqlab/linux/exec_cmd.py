@@ -1,6 +1,6 @@
 """``irqlab linux exec``: run an unmodified epoll program under a profile.
 
-    irqlab linux exec --profile P [--napi-dev DEV] [--set epoll.KEY=VALUE]... [--debug] -- CMD [ARG]...
+    irqlab linux exec --profile P [--napi-dev DEV] [--set epoll.KEY=VALUE]... [--control FILE] [--debug] -- CMD [ARG]...
 
 The program runs with the preload shim (``crates/irqlab-preload``) in
 ``LD_PRELOAD``. The shim gives every epoll instance the program creates the
@@ -28,8 +28,19 @@ The profiles without busy polling (``no-coalescing``, ``adaptive-coalescing``,
 but makes no ioctl, since a new epoll instance already has exactly those
 values; so those profiles run the program exactly as it is, on any kernel.
 
-If the kernel refuses the parameters, the program runs unchanged and the shim
-prints one warning line (``irqlab-preload: warning: ...``).
+``--control FILE`` works under every profile, those included: FILE starts as
+``busy_poll_usecs=N`` with the profile's N, the shim records every epoll
+instance the program creates, and when FILE's value changes it sets it on
+all of them with ``EPIOCSPARAMS`` (budget, prefer and busy-wait stay the
+profile's; budget 0 means the kernel's ``BUSY_POLL_BUDGET``, ``ep_busy_loop``
+in fs/eventpoll.c). FILE takes 0 to 2147483647 (the kernel refuses more).
+``irqlab linux tune --knob busy_poll_usecs --control FILE`` writes it and
+reads each value back (:mod:`irqlab.linux.control`).
+
+If the kernel refuses the parameters, the shim prints one warning line
+(``irqlab-preload: warning: ...``) and acts no more: the program runs
+unchanged, or, if it was a value from the control file, with the values set
+before it.
 
 With ``--napi-dev DEV`` the per-NAPI and coalescing part of the profile is
 applied to DEV first (``irqlab.linux.knobs.apply``) and restored when the
@@ -88,6 +99,9 @@ ENV_PREFER = "IRQLAB_PREFER_BUSY_POLL"
 ENV_NONBLOCKING = "IRQLAB_NONBLOCKING"
 ENV_DEBUG = "IRQLAB_PRELOAD_DEBUG"
 ENV_CONTROL = "IRQLAB_CONTROL"
+#: The largest ``busy_poll_usecs`` the kernel takes: ``ep_eventpoll_bp_ioctl``
+#: (fs/eventpoll.c) refuses more than ``S32_MAX`` with EINVAL.
+CONTROL_MAX = 2**31 - 1
 
 #: Signals passed on to the program.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -144,6 +158,9 @@ def write_control(path: str, usecs: int) -> Path:
     from irqlab.files import check_output_file, write_text_whole
 
     target = Path(path).absolute()
+    if not 0 <= int(usecs) <= CONTROL_MAX:
+        raise UsageError(f"busy_poll_usecs for --control must be a whole number from 0 to {CONTROL_MAX} "
+                         f"(EPIOCSPARAMS refuses more; got {usecs})")
     if len(str(target).encode()) >= 256:
         raise UsageError(f"--control must be a path of fewer than 256 bytes (got {path!r})")
     # A device, FIFO or directory is refused, never replaced; a symbolic
@@ -219,7 +236,8 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--control",
         metavar="FILE",
-        help="write busy_poll_usecs=N (the profile's) to FILE and let the shim take a new N from it while CMD runs "
+        help="write busy_poll_usecs=N (the profile's) to FILE and let the shim set a new N from it on every epoll "
+        "instance CMD creates while it runs, under any profile "
         "(irqlab linux tune --knob busy_poll_usecs --control FILE)",
     )
     p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")

@@ -13,14 +13,27 @@ again; if its objective moved by more than ``--restart-fraction`` from what
 the search saw there, the load has changed and the search starts over,
 within the budget.
 
+``busy_poll_usecs`` is no device's: it is the knob of a program started with
+``irqlab linux exec --control FILE`` (any profile), set by writing FILE,
+which the preload shim reads at the program's next epoll wait and sets on
+every epoll instance the program created. Each value is read back from the
+kernel before its slice is measured: ``EPIOCGPARAMS`` on every epoll
+instance of every process that carries the shim with that FILE
+(:mod:`irqlab.linux.control`, through ``pidfd_getfd``, so as root). An idle
+program that has not taken the value within 0.25 s is woken by running the
+load once for 0.2 s, unmeasured; a value not everywhere 2 s after that stops
+the search with an error, and so does a FILE that no program uses (found
+before the first change).
+
 At the end the best value is applied (``irqlab linux restore DEV`` puts back
 what was there before), or with ``--restore`` the original is put back. The
 original comes back on Ctrl-C, SIGTERM or any failure too, and irqlab says so
 on stderr. Every flag, ``--out`` included, and the load command (run once)
 are checked before the first change. Every slice and
 the whole run are bounded in time; the load command may only be ``irqlab
-loadgen`` (optionally under ``ip netns exec NS``), whose targets are limited
-to loopback and 198.18.0.0/15.
+loadgen`` (``irqlab`` by name or by any path the shell would resolve to the
+irqlab command, or the ``irqlab-loadgen`` binary; optionally under ``ip netns
+exec NS``), whose targets are limited to loopback and 198.18.0.0/15.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,9 +61,38 @@ class TuneError(ValueError):
     """A bad flag or a refusal; one sentence."""
 
 
+def _irqlab_entry_points() -> list[str]:
+    """The ``irqlab`` commands: the one on PATH, the one beside this
+    interpreter (a virtualenv's) and the one this process was started as."""
+    points = [shutil.which("irqlab"), str(Path(sys.executable).with_name("irqlab"))]
+    if sys.argv and Path(sys.argv[0]).name == "irqlab":
+        points.append(sys.argv[0])
+    return [p for p in points if p and os.path.isfile(p)]
+
+
+def _is_irqlab(program: str) -> bool:
+    """Whether ``program``, found as the shell finds it (``shutil.which``:
+    a name on PATH, or a path), is the irqlab command. The bare name is
+    always taken, as before: the tuner runs the load generator binary
+    itself, not the command named."""
+    if program == "irqlab":
+        return True
+    found = shutil.which(program)
+    if found is None:
+        return False
+    for point in _irqlab_entry_points():
+        try:
+            if os.path.samefile(found, point):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def parse_load(text: str) -> list[str]:
     """The load command as argv for the load generator binary: ``irqlab
-    loadgen ARGS`` or ``irqlab-loadgen ARGS``, optionally after ``ip netns
+    loadgen ARGS`` (``irqlab`` by name or by any path that resolves to the
+    irqlab command) or ``irqlab-loadgen ARGS``, optionally after ``ip netns
     exec NS`` and then ``taskset -c CPUS``; refuses anything else and the
     flags the tuner sets."""
     from irqlab.loadgen import find_binary
@@ -63,13 +106,22 @@ def parse_load(text: str) -> list[str]:
         prefix, argv = argv[:4], argv[4:]
     if argv[:2] == ["taskset", "-c"] and len(argv) > 2:
         prefix, argv = prefix + argv[:3], argv[3:]
-    if argv[:2] == ["irqlab", "loadgen"]:
+    if argv[1:2] == ["loadgen"] and _is_irqlab(argv[0]):
         rest = argv[2:]
     elif argv and Path(argv[0]).name == "irqlab-loadgen":
         rest = argv[1:]
     else:
+        why = ""
+        if argv[1:2] == ["loadgen"]:
+            found = shutil.which(argv[0])
+            if found is None:
+                why = f"; {argv[0]} is not found"
+            elif found == argv[0]:
+                why = f"; {argv[0]} is not the irqlab command"
+            else:
+                why = f"; {argv[0]} resolves to {found}, not to the irqlab command"
         raise TuneError(f"--load must be an `irqlab loadgen ...` command, optionally under `ip netns exec NS` and "
-                        f"`taskset -c CPUS` (got {text!r})")
+                        f"`taskset -c CPUS` (got {text!r}{why})")
     for a in rest:
         if a.split("=", 1)[0] in _OWN_FLAGS:
             raise TuneError(f"--load must not set {a.split('=', 1)[0]}: the tuner sets it for each slice")
@@ -149,6 +201,56 @@ def _tell(message: str) -> None:
 #: The knob the preload shim takes through its control file (not the device's).
 CONTROL_KNOB = "busy_poll_usecs"
 
+# A value written to the control file reaches the kernel at the program's
+# next epoll wait (the shim looks at the file then, at most every 20 ms). An
+# idle server can sleep in epoll_wait for long: memcached's clock event
+# wakes it each second, a server without timers not at all. So after
+# _CONTROL_IDLE_S the load runs once for _NUDGE_S, unmeasured, to wake it,
+# and the value must be everywhere _CONTROL_WAIT_S after that.
+_CONTROL_IDLE_S = 0.25
+_NUDGE_S = 0.2
+_CONTROL_WAIT_S = 2.0
+
+
+def _no_user(control: str) -> str:
+    mine = "" if os.geteuid() == 0 else " among this user's processes"
+    return (f"no running program uses --control {control} (no process with the preload shim and IRQLAB_CONTROL "
+            f"naming that file has an epoll instance{mine}); start one with irqlab linux exec --control first")
+
+
+def await_control(control: str, value: int, nudge: Callable[[], None]) -> list[Any]:
+    """Wait until every epoll instance of every program using ``control``
+    holds ``busy_poll_usecs`` = ``value``, read back from the kernel
+    (``EPIOCGPARAMS``, :mod:`irqlab.linux.control`); the instances. Runs
+    ``nudge`` (the load, once) if the value is not there after
+    ``_CONTROL_IDLE_S``; TuneError, naming an instance, if it is still not
+    everywhere ``_CONTROL_WAIT_S`` after that, or if no program uses the file."""
+    from irqlab.linux import control as ctl
+
+    started = time.monotonic()
+    nudged_at: Optional[float] = None
+    while True:
+        try:
+            found = ctl.instances(control)
+        except ctl.ReadBackError as e:
+            raise TuneError(str(e)) from None
+        if not found:
+            raise TuneError(_no_user(control))
+        wrong = [i for i in found if i.busy_poll_usecs != value]
+        if not wrong:
+            return found
+        now = time.monotonic()
+        if nudged_at is None and now - started >= _CONTROL_IDLE_S:
+            nudge()
+            nudged_at = time.monotonic()
+        elif nudged_at is not None and now - nudged_at >= _CONTROL_WAIT_S:
+            w = wrong[0]
+            more = f", and {len(wrong) - 1} more of its {len(found)} instances" if len(wrong) > 1 else ""
+            raise TuneError(f"busy_poll_usecs={value} in {control} did not reach the kernel: epoll fd {w.fd} of PID "
+                            f"{w.pid} ({w.comm}) still holds {w.busy_poll_usecs} after {now - started:.1f} s{more} "
+                            "(the program's irqlab-preload warning, if any, says why)")
+        time.sleep(0.01)
+
 
 def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
               budget_s: float, accept: float, napi: Optional[int] = None, restore_after: bool = False,
@@ -181,6 +283,15 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         except (OSError, ValueError) as e:
             raise TuneError(f"--control {control} cannot be read as a control file ({e})") from None
         saved_before = True  # nothing is saved for a control file: its value is put back by hand
+        # A program must use the file, and its epoll instances be readable
+        # back, before anything changes (read-back needs ptrace access).
+        from irqlab.linux import control as ctl
+
+        try:
+            if not ctl.instances(control):
+                raise TuneError(_no_user(control))
+        except ctl.ReadBackError as e:
+            raise TuneError(str(e)) from None
     else:
         dry = knobs.set_knob(dev, knob, low, napi, dry_run=True)
         if not knobs.may_change_settings():
@@ -193,6 +304,14 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     # The load command once, before any change: one that cannot start or
     # reach its server is refused with the device untouched.
     measure_slice(load, min(slice_s, 0.2), cpus)
+
+    def nudge() -> None:
+        measure_slice(load, _NUDGE_S, cpus)
+
+    if knob == CONTROL_KNOB:
+        # The kernel holds the file's value already: the shim reached every
+        # epoll instance (a refused or inactive shim is found here, unchanged).
+        await_control(control, int(originals[(None, knob)]), nudge)
     maximize = objective == "throughput"
     started = time.monotonic()
     steps: list[dict[str, Any]] = []
@@ -205,12 +324,16 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         changing = True  # from here on, a failure may have changed something
         if knob == CONTROL_KNOB:
             write_control(control, value)
+            # Measured only once the kernel holds it on every instance.
+            await_control(control, value, nudge)
         else:
             knobs.set_knob(dev, knob, value, napi)
 
-    def put_back() -> None:
+    def put_back(verify: bool = False) -> None:
         if knob == CONTROL_KNOB:
             write_control(control, int(originals[(None, knob)]))
+            if verify:
+                await_control(control, int(originals[(None, knob)]), nudge)
         elif not saved_before:
             # The state this run saved: exactly the settings before it. None
             # saved means the first change failed before it changed anything.
@@ -261,7 +384,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
                 continue
             break
         if restore_after or best is None:
-            put_back()
+            put_back(verify=True)
             left = "original"
         else:
             put(best)
@@ -352,7 +475,8 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--cpus", metavar="LIST", help="CPUs whose busy time counts for cpu_per_request (default: all)")
     p.add_argument("--control", metavar="FILE",
                    help="with --knob busy_poll_usecs: the control file of a program run under "
-                        "irqlab linux exec --control FILE")
+                        "irqlab linux exec --control FILE; each value is read back from the program's epoll "
+                        "instances (EPIOCGPARAMS) before it is measured")
     p.add_argument("--restore", action="store_true", help="put the original value back at the end")
     p.add_argument("--out", metavar="DIR", help="also write the steps as a results directory (irqlab report DIR)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -396,9 +520,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab.cli import UsageError
     from irqlab.files import check_output_file, check_results_out
     from irqlab.linux.cli import _napi_id
+    from irqlab.linux.exec_cmd import CONTROL_MAX  # the kernel's S32_MAX for busy_poll_usecs
 
     try:
-        limits = {**dict(TUNABLE_KNOBS), CONTROL_KNOB: 2**32 - 1}
+        limits = {**dict(TUNABLE_KNOBS), CONTROL_KNOB: CONTROL_MAX}
         if args.control is not None and args.knob != CONTROL_KNOB:
             raise TuneError(f"--control goes with --knob {CONTROL_KNOB} only (got --knob {args.knob})")
         if args.knob not in limits:
