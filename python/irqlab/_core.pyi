@@ -63,6 +63,10 @@ def resolve(
 def profiles() -> list[str]:
     """The profile names, in the core's order."""
 
+def profile_fields() -> list[str]:
+    """The scenario fields every profile sets (``Profile::overrides``), in
+    the core's order."""
+
 def linux_show(dev: str) -> str:
     """Every NAPI of device ``dev`` and its coalescing, as JSON text.
     Releases the GIL; raises LinuxError."""
@@ -80,10 +84,16 @@ def linux_apply(dev: str, profile: str, napi_id: Optional[int] = None, dry_run: 
 #: The knobs linux_set_knob takes, with the largest value the kernel accepts.
 TUNABLE_KNOBS: list[tuple[str, int]]
 
+#: Each knob of the linux reports (kernel or ethtool name) and the scenario
+#: field a profile sets it through (``napi.napi_defer_hard_irqs``).
+LINUX_KNOB_FIELDS: list[tuple[str, str]]
+
 def linux_set_knob(dev: str, knob: str, value: int, napi_id: Optional[int] = ..., dry_run: bool = ...) -> str: ...
 def linux_restore(dev: str) -> str:
     """Put back the settings ``dev`` had before the first apply and forget
-    them; the report as JSON text. Needs CAP_NET_ADMIN; raises LinuxError."""
+    them; the report as JSON text (``changed_since_apply``: knobs found at
+    another value than irqlab left them at, restored all the same). Needs
+    CAP_NET_ADMIN; raises LinuxError."""
 
 def _selftest_panic(message: str) -> None:
     """Panic inside the binding's guard (tests only): raises RuntimeError."""

@@ -12,7 +12,8 @@ import pytest
 from conftest import REPO, irqlab
 from irqlab import _core
 from irqlab.linux import knobs
-from irqlab.linux.cli import apply_text, restore_text, show_text
+from irqlab.linux.cli import apply_text, hand_change_line, knob_name, restore_text, show_text
+from irqlab.profiles import profile_knobs
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the real-kernel commands need Linux")
 
@@ -89,8 +90,9 @@ def test_show_text_lists_the_coalescing_a_device_reports():
 def test_apply_text_lists_changes_skips_and_the_saved_state():
     text = apply_text(APPLIED)
     assert text.splitlines()[0] == "profile irq-suspend applied to veth0 (ifindex 3):"
-    assert "NAPI 258  irq_suspend_timeout  0 ns  ->  20000000 ns" in text
-    assert "skipped: coalescing: adaptive-rx on, rx-usecs 8, rx-frames 128: not supported by this device" in text
+    assert "NAPI 258  napi.irq_suspend_timeout   0 ns  ->  20000000 ns" in text
+    assert ("skipped: coalescing: coalesce.adaptive-rx true, coalesce.rx-usecs 8, coalesce.rx-frames 128: "
+            "not supported by this device") in text
     assert text.splitlines()[-1].startswith("the previous settings are saved in /run/irqlab/veth0.3.netns-1.json")
 
     dry = apply_text(dict(APPLIED, dry_run=True, state_file=None))
@@ -99,7 +101,20 @@ def test_apply_text_lists_changes_skips_and_the_saved_state():
 
     kept = apply_text(dict(APPLIED, state_kept=True, changed=[], unchanged=APPLIED["changed"]))
     assert "every knob was already set" in kept and "earlier apply" in kept
-    assert "already set: NAPI 258: defer_hard_irqs 100, gro_flush_timeout 20000 ns" in kept
+    assert "already set: NAPI 258: napi.napi_defer_hard_irqs 100, napi.gro_flush_timeout 20000 ns" in kept
+
+
+def test_apply_and_restore_name_every_knob_as_irqlab_profiles_lists_it():
+    # One naming everywhere: each knob apply sets or skips is a row of `irqlab profiles`.
+    listed = set(profile_knobs()["irq-suspend"])
+    for knob in ("defer_hard_irqs", "gro_flush_timeout", "irq_suspend_timeout", "adaptive-rx", "rx-usecs", "rx-frames"):
+        assert knob_name(knob) in listed, knob
+    text = apply_text(APPLIED)
+    named = {word for line in text.splitlines() for word in line.replace(",", " ").split() if "." in word[1:-1]}
+    named -= {"/run/irqlab/veth0.3.netns-1.json", "/run/irqlab/veth0.3.netns-1.json;"}
+    assert named and named <= listed, named - listed
+    # The JSON keeps the kernel's and ethtool's names.
+    assert knob_name("nosuch") == "nosuch"
 
 
 def test_restore_text():
@@ -114,9 +129,45 @@ def test_restore_text():
         "warnings": ["defer_hard_irqs of NAPI 258 was set to 7 but reads back as 8"],
     }
     text = restore_text(report)
-    assert "NAPI 258  defer_hard_irqs  100  ->  7" in text
+    assert "NAPI 258  napi.napi_defer_hard_irqs  100  ->  7" in text
     assert "warning: defer_hard_irqs of NAPI 258 was set to 7 but reads back as 8" in text
     assert text.splitlines()[-1] == "removed /run/irqlab/veth0.3.netns-1.json."
+    assert "changed since apply" not in text  # no record (an older state file), no claim
+
+
+def _hand(knob, applied, now, restoring, napi_id=12):
+    part = "napi" if napi_id is not None else "coalesce"
+    return {"part": part, "napi_id": napi_id, "knob": knob, "applied": applied, "now": now, "restoring": restoring}
+
+
+def test_a_hand_change_since_apply_is_one_line_naming_the_knob_and_the_three_values():
+    assert hand_change_line("irqlab-tb0", _hand("gro_flush_timeout", 20000, 5000, 0)) == (
+        "restore: irqlab-tb0 NAPI 12 napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns "
+        "(changed since apply); restoring 0 ns"
+    )
+    assert hand_change_line("eth0", _hand("adaptive-rx", True, False, False, napi_id=None)) == (
+        "restore: eth0 coalescing coalesce.adaptive-rx was true when applied, is now false (changed since apply); "
+        "it is already at its value from before the apply, false"
+    )
+
+
+def test_restore_text_says_each_hand_change_and_still_lists_the_restore():
+    report = {
+        "device": "veth0",
+        "ifindex": 3,
+        "state_file": "/run/irqlab/veth0.3.netns-1.json",
+        "profile": "irq-suspend",
+        "restored": [_napi_change("gro_flush_timeout", 5000, 0), _napi_change("defer_hard_irqs", 100, 0)],
+        "unchanged": [],
+        "skipped": [],
+        "changed_since_apply": [_hand("gro_flush_timeout", 20000, 5000, 0, napi_id=258)],
+        "warnings": [],
+    }
+    lines = restore_text(report).splitlines()
+    assert "  NAPI 258  napi.gro_flush_timeout     5000 ns  ->  0 ns" in lines
+    said = [line for line in lines if "changed since apply" in line]
+    assert said == ["restore: veth0 NAPI 258 napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns "
+                    "(changed since apply); restoring 0 ns"]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """``irqlab linux show|apply|restore`` on the real kernel.
 
-Each test gets a network namespace of its own (``irqlab-t-<pid>-<n>``) with a
+Each test gets a network namespace of its own (``irqlab-t-<pid>-<n>``, or
+``irqlab-t32d-<pid>-<n>`` for the tests of the doctor in a namespace and of
+restore after a hand change) with a
 veth pair on the benchmarking range — veth0 198.18.0.1/30 with GRO on, which
 gives it a NAPI, and veth1 198.18.0.2/30 with GRO off, which leaves it
 without — and the namespace is deleted afterwards whatever happened. The
@@ -28,6 +30,7 @@ from typing import Any, Optional
 
 import pytest
 
+from irqlab.linux.cli import knob_name
 from irqlab.profiles import PROFILES, profile_knobs
 
 IRQLAB = Path(sys.executable).with_name("irqlab")
@@ -118,7 +121,18 @@ class Testbed:
 
 @pytest.fixture
 def bed(tmp_path: Path):
-    ns = f"irqlab-t-{os.getpid()}-{next(_numbers)}"
+    yield from _testbed(tmp_path, "irqlab-t-")
+
+
+@pytest.fixture
+def bed32(tmp_path: Path):
+    """The same testbed in a namespace named ``irqlab-t32d-<pid>-<n>``, the
+    prefix of the doctor and restore tests below."""
+    yield from _testbed(tmp_path, "irqlab-t32d-")
+
+
+def _testbed(tmp_path: Path, prefix: str):
+    ns = f"{prefix}{os.getpid()}-{next(_numbers)}"
     home = Path(tempfile.mkdtemp(prefix="irqlab-t-home-"))
     os.chmod(home, 0o777)
     sh("ip", "netns", "add", ns)
@@ -203,6 +217,7 @@ def test_apply_sets_the_profile_and_restore_brings_back_the_exact_original(bed: 
     restored = json.loads(bed.ok("restore", "veth0", "--json"))
     assert not Path(restored["state_file"]).exists()
     assert bed.napi_knobs() == original
+    assert restored["changed_since_apply"] == []  # nothing was changed by hand
 
 
 def test_exec_of_a_daemon_keeps_the_settings_until_restore(bed: Testbed):
@@ -236,7 +251,10 @@ def test_later_applies_keep_the_first_saved_state(bed: Testbed):
     for profile in PROFILES:
         text = bed.ok("apply", "veth0", "--profile", profile)
         assert f"profile {profile}" in text and "restore veth0" in text
-        assert "skipped: coalescing: adaptive-rx on" in text or "skipped: coalescing: adaptive-rx off" in text
+        # Named as `irqlab profiles` lists them (coalesce.rx-frames is one of its rows).
+        assert ("skipped: coalescing: coalesce.adaptive-rx true" in text
+                or "skipped: coalescing: coalesce.adaptive-rx false" in text), text
+        assert "coalesce.rx-frames 128" in text and "coalesce.rx-frames" in profile_knobs()[profile]
         assert bed.napi_knobs() == [_profile_napi_knobs(profile)]
     text = bed.ok("restore", "veth0")
     assert "restored" in text and f"profile {PROFILES[0]}" in text
@@ -422,3 +440,95 @@ def test_doctor_refuses_a_device_that_is_not_there(bed: Testbed) -> None:
     result = bed.irqlab("doctor", "nosuch0")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "nosuch0" in result.stderr
+
+
+# -- the doctor in a namespace; restore after a hand change (irqlab-t32d-*) ---
+
+
+def test_doctor_in_a_namespace_prints_no_none_and_says_where_each_sysctl_lives(bed32: Testbed) -> None:
+    text = bed32.ok("doctor", "veth0")
+    assert "None" not in text, text
+    assert "network namespace: not the initial one" in text
+    lines = [line.strip() for line in text.splitlines() if line.strip().startswith("net.core.")]
+    assert len(lines) == 6, text
+    assert all("(global" in line or "(per-namespace" in line for line in lines), lines
+    report = json.loads(bed32.ok("doctor", "veth0", "--json"))
+    assert report["netns"]["initial"] is False
+    for key, info in report["sysctl_info"].items():
+        value = report["sysctls"][key]
+        # Every sysctl has a value or says why not; these six are global, hidden here.
+        assert (info["scope"], info["visible_here"]) == ("global", False), (key, info)
+        assert value is not None or info["reason"], (key, info)
+    # As root, from an ancestor in the initial namespace (this test's own
+    # process, when it runs there), they are read there: the host's values.
+    host = Path("/proc/sys/net/core/busy_poll")
+    if host.exists():
+        for name in ("busy_poll", "busy_read", "netdev_budget", "netdev_max_backlog"):
+            assert report["sysctls"][f"net.core.{name}"] == int(Path(f"/proc/sys/net/core/{name}").read_text())
+        assert report["sysctl_info"]["net.core.busy_poll"]["read_in"].startswith("the initial network namespace")
+        assert f"net.core.busy_poll: not visible in this network namespace (global; initial namespace value: " \
+               f"{int(host.read_text())})" in text
+        # The notes that depend on them are kept.
+        if report["sysctls"]["net.core.busy_poll"] == 0 and report["sysctls"]["net.core.busy_read"] == 0:
+            assert any("busy_poll and busy_read are 0" in n for n in report["notes"])
+
+
+def test_doctor_verdicts_follow_the_plan_apply_dry_run_makes(bed32: Testbed) -> None:
+    # veth0 has a NAPI (GRO on) and no coalescing: no-coalescing's per-NAPI
+    # knobs take effect there, so it works partly, not "no".
+    bed32.sysfs("veth0", "gro_flush_timeout", 12345)
+    report = json.loads(bed32.ok("doctor", "veth0", "--json"))
+    verdicts = {v["profile"]: v for v in report["profiles"]}
+    for profile in ("no-coalescing", "adaptive-coalescing"):
+        v = verdicts[profile]
+        assert v["works"] == "partly", v
+        dry = json.loads(bed32.ok("apply", "veth0", "--profile", profile, "--dry-run", "--json"))
+        # A change (gro_flush_timeout 12345 -> 0) and the knobs already at the value count.
+        assert any(c["knob"] == "gro_flush_timeout" for c in dry["changed"]), dry
+        for c in dry["changed"] + dry["unchanged"]:
+            assert v["parts"][knob_name(c["knob"])] is True, (profile, c)
+        for skip in dry["skipped"]:
+            if skip["to"] not in (0, False):
+                assert v["parts"][knob_name(skip["knob"])] is False, (profile, skip)
+    assert not re.search(r"^  (no-coalescing|adaptive-coalescing) +no ", bed32.ok("doctor", "veth0"), re.M)
+    assert bed32.napi_knobs() == [(0, 12345, 0)], "doctor or the dry run changed the device"
+
+
+def test_restore_after_a_hand_change_says_which_knob_and_still_restores_the_original(bed32: Testbed) -> None:
+    bed32.sysfs("veth0", "gro_flush_timeout", 12345)
+    original = bed32.napi_knobs()
+    (napi,) = bed32.napi_get()
+    bed32.ok("apply", "veth0", "--profile", "busy-wait")
+    bed32.ok("apply", "veth0", "--profile", "irq-suspend")  # a later apply updates what irqlab left
+    assert bed32.napi_knobs() == [_profile_napi_knobs("irq-suspend")]
+    # By hand: the device-wide sysfs file sets every NAPI's value (netdev_set_gro_flush_timeout).
+    bed32.sysfs("veth0", "gro_flush_timeout", 5000)
+    text = bed32.ok("restore", "veth0")
+    said = [line for line in text.splitlines() if "changed since apply" in line]
+    assert said == [f"restore: veth0 NAPI {napi['id']} napi.gro_flush_timeout was 20000 ns when applied, is now "
+                    f"5000 ns (changed since apply); restoring 12345 ns"], text
+    assert bed32.napi_knobs() == original  # restored all the same
+    assert not any(bed32.state_dir.iterdir())
+
+    # --json: the same, as data; a knob set back by hand to its original is said too.
+    bed32.ok("apply", "veth0", "--profile", "irq-suspend")
+    bed32.sysfs("veth0", "gro_flush_timeout", 12345)
+    report = json.loads(bed32.ok("restore", "veth0", "--json"))
+    assert [(h["knob"], h["applied"], h["now"], h["restoring"]) for h in report["changed_since_apply"]] == [
+        ("gro_flush_timeout", 20000, 12345, 12345)]
+    assert bed32.napi_knobs() == original
+
+
+def test_a_state_file_without_the_record_of_what_apply_set_restores_as_before(bed32: Testbed) -> None:
+    original = bed32.napi_knobs()
+    bed32.ok("apply", "veth0", "--profile", "irq-suspend")
+    (state,) = bed32.state_dir.iterdir()
+    saved = json.loads(state.read_text())
+    assert saved["format"] == 2 and {a["knob"] for a in saved["applied"]} >= {"defer_hard_irqs", "gro_flush_timeout"}
+    # As an irqlab that did not record it wrote the file.
+    del saved["applied"]
+    state.write_text(json.dumps(saved))
+    bed32.sysfs("veth0", "gro_flush_timeout", 5000)
+    text = bed32.ok("restore", "veth0")
+    assert "changed since apply" not in text, text
+    assert bed32.napi_knobs() == original

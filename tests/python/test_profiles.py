@@ -52,3 +52,15 @@ def test_cai_and_karsten_profiles_differ_from_the_thesis_ones_only_where_documen
         "napi.napi_defer_hard_irqs": 0,
         "napi.gro_flush_timeout": 0,
     }
+
+
+def test_every_field_a_profile_sets_is_listed_even_one_all_set_to_its_default():
+    # Every profile sets coalesce.rx-frames to 128, the default, and `irqlab
+    # linux apply` sets it on a device: listed, as apply's messages name it.
+    from irqlab import _core
+
+    knobs = irqlab.profile_knobs()
+    assert list(knobs["busy-wait"]) == _core.profile_fields()
+    assert {p: k["coalesce.rx-frames"] for p, k in knobs.items()} == {p: 128 for p in ALL}
+    assert {field for _, field in _core.LINUX_KNOB_FIELDS if field != "napi.threaded"} <= set(knobs["busy-wait"])
+    assert "coalesce.rx-frames" in cli("profiles").stdout

@@ -7,6 +7,10 @@
 //! kernel cannot do is skipped and said so; what makes the profile
 //! meaningless (no per-NAPI configuration at all, or no IRQ suspension for
 //! the irq-suspend and kernel-polling profiles) is an error. Only the device named is touched.
+//!
+//! After the changes, the state file also records what each knob reads back
+//! ([`crate::state::AppliedKnob`]), so that `restore` can tell a knob changed
+//! by hand since.
 
 use std::path::PathBuf;
 
@@ -20,7 +24,7 @@ use crate::device::{resolve, Snapshot};
 use crate::error::Error;
 use crate::ops::Kernel;
 use crate::privilege::require_net_admin;
-use crate::state::{SavedState, StateStore};
+use crate::state::{AppliedKnob, SavedState, StateStore};
 
 /// What applying a profile to a device would change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -221,15 +225,36 @@ pub fn apply_in(plan: &Plan, store: &StateStore) -> Result<ApplyReport, Error> {
     let (state_file, wrote) = store.save_if_absent(&SavedState::from_snapshot(&before, &plan.profile)?)?;
     let partial = |e: Error| Error::Partial { source: Box::new(e), state: state_file.clone(), device: device.to_string() };
 
+    // What this apply left each knob at, for `restore` to tell a hand change
+    // later: the knobs already at the profile's value, and each change once
+    // the kernel took it (a failure half way records the half that was made).
+    let mut made: Vec<&Change> = plan.unchanged.iter().collect();
+    let mut outcome = Ok(());
     for request in napi_requests(&plan.changes) {
-        kernel.napi_set(request, device).map_err(partial)?;
+        let id = request.id;
+        if let Err(e) = kernel.napi_set(request, device) {
+            outcome = Err(e);
+            break;
+        }
+        made.extend(plan.changes.iter().filter(|c| c.part == Part::Napi && c.napi_id == Some(id)));
     }
     let coalesce = coalesce_request(&plan.changes);
-    if !coalesce.is_empty() {
-        kernel.coalesce_set(ifindex, device, coalesce).map_err(partial)?;
+    if outcome.is_ok() && !coalesce.is_empty() {
+        outcome = kernel.coalesce_set(ifindex, device, coalesce);
+        if outcome.is_ok() {
+            made.extend(plan.changes.iter().filter(|c| c.part == Part::Coalesce));
+        }
     }
-
-    let after = Snapshot::read(&mut kernel, device, ifindex).map_err(partial)?;
+    let after = match outcome {
+        Ok(()) => Snapshot::read(&mut kernel, device, ifindex),
+        Err(e) => Err(e),
+    };
+    let recorded = store.record_applied(&state_file, &applied_knobs(after.as_ref().ok(), &made));
+    let after = after.map_err(partial)?;
+    let mut warnings = read_back_mismatches(&after, &plan.changes);
+    if let Err(e) = recorded {
+        warnings.push(format!("{e}, so `irqlab linux restore {device}` cannot tell a knob changed by hand since"));
+    }
     Ok(ApplyReport {
         device: device.to_string(),
         ifindex,
@@ -241,25 +266,43 @@ pub fn apply_in(plan: &Plan, store: &StateStore) -> Result<ApplyReport, Error> {
         skipped: plan.skipped.clone(),
         state_file: Some(state_file.clone()),
         state_kept: !wrote,
-        warnings: read_back_mismatches(&after, &plan.changes),
+        warnings,
     })
+}
+
+/// The record of `made` for the state file: each knob's value as `after`
+/// reads it back (a driver may round what it was given), else as asked.
+fn applied_knobs(after: Option<&Snapshot>, made: &[&Change]) -> Vec<AppliedKnob> {
+    made.iter()
+        .map(|c| AppliedKnob {
+            part: c.part,
+            napi_id: c.napi_id,
+            knob: c.knob.to_string(),
+            value: after.and_then(|a| current_value(a, c)).unwrap_or(c.to),
+        })
+        .collect()
+}
+
+/// The value `snapshot` reports for the knob of `c` (on its NAPI).
+pub(crate) fn current_value(snapshot: &Snapshot, c: &Change) -> Option<Value> {
+    match c.part {
+        Part::Napi => {
+            let napi = snapshot.napis.iter().find(|n| Some(n.id) == c.napi_id);
+            let knob = crate::change::napi_knob(c.knob);
+            napi.zip(knob).and_then(|(n, k)| (k.current)(n)).map(Value::Int)
+        }
+        Part::Coalesce => {
+            let knob = crate::change::coalesce_knob(c.knob);
+            snapshot.coalesce.as_ref().zip(knob).and_then(|(co, k)| (k.get)(co))
+        }
+    }
 }
 
 /// For every change, a sentence if the device now reports something else.
 pub(crate) fn read_back_mismatches(after: &Snapshot, changes: &[Change]) -> Vec<String> {
     let mut warnings = Vec::new();
     for c in changes {
-        let now = match c.part {
-            Part::Napi => {
-                let napi = after.napis.iter().find(|n| Some(n.id) == c.napi_id);
-                let knob = crate::change::napi_knob(c.knob);
-                napi.zip(knob).and_then(|(n, k)| (k.current)(n)).map(Value::Int)
-            }
-            Part::Coalesce => {
-                let knob = crate::change::coalesce_knob(c.knob);
-                after.coalesce.as_ref().zip(knob).and_then(|(co, k)| (k.get)(co))
-            }
-        };
+        let now = current_value(after, c);
         if now != Some(c.to) {
             let target = match c.napi_id {
                 Some(id) => format!("NAPI {id}"),

@@ -2,16 +2,20 @@
 //! part of a device goes from what to what, and which were skipped and why.
 //! Knobs carry the kernel's and ethtool's names (`defer_hard_irqs`,
 //! `gro_flush_timeout` and `irq_suspend_timeout` in ns; `adaptive-rx`,
-//! `rx-usecs` in µs, `rx-frames`).
+//! `rx-usecs` in µs, `rx-frames`). Each knob also has the name a profile
+//! gives it (`irqlab_core::scenario::Profile::overrides`, what `irqlab
+//! profiles` lists: `napi.napi_defer_hard_irqs`, `coalesce.rx-frames`), which
+//! the text output uses, so that one knob has one name wherever a profile
+//! is shown, applied or restored.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::netlink::ethtool::Coalesce;
 use crate::netlink::netdev::{Napi, NapiSet, NapiThreaded};
 use crate::state::SavedNapi;
 
 /// A knob's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
     Bool(bool),
@@ -29,7 +33,7 @@ impl std::fmt::Display for Value {
 }
 
 /// Which part of the device a knob belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Part {
     /// A per-NAPI setting (`napi-set`).
@@ -68,6 +72,8 @@ pub const NOT_SUPPORTED_BY_DEVICE: &str = "not supported by this device";
 /// ask for it in a `napi-set`.
 pub struct NapiKnob {
     pub name: &'static str,
+    /// The scenario field a profile sets it through.
+    pub field: &'static str,
     pub current: fn(&Napi) -> Option<u64>,
     pub saved: fn(&SavedNapi) -> Option<u64>,
     pub set: fn(&mut NapiSet, u64),
@@ -77,6 +83,7 @@ pub struct NapiKnob {
 pub const NAPI_KNOBS: [NapiKnob; 3] = [
     NapiKnob {
         name: "defer_hard_irqs",
+        field: "napi.napi_defer_hard_irqs",
         current: |n| n.defer_hard_irqs.map(u64::from),
         saved: |s| s.defer_hard_irqs.map(u64::from),
         // Profile and saved values come from u32 fields.
@@ -84,12 +91,14 @@ pub const NAPI_KNOBS: [NapiKnob; 3] = [
     },
     NapiKnob {
         name: "gro_flush_timeout",
+        field: "napi.gro_flush_timeout",
         current: |n| n.gro_flush_timeout,
         saved: |s| s.gro_flush_timeout,
         set: |r, v| r.gro_flush_timeout = Some(v),
     },
     NapiKnob {
         name: "irq_suspend_timeout",
+        field: "napi.irq_suspend_timeout",
         current: |n| n.irq_suspend_timeout,
         saved: |s| s.irq_suspend_timeout,
         set: |r, v| r.irq_suspend_timeout = Some(v),
@@ -100,6 +109,7 @@ pub const NAPI_KNOBS: [NapiKnob; 3] = [
 /// if it changed since the state was saved.
 pub const THREADED: NapiKnob = NapiKnob {
     name: "threaded",
+    field: "napi.threaded",
     current: |n| n.threaded.map(|t| u64::from(t.to_raw())),
     saved: |s| s.threaded.map(u64::from),
     set: |r, v| r.threaded = Some(NapiThreaded::from_raw(v as u32)),
@@ -108,6 +118,8 @@ pub const THREADED: NapiKnob = NapiKnob {
 /// A coalescing knob (ethtool `-C` name).
 pub struct CoalesceKnob {
     pub name: &'static str,
+    /// The scenario field a profile sets it through.
+    pub field: &'static str,
     pub get: fn(&Coalesce) -> Option<Value>,
     pub set: fn(&mut Coalesce, Value),
 }
@@ -127,16 +139,19 @@ fn as_u32(v: Value) -> u32 {
 pub const COALESCE_KNOBS: [CoalesceKnob; 3] = [
     CoalesceKnob {
         name: "adaptive-rx",
+        field: "coalesce.adaptive-rx",
         get: |c| c.use_adaptive_rx.map(Value::Bool),
         set: |c, v| c.use_adaptive_rx = Some(as_bool(v)),
     },
     CoalesceKnob {
         name: "rx-usecs",
+        field: "coalesce.rx-usecs",
         get: |c| c.rx_usecs.map(|n| Value::Int(n.into())),
         set: |c, v| c.rx_usecs = Some(as_u32(v)),
     },
     CoalesceKnob {
         name: "rx-frames",
+        field: "coalesce.rx-frames",
         get: |c| c.rx_max_frames.map(|n| Value::Int(n.into())),
         set: |c, v| c.rx_max_frames = Some(as_u32(v)),
     },
@@ -149,6 +164,14 @@ pub fn napi_knob(name: &str) -> Option<&'static NapiKnob> {
 
 pub fn coalesce_knob(name: &str) -> Option<&'static CoalesceKnob> {
     COALESCE_KNOBS.iter().find(|k| k.name == name)
+}
+
+/// Every knob's kernel (or ethtool) name and the scenario field a profile
+/// names it by, per-NAPI knobs first (`threaded` last of those: no profile
+/// sets it; `napi.threaded` is the scenario's field of the same meaning).
+pub fn profile_fields() -> Vec<(&'static str, &'static str)> {
+    let napi = NAPI_KNOBS.iter().chain(std::iter::once(&THREADED)).map(|k| (k.name, k.field));
+    napi.chain(COALESCE_KNOBS.iter().map(|k| (k.name, k.field))).collect()
 }
 
 /// The `napi-set` requests that make `changes` (one per NAPI, in the order
@@ -207,5 +230,20 @@ mod tests {
             Coalesce { use_adaptive_rx: Some(true), rx_usecs: Some(8), ..Coalesce::default() }
         );
         assert_eq!(serde_json::to_value(&changes[3]).unwrap()["to"], serde_json::json!(true));
+    }
+
+    #[test]
+    fn every_knob_a_profile_sets_is_named_as_the_profile_names_it() {
+        use irqlab_core::scenario::Profile;
+        // `irqlab profiles` lists Profile::overrides' fields; apply and
+        // restore name a knob by the same field.
+        for profile in Profile::ALL {
+            let fields: Vec<&str> = profile.overrides().iter().map(|(k, _)| *k).collect();
+            for (name, field) in profile_fields().into_iter().filter(|(n, _)| *n != "threaded") {
+                assert!(fields.contains(&field), "{name} is set as {field}, which profile {} does not list", profile.name());
+            }
+        }
+        assert_eq!(profile_fields()[0], ("defer_hard_irqs", "napi.napi_defer_hard_irqs"));
+        assert!(profile_fields().contains(&("rx-frames", "coalesce.rx-frames")));
     }
 }

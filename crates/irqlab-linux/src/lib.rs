@@ -36,5 +36,5 @@ pub use change::{Change, Part, Skip, Value};
 pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Snapshot};
 pub use error::Error;
 pub use knob::{plan_knob, plan_knob_from, TUNABLE};
-pub use restore::{restore, restore_in, Replacement, RestoreReport, Unrestored};
-pub use state::{SavedState, StateStore};
+pub use restore::{restore, restore_in, HandChange, Replacement, RestoreReport, Unrestored};
+pub use state::{AppliedKnob, SavedState, StateStore};

@@ -19,6 +19,17 @@
 //! Settings that have nowhere to go are not forgotten: what can be put back
 //! is, the saved state is kept, and restore fails naming what it could not
 //! restore ([`Error::RestoreIncomplete`]).
+//!
+//! A knob changed by hand since irqlab last set it (`ethtool -C`, a sysfs
+//! write, another tool's `napi-set`) is restored all the same, since restore
+//! means "as before irqlab", but not silently: each one is reported in
+//! [`RestoreReport::changed_since_apply`] with the value irqlab left, the
+//! value now and the value restored. That needs the state file's record of
+//! what apply set ([`crate::state::AppliedKnob`]); a file written before
+//! irqlab kept one restores without the check. The check is made only on a
+//! NAPI of the id the record names: a NAPI that replaced it (a new id) starts
+//! from the device-wide defaults the kernel gives a new NAPI, which is no
+//! hand change, and `replaced` already says so.
 
 use std::path::PathBuf;
 
@@ -33,7 +44,7 @@ use crate::error::Error;
 use crate::netlink::ethtool::Coalesce;
 use crate::ops::Kernel;
 use crate::privilege::require_net_admin;
-use crate::state::{current_netns, SavedNapi, StateStore};
+use crate::state::{current_netns, AppliedKnob, SavedNapi, StateStore};
 
 /// What `restore` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -57,7 +68,24 @@ pub struct RestoreReport {
     /// Saved NAPIs whose settings had nowhere to go (then `restore` fails
     /// with [`Error::RestoreIncomplete`] and the state is kept).
     pub unrestored: Vec<Unrestored>,
+    /// Knobs found at another value than irqlab last left them at: changed
+    /// by hand since apply, and restored (or already back) all the same.
+    pub changed_since_apply: Vec<HandChange>,
     pub warnings: Vec<String>,
+}
+
+/// A knob someone changed since irqlab last set it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HandChange {
+    pub part: Part,
+    pub napi_id: Option<u32>,
+    pub knob: &'static str,
+    /// What irqlab left it at (read back after the last apply or tune step).
+    pub applied: Value,
+    /// What it is now.
+    pub now: Value,
+    /// What restore puts back: the value from before the first apply.
+    pub restoring: Value,
 }
 
 /// A saved NAPI that is gone, and the NAPI that got its settings.
@@ -220,6 +248,7 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
         skipped: Vec::new(),
         replaced: Vec::new(),
         unrestored: Vec::new(),
+        changed_since_apply: Vec::new(),
         warnings: Vec::new(),
     };
 
@@ -276,6 +305,10 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
         }
     }
 
+    if let Some(applied) = &saved.applied {
+        report.changed_since_apply = changed_since_apply(applied, &report.restored, &report.unchanged);
+    }
+
     for request in napi_requests(&report.restored) {
         kernel.napi_set(request, device)?;
     }
@@ -296,6 +329,28 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
     }
     store.remove(&state_file)?;
     Ok(report)
+}
+
+/// The knobs of `restored` and `unchanged` (their `from` is the value now)
+/// whose value is not the one `applied` recorded for the same NAPI id and
+/// knob. Knobs without a record (never set by irqlab, or a NAPI id the
+/// record does not name) are not judged.
+pub fn changed_since_apply(applied: &[AppliedKnob], restored: &[Change], unchanged: &[Change]) -> Vec<HandChange> {
+    restored
+        .iter()
+        .chain(unchanged)
+        .filter_map(|c| {
+            let record = applied.iter().find(|a| (a.part, a.napi_id, a.knob.as_str()) == (c.part, c.napi_id, c.knob))?;
+            (record.value != c.from).then_some(HandChange {
+                part: c.part,
+                napi_id: c.napi_id,
+                knob: c.knob,
+                applied: record.value,
+                now: c.from,
+                restoring: c.to,
+            })
+        })
+        .collect()
 }
 
 fn coalesce_from_settings(s: &CoalesceSettings) -> Coalesce {
@@ -434,6 +489,43 @@ mod tests {
     }
 
     #[test]
+    fn a_knob_changed_by_hand_since_apply_is_reported_and_still_restored() {
+        let napi = |id, knob, from, to| Change { part: Part::Napi, napi_id: Some(id), knob, from: Value::Int(from), to: Value::Int(to) };
+        let record = |id: Option<u32>, knob: &str, value| AppliedKnob {
+            part: if id.is_some() { Part::Napi } else { Part::Coalesce },
+            napi_id: id,
+            knob: knob.into(),
+            value,
+        };
+        let applied = vec![
+            record(Some(12), "defer_hard_irqs", Value::Int(100)),
+            record(Some(12), "gro_flush_timeout", Value::Int(20_000)),
+            record(Some(12), "irq_suspend_timeout", Value::Int(20_000_000)),
+            record(None, "adaptive-rx", Value::Bool(true)),
+        ];
+        let restored = vec![
+            napi(12, "defer_hard_irqs", 100, 0),      // as apply left it
+            napi(12, "gro_flush_timeout", 5_000, 0),  // changed by hand
+            Change { part: Part::Coalesce, napi_id: None, knob: "adaptive-rx", from: Value::Bool(false), to: Value::Bool(true) },
+            napi(13, "gro_flush_timeout", 7, 0),      // a NAPI the record does not name
+        ];
+        // Set back by hand to the original already: still a change since apply.
+        let unchanged = vec![napi(12, "irq_suspend_timeout", 0, 0)];
+        let changed = changed_since_apply(&applied, &restored, &unchanged);
+        let seen: Vec<_> = changed.iter().map(|h| (h.napi_id, h.knob, h.applied, h.now, h.restoring)).collect();
+        assert_eq!(
+            seen,
+            vec![
+                (Some(12), "gro_flush_timeout", Value::Int(20_000), Value::Int(5_000), Value::Int(0)),
+                (None, "adaptive-rx", Value::Bool(true), Value::Bool(false), Value::Bool(true)),
+                (Some(12), "irq_suspend_timeout", Value::Int(20_000_000), Value::Int(0), Value::Int(0)),
+            ]
+        );
+        // Without a record (a state file from before irqlab kept one) nothing is judged.
+        assert!(changed_since_apply(&[], &restored, &unchanged).is_empty());
+    }
+
+    #[test]
     fn an_incomplete_restore_is_one_sentence_naming_the_napi_and_the_kept_state() {
         let unrestored = vec![Unrestored {
             saved_napi_id: 258,
@@ -450,6 +542,7 @@ mod tests {
             skipped: Vec::new(),
             replaced: Vec::new(),
             unrestored: unrestored.clone(),
+            changed_since_apply: Vec::new(),
             warnings: Vec::new(),
         };
         let err = Error::RestoreIncomplete {

@@ -18,6 +18,15 @@
 //!
 //! Formats: 1 saved no queues; 2 adds them. Both are read (a format-1
 //! NAPI has no queues, as has one of a driver that links none).
+//!
+//! Besides the settings from before, the file records what irqlab last left
+//! each knob at (`applied`: every apply and tune step updates it, with the
+//! value read back after the change), so that `restore` can tell a knob
+//! changed by hand since and say so before putting the original back. The
+//! field is optional and leaves the format at 2: a file written before it
+//! existed restores as it always did, without that check, and an irqlab
+//! that predates it ignores it (serde skips unknown fields) and restores
+//! the file as before.
 
 use std::fs;
 use std::io::{self, Write};
@@ -26,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::change::{Part, Value};
 use crate::device::{CoalesceSettings, QueueIds, Snapshot};
 use crate::error::Error;
 
@@ -53,6 +63,26 @@ pub struct SavedState {
     pub napis: Vec<SavedNapi>,
     /// `None`: the device has no coalescing.
     pub coalesce: Option<CoalesceSettings>,
+    /// What irqlab last left each knob at; `None` in a file written before
+    /// irqlab recorded it (then `restore` cannot tell a hand change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Vec<AppliedKnob>>,
+}
+
+/// One knob as the last apply (or tune step) left it: the value read back
+/// after the change, on the NAPI of that id (`None` for coalescing).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedKnob {
+    pub part: Part,
+    pub napi_id: Option<u32>,
+    pub knob: String,
+    pub value: Value,
+}
+
+impl AppliedKnob {
+    fn same_knob(&self, other: &AppliedKnob) -> bool {
+        (self.part, self.napi_id, self.knob.as_str()) == (other.part, other.napi_id, other.knob.as_str())
+    }
 }
 
 /// One NAPI's settings; `None` where the kernel did not report the knob.
@@ -98,6 +128,7 @@ impl SavedState {
                 })
                 .collect(),
             coalesce: snapshot.coalesce.as_ref().map(CoalesceSettings::from),
+            applied: None,
         })
     }
 }
@@ -162,13 +193,7 @@ impl StateStore {
     /// The state saved for the device, if any.
     pub fn load(&self, device: &str, ifindex: u32, netns: u64) -> Result<Option<(PathBuf, SavedState)>, Error> {
         let path = self.path(device, ifindex, netns);
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::State { path, problem: format!("could not be read: {e}") }),
-        };
-        let state: SavedState = serde_json::from_str(&text)
-            .map_err(|e| Error::State { path: path.clone(), problem: format!("is not a saved state irqlab can read: {e}") })?;
+        let Some(state) = read_state(&path)? else { return Ok(None) };
         if !(1..=STATE_FORMAT).contains(&state.format) || state.device != device || state.ifindex != ifindex {
             return Err(Error::State {
                 path,
@@ -181,9 +206,51 @@ impl StateStore {
         Ok(Some((path, state)))
     }
 
+    /// Record in the state file at `path` what irqlab left these knobs at,
+    /// replacing an earlier record of the same knob (same part, NAPI and
+    /// name) and keeping the rest. The file is rewritten whole and renamed
+    /// into place, so a reader sees the old record or the new one.
+    pub fn record_applied(&self, path: &Path, knobs: &[AppliedKnob]) -> Result<(), Error> {
+        let Some(mut state) = read_state(path)? else {
+            return Err(Error::State { path: path.to_path_buf(), problem: "is gone (restored meanwhile?)".into() });
+        };
+        let record = state.applied.get_or_insert_with(Vec::new);
+        for k in knobs {
+            match record.iter_mut().find(|r| r.same_knob(k)) {
+                Some(r) => r.value = k.value,
+                None => record.push(k.clone()),
+            }
+        }
+        let tmp = self.dir.join(format!(".{}.{}.record.tmp", state.device, std::process::id()));
+        let text = serde_json::to_string_pretty(&state).expect("a saved state is plain data");
+        let write = || -> io::Result<()> {
+            let mut file = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+            file.write_all(text.as_bytes())?;
+            file.write_all(b"\n")?;
+            file.sync_all()?;
+            fs::rename(&tmp, path)
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::State { path: path.to_path_buf(), problem: format!("could not be updated: {e}") }
+        })
+    }
+
     pub fn remove(&self, path: &Path) -> Result<(), Error> {
         fs::remove_file(path).map_err(|e| Error::State { path: path.to_path_buf(), problem: format!("could not be removed: {e}") })
     }
+}
+
+/// The saved state in `path`, or `None` if there is no such file.
+fn read_state(path: &Path) -> Result<Option<SavedState>, Error> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::State { path: path.to_path_buf(), problem: format!("could not be read: {e}") }),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| Error::State { path: path.to_path_buf(), problem: format!("is not a saved state irqlab can read: {e}") })
 }
 
 /// The inode of this process's network namespace.
@@ -216,6 +283,7 @@ mod tests {
                 threaded: Some(0),
             }],
             coalesce: None,
+            applied: None,
         }
     }
 
@@ -256,6 +324,70 @@ mod tests {
         fs::write(store.path("veth0", 3, 1), text.replace("\"format\": 1", "\"format\": 3")).unwrap();
         let err = store.load("veth0", 3, 1).unwrap_err().to_string();
         assert!(err.contains("format 3") && err.contains("a format from 1 to 2"), "{err}");
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+
+    fn applied(napi_id: Option<u32>, knob: &str, value: Value) -> AppliedKnob {
+        let part = if napi_id.is_some() { Part::Napi } else { Part::Coalesce };
+        AppliedKnob { part, napi_id, knob: knob.into(), value }
+    }
+
+    #[test]
+    fn what_apply_set_is_recorded_beside_the_original_and_updated_by_later_applies() {
+        let store = scratch("applied");
+        let (path, _) = store.save_if_absent(&state("irq-suspend")).unwrap();
+        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        assert_eq!(loaded.applied, None);
+        store
+            .record_applied(&path, &[applied(Some(8193), "gro_flush_timeout", Value::Int(20_000)), applied(None, "adaptive-rx", Value::Bool(true))])
+            .unwrap();
+        // A later apply (or tune step) replaces the value of the same knob and keeps the others.
+        store.record_applied(&path, &[applied(Some(8193), "gro_flush_timeout", Value::Int(5_000_000))]).unwrap();
+        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        assert_eq!(
+            loaded.applied.unwrap(),
+            vec![applied(Some(8193), "gro_flush_timeout", Value::Int(5_000_000)), applied(None, "adaptive-rx", Value::Bool(true))]
+        );
+        // The original settings are untouched by the record.
+        assert_eq!((loaded.profile.as_str(), loaded.napis.clone()), ("irq-suspend", state("irq-suspend").napis));
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"applied\"") && text.contains("\"format\": 2"), "{text}");
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+
+    #[test]
+    fn a_file_without_the_record_reads_as_before_and_an_older_reader_ignores_it() {
+        // As irqlab wrote format 2 before it recorded what apply set.
+        let store = scratch("norecord");
+        fs::create_dir_all(store.dir()).unwrap();
+        let text = r#"{"format": 2, "device": "veth0", "ifindex": 3, "netns": 1, "profile": "busy-wait",
+            "saved_at": 1, "napis": [{"id": 258, "queues": {"rx": [0], "tx": [0]}, "defer_hard_irqs": 0,
+            "gro_flush_timeout": 0, "irq_suspend_timeout": 0, "threaded": 0}], "coalesce": null}"#;
+        fs::write(store.path("veth0", 3, 1), text).unwrap();
+        let (path, loaded) = store.load("veth0", 3, 1).unwrap().unwrap();
+        assert_eq!(loaded.applied, None);
+        assert_eq!(loaded.napis[0].id, 258);
+        // Recording into it adds the field and changes nothing else.
+        store.record_applied(&path, &[applied(Some(258), "defer_hard_irqs", Value::Int(100))]).unwrap();
+        let (_, again) = store.load("veth0", 3, 1).unwrap().unwrap();
+        assert_eq!(SavedState { applied: None, ..again.clone() }, loaded);
+        assert_eq!(again.applied.unwrap().len(), 1);
+        // A reader of the layout without `applied` (the fields up to
+        // `coalesce`, as irqlab had them) still reads the new file.
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Older {
+            format: u32,
+            device: String,
+            ifindex: u32,
+            netns: u64,
+            profile: String,
+            saved_at: u64,
+            napis: Vec<SavedNapi>,
+            coalesce: Option<CoalesceSettings>,
+        }
+        let older: Older = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!((older.format, older.napis.len()), (2, 1));
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 

@@ -111,6 +111,22 @@ fn profiles() -> Vec<&'static str> {
     Profile::ALL.iter().map(|p| p.name()).collect()
 }
 
+/// The scenario fields a profile sets (`Profile::overrides`, the same for
+/// every profile), in the core's order: what `irqlab profiles` lists, even a
+/// field every profile sets to its default (`coalesce.rx-frames`).
+#[pyfunction]
+fn profile_fields() -> Vec<&'static str> {
+    let mut fields: Vec<&'static str> = Vec::new();
+    for p in Profile::ALL {
+        for (k, _) in p.overrides() {
+            if !fields.contains(&k) {
+                fields.push(k);
+            }
+        }
+    }
+    fields
+}
+
 /// Panic inside the guard. Exists only so that tests can check that a panic
 /// in Rust reaches Python as a `RuntimeError`.
 #[pyfunction]
@@ -129,6 +145,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_fields, m)?)?;
     m.add_function(wrap_pyfunction!(_selftest_panic, m)?)?;
     Ok(())
 }

@@ -58,6 +58,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linux_show, m)?)?;
     m.add_function(wrap_pyfunction!(linux_set_knob, m)?)?;
     m.add("TUNABLE_KNOBS", irqlab_linux::TUNABLE.to_vec())?;
+    // (kernel or ethtool name, the scenario field a profile sets it through):
+    // how the text output names a knob, as `irqlab profiles` does.
+    m.add("LINUX_KNOB_FIELDS", irqlab_linux::change::profile_fields())?;
     m.add_function(wrap_pyfunction!(linux_plan, m)?)?;
     m.add_function(wrap_pyfunction!(linux_apply, m)?)?;
     m.add_function(wrap_pyfunction!(linux_restore, m)?)?;

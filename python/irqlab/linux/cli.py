@@ -12,7 +12,18 @@ device cannot do is skipped and said so; ``--dry-run`` prints the changes and
 touches nothing. ``restore`` puts back the settings DEV had before the first
 apply, on the NAPI now serving each saved NAPI's queues if the device was
 reconfigured since (new NAPI ids); settings that have nowhere to go are a
-refusal, and their saved state is kept. Changing anything needs root.
+refusal, and their saved state is kept. A knob found at another value than
+irqlab last left it at (changed by hand since apply) is restored all the
+same, since restore means "as before irqlab", and each one is said in a line
+of its own (``restore: DEV NAPI 12 napi.gro_flush_timeout was 20000 ns when
+applied, is now 5000 ns (changed since apply); restoring 0 ns``); a state
+saved by an irqlab that did not record what it set restores without that
+check. Changing anything needs root.
+
+The text output names each knob as ``irqlab profiles`` does (the scenario
+field a profile sets it through: ``napi.napi_defer_hard_irqs``,
+``coalesce.rx-frames``), with booleans as ``true``/``false``; ``--json``
+keeps the kernel's and ethtool's names (``defer_hard_irqs``, ``rx-frames``).
 
 A refusal (not root, unknown device, device without NAPI, kernel without the
 feature, the kernel's own refusal) prints ``irqlab: error: <sentence>`` and
@@ -27,6 +38,7 @@ import json
 import sys
 from typing import Any, Callable, Optional
 
+from irqlab import _core
 from irqlab.linux import knobs
 from irqlab.linux.knobs import LinuxError
 
@@ -35,6 +47,11 @@ EXIT_USAGE = 2
 
 #: Knobs whose values are nanoseconds.
 _NS_KNOBS = ("gro_flush_timeout", "irq_suspend_timeout")
+
+#: Each knob's kernel or ethtool name -> the scenario field a profile sets it
+#: through, which is how ``irqlab profiles`` lists it (irqlab-linux's
+#: change.rs, tested there against the core's Profile::overrides).
+_PROFILE_NAMES = dict(_core.LINUX_KNOB_FIELDS)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -266,29 +283,49 @@ def restore_text(report: dict[str, Any]) -> str:
     # Saved NAPIs that are gone (the device was reconfigured): where their settings went.
     for r in report.get("replaced", []):
         lines.append(f"NAPI {r['saved_napi_id']} is gone; its settings went to NAPI {r['napi_id']}, since {r['because']}.")
+    lines.extend(hand_change_line(report["device"], h) for h in report.get("changed_since_apply", []))
     lines.extend(_skip_lines(report["skipped"]))
     lines.extend(f"warning: {w}" for w in report["warnings"])
     lines.append(f"removed {report['state_file']}.")
     return "\n".join(lines)
 
 
+def hand_change_line(device: str, h: dict[str, Any]) -> str:
+    """One knob found changed since irqlab set it: ``restore: veth0 NAPI 12
+    napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns (changed
+    since apply); restoring 0 ns``."""
+    knob = h["knob"]
+    head = (f"restore: {device} {_target(h)} {knob_name(knob)} was {_value(knob, h['applied'])} when applied, "
+            f"is now {_value(knob, h['now'])} (changed since apply)")
+    if h["now"] == h["restoring"]:
+        return f"{head}; it is already at its value from before the apply, {_value(knob, h['restoring'])}"
+    return f"{head}; restoring {_value(knob, h['restoring'])}"
+
+
+def knob_name(knob: str) -> str:
+    """``knob`` (a kernel or ethtool name) as ``irqlab profiles`` names it."""
+    return _PROFILE_NAMES.get(knob, knob)
+
+
 def _change_lines(changes: list[dict[str, Any]]) -> list[str]:
-    rows = [[_target(c), c["knob"], _value(c["knob"], c["from"]), "->", _value(c["knob"], c["to"])] for c in changes]
+    rows = [[_target(c), knob_name(c["knob"]), _value(c["knob"], c["from"]), "->", _value(c["knob"], c["to"])]
+            for c in changes]
     return ["  " + line for line in _table(None, rows)]
 
 
 def _skip_lines(skipped: list[dict[str, Any]]) -> list[str]:
-    # One line per target and reason: "coalescing: adaptive-rx on, rx-usecs 8 skipped: not supported by this device".
+    # One line per target and reason, knobs named as `irqlab profiles` lists them:
+    # "skipped: coalescing: coalesce.adaptive-rx true, coalesce.rx-usecs 8: not supported by this device".
     groups: dict[tuple[str, str], list[str]] = {}
     for s in skipped:
-        groups.setdefault((_target(s), s["reason"]), []).append(f"{s['knob']} {_value(s['knob'], s['to'])}")
+        groups.setdefault((_target(s), s["reason"]), []).append(f"{knob_name(s['knob'])} {_value(s['knob'], s['to'])}")
     return [f"skipped: {target}: {', '.join(knobs_)}: {reason}" for (target, reason), knobs_ in groups.items()]
 
 
 def _knob_list(changes: list[dict[str, Any]]) -> str:
     groups: dict[str, list[str]] = {}
     for c in changes:
-        groups.setdefault(_target(c), []).append(f"{c['knob']} {_value(c['knob'], c['to'])}")
+        groups.setdefault(_target(c), []).append(f"{knob_name(c['knob'])} {_value(c['knob'], c['to'])}")
     return "; ".join(f"{target}: {', '.join(items)}" for target, items in groups.items())
 
 
@@ -298,7 +335,7 @@ def _target(change: dict[str, Any]) -> str:
 
 def _value(knob: str, value: Any) -> str:
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return "true" if value else "false"  # as `irqlab profiles` prints a switch
     if knob in _NS_KNOBS:
         return f"{value} ns"
     return str(value)
@@ -309,7 +346,8 @@ def _coalesce_line(coalesce: Optional[dict[str, Any]]) -> str:
         return "coalescing: not supported by this device"
     if not coalesce:
         return "coalescing: the device reports no parameter irqlab knows"
-    items = [f"{k} {_value(k, v)}" for k, v in coalesce.items()]
+    # ethtool's names and on/off, as `ethtool -c` shows them: this is the device's view, not a profile's.
+    items = [f"{k} {('on' if v else 'off') if isinstance(v, bool) else _value(k, v)}" for k, v in coalesce.items()]
     return f"coalescing: {', '.join(items)}"
 
 

@@ -74,9 +74,11 @@ def set_knob(dev: str, knob: str, value: int, napi: Optional[int] = None, dry_ru
 
 def restore(dev: str) -> dict[str, Any]:
     """Put back the settings ``dev`` had before the first apply; return what
-    was ``restored``, ``unchanged`` and ``skipped``, and which saved NAPIs
-    were ``replaced`` by which NAPI now. Raises :class:`LinuxError`, keeping
-    the saved state, if some saved settings had nowhere to go."""
+    was ``restored``, ``unchanged`` and ``skipped``, which saved NAPIs were
+    ``replaced`` by which NAPI now, and which knobs were found
+    ``changed_since_apply`` (by hand: another value than irqlab last left
+    them at; restored all the same). Raises :class:`LinuxError`, keeping the
+    saved state, if some saved settings had nowhere to go."""
     return json.loads(_core.linux_restore(dev))
 
 
