@@ -1,28 +1,21 @@
-"""``irqlab loadgen``: the memcached load generator, and a benchmark of it.
+"""``irqlab loadgen``: the memcached load generator.
 
     irqlab loadgen [FLAGS...]       run the native ``irqlab-loadgen`` with FLAGS
                                     (see ``irqlab loadgen --help``)
-    irqlab loadgen --bench [--duration S] [--connections C] [--depth D]
-                           [--threads T] [--json]
-                                    measure the generator itself against a
+    irqlab loadgen --bench [...]    measure the generator itself against a
                                     memcached it starts on loopback
+                                    (:mod:`irqlab.loadgen_bench`)
 
 The load generator is a Rust program (``crates/irqlab-loadgen``); this module
 finds it and passes the arguments through unchanged, so its flags, messages
 and exit statuses are the program's own. ``make setup`` copies it to
 ``python/irqlab/_native/``; a ``cargo build --release`` tree is the fallback.
-
-The benchmark reports the generator's own cost, CPU microseconds (user +
-system, all its threads) per request, and its maximum rate on this machine:
-closed loop, ``--connections`` x ``--depth`` (default 32 x 4), against
-memcached on loopback. On a small machine the generator and memcached share
-the cores, so the rate is that of the pair.
+This module also starts memcached on loopback for the benchmark and tests.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import socket
@@ -78,6 +71,8 @@ def _cmd_loadgen(args: argparse.Namespace) -> int:
     argv: list[str] = list(args.args)
     if "--bench" in argv:
         argv.remove("--bench")
+        from irqlab.loadgen_bench import bench_main
+
         return bench_main(argv)
     return run_binary(argv)
 
@@ -112,8 +107,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def memcached(threads: int = 2, memory_mb: int = 64, timeout_s: float = 5.0) -> Iterator[str]:
-    """Start the system's memcached on a free loopback port, yield its
+def memcached(
+    threads: int = 2, memory_mb: int = 64, timeout_s: float = 5.0, cpus: Optional[str] = None
+) -> Iterator[str]:
+    """Start the system's memcached on a free loopback port (on CPU list
+    ``cpus`` if given, as ``taskset -c`` takes it), yield its
     ``HOST:PORT``, and kill it on exit whatever happens.
 
     Raises ``FileNotFoundError`` if memcached is not installed and
@@ -123,6 +121,8 @@ def memcached(threads: int = 2, memory_mb: int = 64, timeout_s: float = 5.0) -> 
     if exe is None:
         raise FileNotFoundError("memcached is not installed (apt-get install memcached)")
     cmd = [exe, "-l", "127.0.0.1", "-t", str(threads), "-U", "0", "-m", str(memory_mb)]
+    if cpus is not None:
+        cmd = ["taskset", "-c", cpus, *cmd]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd += ["-u", "nobody"]  # memcached refuses to run as root without -u
     why = ""
@@ -165,114 +165,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> str:
         said = proc.stderr.read(4096)
         proc.stderr.close()
     return " ".join(said.decode(errors="replace").split())
-
-
-# -- benchmark ----------------------------------------------------------------
-
-
-def run_json(argv: Sequence[str], timeout_s: float = 120.0) -> dict[str, Any]:
-    """Run ``irqlab-loadgen ARGV --json`` and return its report."""
-    binary = find_binary()
-    if binary is None:
-        raise FileNotFoundError(f"{BINARY_NAME} is not built; run `make setup`")
-    out = subprocess.run(
-        [str(binary), *argv, "--json"], capture_output=True, text=True, timeout=timeout_s, check=False
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"{BINARY_NAME} failed (exit {out.returncode}): {out.stderr.strip()}")
-    report: dict[str, Any] = json.loads(out.stdout)
-    return report
-
-
-def bench(
-    duration_s: float = 3.0, connections: int = 32, depth: int = 4, threads: int = 1
-) -> dict[str, Any]:
-    """Measure the generator against a memcached it starts on loopback.
-
-    Two runs: closed loop ``connections`` x ``depth`` (the maximum rate, and
-    the CPU cost per request at that rate), then open loop at half that rate
-    (the CPU cost per request below saturation, where every request costs
-    its own wake-ups).
-    """
-    common = ["--duration", str(duration_s), "--warmup", "0.5", "--threads", str(threads)]
-    with memcached() as server:
-        closed = run_json(
-            ["--server", server, "--connections", str(connections), "--depth", str(depth), *common]
-        )
-        half = max(1000.0, round(closed["achieved_qps"] / 2, -3))
-        open_ = run_json(
-            ["--server", server, "--connections", str(connections), "--depth", str(depth), "--qps", str(half), *common]
-        )
-    cost = closed["cpu_us_per_request"]
-    return {
-        "cpus": os.cpu_count(),
-        "max_qps": closed["achieved_qps"],
-        "cpu_us_per_request": cost,
-        # Cores the generator itself kept busy at the maximum rate, and the
-        # rate one core of generator could sustain at that cost: if the
-        # first is well below 1, the server (sharing the machine), not the
-        # generator, set the maximum.
-        "generator_cores_at_max": round(cost * closed["achieved_qps"] / 1e6, 3) if cost else None,
-        "generator_qps_per_core": round(1e6 / cost) if cost else None,
-        "closed": _brief(closed),
-        "open": _brief(open_),
-    }
-
-
-def _brief(r: dict[str, Any]) -> dict[str, Any]:
-    keys = (
-        "mode",
-        "connections",
-        "depth",
-        "threads",
-        "offered_qps",
-        "achieved_qps",
-        "requests",
-        "errors",
-        "timeouts",
-        "cpu_s",
-        "cpu_us_per_request",
-        "latency_us",
-    )
-    return {k: r[k] for k in keys}
-
-
-def bench_main(argv: Sequence[str]) -> int:
-    """``irqlab loadgen --bench [--duration S] [--connections C] [--depth D] [--threads T] [--json]``."""
-    p = argparse.ArgumentParser(prog="irqlab loadgen --bench", allow_abbrev=False)
-    p.add_argument("--duration", type=float, default=3.0, metavar="S")
-    p.add_argument("--connections", type=int, default=32, metavar="C")
-    p.add_argument("--depth", type=int, default=4, metavar="D")
-    p.add_argument("--threads", type=int, default=1, metavar="T")
-    p.add_argument("--json", action="store_true")
-    try:
-        args = p.parse_args(list(argv))
-    except SystemExit as e:  # argparse has printed usage or help
-        return EXIT_USAGE if e.code else 0
-    try:
-        result = bench(args.duration, args.connections, args.depth, args.threads)
-    except (FileNotFoundError, RuntimeError) as e:
-        _error(str(e))
-        return EXIT_USAGE if isinstance(e, FileNotFoundError) else 1
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    c, o = result["closed"], result["open"]
-    print(f"irqlab-loadgen benchmark ({result['cpus']} CPUs, memcached -t 2 on loopback, same machine)")
-    for name, r in (("closed loop", c), ("open loop", o)):
-        lat = r["latency_us"]
-        offered = f", offered {r['offered_qps']:,.0f}" if r["offered_qps"] else ""
-        print(
-            f"  {name:<12} {r['connections']} x depth {r['depth']}, {r['threads']} thread(s){offered}: "
-            f"{r['achieved_qps']:,.0f} QPS, {r['cpu_us_per_request']:.2f} us CPU/request, "
-            f"p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us, errors {r['errors']}"
-        )
-    print(
-        f"  max rate {result['max_qps']:,.0f} QPS at {result['cpu_us_per_request']:.2f} us CPU/request; "
-        f"the generator kept {result['generator_cores_at_max']:.2f} cores busy "
-        f"(one core of it would sustain about {result['generator_qps_per_core']:,} QPS)"
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -502,3 +502,25 @@ def test_tune_stops_and_restores_when_the_shim_does_not_take_the_control_file(co
     assert elapsed < 30, "stopped at the first value, not at the end of the budget"
     warnings = [line for line in mc_err.splitlines() if line.startswith("irqlab-preload: warning:")]
     assert len(warnings) == 1 and "IRQLAB_BUSY_POLL_BUDGET" in warnings[0], mc_err
+
+
+def _fake_load(report: dict[str, object], code: int) -> list[str]:
+    """A load command that prints ``report`` as the generator's JSON and exits ``code``."""
+    return [sys.executable, "-c", f"import sys; print({json.dumps(report)!r}); sys.exit({code})", "--"]
+
+
+def test_a_slice_whose_generator_fell_behind_its_schedule_stops_the_tuner() -> None:
+    import irqlab.linux.tune_cmd as tune_cmd
+
+    # Exit 3 with schedule_kept false: the slice measured the generator.
+    behind = {"achieved_qps": 30000.0, "latency_us": {"p99": 900.0}, "errors": 0, "schedule_kept": False,
+              "late_fraction": 0.123, "late_us": 1000}
+    with pytest.raises(tune_cmd.TuneError, match=r"fell behind its open-loop schedule in a slice \(12.3 % of its sends"):
+        tune_cmd.measure_slice(_fake_load(behind, 3), 0.01, None)
+    # The same report with the schedule kept (or a closed loop: null) is measured.
+    for kept in (True, None):
+        got = tune_cmd.measure_slice(_fake_load({**behind, "schedule_kept": kept}, 0), 0.01, None)
+        assert got["throughput"] == 30000.0 and got["p99"] == 900.0
+    # Any other status is the load command failing.
+    with pytest.raises(tune_cmd.TuneError, match="the load command failed"):
+        tune_cmd.measure_slice(_fake_load(behind, 4), 0.01, None)

@@ -17,9 +17,27 @@ pub const MAX_QPS: f64 = 10_000_000.0;
 /// Longest warm-up or measured duration, seconds.
 pub const MAX_SECONDS: f64 = 3600.0;
 pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
-/// After the measured window, outstanding requests get this long to be
-/// answered; those still unanswered count as timeouts.
-pub const DRAIN_TIMEOUT_S: f64 = 2.0;
+/// Default `--timeout-ms`: a request unanswered this long after its write
+/// is a timeout, and the measured window's requests get this long after
+/// the window to be answered (the drain).
+pub const DEFAULT_TIMEOUT_MS: u32 = 2000;
+/// Longest `--timeout-ms` (it bounds the drain, so the run's wall time).
+pub const MAX_TIMEOUT_MS: u32 = 60_000;
+/// Default `--late-us`: an open-loop send that leaves more than this after
+/// it could (its scheduled time, or the moment a `--depth` slot freed) was
+/// late by the generator's own doing. A millisecond is some ten times the
+/// latency of a memcached request on one machine, so a send that late has
+/// shaped the latency it is charged with.
+pub const DEFAULT_LATE_US: u32 = 1000;
+pub const MAX_LATE_US: u32 = 1_000_000;
+/// Default `--max-late`: the share of the window's sends that may be late
+/// before the run says the generator could not keep its schedule (exit 3).
+pub const DEFAULT_MAX_LATE: f64 = 0.01;
+/// Default `--max-failed`: the share of the window's requests that may
+/// time out or never be sent, or of its connection-time that may be spent
+/// stalled, before the run says the server did not keep up (exit 1). A
+/// server that stops answering mid-run exceeds it within a second.
+pub const DEFAULT_MAX_FAILED: f64 = 0.01;
 /// All connections must be open within this long.
 pub const CONNECT_ALL_TIMEOUT_S: f64 = 5.0;
 /// The preload must finish within this long, or the run fails.
@@ -70,6 +88,17 @@ pub struct Config {
     /// sent early has its latency counted from its write). 0: every request
     /// leaves at its send time or later.
     pub batch_us: u32,
+    /// A request unanswered this long after its write is a timeout; also
+    /// how long the window's requests are waited for after it.
+    pub timeout_ms: u32,
+    /// Open loop: a send leaving more than this after it could is late.
+    pub late_us: u32,
+    /// Open loop: largest share of late sends for a run that kept its
+    /// schedule.
+    pub max_late: f64,
+    /// Largest share of failed requests (timed out, never sent) or stalled
+    /// connection-time for a run whose server kept up.
+    pub max_failed: f64,
 }
 
 impl Default for Config {
@@ -91,6 +120,10 @@ impl Default for Config {
             preload: true,
             spin_us: 0,
             batch_us: 0,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            late_us: DEFAULT_LATE_US,
+            max_late: DEFAULT_MAX_LATE,
+            max_failed: DEFAULT_MAX_FAILED,
         }
     }
 }
@@ -221,6 +254,25 @@ impl Config {
             MAX_SPIN_US,
             "a number of microseconds",
         )?;
+        check_range(
+            "--timeout-ms",
+            self.timeout_ms,
+            1,
+            MAX_TIMEOUT_MS,
+            "a number of milliseconds",
+        )?;
+        check_range(
+            "--late-us",
+            self.late_us,
+            1,
+            MAX_LATE_US,
+            "a number of microseconds",
+        )?;
+        for (flag, v) in [("--max-late", self.max_late), ("--max-failed", self.max_failed)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("{flag} must be a fraction from 0 to 1 (got {v})"));
+            }
+        }
         if !(0.0..=1.0).contains(&self.get_fraction) {
             return Err(format!(
                 "--get-fraction must be a number from 0 to 1 (got {})",
@@ -233,6 +285,11 @@ impl Config {
     /// Pipeline depth used by the preload.
     pub fn preload_depth(&self) -> u32 {
         self.depth.max(PRELOAD_DEPTH)
+    }
+
+    /// The drain after the measured window, seconds (`--timeout-ms`).
+    pub fn drain_s(&self) -> f64 {
+        f64::from(self.timeout_ms) / 1e3
     }
 }
 

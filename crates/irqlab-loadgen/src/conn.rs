@@ -17,8 +17,8 @@ use crate::schedule::Schedule;
 /// reply larger than it.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Send time of a request queued but not yet handed to the kernel (closed
-/// loop: stamped at the write).
+/// Time of a request queued but not yet handed to the kernel: stamped at
+/// the write ([`Conn::flush`]).
 pub const UNSENT: u64 = u64::MAX;
 
 /// How long one TCP connect may take.
@@ -29,6 +29,10 @@ pub struct Pending {
     /// When the request was sent (closed loop) or scheduled (open loop),
     /// monotonic ns; latency is counted from here.
     pub t: u64,
+    /// When it was handed to the kernel (the write), monotonic ns: a
+    /// timeout and a stall count from here, so that the generator's own
+    /// lateness is never charged to the server.
+    pub sent: u64,
     pub key: u64,
     pub op: Op,
 }
@@ -42,8 +46,8 @@ pub struct Conn {
     wbuf: Vec<u8>,
     wpos: usize,
     pub pending: VecDeque<Pending>,
-    /// How many requests at the back of `pending` are still [`UNSENT`].
-    unsent: usize,
+    /// How many requests at the back of `pending` have no write time yet.
+    unstamped: usize,
     pub alive: bool,
     pub requests: RequestStream,
     /// Open loop: this connection's send times.
@@ -52,6 +56,13 @@ pub struct Conn {
     pub in_heap: bool,
     /// Preload: the next key index this connection sets.
     pub preload_next: u64,
+    /// Open loop: when a reply last gave a slot back to a connection that
+    /// had all `--depth` slots taken (monotonic ns, 0: never). A request
+    /// due before this waited for the server, not for the generator.
+    pub slot_free_at: u64,
+    /// Stalled time is counted up to here already (monotonic ns), so that
+    /// the pipelined requests of one stall count it once.
+    pub stall_to: u64,
 }
 
 /// What a read produced.
@@ -93,12 +104,14 @@ impl Conn {
             wbuf: Vec::with_capacity(4096),
             wpos: 0,
             pending: VecDeque::new(),
-            unsent: 0,
+            unstamped: 0,
             alive: true,
             requests,
             schedule: None,
             in_heap: false,
             preload_next: 0,
+            slot_free_at: 0,
+            stall_to: 0,
         })
     }
 
@@ -118,26 +131,33 @@ impl Conn {
             Op::Get => encode_get(&mut self.wbuf, k),
             Op::Set => encode_set(&mut self.wbuf, k, ks.value(key)),
         }
-        self.pending.push_back(Pending { t, key, op });
-        if t == UNSENT {
-            self.unsent += 1;
-        }
+        self.pending.push_back(Pending {
+            t,
+            sent: UNSENT,
+            key,
+            op,
+        });
+        self.unstamped += 1;
     }
 
     pub fn has_output(&self) -> bool {
         self.wpos < self.wbuf.len()
     }
 
-    /// Stamp unsent requests with the current time and write as much of
-    /// the output as the socket takes.
+    /// Stamp the new requests with their write time (and those without a
+    /// time to count latency from with it too) and write as much of the
+    /// output as the socket takes.
     pub fn flush(&mut self, now: impl FnOnce() -> u64) -> io::Result<()> {
-        if self.unsent > 0 {
+        if self.unstamped > 0 {
             let t = now();
             let n = self.pending.len();
-            for p in self.pending.range_mut(n - self.unsent..) {
-                p.t = t;
+            for p in self.pending.range_mut(n - self.unstamped..) {
+                p.sent = t;
+                if p.t == UNSENT {
+                    p.t = t;
+                }
             }
-            self.unsent = 0;
+            self.unstamped = 0;
         }
         while self.wpos < self.wbuf.len() {
             match (&self.stream).write(&self.wbuf[self.wpos..]) {

@@ -18,7 +18,7 @@
 //! phase (warm-up, measured window, drain) on `threads` worker threads, each
 //! with its own connections and epoll instance. Its wall time is bounded:
 //! connecting at most 5 s, the preload at most 60 s, then at most
-//! warm-up + duration + 2 s (the drain timeout).
+//! warm-up + duration + `--timeout-ms` (the drain, 2 s by default).
 
 pub mod config;
 pub mod conn;
@@ -95,6 +95,12 @@ fn run_phase(
             })
             .collect()
     })
+}
+
+/// Every connection that took part in the timed phase, open or failed
+/// (the stalled share's denominator).
+fn conns_in_phase(outs: &[Outcomes]) -> usize {
+    outs.iter().map(|o| o.conns.len()).sum()
 }
 
 /// Split connections round-robin over `threads` groups.
@@ -202,12 +208,13 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         start,
         measure_start,
         measure_end,
-        deadline: measure_end + secs_to_ns(config::DRAIN_TIMEOUT_S),
+        deadline: measure_end + secs_to_ns(cfg.drain_s()),
     };
     let shared = Shared::default();
     let cpu0 = sys::cpu_time_s();
     let outs = run_phase(cfg, &ks, &shared, phase, Task::Load, group(conns, threads))?;
     let cpu_s = sys::cpu_time_s() - cpu0;
+    let elapsed_s = sys::now_ns().saturating_sub(start) as f64 / 1e9;
     let mut st = Stats::default();
     for o in &outs {
         st.merge(&o.stats);
@@ -228,6 +235,25 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         measure_end
     };
     let duration_s = (end - measure_start) as f64 / 1e9;
+    // Throughput is what the server was seen to deliver: replies read during
+    // the window over its length, whenever their requests were scheduled. A
+    // generator that falls behind sends the window's requests late, into
+    // the drain, so counting those (as the latency samples do) would report
+    // the target rate whatever happened. With `--requests`, the window ends
+    // when the last of them is in, and the count is theirs.
+    let answered = if by_requests { st.requests } else { st.window_replies };
+    let open = matches!(cfg.mode, Mode::Open { .. });
+    let frac = |n: u64, d: u64| if d > 0 { report::round6(n as f64 / d as f64) } else { 0.0 };
+    let window_ns = (end - measure_start).max(1);
+    let stalled_fraction =
+        report::round6((st.stalled_ns as f64 / (window_ns as f64 * conns_in_phase(&outs).max(1) as f64)).min(1.0));
+    // The generator's own backlog is its failure (it counts as late), not
+    // the server's.
+    let failed_fraction = frac(
+        st.timeouts + st.unsent - st.unsent_backlog,
+        st.requests + st.timeouts + st.unsent,
+    );
+    let late_fraction = frac(st.late, st.sends + st.unsent);
     let (offered, ia) = match cfg.mode {
         Mode::Closed => (None, None),
         Mode::Open { qps, interarrival } => (
@@ -243,7 +269,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         mode: if offered.is_some() { "open" } else { "closed" },
         server: cfg.server.to_string(),
         achieved_qps: if duration_s > 0.0 {
-            report::round3(st.requests as f64 / duration_s)
+            report::round3(answered as f64 / duration_s)
         } else {
             0.0
         },
@@ -255,6 +281,21 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         latency_us: report::LatencyUs::from_stats(&st),
         latency_from: if offered.is_some() { "schedule" } else { "write" },
         send_lag_us: offered.map(|_| report::LatencyUs::from_histogram(&st.send_lag_ns)),
+        own_lag_us: offered.map(|_| report::LatencyUs::from_histogram(&st.own_lag_ns)),
+        unsent: st.unsent,
+        unsent_backlog: st.unsent_backlog,
+        late: open.then_some(st.late),
+        late_fraction: open.then_some(late_fraction),
+        slot_wait_fraction: open.then(|| frac(st.slot_waits, st.sends)),
+        schedule_kept: open.then_some(late_fraction <= cfg.max_late),
+        failed_fraction,
+        stalled_fraction,
+        server_kept_up: failed_fraction <= cfg.max_failed && stalled_fraction <= cfg.max_failed,
+        timeout_ms: cfg.timeout_ms,
+        late_us: cfg.late_us,
+        max_late: cfg.max_late,
+        max_failed: cfg.max_failed,
+        elapsed_s: report::round3(elapsed_s),
         duration_s: report::round3(duration_s),
         warmup_s: cfg.warmup_s,
         connections: cfg.connections,

@@ -5,9 +5,17 @@
 //! gateway), reported as one line `irqlab-loadgen: error: <sentence>`; 1
 //! when the run could not be carried out (cannot connect, preload timed
 //! out, every connection failed), measured nothing because the server
-//! answered no request of the measured window, or got replies that failed
+//! answered no request of the measured window, got replies that failed
 //! their checks (wrong key or data, error replies, broken streams, lost
-//! requests). In the last two cases the report is printed all the same.
+//! requests), or the server did not keep up (more than `--max-failed` of
+//! the requests timed out or never left, or of the connection-time was
+//! stalled); 3 when the open loop could not keep its schedule (more than
+//! `--max-late` of the sends left over `--late-us` late by the generator's
+//! own doing). In the last four cases the report is printed all the same,
+//! and one line says why; 1 outranks 3: the server's failures are counted
+//! apart from the generator's lateness (a stall from a request's write, not
+//! its schedule; unsent requests only when their connection had no free
+//! slot), so they hold whether or not the generator kept up.
 
 use std::process::ExitCode;
 
@@ -15,8 +23,9 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use irqlab_core::workload::InterArrivalKind;
 use irqlab_loadgen::config::{
-    key_size_range, parse_size, MAX_CONNECTIONS, MAX_DEPTH, MAX_QPS, MAX_REQUESTS, MAX_SECONDS,
-    MAX_SPIN_US, MAX_THREADS, VALUE_SIZE_RANGE,
+    key_size_range, parse_size, DEFAULT_LATE_US, DEFAULT_MAX_FAILED, DEFAULT_MAX_LATE,
+    DEFAULT_TIMEOUT_MS, MAX_CONNECTIONS, MAX_DEPTH, MAX_LATE_US, MAX_QPS, MAX_REQUESTS,
+    MAX_SECONDS, MAX_SPIN_US, MAX_THREADS, MAX_TIMEOUT_MS, VALUE_SIZE_RANGE,
 };
 use irqlab_loadgen::keyspace::MAX_RECORDS;
 use irqlab_loadgen::{run, target, Config, Mode, RunError};
@@ -29,7 +38,11 @@ const AFTER: &str = "Closed loop unless --qps is given: each connection keeps --
 Open loop: each connection sends at send times fixed in advance (rate --qps / --connections, gaps from \
 --interarrival), at most --depth outstanding; latency counts from the scheduled time, so a request sent late \
 is charged for the wait. Every key is set first (the preload) so that gets hit and each reply is checked \
-against the value the key holds; a run with replies that failed their checks exits 1. Closed-loop latency runs from just before a request's write to just after the read of its reply, so the client's own turnaround (from a reply to the next request) is not in it. Runs last at most --warmup + --duration + 2 s (drain) after the preload. \
+against the value the key holds; a run with replies that failed their checks exits 1. Closed-loop latency runs from just before a request's write to just after the read of its reply, so the client's own turnaround (from a reply to the next request) is not in it. Runs last at most --warmup + --duration + --timeout-ms (the drain) after the preload. \
+Exit status: 0 ok; 1 the run failed, the server answered nothing, replies failed their checks, or more than \
+--max-failed of the requests timed out or never left (or of the connection-time was stalled: a server that stops \
+answering mid-run); 2 usage; 3 the open loop fell behind its schedule (more than --max-late of the sends left \
+more than --late-us after they could): its rate and latency are the generator's, not the server's. \
 Load goes only to loopback (127.0.0.0/8, ::1) or to a 198.18.0.0/15 address the kernel routes \
 without a gateway (local, or on a directly connected link).";
 
@@ -97,6 +110,21 @@ struct Cli {
     /// its write), saving the wake-ups of the generator; 0: every request leaves at its send time or later
     #[arg(long, value_name = "US", default_value = "0", allow_negative_numbers = true, value_parser = uint("--batch-us", 0, MAX_SPIN_US as u64))]
     batch_us: u64,
+    /// a request unanswered MS milliseconds after its write is a timeout and stalls its connection; the
+    /// measured window's requests are waited for this long after it
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS as u64, allow_negative_numbers = true, value_parser = uint("--timeout-ms", 1, MAX_TIMEOUT_MS as u64))]
+    timeout_ms: u64,
+    /// open loop: a send leaving more than US microseconds after it could (its scheduled time, or a free
+    /// --depth slot) is late
+    #[arg(long, value_name = "US", default_value_t = DEFAULT_LATE_US as u64, allow_negative_numbers = true, value_parser = uint("--late-us", 1, MAX_LATE_US as u64))]
+    late_us: u64,
+    /// open loop: exit 3 if more than this fraction of the window's sends were late
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_MAX_LATE, allow_negative_numbers = true, value_parser = number("--max-late", 0.0, true, 1.0))]
+    max_late: f64,
+    /// exit 1 if more than this fraction of the window's requests timed out or never left, or of its
+    /// connection-time was stalled
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_MAX_FAILED, allow_negative_numbers = true, value_parser = number("--max-failed", 0.0, true, 1.0))]
+    max_failed: f64,
     /// do not set every key before the run (gets may miss)
     #[arg(long)]
     no_preload: bool,
@@ -161,6 +189,9 @@ fn interarrival(s: &str) -> Result<InterArrivalKind, String> {
         )),
     }
 }
+
+/// The open loop fell behind its schedule (see the module doc).
+const EXIT_BEHIND: u8 = 3;
 
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!(
@@ -254,6 +285,10 @@ fn main() -> ExitCode {
         preload: !cli.no_preload,
         spin_us: cli.spin_us as u32,
         batch_us: cli.batch_us as u32,
+        timeout_ms: cli.timeout_ms as u32,
+        late_us: cli.late_us as u32,
+        max_late: cli.max_late,
+        max_failed: cli.max_failed,
     };
     if let Err(msg) = cfg.validate() {
         return usage_error(&msg);
@@ -268,12 +303,18 @@ fn main() -> ExitCode {
                     report.to_text()
                 }
             );
-            match report.unanswered().or_else(|| report.failed_checks()) {
-                // The report is out (its timeouts and errors say what
-                // happened); the status says the run cannot be trusted.
-                Some(why) => {
+            // The report is out (its counts say what happened); the status
+            // says whether the run can be trusted, and one line says why not.
+            let verdict = report
+                .unanswered()
+                .or_else(|| report.failed_checks())
+                .or_else(|| report.over_budget())
+                .map(|why| (why, 1))
+                .or_else(|| report.behind_schedule().map(|why| (why, EXIT_BEHIND)));
+            match verdict {
+                Some((why, code)) => {
                     eprintln!("irqlab-loadgen: error: {why}");
-                    ExitCode::from(1)
+                    ExitCode::from(code)
                 }
                 None => ExitCode::SUCCESS,
             }

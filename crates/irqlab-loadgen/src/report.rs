@@ -53,7 +53,9 @@ pub struct Report {
     /// `"closed"` or `"open"`.
     pub mode: &'static str,
     pub server: String,
-    /// Measured replies per second of the measured window.
+    /// Replies read during the measured window per second of it, whenever
+    /// their requests were sent (with `--requests`: the measured replies
+    /// over the window, which ends when the last is in).
     pub achieved_qps: f64,
     /// The target rate (open loop; `null` in closed loop).
     pub offered_qps: Option<f64>,
@@ -64,9 +66,17 @@ pub struct Report {
     pub errors: u64,
     /// Gets among `requests` that found no value.
     pub misses: u64,
-    /// Requests sent or scheduled before the end of the measured window
-    /// (warm-up included) still unanswered at the drain deadline.
+    /// Requests sent before the end of the measured window (warm-up
+    /// included) still unanswered at the drain deadline (`--timeout-ms`
+    /// after the window).
     pub timeouts: u64,
+    /// Open loop: requests scheduled before the end of the window and never
+    /// written by the drain deadline (0 in closed loop).
+    pub unsent: u64,
+    /// Of those, the ones whose connection had a free slot at the end: the
+    /// generator's own backlog, counted in `late`; the others waited for
+    /// the server and count in `failed_fraction`.
+    pub unsent_backlog: u64,
     pub latency_us: LatencyUs,
     /// Where a latency sample starts: `"write"` in closed loop (just before
     /// the request's `write`, to just after the `read` of its reply: the
@@ -78,6 +88,42 @@ pub struct Report {
     /// fields as `latency_us`; `null` in closed loop). Included in
     /// `latency_us`, which counts from the scheduled time.
     pub send_lag_us: Option<LatencyUs>,
+    /// Open loop: the generator's own part of the send lag, from the moment
+    /// a request could leave (its scheduled time, or the moment a reply
+    /// freed a slot of its connection when all `depth` were taken) to its
+    /// write. Read from the reply's read, so a generator slow to read is
+    /// charged to the server here.
+    pub own_lag_us: Option<LatencyUs>,
+    /// Open loop: measured sends whose own lag passed `late_us`, plus
+    /// unsent requests whose connection had a free slot at the end.
+    pub late: Option<u64>,
+    /// Open loop: `late` over the window's sends and unsent requests.
+    pub late_fraction: Option<f64>,
+    /// Open loop: share of the window's sends that waited for a free slot
+    /// (`--connections` x `--depth` too few for this rate at the server's
+    /// latency, or a server that fell behind).
+    pub slot_wait_fraction: Option<f64>,
+    /// Open loop: `late_fraction` at most `max_late` (`null` in closed
+    /// loop). When false the latency and the rate are the generator's as
+    /// much as the server's; the command exits 3.
+    pub schedule_kept: Option<bool>,
+    /// Timeouts and unsent requests that waited for the server (not the
+    /// generator's backlog) over all the window's requests (answered, timed
+    /// out, unsent).
+    pub failed_fraction: f64,
+    /// Share of the window's connection-time during which a connection's
+    /// oldest request went unanswered for more than `timeout_ms` (from its
+    /// write until its reply or the drain deadline).
+    pub stalled_fraction: f64,
+    /// `failed_fraction` and `stalled_fraction` both at most `max_failed`;
+    /// when false the command exits 1.
+    pub server_kept_up: bool,
+    pub timeout_ms: u32,
+    pub late_us: u32,
+    pub max_late: f64,
+    pub max_failed: f64,
+    /// Wall time of the timed phase: warm-up, window and drain, seconds.
+    pub elapsed_s: f64,
     /// Length of the measured window, seconds (shorter than `--duration`
     /// when `--requests` ended the run).
     pub duration_s: f64,
@@ -118,6 +164,19 @@ pub fn round3(x: f64) -> f64 {
     (x * 1e3).round() / 1e3
 }
 
+pub fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// A fraction as a percentage with enough digits to tell it from 0.
+fn pct(x: f64) -> String {
+    if x == 0.0 || x >= 0.1 {
+        format!("{:.1} %", x * 100.0)
+    } else {
+        format!("{:.2} %", x * 100.0)
+    }
+}
+
 fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
 }
@@ -139,14 +198,77 @@ impl Report {
     /// Why the run measured nothing, if the server left every request of
     /// the measured window unanswered: no latency sample, only timeouts. A
     /// run that got replies, even wrong ones (counted as errors), is not
-    /// such a run.
+    /// such a run, nor one that sent nothing (the generator's failure).
     pub fn unanswered(&self) -> Option<String> {
         (self.requests == 0 && self.timeouts > 0).then(|| {
+            let unsent = if self.unsent > 0 {
+                format!(" and {} were never sent", thousands(self.unsent))
+            } else {
+                String::new()
+            };
             format!(
-                "the server at {} answered no request of the measured window: {} timed out, none was measured",
-                self.server, self.timeouts
+                "the server at {} answered no request of the measured window: {} timed out{unsent}, none was measured",
+                self.server,
+                thousands(self.timeouts)
             )
         })
+    }
+
+    /// Why the open loop's figures are the generator's as much as the
+    /// server's: it sent more than `max_late` of the window's requests
+    /// later than `late_us` after they could leave (exit status 3).
+    pub fn behind_schedule(&self) -> Option<String> {
+        if self.schedule_kept != Some(false) {
+            return None;
+        }
+        let own = self.own_lag_us.as_ref().and_then(|l| l.p99).map_or_else(String::new, |p99| {
+            format!(", its own delay p99 {} us", thousands(p99.round() as u64))
+        });
+        let unsent = if self.unsent_backlog > 0 {
+            format!(" and {} never left", thousands(self.unsent_backlog))
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "the generator could not keep its schedule: {} of the window's requests left more than {} us after they could{own}{unsent} (--max-late {}); it delivered {} QPS of the {} offered",
+            pct(self.late_fraction.unwrap_or(0.0)),
+            self.late_us,
+            self.max_late,
+            thousands(self.achieved_qps.round() as u64),
+            thousands(self.offered_qps.unwrap_or(0.0).round() as u64),
+        ))
+    }
+
+    /// Why the server did not keep up although it answered: more than
+    /// `max_failed` of the window's requests timed out or never left, or
+    /// its connections were stalled longer than that share of the window
+    /// (exit status 1).
+    pub fn over_budget(&self) -> Option<String> {
+        if self.server_kept_up {
+            return None;
+        }
+        let mut why = Vec::new();
+        if self.failed_fraction > self.max_failed {
+            why.push(format!(
+                "{} of the window's requests timed out ({}) or were never sent for want of a free slot ({})",
+                pct(self.failed_fraction),
+                thousands(self.timeouts),
+                thousands(self.unsent - self.unsent_backlog)
+            ));
+        }
+        if self.stalled_fraction > self.max_failed {
+            why.push(format!(
+                "its connections were stalled (a request unanswered for more than {} ms) for {} of the window",
+                thousands(u64::from(self.timeout_ms)),
+                pct(self.stalled_fraction)
+            ));
+        }
+        Some(format!(
+            "the server at {} did not keep up: {} (--max-failed {})",
+            self.server,
+            why.join(", and "),
+            self.max_failed
+        ))
     }
 
     /// Why the run cannot be trusted although it measured something: some
@@ -191,11 +313,12 @@ impl Report {
             );
         }
         s += &format!(
-            "  requests     {} in {:.3} s = {} QPS (stopped by {})\n",
+            "  requests     {} measured; {} QPS over the {:.3} s window (stopped by {}; the timed phase took {:.3} s)\n",
             thousands(self.requests),
-            self.duration_s,
             thousands(self.achieved_qps.round() as u64),
-            self.stopped_by
+            self.duration_s,
+            self.stopped_by,
+            self.elapsed_s
         );
         let l = &self.latency_us;
         s += &format!(
@@ -217,10 +340,32 @@ impl Report {
                 opt(l.max)
             );
         }
+        if let (Some(l), Some(late), Some(wait)) = (&self.own_lag_us, self.late_fraction, self.slot_wait_fraction) {
+            s += &format!(
+                "  own lag us   p50 {}  p99 {}  max {}  (the generator's part); {} late by more than {} us, {} waited for a free slot\n",
+                opt(l.p50),
+                opt(l.p99),
+                opt(l.max),
+                pct(late),
+                self.late_us,
+                pct(wait)
+            );
+        }
         s += &format!(
-            "  errors {}  misses {}  timeouts {}  failed connections {}\n",
-            self.errors, self.misses, self.timeouts, self.connections_failed
+            "  errors {}  misses {}  timeouts {}  unsent {}  failed connections {}  stalled {}\n",
+            self.errors,
+            self.misses,
+            self.timeouts,
+            self.unsent,
+            self.connections_failed,
+            pct(self.stalled_fraction)
         );
+        if let Some(wait) = self.slot_wait_fraction.filter(|&w| w > self.max_late) {
+            s += &format!(
+                "  note         {} of the sends waited for a free slot: the server's pace (or --connections x --depth too few at its latency) held them back, so the rate is the server's\n",
+                pct(wait)
+            );
+        }
         if self.misses > 0 && self.preload.is_some() {
             s += "  note         gets missed after the preload set every key: the server evicted some (give memcached more -m memory, or use fewer --records)\n";
         }
@@ -255,5 +400,90 @@ mod tests {
         assert!((l.p50.unwrap() - 12.345).abs() < 0.02, "{l:?}");
         let j = serde_json::to_value(&l).unwrap();
         assert!(j.get("p999").is_some());
+        assert_eq!((pct(0.0), pct(0.0004), pct(0.123)), ("0.0 %".into(), "0.04 %".into(), "12.3 %".into()));
+    }
+
+    fn open_report() -> Report {
+        Report {
+            mode: "open",
+            server: "127.0.0.1:11211".into(),
+            achieved_qps: 30_123.0,
+            offered_qps: Some(50_000.0),
+            requests: 90_000,
+            errors: 0,
+            misses: 0,
+            timeouts: 0,
+            unsent: 0,
+            unsent_backlog: 0,
+            latency_us: LatencyUs::default(),
+            latency_from: "schedule",
+            send_lag_us: Some(LatencyUs::default()),
+            own_lag_us: Some(LatencyUs { p99: Some(13_000.4), ..LatencyUs::default() }),
+            late: Some(11_070),
+            late_fraction: Some(0.123),
+            slot_wait_fraction: Some(0.0),
+            schedule_kept: Some(false),
+            failed_fraction: 0.0,
+            stalled_fraction: 0.0,
+            server_kept_up: true,
+            timeout_ms: 2000,
+            late_us: 1000,
+            max_late: 0.01,
+            max_failed: 0.01,
+            elapsed_s: 5.08,
+            duration_s: 3.0,
+            warmup_s: 0.0,
+            connections: 8,
+            depth: 1,
+            threads: 1,
+            interarrival: Some("exponential"),
+            get_fraction: 1.0,
+            records: 10,
+            key_size: serde_json::Value::Null,
+            value_size: serde_json::Value::Null,
+            seed: 1,
+            spin_us: 0,
+            batch_us: 0,
+            stopped_by: "duration",
+            cpu_s: 1.0,
+            cpu_us_per_request: Some(10.0),
+            replies_total: 90_000,
+            connections_failed: 0,
+            first_error: None,
+            preload: None,
+        }
+    }
+
+    #[test]
+    fn verdicts_say_who_fell_behind_in_one_sentence() {
+        let r = open_report();
+        let why = r.behind_schedule().unwrap();
+        assert_eq!(
+            why,
+            "the generator could not keep its schedule: 12.3 % of the window's requests left more than 1000 us \
+             after they could, its own delay p99 13,000 us (--max-late 0.01); it delivered 30,123 QPS of the 50,000 offered"
+        );
+        assert!(r.over_budget().is_none() && r.unanswered().is_none());
+        let text = r.to_text();
+        assert!(text.contains("30,123 QPS over the 3.000 s window") && text.contains("took 5.080 s"), "{text}");
+
+        let r = Report {
+            schedule_kept: Some(true),
+            server_kept_up: false,
+            failed_fraction: 0.156,
+            timeouts: 1_000,
+            unsent: 37_568,
+            stalled_fraction: 0.5,
+            ..open_report()
+        };
+        assert!(r.behind_schedule().is_none());
+        assert_eq!(
+            r.over_budget().unwrap(),
+            "the server at 127.0.0.1:11211 did not keep up: 15.6 % of the window's requests timed out (1,000) \
+             or were never sent for want of a free slot (37,568), and its connections were stalled (a request unanswered for more than \
+             2,000 ms) for 50.0 % of the window (--max-failed 0.01)"
+        );
+        let none = Report { requests: 0, ..r };
+        assert!(none.unanswered().unwrap().contains("1,000 timed out and 37,568 were never sent"));
     }
 }

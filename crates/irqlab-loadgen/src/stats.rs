@@ -17,6 +17,32 @@ pub struct Stats {
     /// or the generator's own delay). Large values mean the generator, not
     /// the server, shaped the latency.
     pub send_lag_ns: Histogram<u64>,
+    /// Open loop: the part of each measured request's send lag that was
+    /// the generator's own, from the moment it could have left (its
+    /// scheduled time, or later the moment a reply freed a `--depth` slot
+    /// of a connection that had all taken) to its write.
+    pub own_lag_ns: Histogram<u64>,
+    /// Open loop: measured requests written (on time, late or early).
+    pub sends: u64,
+    /// Open loop: of those, the ones whose own lag passed `--late-us`, plus
+    /// the measured requests never written although their connection had a
+    /// free slot when the run ended (the generator's backlog).
+    pub late: u64,
+    /// Open loop: measured requests that waited for a free `--depth` slot.
+    pub slot_waits: u64,
+    /// Open loop: measured requests (scheduled in the window) never written
+    /// by the end of the drain.
+    pub unsent: u64,
+    /// Of those, the ones whose connection had a free slot at the end: the
+    /// generator's backlog (the others waited for the server).
+    pub unsent_backlog: u64,
+    /// Connection-time inside the measured window during which a
+    /// connection's oldest request had gone, or would go, unanswered for
+    /// longer than `--timeout-ms`, ns summed over connections.
+    pub stalled_ns: u64,
+    /// Replies (other than failures) read during the measured window,
+    /// whenever their request was sent: the throughput's numerator.
+    pub window_replies: u64,
     /// Measured replies that are samples (hits, misses, stores).
     pub requests: u64,
     /// Of those, gets that missed.
@@ -41,6 +67,14 @@ impl Default for Stats {
         Stats {
             latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds"),
             send_lag_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds"),
+            own_lag_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds"),
+            sends: 0,
+            late: 0,
+            slot_waits: 0,
+            unsent: 0,
+            unsent_backlog: 0,
+            stalled_ns: 0,
+            window_replies: 0,
             requests: 0,
             misses: 0,
             errors: 0,
@@ -60,9 +94,16 @@ impl Stats {
         self.misses += u64::from(miss);
     }
 
-    pub fn record_send_lag(&mut self, lag_ns: u64) {
+    /// One measured open-loop request written `lag_ns` after its
+    /// scheduled time, `own_ns` of it after it could have left.
+    pub fn record_send(&mut self, lag_ns: u64, own_ns: u64, late_ns: u64) {
         self.send_lag_ns
             .saturating_record(lag_ns.clamp(1, MAX_LATENCY_NS));
+        self.own_lag_ns
+            .saturating_record(own_ns.clamp(1, MAX_LATENCY_NS));
+        self.sends += 1;
+        self.late += u64::from(own_ns > late_ns);
+        self.slot_waits += u64::from(own_ns < lag_ns);
     }
 
     /// Count one error, keeping the first description.
@@ -78,6 +119,16 @@ impl Stats {
         self.send_lag_ns
             .add(&other.send_lag_ns)
             .expect("same bounds");
+        self.own_lag_ns
+            .add(&other.own_lag_ns)
+            .expect("same bounds");
+        self.sends += other.sends;
+        self.late += other.late;
+        self.slot_waits += other.slot_waits;
+        self.unsent += other.unsent;
+        self.unsent_backlog += other.unsent_backlog;
+        self.stalled_ns += other.stalled_ns;
+        self.window_replies += other.window_replies;
         self.requests += other.requests;
         self.misses += other.misses;
         self.errors += other.errors;
@@ -109,5 +160,16 @@ mod tests {
         assert_eq!(a.latency_ns.len(), 3);
         assert_eq!(a.latency_ns.min(), 1);
         assert!(a.latency_ns.max() >= MAX_LATENCY_NS);
+    }
+
+    #[test]
+    fn a_send_is_late_by_its_own_lag_only() {
+        let mut s = Stats::default();
+        s.record_send(50_000, 50_000, 1_000_000); // late, its own doing, under the bound
+        s.record_send(5_000_000, 10_000, 1_000_000); // waited for a slot, then left promptly
+        s.record_send(3_000_000, 2_000_000, 1_000_000); // 1 ms for a slot, then 2 ms its own
+        assert_eq!((s.sends, s.late, s.slot_waits), (3, 1, 2));
+        assert_eq!(s.send_lag_ns.len(), 3);
+        assert!(s.own_lag_ns.max() >= 2_000_000 && s.own_lag_ns.max() < 2_010_000);
     }
 }

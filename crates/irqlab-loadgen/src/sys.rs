@@ -1,6 +1,8 @@
-//! The few Linux calls the event loop needs that std does not offer: epoll,
-//! a timerfd for open-loop send times, the monotonic clock in nanoseconds,
-//! and the process's CPU time. Every `unsafe` block of the crate is here.
+//! The few Linux calls the event loop needs that std does not offer: epoll
+//! (with a nanosecond timeout, `epoll_pwait2`, Linux 5.11, or else a
+//! timerfd for open-loop send times), the thread's timer slack, the
+//! monotonic clock in nanoseconds, and the process's CPU time. Every
+//! `unsafe` block of the crate is here.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -46,16 +48,33 @@ pub struct Event {
 pub struct Epoll {
     fd: OwnedFd,
     events: Vec<libc::epoll_event>,
+    /// `epoll_pwait2` exists (Linux 5.11+): waits take a deadline in ns.
+    ns_timeout: bool,
 }
 
 impl Epoll {
     pub fn new(capacity: usize) -> io::Result<Self> {
         // SAFETY: plain syscall; the returned fd is owned from here on.
         let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
-        Ok(Epoll {
+        let mut ep = Epoll {
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             events: vec![libc::epoll_event { events: 0, u64: 0 }; capacity.max(1)],
-        })
+            ns_timeout: true,
+        };
+        // Ask once: an empty instance returns at once, or ENOSYS before 5.11.
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: the buffer holds one event at least; `zero` is valid.
+        let n = unsafe {
+            libc::epoll_pwait2(ep.fd.as_raw_fd(), ep.events.as_mut_ptr(), 1, &zero, std::ptr::null())
+        };
+        ep.ns_timeout = n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS);
+        Ok(ep)
+    }
+
+    /// Whether [`Epoll::wait_until`] can be used (else a [`TimerFd`]
+    /// carries the send times).
+    pub fn has_ns_timeout(&self) -> bool {
+        self.ns_timeout
     }
 
     /// Watch `fd` edge-triggered for input (and output if `writable`),
@@ -85,7 +104,6 @@ impl Epoll {
     /// Wait at most `timeout_ms` (0: poll) and append the ready events to
     /// `out` (cleared first).
     pub fn wait(&mut self, out: &mut Vec<Event>, timeout_ms: i32) -> io::Result<()> {
-        out.clear();
         // SAFETY: the buffer holds `len` initialised events.
         let n = unsafe {
             libc::epoll_wait(
@@ -95,6 +113,35 @@ impl Epoll {
                 timeout_ms,
             )
         };
+        self.collect(n, out)
+    }
+
+    /// Wait until `deadline_ns` (absolute `CLOCK_MONOTONIC`; now or earlier:
+    /// poll) and append the ready events to `out` (cleared first). Needs
+    /// [`Epoll::has_ns_timeout`]. One system call where a timerfd needs two
+    /// (its `timerfd_settime`, then the wait); the sleep is an hrtimer with
+    /// the thread's timer slack (see [`set_timer_slack_ns`]).
+    pub fn wait_until(&mut self, out: &mut Vec<Event>, deadline_ns: u64) -> io::Result<()> {
+        let left = deadline_ns.saturating_sub(now_ns());
+        let timeout = libc::timespec {
+            tv_sec: (left / 1_000_000_000) as libc::time_t,
+            tv_nsec: (left % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: the buffer holds `len` initialised events; `timeout` is valid.
+        let n = unsafe {
+            libc::epoll_pwait2(
+                self.fd.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                &timeout,
+                std::ptr::null(),
+            )
+        };
+        self.collect(n, out)
+    }
+
+    fn collect(&mut self, n: libc::c_int, out: &mut Vec<Event>) -> io::Result<()> {
+        out.clear();
         if n < 0 {
             let e = io::Error::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted {
@@ -116,6 +163,16 @@ impl Epoll {
         }
         Ok(())
     }
+}
+
+/// Let this thread's timed sleeps end within `ns` of their deadline. The
+/// default slack is 50 us (`init_task.timer_slack_ns`), which the kernel
+/// may add to an `epoll_pwait2` timeout to coalesce wake-ups
+/// (`select_estimate_accuracy` in fs/select.c takes the larger of it and
+/// 0.1 % of the timeout): an open-loop send would leave up to 50 us late.
+pub fn set_timer_slack_ns(ns: u64) {
+    // SAFETY: plain prctl on the calling thread; failure leaves the default.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
 }
 
 /// A one-shot timer on `CLOCK_MONOTONIC` with nanosecond deadlines,
@@ -216,5 +273,25 @@ mod tests {
         assert_eq!(evs[0].token, 7);
         assert!(waited >= 2_000_000, "{waited}");
         t.fired();
+    }
+
+    #[test]
+    fn wait_until_sleeps_to_a_nanosecond_deadline() {
+        let mut ep = Epoll::new(4).unwrap();
+        assert!(ep.has_ns_timeout(), "epoll_pwait2 needs Linux 5.11");
+        set_timer_slack_ns(1);
+        let mut evs = Vec::new();
+        for wait_ns in [300_000u64, 1_500_000] {
+            let start = now_ns();
+            ep.wait_until(&mut evs, start + wait_ns).unwrap();
+            let waited = now_ns() - start;
+            assert!(evs.is_empty());
+            // Never early; late only by a wake-up (bounded loosely: a busy
+            // machine can keep a thread off its CPU for milliseconds).
+            assert!(waited >= wait_ns, "{waited} < {wait_ns}");
+            assert!(waited < wait_ns + 1_000_000_000, "{waited}");
+        }
+        // A deadline in the past polls.
+        ep.wait_until(&mut evs, 0).unwrap();
     }
 }

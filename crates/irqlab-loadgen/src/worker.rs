@@ -23,7 +23,7 @@ use crate::conn::{Conn, Pending, ReadResult, UNSENT};
 use crate::keyspace::{KeyBuf, KeySpace};
 use crate::protocol::{parse_reply, Expect, Op, Outcome, Parsed};
 use crate::stats::Stats;
-use crate::sys::{now_ns, Epoll, Event, TimerFd};
+use crate::sys::{now_ns, set_timer_slack_ns, Epoll, Event, TimerFd};
 
 const TIMER_TOKEN: u64 = u64::MAX;
 /// Longest epoll wait, so that the stop flag and deadlines are seen.
@@ -104,6 +104,10 @@ pub struct Worker<'a> {
     /// Open loop: when awake, also send what is due this soon (early, its
     /// latency then counted from its write), saving a wake-up for each.
     batch_ns: u64,
+    /// Open loop: a send this much later than it could leave is late.
+    late_ns: u64,
+    /// A request unanswered this long after its write stalls its connection.
+    timeout_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -120,7 +124,7 @@ impl<'a> Worker<'a> {
             epoll.add(c.fd(), i as u64, true)?;
         }
         let open = task == Task::Load && matches!(cfg.mode, Mode::Open { .. });
-        let timer = if open {
+        let timer = if open && !epoll.has_ns_timeout() {
             let t = TimerFd::new()?;
             epoll.add(t.raw(), TIMER_TOKEN, false)?;
             Some(t)
@@ -159,10 +163,16 @@ impl<'a> Worker<'a> {
             keys_left: if task == Task::Preload { keys_left } else { 0 },
             spin_ns: u64::from(cfg.spin_us) * 1000,
             batch_ns: u64::from(cfg.batch_us) * 1000,
+            late_ns: u64::from(cfg.late_us) * 1000,
+            timeout_ns: u64::from(cfg.timeout_ms) * 1_000_000,
         })
     }
 
     pub fn run(mut self) -> io::Result<Outcomes> {
+        if self.is_open() {
+            // Sleep to a send time, not 50 us past it (see the function).
+            set_timer_slack_ns(1);
+        }
         let mut finished = false;
         loop {
             let now = now_ns();
@@ -192,30 +202,38 @@ impl<'a> Worker<'a> {
                 finished = true;
                 break;
             }
-            let mut spin = false;
-            if let (Some(timer), Some(&Reverse((t, _)))) = (self.timer.as_mut(), self.heap.peek()) {
-                // Sleep until `spin_ns` before the next send time, then poll.
-                let wake = t.saturating_sub(self.spin_ns);
-                if wake <= now_ns() {
-                    spin = true;
-                } else {
-                    timer.arm_at(wake)?;
-                }
-            }
             let until = if now < self.phase.measure_end {
                 self.phase.measure_end
             } else {
                 self.phase.deadline
             };
-            let timeout_ms = if spin {
-                0
-            } else {
-                (until.saturating_sub(now))
-                    .div_ceil(1_000_000)
-                    .clamp(1, MAX_WAIT_MS) as i32
-            };
+            // Sleep until `spin_ns` before the next send time, then poll.
+            let wake = self
+                .heap
+                .peek()
+                .map(|&Reverse((t, _))| t.saturating_sub(self.spin_ns));
             let mut events = std::mem::take(&mut self.events);
-            self.epoll.wait(&mut events, timeout_ms)?;
+            if self.epoll.has_ns_timeout() {
+                let cap = now.saturating_add(MAX_WAIT_MS * 1_000_000).min(until);
+                self.epoll.wait_until(&mut events, wake.map_or(cap, |w| w.min(cap)))?;
+            } else {
+                let mut spin = false;
+                if let (Some(timer), Some(wake)) = (self.timer.as_mut(), wake) {
+                    if wake <= now_ns() {
+                        spin = true;
+                    } else {
+                        timer.arm_at(wake)?;
+                    }
+                }
+                let timeout_ms = if spin {
+                    0
+                } else {
+                    (until.saturating_sub(now))
+                        .div_ceil(1_000_000)
+                        .clamp(1, MAX_WAIT_MS) as i32
+                };
+                self.epoll.wait(&mut events, timeout_ms)?;
+            }
             for ev in &events {
                 if ev.token == TIMER_TOKEN {
                     if let Some(t) = self.timer.as_mut() {
@@ -294,6 +312,7 @@ impl<'a> Worker<'a> {
                 // `--batch-us`, what is due within it goes too, early: its
                 // latency counts from its write, not from its schedule.
                 let mut sent_at = None;
+                let late_ns = self.late_ns;
                 while c.outstanding() < depth {
                     let t = phase.start.saturating_add(sched.peek());
                     if t > now.saturating_add(batch_ns) || t >= phase.measure_end {
@@ -302,10 +321,23 @@ impl<'a> Worker<'a> {
                     sched.advance();
                     let (op, key) = c.requests.next_request();
                     c.push(ks, &mut self.kb, op, key, if t <= now { t } else { UNSENT });
-                    if t >= phase.measure_start && t <= now {
-                        let at = *sent_at.get_or_insert_with(now_ns);
-                        self.stats.record_send_lag(at.saturating_sub(t));
+                    if t < phase.measure_start {
+                        continue;
                     }
+                    if t > now {
+                        self.stats.sends += 1; // early, with `--batch-us`
+                        continue;
+                    }
+                    // Its lateness splits into the wait for a free slot
+                    // (the connection had all `depth` taken when it came
+                    // due, until a reply gave one back: the server's pace)
+                    // and the generator's own delay after that. Requests
+                    // leave a connection in order, so the slot this one
+                    // takes was free from the last full-to-free moment on.
+                    let at = *sent_at.get_or_insert_with(now_ns);
+                    let could = t.max(c.slot_free_at);
+                    self.stats
+                        .record_send(at.saturating_sub(t), at.saturating_sub(could), late_ns);
                 }
                 let next = phase.start.saturating_add(sched.peek());
                 c.schedule = Some(sched);
@@ -391,9 +423,13 @@ impl<'a> Worker<'a> {
                 Ok(Parsed::Incomplete) => return,
                 Ok(Parsed::Complete { consumed, outcome }) => {
                     c.consume(consumed);
+                    if c.pending.len() == self.depth {
+                        c.slot_free_at = t_recv;
+                    }
                     c.pending.pop_front();
                     self.outstanding -= 1;
                     let id = c.id;
+                    self.stall(i, p.sent, t_recv);
                     self.account(id, p, outcome, t_recv);
                 }
                 Err(e) => {
@@ -421,13 +457,34 @@ impl<'a> Worker<'a> {
                 .error(|| format!("connection {id}: {why} (reply to {})", describe(ks, kb, &p)));
             return;
         }
-        if self.task == Task::Load
-            && p.t >= self.phase.measure_start
-            && p.t < self.phase.measure_end
-        {
+        if self.task != Task::Load {
+            return;
+        }
+        if t_recv >= self.phase.measure_start && t_recv < self.phase.measure_end {
+            self.stats.window_replies += 1;
+        }
+        if p.t >= self.phase.measure_start && p.t < self.phase.measure_end {
             self.batch
                 .push((t_recv.saturating_sub(p.t), outcome == Outcome::Miss));
         }
+    }
+
+    /// Connection `i`'s oldest request, written at `sent`, was answered (or
+    /// given up) at `until`: if that took longer than `--timeout-ms`, the
+    /// connection was stalled from the write on, and the part of that
+    /// inside the measured window counts once however many pipelined
+    /// requests shared the stall. A closed-loop connection issues nothing
+    /// while stalled, so the stalled share of the window's connection-time
+    /// is the share of requests the stall cost.
+    fn stall(&mut self, i: usize, sent: u64, until: u64) {
+        if self.task != Task::Load || until.saturating_sub(sent) <= self.timeout_ns {
+            return;
+        }
+        let c = &mut self.conns[i];
+        let from = sent.max(c.stall_to).max(self.phase.measure_start);
+        let to = until.min(self.phase.measure_end);
+        self.stats.stalled_ns += to.saturating_sub(from);
+        c.stall_to = c.stall_to.max(until);
     }
 
     /// Record this turn's samples, claiming them against `--requests`.
@@ -478,16 +535,30 @@ impl<'a> Worker<'a> {
 
     /// At the drain deadline: requests sent (closed loop) or scheduled
     /// (open loop) before the end of the measured window and still
-    /// unanswered, or scheduled and never sent, are timeouts. Those from
-    /// before the measured window count too: a closed-loop request sent at
-    /// the start (the first ones leave before `measure_start`, even without
-    /// warm-up, as the phase starts 1 ms ahead) and never answered holds
-    /// its slot through the whole window, so a server that never replies
-    /// shows as timeouts, not as a clean run of 0 requests.
+    /// unanswered are timeouts; those scheduled and never written are
+    /// `unsent`, and count as late too if their connection had a free slot
+    /// (the generator's backlog, not the server's). Those from before the
+    /// measured window count too: a closed-loop request sent at the start
+    /// (the first ones leave before `measure_start`, even without warm-up,
+    /// as the phase starts 1 ms ahead) and never answered holds its slot
+    /// through the whole window, so a server that never replies shows as
+    /// timeouts, not as a clean run of 0 requests.
     fn count_timeouts(&mut self) {
         let (start, me) = (self.phase.start, self.phase.measure_end);
-        for c in self.conns.iter_mut().filter(|c| c.alive) {
+        let end = now_ns();
+        for i in 0..self.conns.len() {
+            if !self.conns[i].alive {
+                continue;
+            }
+            if let Some(sent) = self.conns[i].pending.front().map(|p| p.sent) {
+                if sent != UNSENT {
+                    self.stall(i, sent, end);
+                }
+            }
+            let depth = self.depth;
+            let c = &mut self.conns[i];
             self.stats.timeouts += c.pending.iter().filter(|p| p.t < me).count() as u64;
+            let free = c.pending.len() < depth;
             if let Some(s) = c.schedule.as_mut() {
                 for _ in 0..MAX_UNSENT_COUNT {
                     let t = start.saturating_add(s.peek());
@@ -495,7 +566,9 @@ impl<'a> Worker<'a> {
                         break;
                     }
                     s.advance();
-                    self.stats.timeouts += 1;
+                    self.stats.unsent += 1;
+                    self.stats.unsent_backlog += u64::from(free);
+                    self.stats.late += u64::from(free);
                 }
             }
         }

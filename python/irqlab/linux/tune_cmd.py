@@ -170,7 +170,9 @@ def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> 
         raise TuneError(f"the load command did not end within {slice_s + 60:g} s of a {slice_s:g} s slice") from None
     secs = time.monotonic() - t0
     b1, _ = _busy_jiffies(cpus)
-    if proc.returncode not in (0, 1) or not proc.stdout.strip():
+    # 1: the server failed or did not keep up (the objective shows it); 3:
+    # the open loop fell behind its schedule, refused below.
+    if proc.returncode not in (0, 1, 3) or not proc.stdout.strip():
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise TuneError(f"the load command failed: {last[0]}")
     try:
@@ -179,6 +181,11 @@ def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> 
         report["latency_us"].get("p99")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise TuneError("the load command's output is not the load generator's JSON report") from None
+    if report.get("schedule_kept") is False:
+        raise TuneError(
+            f"the load generator fell behind its open-loop schedule in a slice ({100 * report['late_fraction']:.1f} % "
+            f"of its sends more than {report['late_us']} us late), so the slice measured the generator, not the knob; "
+            "lower --qps in --load or give the generator a CPU of its own")
     requests = qps * slice_s
     cpu_us = (b1 - b0) / os.sysconf("SC_CLK_TCK") * 1e6
     return {
