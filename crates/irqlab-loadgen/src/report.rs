@@ -73,9 +73,10 @@ pub struct Report {
     /// Open loop: requests scheduled before the end of the window and never
     /// written by the drain deadline (0 in closed loop).
     pub unsent: u64,
-    /// Of those, the ones whose connection had a free slot at the end: the
-    /// generator's own backlog, counted in `late`; the others waited for
-    /// the server and count in `failed_fraction`.
+    /// Of those, the ones whose connection had had a free slot for longer
+    /// than `late_us` at the end: the generator's own backlog, counted in
+    /// `late`; the others waited for the server and count in
+    /// `failed_fraction`.
     pub unsent_backlog: u64,
     pub latency_us: LatencyUs,
     /// Where a latency sample starts: `"write"` in closed loop (just before
@@ -94,8 +95,8 @@ pub struct Report {
     /// write. Read from the reply's read, so a generator slow to read is
     /// charged to the server here.
     pub own_lag_us: Option<LatencyUs>,
-    /// Open loop: measured sends whose own lag passed `late_us`, plus
-    /// unsent requests whose connection had a free slot at the end.
+    /// Open loop: measured sends whose own lag passed `late_us`, plus the
+    /// generator's backlog (`unsent_backlog`).
     pub late: Option<u64>,
     /// Open loop: `late` over the window's sends and unsent requests.
     pub late_fraction: Option<f64>,

@@ -25,16 +25,16 @@ pub struct Stats {
     /// Open loop: measured requests written (on time, late or early).
     pub sends: u64,
     /// Open loop: of those, the ones whose own lag passed `--late-us`, plus
-    /// the measured requests never written although their connection had a
-    /// free slot when the run ended (the generator's backlog).
+    /// the generator's backlog (`unsent_backlog`).
     pub late: u64,
     /// Open loop: measured requests that waited for a free `--depth` slot.
     pub slot_waits: u64,
     /// Open loop: measured requests (scheduled in the window) never written
     /// by the end of the drain.
     pub unsent: u64,
-    /// Of those, the ones whose connection had a free slot at the end: the
-    /// generator's backlog (the others waited for the server).
+    /// Of those, the ones whose connection had had a free slot for longer
+    /// than `--late-us` at the end: the generator's backlog (the others
+    /// waited for the server).
     pub unsent_backlog: u64,
     /// Connection-time inside the measured window during which a
     /// connection's oldest request had gone, or would go, unanswered for

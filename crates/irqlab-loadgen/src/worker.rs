@@ -536,8 +536,9 @@ impl<'a> Worker<'a> {
     /// At the drain deadline: requests sent (closed loop) or scheduled
     /// (open loop) before the end of the measured window and still
     /// unanswered are timeouts; those scheduled and never written are
-    /// `unsent`, and count as late too if their connection had a free slot
-    /// (the generator's backlog, not the server's). Those from before the
+    /// `unsent`, and count as late too if their connection had had a free
+    /// slot for longer than `--late-us` (the generator's backlog, not the
+    /// server's). Those from before the
     /// measured window count too: a closed-loop request sent at the start
     /// (the first ones leave before `measure_start`, even without warm-up,
     /// as the phase starts 1 ms ahead) and never answered holds its slot
@@ -555,10 +556,14 @@ impl<'a> Worker<'a> {
                     self.stall(i, sent, end);
                 }
             }
-            let depth = self.depth;
+            let (depth, late_ns) = (self.depth, self.late_ns);
             let c = &mut self.conns[i];
             self.stats.timeouts += c.pending.iter().filter(|p| p.t < me).count() as u64;
-            let free = c.pending.len() < depth;
+            // The generator's backlog: a slot was free and had been for
+            // longer than a late send may take. A slot a reply freed just
+            // before the end is the server's pace (its connection was full
+            // until then), not the generator falling behind.
+            let free = c.pending.len() < depth && end.saturating_sub(c.slot_free_at) > late_ns;
             if let Some(s) = c.schedule.as_mut() {
                 for _ in 0..MAX_UNSENT_COUNT {
                     let t = start.saturating_add(s.peek());
