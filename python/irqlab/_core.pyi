@@ -116,6 +116,9 @@ class GoldenSection:
     @property
     def done(self) -> bool: ...
     @property
-    def best(self) -> float: ...
+    def best(self) -> float:
+        """The middle of the last interval, once ``done``; until then the
+        middle of the whole range, which no probe measured: not a value to
+        report as the best."""
     @property
     def interval(self) -> tuple[float, float]: ...

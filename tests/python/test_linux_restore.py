@@ -447,7 +447,7 @@ def test_testbed_tune_sigterm_removes_the_testbed_and_exits_143(fake_bed, monkey
     monkeypatch.setattr(tb, "_start_server", lambda plan, profile: object())
     monkeypatch.setattr(tb, "_wait_ready", lambda: None)
     monkeypatch.setattr(tb, "_loadgen_run", lambda *a, **k: os.kill(os.getpid(), signal.SIGTERM))
-    assert main(["testbed", "tune", "--no-sim", "--slice", "0.2", "--budget", "1"]) == 143
+    assert main(["testbed", "tune", "--no-sim", "--slice", "0.2", "--budget", "2"]) == 143
     assert removed_said(capsys.readouterr().err)
     assert events == ["create", "stop server", "destroy ['irqlab-tb-cli', 'irqlab-tb-srv']"]
 

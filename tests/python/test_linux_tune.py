@@ -16,6 +16,7 @@ back, and one whose shim is inactive, which the tuner finds out.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -24,6 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -70,6 +72,8 @@ def test_tune_changes_the_knob_during_the_run_and_restores_it_exactly(bed, tmp_p
     values = {s["value"] for s in result["steps"]}
     assert len(values) >= 2 and all(0 <= v <= 200000 for v in values)
     assert all(s["throughput"] > 0 for s in result["steps"])
+    # A 5 s budget may end the search before it converges: the best is a measured value all the same.
+    assert result["steps"][result["best_step"] - 1]["value"] == result["best"], result
     # The device held other values while the tuner ran, and the original after.
     assert seen - {original}, seen
     assert server_gro_flush_timeout() == original
@@ -524,3 +528,234 @@ def test_a_slice_whose_generator_fell_behind_its_schedule_stops_the_tuner() -> N
     # Any other status is the load command failing.
     with pytest.raises(tune_cmd.TuneError, match="the load command failed"):
         tune_cmd.measure_slice(_fake_load(behind, 4), 0.01, None)
+
+
+# -- the best reported is a value a slice measured (everywhere) ----------------------------------
+
+
+class SliceClock:
+    """``time`` for the tuner: only slices move it, each by its length, so a
+    budget ends the search at a chosen step; and each reading by ``stall``
+    (a host too busy to run the tuner)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.stall = 0.0
+
+    def monotonic(self) -> float:
+        self.now += self.stall
+        return self.now - self.stall
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class OneKnob:
+    """A device with one NAPI, as the tuner sees it through ``irqlab.linux.knobs``."""
+
+    def __init__(self, value: int = 0) -> None:
+        self.value = value
+        self.saved: int | None = None
+
+    def set_knob(self, dev: str, knob: str, value: int, napi: int | None = None, dry_run: bool = False) -> dict:
+        row = {"part": "napi", "napi_id": 1, "knob": knob, "from": self.value, "to": value}
+        if dry_run:
+            return {"changed": [row], "unchanged": []}
+        if self.saved is None:
+            self.saved = self.value
+        self.value = value
+        return {"changed": [row], "unchanged": []}
+
+    def has_saved_state(self, dev: str) -> bool:
+        return self.saved is not None
+
+    def restore(self, dev: str) -> dict:
+        assert self.saved is not None
+        self.value, self.saved = self.saved, None
+        return {"changed_since_apply": []}
+
+
+def _noisy(seed: int) -> Callable[[int], float]:
+    import random
+
+    rng = random.Random(seed)
+    return lambda v: (1000.0 - abs(v - 137)) * (1 + rng.uniform(-0.05, 0.05))
+
+
+# Objectives of the knob's value (0 to 200), each a fresh function per run.
+SHAPES: dict[str, Callable[[], Callable[[int], float]]] = {
+    "monotone": lambda: lambda v: 10.0 + v,
+    "peaked": lambda: lambda v: 1000.0 - abs(v - 137),
+    "flat": lambda: lambda v: 500.0,
+    "noisy": lambda: _noisy(7),
+    "partly-unmeasurable": lambda: lambda v: math.nan if v < 100 else 1000.0 - abs(v - 160),
+}
+
+
+@pytest.fixture
+def bounded_tune(monkeypatch):
+    """``tune(objective_of_call, budget_s, objective=...)``: ``tune_knob`` on a
+    fake one-NAPI device over 0:200, 1 s slices on a clock only slices move;
+    ``objective_of_call(n, value)`` is the n-th slice's objective (n from 0,
+    the check before the first change). Returns (result, device, said)."""
+    import irqlab.linux.knobs as knobs
+    import irqlab.linux.tune_cmd as tune_cmd
+
+    def tune(objective_of_call: Callable[[int, int], float], budget_s: float, objective: str = "throughput",
+             restore: bool = False) -> tuple[dict, OneKnob, list[str]]:
+        device, clock, said, calls = OneKnob(), SliceClock(), [], [0]
+        for name in ("set_knob", "has_saved_state", "restore"):
+            monkeypatch.setattr(knobs, name, getattr(device, name))
+        monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
+        monkeypatch.setattr(tune_cmd, "time", clock)
+
+        def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+            clock.now += slice_s
+            y = objective_of_call(calls[0], device.value)
+            calls[0] += 1
+            return {"throughput": y, "p99": y, "cpu_per_request": y, "errors": 0.0, "wall_s": slice_s}
+
+        monkeypatch.setattr(tune_cmd, "measure_slice", measure)
+        result = tune_cmd.tune_knob("fake0", "gro_flush_timeout", 0, 200, objective, ["irqlab-loadgen"], slice_s=1.0,
+                                    budget_s=budget_s, accept=200 / 32, restore_after=restore, say=said.append)
+        return result, device, said
+
+    return tune
+
+
+def _assert_best_was_measured(result: dict, device: OneKnob) -> None:
+    """The best is a value a slice of the last search measured, the result
+    names that slice, the curve shows its measurement, and the device holds
+    it (or, with no best, the original)."""
+    objective = result["objective"]
+    if result["best"] is None:
+        assert result["steps"] == [] and result["best_step"] is None and result["left"] == "original", result
+        assert device.value == 0 and device.saved is None
+        return
+    backing = result["steps"][result["best_step"] - 1]
+    assert backing["value"] == result["best"], (result["best"], backing)
+    assert backing["search"] == result["restarts"], "measured in the last search, not before a restart"
+    curve = {c["value"]: c[objective] for c in result["curve"]}
+    assert result["best"] in curve, (result["best"], sorted(curve))
+    y = curve[result["best"]]
+    assert (y == backing[objective]) or (math.isnan(y) and math.isnan(backing[objective]))
+    assert (result["best_objective"] == y) or (result["best_objective"] is None and math.isnan(y))
+    assert device.value == result["best"] and result["left"] == "best"
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("objective", ["throughput", "p99"])
+def test_the_best_is_always_a_measured_value_wherever_the_budget_ends_the_search(bounded_tune, shape, objective):
+    # Budgets from no slice at all to well past convergence (about 17 slices
+    # here), so that the search stops at every point: before its first
+    # slice, mid-iteration, converged without time to measure its answer,
+    # and finished. Before the fix a search the budget cut short reported
+    # the middle of the range, 100, which no slice had measured.
+    runs = []
+    for budget in [1.5, *range(3, 24)]:
+        f = SHAPES[shape]()
+        runs.append((budget, *bounded_tune(lambda n, v: f(v), float(budget), objective)))
+    unmeasured = [(budget, r["best"], sorted({s["value"] for s in r["steps"]})) for budget, r, _, _ in runs
+                  if r["best"] is not None and r["best"] not in {s["value"] for s in r["steps"]}]
+    assert not unmeasured, f"best values no slice measured (budget, best, measured): {unmeasured}"
+    for budget, result, device, said in runs:
+        _assert_best_was_measured(result, device)
+        if not result["converged"]:
+            assert any("the budget ran out before" in m for m in said), said
+
+
+def test_a_search_cut_short_reports_the_best_value_it_measured(bounded_tune):
+    result, device, said = bounded_tune(lambda n, v: 1000.0 - abs(v - 137), 10.0)
+    assert not result["converged"] and len(result["steps"]) == 9
+    by_value = {s["value"]: s["throughput"] for s in result["steps"]}
+    assert result["best"] == max(by_value, key=by_value.get) != 100
+    assert said[-1] == (f"the budget ran out before the search converged; the best value it measured is "
+                        f"{result['best']} (step {result['best_step']})")
+
+
+def test_a_converged_search_reports_its_answer_measured_again(bounded_tune):
+    result, device, said = bounded_tune(lambda n, v: 1000.0 - abs(v - 137), 600.0)
+    assert result["converged"] and abs(result["best"] - 137) <= 200 / 32
+    # The last slice is the answer measured again, and it is what backs the best.
+    assert result["best_step"] == len(result["steps"]) and result["steps"][-1]["value"] == result["best"]
+
+
+def test_after_a_restart_the_best_comes_from_the_new_search_only(bounded_tune):
+    # The load changes at the 17th slice (the first search's answer, 137,
+    # measured again): the peak moves to 40 and the objective at 137 drops
+    # by 80 %, so the search starts over. Budgets end the second search at
+    # every point; a value measured before the restart (under the old load,
+    # where 137 read 1000) must never be the best.
+    def objective_of_call(n: int, v: int) -> float:
+        return 1000.0 - abs(v - 137) if n <= 16 else 300.0 - abs(v - 40)
+
+    runs = [(budget, *bounded_tune(objective_of_call, float(budget))) for budget in range(19, 40)]
+    for _, result, _, said in runs:
+        assert result["restarts"] == 1, result["restarts"]
+        assert any("the load changed; searching again" in m for m in said), said
+    # Slice 17 (the answer measured again) is the first under the new load.
+    unmeasured = [(budget, r["best"], sorted({s["value"] for s in r["steps"][16:]})) for budget, r, _, _ in runs
+                  if r["best"] not in {s["value"] for s in r["steps"][16:]}]
+    assert not unmeasured, f"best values the new search did not measure (budget, best, measured): {unmeasured}"
+    for _, result, device, _ in runs:
+        assert [s["search"] for s in result["steps"]] == [0] * 16 + [1] * (len(result["steps"]) - 16)
+        assert result["steps"][16]["value"] == 137
+        _assert_best_was_measured(result, device)
+        assert abs(result["best"] - 40) < abs(result["best"] - 137), "the new load's optimum side"
+
+
+def test_no_slice_within_the_budget_leaves_the_original_and_says_so(bounded_tune):
+    result, device, said = bounded_tune(lambda n, v: 1.0, 1.5)
+    assert result["best"] is None and result["steps"] == [] and result["left"] == "original"
+    assert said == ["the budget ran out before any value was measured; the original value is kept"]
+    assert device.value == 0 and device.saved is None
+
+
+def test_the_text_report_names_the_best_with_the_slice_that_measured_it(monkeypatch, capsys, loadgen_binary):
+    import irqlab.linux.knobs as knobs
+    import irqlab.linux.tune_cmd as tune_cmd
+    from irqlab.cli import main
+
+    device, clock = OneKnob(), SliceClock()
+    for name in ("set_knob", "has_saved_state", "restore"):
+        monkeypatch.setattr(knobs, name, getattr(device, name))
+    monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
+    monkeypatch.setattr(tune_cmd, "time", clock)
+
+    def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+        clock.now += slice_s
+        return {"throughput": 1000.0 - abs(device.value - 137), "p99": 1.0, "cpu_per_request": 1.0, "errors": 0.0,
+                "wall_s": slice_s}
+
+    monkeypatch.setattr(tune_cmd, "measure_slice", measure)
+    args = ["linux", "tune", "fake0", "--knob", "gro_flush_timeout", "--range", "0:200", "--objective", "throughput",
+            "--load", "irqlab loadgen --server 127.0.0.1:1", "--slice", "1"]
+    assert main([*args, "--budget", "10"]) == 0
+    out, err = capsys.readouterr()
+    head, curve = out.splitlines()[0], out.splitlines()[2:]
+    best = int(head.split(": best ")[1].split()[0])
+    assert head.startswith("gro_flush_timeout on fake0: best 135 for throughput, 998 at step 9 (9 steps, 0 restarts")
+    assert head.endswith("; left: the best value"), head
+    assert f"  {best:>12}  998" in curve, curve
+    assert "tune: the budget ran out before the search converged; the best value it measured is 135 (step 9)" in err
+    # A budget that cannot hold one slice (and its 1 s margin) is refused before anything.
+    before = (device.value, device.saved)
+    assert main([*args[:-1], "0.2", "--budget", "0.6"]) == 2
+    assert capsys.readouterr().err == "irqlab: error: --budget must be a number between 1.2 and 3600 (got '0.6')\n"
+    assert (device.value, device.saved) == before
+    # A host so busy that 5 s pass between the tuner's readings of the
+    # clock (from the check before the first change on): no slice fits in 3 s.
+    device.value, device.saved = 0, None
+    real_measure = measure
+
+    def stall(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+        clock.stall = 5.0
+        return real_measure(load, slice_s, cpus)
+
+    monkeypatch.setattr(tune_cmd, "measure_slice", stall)
+    assert main([*args, "--budget", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("gro_flush_timeout on fake0: no value measured within the budget (0 steps, 0 restarts, ")
+    assert out.splitlines()[0].endswith("; left: the original value") and out.splitlines()[1:] == ["curve:"]
+    assert "tune: the budget ran out before any value was measured; the original value is kept" in err
+    assert device.value == 0 and device.saved is None

@@ -78,3 +78,57 @@ def test_bad_flags_give_one_sentence_and_exit_2(flags, start):
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
     assert start in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+
+
+# Objectives of rx-usecs (0 to 200) for a fake simulator run.
+def _noisy_peak(x: int) -> float:
+    # Deterministic per value, as a seeded simulation is: a hash, not a stream.
+    return (1000.0 - abs(x - 137)) * (1 + ((x * 2654435761) % 1000 / 1000 - 0.5) * 0.1)
+
+
+SHAPES = {
+    "monotone": lambda x: 10.0 + x,
+    "peaked": lambda x: 1000.0 - abs(x - 137),
+    "flat": lambda x: 500.0,
+    "noisy": _noisy_peak,
+    "partly-unmeasurable": lambda x: float("nan") if x < 100 else 1000.0 - abs(x - 160),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("maximize", [True, False])
+@pytest.mark.parametrize("fresh", [False, True])
+def test_the_best_is_a_value_the_search_ran(monkeypatch, shape, maximize, fresh):
+    # The simulator replaced by the objective of the knob's value: the
+    # reported best must be one of the evaluations, with that evaluation's
+    # objective, for every shape and every --accept from the widest to the
+    # narrowest an integer knob allows.
+    import importlib
+    import math
+
+    from irqlab.scenario import Scenario
+    from irqlab.tune import tune
+
+    f = SHAPES[shape]
+
+    class Summary:
+        def __init__(self, y: float) -> None:
+            self.y = y
+
+        def to_dict(self) -> dict[str, float]:
+            return {"throughput_qps": self.y, "requests_completed": 1}
+
+    def run(scenario: Scenario, profile: object = None, overrides: object = (), **_: object) -> Summary:
+        if overrides:
+            scenario = scenario.with_overrides(list(overrides))
+        return Summary(f(scenario.resolved()["coalesce"]["rx-usecs"]))
+
+    # The module, not the function the package exports under the same name.
+    monkeypatch.setattr(importlib.import_module("irqlab.run"), "run", run)
+    for accept in (1.0, 2.0, 5.0, 13.0, 50.0, 199.0):
+        r = tune(SCENARIO, "coalesce.rx-usecs", 0, 200, "throughput_qps", maximize=maximize, accept=accept,
+                 fresh=fresh)
+        ran = dict(r.evaluations)
+        assert r.best in ran, (accept, r.best, sorted(ran))
+        y = ran[r.best]
+        assert r.best_objective == y or (math.isnan(y) and math.isnan(r.best_objective)), (accept, r.best_objective, y)

@@ -25,15 +25,22 @@ load once for 0.2 s, unmeasured; a value not everywhere 2 s after that stops
 the search with an error, and so does a FILE that no program uses (found
 before the first change).
 
+The best value reported is always one a slice measured in the last search
+(after the last restart): the search's answer (the middle of its last
+interval), measured again, or, if the budget ran out before that, the best
+value measured; ``best_step`` in the result names the slice, and the curve
+shows its measurement. When no slice could be measured within the budget
+there is no best and the original stays.
+
 At the end the best value is applied (``irqlab linux restore DEV`` puts back
 what was there before), or with ``--restore`` the original is put back. The
-original comes back on Ctrl-C, SIGTERM or any failure too, and irqlab says so
-on stderr. Every flag, ``--out`` included, and the load command (run once)
-are checked before the first change. Every slice and
-the whole run are bounded in time; the load command may only be ``irqlab
-loadgen`` (``irqlab`` by name or by any path the shell would resolve to the
-irqlab command, or the ``irqlab-loadgen`` binary; optionally under ``ip netns
-exec NS``), whose targets are limited to loopback and 198.18.0.0/15.
+original comes back on Ctrl-C, SIGTERM or any failure too, and irqlab says
+so on stderr. Every flag, ``--out`` included, and the load command (run
+once) are checked before the first change. Every slice and the whole run are
+bounded in time; the load command may only be ``irqlab loadgen`` (``irqlab``
+by name or by any path the shell would resolve to the irqlab command, or the
+``irqlab-loadgen`` binary; optionally under ``ip netns exec NS``), whose
+targets are limited to loopback and 198.18.0.0/15.
 """
 
 from __future__ import annotations
@@ -205,6 +212,10 @@ def _tell(message: str) -> None:
         pass
 
 
+#: Seconds a slice is allowed beyond its length (setting the value, starting
+#: the load generator) when the budget is checked before it.
+SLICE_MARGIN_S = 1.0
+
 #: The knob the preload shim takes through its control file (not the device's).
 CONTROL_KNOB = "busy_poll_usecs"
 
@@ -257,6 +268,26 @@ def await_control(control: str, value: int, nudge: Callable[[], None]) -> list[A
                             f"{w.pid} ({w.comm}) still holds {w.busy_poll_usecs} after {now - started:.1f} s{more} "
                             "(the program's irqlab-preload warning, if any, says why)")
         time.sleep(0.01)
+
+
+def measured_best(steps: list[dict[str, Any]], objective: str, maximize: bool,
+                  answer: Optional[int]) -> Optional[dict[str, Any]]:
+    """The step whose measurement backs the reported best value, from
+    ``steps`` (those of one search): the search's own ``answer`` where it was
+    measured, else the best value measured (a NaN objective the worst, as
+    the policy counts it; the first measured on a tie); None if nothing was.
+    Each value counts by its latest measurement, the one the curve shows."""
+    latest: dict[int, dict[str, Any]] = {}
+    for s in steps:
+        latest[s["value"]] = s
+    if answer is not None and answer in latest:
+        return latest[answer]
+
+    def score(s: dict[str, Any]) -> float:
+        y = float(s[objective])
+        return -math.inf if math.isnan(y) else y if maximize else -y
+
+    return max(latest.values(), key=score, default=None)
 
 
 def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
@@ -358,38 +389,59 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         value = int(round(x))
         put(value)
         m = measure_slice(load, slice_s, cpus)
-        steps.append({"step": len(steps) + 1, "value": value, **m})
+        steps.append({"step": len(steps) + 1, "search": restarts, "value": value, **m})
         say(f"step {len(steps)}: {knob} = {value}: {m['throughput']:,.0f} req/s, p99 {m['p99']:.0f} us, "
             f"{m['cpu_per_request']:.1f} us CPU/request")
         return m[objective]
 
     def out_of_time() -> bool:
-        return time.monotonic() - started + slice_s + 1.0 > budget_s
+        return time.monotonic() - started + slice_s + SLICE_MARGIN_S > budget_s
 
     finished = False
     # SIGTERM unwinds like Ctrl-C, so that the finally block puts the original back.
     old_term = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         policy = GoldenSection(float(low), float(high), accept, maximize=maximize, reuse=False)
-        best: Optional[int] = None
+        # Where the current search's measurements begin in `steps`: those
+        # before a restart were taken under a load that has since changed.
+        search_from = 0
         while True:
             done, x = policy.probe()
             while not done and not out_of_time():
                 done, x = policy.observe(step(x))
-            best = int(round(policy.best if not done else x))
-            if out_of_time():
-                say("the budget ran out; the best value so far is kept")
+            # The search's own answer, the middle of its last interval, exists
+            # only once it converged. Before that the policy's `best` is the
+            # middle of the whole range, a value nothing has measured.
+            answer = int(round(x)) if done else None
+            if answer is None or out_of_time():
                 break
-            # Measure the best again: a different objective there means the load changed.
-            seen = [s[objective] for s in steps if s["value"] == best]
-            again = step(best)
-            if seen and math.isfinite(seen[-1]) and seen[-1] != 0 and abs(again / seen[-1] - 1) > restart_fraction \
-                    and not out_of_time():
+            # Measure the answer again: a different objective there means the load changed.
+            seen = [s[objective] for s in steps[search_from:] if s["value"] == answer]
+            again = step(answer)
+            if seen and math.isfinite(seen[-1]) and seen[-1] != 0 and abs(again / seen[-1] - 1) > restart_fraction:
+                if out_of_time():
+                    say(f"the objective at {answer} moved from {seen[-1]:.4g} to {again:.4g}: the load changed, but "
+                        "the budget leaves no time to search again")
+                    break
                 restarts += 1
-                say(f"the objective at {best} moved from {seen[-1]:.4g} to {again:.4g}: the load changed; searching again")
+                say(f"the objective at {answer} moved from {seen[-1]:.4g} to {again:.4g}: the load changed; "
+                    "searching again")
+                # The measurement that showed the change is the new load's: the new search keeps it.
+                search_from = len(steps) - 1
+                steps[-1]["search"] = restarts
                 policy.restart()
                 continue
             break
+        chosen = measured_best(steps[search_from:], objective, maximize, answer)
+        best = None if chosen is None else int(chosen["value"])
+        if chosen is None:
+            say("the budget ran out before any value was measured; the original value is kept")
+        elif answer is None:
+            say(f"the budget ran out before the search converged; the best value it measured is {best} "
+                f"(step {chosen['step']})")
+        elif best != answer:
+            say(f"the budget ran out before the search could measure its answer, {answer}; the best value it "
+                f"measured is {best} (step {chosen['step']})")
         if restore_after or best is None:
             put_back(verify=True)
             left = "original"
@@ -402,7 +454,9 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             "range": [low, high], "accept": accept, "slice_s": slice_s, "budget_s": budget_s,
             "original": [{"napi_id": k[0], "value": v} for k, v in originals.items()],
             "steps": steps, "curve": [{"value": v, objective: y} for v, y in curve],
-            "best": best, "restarts": restarts, "left": left,
+            "best": best, "best_step": None if chosen is None else chosen["step"],
+            "best_objective": None if chosen is None or not math.isfinite(chosen[objective]) else chosen[objective],
+            "converged": answer is not None, "restarts": restarts, "left": left,
             "elapsed_s": time.monotonic() - started,
         }
         if finish is not None:
@@ -476,7 +530,8 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--load", required=True, metavar="CMD",
                    help='the load, an "irqlab loadgen ..." command (optionally under "ip netns exec NS")')
     p.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (0.2-60, default 1)")
-    p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole search (default 60)")
+    p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole search, at least 3 slices and "
+                   "--slice + 1 (default 60)")
     p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
     p.add_argument("--napi", metavar="ID", help="tune only this NAPI (default: every NAPI of DEV)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs whose busy time counts for cpu_per_request (default: all)")
@@ -537,7 +592,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             raise TuneError(f"--knob must be one of {', '.join(limits)} (got {args.knob!r})")
         low, high = parse_range(args.range, args.knob, limits[args.knob])
         slice_s = _number(args.slice, "--slice", 0.2, 60)
-        budget_s = _number(args.budget, "--budget", 3 * slice_s, 3600)
+        # At least one slice must fit, or the search could measure nothing;
+        # rounded, so that 3 x 0.2 is 0.6 and not 0.6000000000000001.
+        budget_s = _number(args.budget, "--budget", round(max(3 * slice_s, slice_s + SLICE_MARGIN_S), 6), 3600)
         accept = _number(args.accept, "--accept", 1, high - low) if args.accept else max(1.0, (high - low) / 32)
         load = parse_load(args.load)
         check_load_namespace(load)
@@ -565,9 +622,15 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        lines = [f"{result['knob']} on {result['device']}: best {result['best']} for {result['objective']} "
-                 f"({len(result['steps'])} steps, {result['restarts']} restarts, {result['elapsed_s']:.1f} s); "
-                 f"left: the {result['left']} value", "curve:"]
+        runs = f"{len(result['steps'])} steps, {result['restarts']} restarts, {result['elapsed_s']:.1f} s"
+        if result["best"] is None:
+            head = f"{result['knob']} on {result['device']}: no value measured within the budget ({runs})"
+        else:
+            # The best with the measurement that backs it, which the curve shows too.
+            y = result["best_objective"]
+            head = (f"{result['knob']} on {result['device']}: best {result['best']} for {result['objective']}, "
+                    f"{'nan' if y is None else f'{y:.4g}'} at step {result['best_step']} ({runs})")
+        lines = [f"{head}; left: the {result['left']} value", "curve:"]
         lines += [f"  {c['value']:>12}  {c[result['objective']]:.4g}" for c in result["curve"]]
         print("\n".join(lines))
     return 0

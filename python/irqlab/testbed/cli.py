@@ -97,7 +97,7 @@ def _machine() -> dict[str, Any]:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from irqlab.linux.tune_cmd import TuneError, parse_range
+    from irqlab.linux.tune_cmd import SLICE_MARGIN_S, TuneError, parse_range
     from irqlab.profiles import PROFILES as ACCEPTED
     from irqlab.testbed.tune import SCENARIO_FIELD, render, run_testbed_tune, write_results
 
@@ -110,7 +110,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     except TuneError as e:
         raise TestbedUsageError(str(e)) from None
     slice_s = _num(args.slice, "--slice", 0.2, 60)
-    budget_s = _num(args.budget, "--budget", 3 * slice_s, 3600)
+    # linux tune's own bound, checked here before the testbed is built.
+    budget_s = _num(args.budget, "--budget", round(max(3 * slice_s, slice_s + SLICE_MARGIN_S), 6), 3600)
     out = _results_out(args.out, "testbed tune")
     progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
     try:

@@ -101,7 +101,9 @@ def render(result: dict[str, Any]) -> str:
     m = result["measured"]
     obj = m["objective"]
     sim = {c["value"]: c[obj] for c in result["simulated"]}
-    lines = [f"{m['knob']} on the testbed under {result['profile']}, objective {obj}: measured best {m['best']} "
+    # linux tune has no best (None) when the budget held no slice: it names only values it measured.
+    best = "no value measured within the budget" if m["best"] is None else f"measured best {m['best']}"
+    lines = [f"{m['knob']} on the testbed under {result['profile']}, objective {obj}: {best} "
              f"({len(m['steps'])} steps)"]
     if sim:
         pick = max if m["maximize"] else min
