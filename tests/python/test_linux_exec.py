@@ -618,6 +618,44 @@ def test_napi_dev_without_root_names_the_command_that_was_run(launcher, tmp_path
     assert "of lo" in lines[0] and "irqlab linux apply" not in lines[0], lines[0]
 
 
+def _veth_skip_reason() -> str | None:
+    if not IS_ROOT:
+        return "a veth in network namespaces and napi-set need root"
+    if shutil.which("ip") is None:
+        return "iproute2 is needed"
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    if (major, minor) < (6, 13):
+        return f"kernel {os.uname().release} is older than 6.13 (no per-NAPI settings)"
+    return None
+
+
+@pytest.mark.skipif(_veth_skip_reason() is not None, reason=_veth_skip_reason() or "")
+def test_napi_dev_says_a_knob_changed_by_hand_while_the_program_ran(launcher):
+    # The program itself is the hand: it writes the device-wide
+    # gro_flush_timeout, which Linux 6.13+ copies to every NAPI, over the
+    # profile's 20000 ns. The restore puts 0 back and says so in the line
+    # `irqlab linux restore` prints.
+    from irqlab.testbed.netns import CLIENT_NS, SERVER_DEV, SERVER_NS, Testbed, existing_namespaces
+
+    if existing_namespaces() & {SERVER_NS, CLIENT_NS}:
+        pytest.skip("the testbed's namespaces are in use")
+    bed = Testbed(1, 0)
+    try:
+        bed.create()
+        r = run(["ip", "netns", "exec", SERVER_NS, *launcher, "--profile", "irq-suspend", "--napi-dev", SERVER_DEV,
+                 "--", "sh", "-c", f"echo 5000 > /sys/class/net/{SERVER_DEV}/gro_flush_timeout && echo RAN"])
+        show = run(["ip", "netns", "exec", SERVER_NS, sys.executable, "-m", "irqlab", "linux", "show", SERVER_DEV,
+                    "--json"])
+    finally:
+        bed.destroy()
+    assert r.returncode == 0 and r.stdout == "RAN\n", r.stderr
+    napi = json.loads(show.stdout)["napis"][0]
+    assert r.stderr.splitlines() == [
+        f"irqlab: restore: {SERVER_DEV} NAPI {napi['id']} napi.gro_flush_timeout was 20000 ns when applied, is now "
+        "5000 ns (changed since apply); restoring 0 ns"], r.stderr
+    assert napi["gro_flush_timeout"] == 0
+
+
 # -- (e) memcached from the distribution ------------------------------------------
 
 

@@ -37,11 +37,14 @@ LOAD = "irqlab loadgen --server 127.0.0.1:11211 --connections 4"
 
 class FakeDevice:
     """Two NAPIs' ``gro_flush_timeout``, changed through what the tuner calls in
-    ``irqlab.linux.knobs``; the first change saves the state as the native side does."""
+    ``irqlab.linux.knobs``; the first change saves the state as the native side
+    does, each records what it left (``applied``), and the restore reports a
+    value found otherwise as changed since apply, as restore.rs does."""
 
     def __init__(self, original: int = 0) -> None:
         self.values = {1: original, 2: original}
         self.saved: Optional[dict[int, int]] = None
+        self.applied: dict[int, int] = {}
         self.refuse: Callable[[int], bool] = lambda value: False
         self.restore_fails = False
         self.on_restore: Callable[[], None] = lambda: None
@@ -59,7 +62,7 @@ class FakeDevice:
         if self.refuse(value):
             raise LinuxError(f"the kernel refused {knob} {value} on NAPI 1 of {dev}: Invalid argument")
         for n in [napi] if napi is not None else list(self.values):
-            self.values[n] = value
+            self.values[n] = self.applied[n] = value
         self.sets.append(value)
         return {"state_kept": state_kept}
 
@@ -69,8 +72,10 @@ class FakeDevice:
             raise LinuxError(f"NAPI 1 of {dev} is gone and its settings have nowhere to go; they stay saved")
         if self.saved is None:
             raise LinuxError(f"no saved state of {dev}")
-        self.values, self.saved = dict(self.saved), None
-        return {}
+        by_hand = [{"part": "napi", "napi_id": n, "knob": "gro_flush_timeout", "applied": self.applied[n], "now": v,
+                    "restoring": self.saved[n]} for n, v in self.values.items() if self.applied.get(n, v) != v]
+        self.values, self.saved, self.applied = dict(self.saved), None, {}
+        return {"changed_since_apply": by_hand}
 
     def has_saved_state(self, dev: str) -> bool:
         return self.saved is not None
@@ -255,6 +260,54 @@ def test_a_state_saved_by_an_earlier_apply_is_kept_and_the_knob_put_back_by_hand
     assert device.values == {1: 0, 2: 0} and device.saved == {1: 7, 2: 7}
 
 
+def _by_hand(device: FakeDevice, napi: int, value: int) -> Callable[[], None]:
+    """A hand change (``ethtool``, a sysfs write) just before the restore."""
+
+    def change() -> None:
+        device.values[napi] = value
+
+    return change
+
+
+def test_restore_at_the_end_says_each_knob_changed_by_hand_during_the_search(fake, capsys):
+    from irqlab.linux.cli import hand_change_line
+
+    device, load = fake
+    device.on_restore = _by_hand(device, 2, 12345)
+    assert tune("--restore", "--json") == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    applied = result["steps"][-1]["value"]
+    change = {"part": "napi", "napi_id": 2, "knob": "gro_flush_timeout", "applied": applied, "now": 12345,
+              "restoring": 0}
+    assert result["changed_since_apply"] == [change] and result["left"] == "original"
+    # The line `irqlab linux restore` prints, on stderr whatever --json says.
+    line = f"irqlab: {hand_change_line(DEV, change)}"
+    assert line == (f"irqlab: restore: fake0 NAPI 2 napi.gro_flush_timeout was {applied} ns when applied, is now "
+                    "12345 ns (changed since apply); restoring 0 ns")
+    assert err.splitlines() == [line], err
+    assert device.values == {1: 0, 2: 0}
+
+
+def test_a_search_without_hand_changes_restores_without_a_word(fake, capsys):
+    device, load = fake
+    assert tune("--restore", "--json") == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["changed_since_apply"] == [] and err == ""
+
+
+def test_restore_on_failure_says_each_knob_changed_by_hand_before_it_is_back(fake, capsys):
+    device, load = fake
+    load.hooks[3] = fail(KeyboardInterrupt())
+    device.on_restore = _by_hand(device, 1, 777)
+    assert tune() == 130
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2].startswith("irqlab: restore: fake0 NAPI 1 napi.gro_flush_timeout was ") and err[-2].endswith(
+        " ns when applied, is now 777 ns (changed since apply); restoring 0 ns"), err
+    assert restored_said(err[-1])
+    assert device.values == {1: 0, 2: 0}
+
+
 def test_a_second_sigterm_waits_until_the_original_is_back(fake, capsys):
     import threading
 
@@ -315,6 +368,8 @@ class FakeKnobs:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.restore_fails = False
+        #: What the restore reports as changed by hand since apply.
+        self.by_hand: list[dict[str, Any]] = []
 
     def may_change_settings(self) -> bool:
         return True
@@ -327,7 +382,7 @@ class FakeKnobs:
         self.calls.append(f"restore {dev}")
         if self.restore_fails:
             raise LinuxError(f"the settings of {dev} have nowhere to go")
-        return {}
+        return {"changed_since_apply": self.by_hand}
 
 
 @pytest.fixture
@@ -366,6 +421,48 @@ def test_exec_restores_after_an_error_and_says_so(exec_fakes, monkeypatch, capsy
     err = capsys.readouterr().err
     assert f"irqlab: {DEV} is back to its settings from before the profile was applied" in err
     assert err.strip().splitlines()[-1] == "irqlab: error: Input/output error"
+
+
+HAND_CHANGES = [
+    {"part": "napi", "napi_id": 12, "knob": "gro_flush_timeout", "applied": 20000, "now": 5000, "restoring": 0},
+    {"part": "coalesce", "napi_id": None, "knob": "rx-usecs", "applied": 0, "now": 50, "restoring": 8},
+]
+
+
+def test_exec_says_each_knob_changed_by_hand_while_the_program_ran(exec_fakes, monkeypatch, capsys):
+    from irqlab.linux.cli import hand_change_line
+
+    exec_cmd, k = exec_fakes
+    k.by_hand = HAND_CHANGES
+    monkeypatch.setattr(exec_cmd, "run_program", lambda argv, env: 0)
+    assert run_exec() == 0
+    assert k.calls == [f"apply {DEV} irq-suspend", f"restore {DEV}"]
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"irqlab: {hand_change_line(DEV, h)}" for h in HAND_CHANGES]
+    assert err == [
+        "irqlab: restore: fake0 NAPI 12 napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns "
+        "(changed since apply); restoring 0 ns",
+        "irqlab: restore: fake0 coalescing coalesce.rx-usecs was 0 when applied, is now 50 (changed since apply); "
+        "restoring 8",
+    ]
+
+
+def test_exec_says_the_hand_changes_after_an_error_too(exec_fakes, monkeypatch, capsys):
+    exec_cmd, k = exec_fakes
+    k.by_hand = HAND_CHANGES[:1]
+
+    def broken(argv: list[str], env: dict[str, str]) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(exec_cmd, "run_program", broken)
+    assert run_exec() == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "irqlab: restore: fake0 NAPI 12 napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns "
+        "(changed since apply); restoring 0 ns",
+        f"irqlab: {DEV} is back to its settings from before the profile was applied",
+        "irqlab: error: Input/output error",
+    ]
 
 
 def test_exec_restore_failing_says_how_to_finish_it(exec_fakes, monkeypatch, capsys):

@@ -44,7 +44,11 @@ before it.
 
 With ``--napi-dev DEV`` the per-NAPI and coalescing part of the profile is
 applied to DEV first (``irqlab.linux.knobs.apply``) and restored when the
-program ends, whatever ends it (``irqlab.linux.knobs.restore``).
+program ends, whatever ends it (``irqlab.linux.knobs.restore``). A knob the
+restore finds changed by hand while the program ran is restored all the same
+and said on stderr, one line each, as ``irqlab linux restore`` says it
+(``irqlab: restore: DEV NAPI 12 napi.gro_flush_timeout was 20000 ns when
+applied, is now 5000 ns (changed since apply); restoring 0 ns``).
 
 A program that daemonizes (nginx's default, ``memcached -d``) exits at once
 while a process it forked goes on with the shim. irqlab is the subreaper of
@@ -317,13 +321,20 @@ def _restore_device(knobs_module: Any, dev: str, said: bool) -> None:
     """Put DEV's settings back after the program; ``said``: the program did
     not end normally (an error in irqlab), so say on stderr what became of
     DEV. A restore that fails says how to finish it by hand, and raises."""
+    from irqlab.linux.cli import hand_change_line
+
     try:
-        knobs_module.restore(dev)
+        report = knobs_module.restore(dev)
     except _core.LinuxError as e:
         raise _core.LinuxError(
             f"{dev}'s settings could not be put back ({' '.join(str(e).split())}); `irqlab linux restore {dev}` "
             "puts back the settings saved before the profile was applied"
         ) from None
+    # A knob changed by hand while the program ran (ethtool -C, another
+    # tool's napi-set) is undone by the restore; say so, as `irqlab linux
+    # restore` does, or the change would vanish unseen.
+    for h in report.get("changed_since_apply", []):
+        print(f"irqlab: {hand_change_line(dev, h)}", file=sys.stderr)
     if said:
         print(f"irqlab: {dev} is back to its settings from before the profile was applied", file=sys.stderr)
 

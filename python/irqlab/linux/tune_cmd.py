@@ -35,10 +35,14 @@ there is no best and the original stays.
 At the end the best value is applied (``irqlab linux restore DEV`` puts back
 what was there before), or with ``--restore`` the original is put back. The
 original comes back on Ctrl-C, SIGTERM or any failure too, and irqlab says
-so on stderr. Every flag, ``--out`` included, and the load command (run
-once) are checked before the first change. Every slice and the whole run are
-bounded in time; the load command may only be ``irqlab loadgen`` (``irqlab``
-by name or by any path the shell would resolve to the irqlab command, or the
+so on stderr; a knob that the restore finds changed by hand since the tuner
+set it gets a line of its own there, as ``irqlab linux restore`` prints it
+(not when an earlier ``apply`` saved the state: the tuner then sets its knob
+back itself, without a restore, and has no record to compare with). Every
+flag, ``--out`` included, and the load command (run once) are checked before
+the first change. Every slice and the whole run are bounded in time; the
+load command may only be ``irqlab loadgen`` (``irqlab`` by name or by any
+path the shell would resolve to the irqlab command, or the
 ``irqlab-loadgen`` binary; optionally under ``ip netns exec NS``), whose
 targets are limited to loopback and 198.18.0.0/15.
 """
@@ -367,7 +371,9 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         else:
             knobs.set_knob(dev, knob, value, napi)
 
-    def put_back(verify: bool = False) -> None:
+    def put_back(verify: bool = False) -> list[dict[str, Any]]:
+        """Put the original back; the knobs the restore found changed by
+        hand since the tuner last set them (restore's ``changed_since_apply``)."""
         if knob == CONTROL_KNOB:
             write_control(control, int(originals[(None, knob)]))
             if verify:
@@ -376,10 +382,19 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             # The state this run saved: exactly the settings before it. None
             # saved means the first change failed before it changed anything.
             if knobs.has_saved_state(dev):
-                knobs.restore(dev)
+                return list(knobs.restore(dev).get("changed_since_apply", []))
         else:
             for (napi_id, _), value in originals.items():
                 knobs.set_knob(dev, knob, int(value), napi_id)
+        return []
+
+    def tell_hand_changes(changes: list[dict[str, Any]]) -> None:
+        # On stderr whatever --json says, as `irqlab linux restore` prints
+        # them: a hand change during the search is otherwise undone unseen.
+        from irqlab.linux.cli import hand_change_line
+
+        for h in changes:
+            tell(hand_change_line(dev, h))
 
     def original_text() -> str:
         values = sorted({int(v) for v in originals.values()})
@@ -443,11 +458,13 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             say(f"the budget ran out before the search could measure its answer, {answer}; the best value it "
                 f"measured is {best} (step {chosen['step']})")
         if restore_after or best is None:
-            put_back(verify=True)
+            hand = put_back(verify=True)
             left = "original"
         else:
+            hand = []
             put(best)
             left = "best"
+        tell_hand_changes(hand)
         curve = sorted({s["value"]: s[objective] for s in steps}.items())
         result = {
             "device": dev, "knob": knob, "napi": napi, "objective": objective, "maximize": maximize,
@@ -457,6 +474,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             "best": best, "best_step": None if chosen is None else chosen["step"],
             "best_objective": None if chosen is None or not math.isfinite(chosen[objective]) else chosen[objective],
             "converged": answer is not None, "restarts": restarts, "left": left,
+            "changed_since_apply": hand,
             "elapsed_s": time.monotonic() - started,
         }
         if finish is not None:
@@ -467,12 +485,13 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             # A second Ctrl-C or SIGTERM waits until the original is back.
             with signals_held(after={signal.SIGTERM: old_term}):
                 try:
-                    put_back()
+                    hand = put_back()
                 except Exception as e:
                     tell(f"error: the original {knob} could not be put back on {where} ({' '.join(str(e).split())}); "
                          + (f"`irqlab linux restore {dev}` puts back the settings saved before the first change"
                             if knob != CONTROL_KNOB else f"write busy_poll_usecs={original_text()} to {control}"))
                 else:
+                    tell_hand_changes(hand)
                     tell(f"the search did not finish; {knob} on {where} is back to its original value "
                          f"({original_text()})")
         else:
