@@ -198,6 +198,12 @@ def test_refuses_servers_outside_loopback_and_198_18(server: str) -> None:
         (["--get-fraction", "1.5"], "--get-fraction"),
         (["--seed", "-1"], "--seed"),
         (["--spin-us", "5000"], "--spin-us"),
+        (["--timeout-ms", "0"], "--timeout-ms"),
+        (["--timeout-ms", "60001"], "--timeout-ms"),
+        (["--late-us", "0"], "--late-us"),
+        (["--max-late", "1.5"], "--max-late"),
+        (["--max-late", "-0.1"], "--max-late"),
+        (["--max-failed", "nan"], "--max-failed"),
         (["--server", "nonsense"], "--server"),
         (["--bogus"], "--bogus"),
     ],
@@ -408,3 +414,21 @@ def test_python_module_entry_point_runs_the_binary() -> None:
     )
     assert out.returncode == 0
     assert out.stdout.startswith("irqlab-loadgen ")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--fractions", "0,0.5"], "--fractions must be 1 to 20 comma-separated numbers from 0.01 to 2"),
+        (["--fractions", "half"], "--fractions"),
+        (["--memtier", "/nonexistent/memtier_benchmark"], "--memtier must name an executable memtier_benchmark"),
+        (["--duration", "0"], "--duration must be a number from 0.1 to 600"),
+        (["--connections", "2", "--threads", "3"], "--threads must be at most --connections (2)"),
+    ],
+)
+def test_bench_refuses_bad_flags_in_one_sentence(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench_main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
