@@ -108,6 +108,12 @@ pub struct Worker<'a> {
     late_ns: u64,
     /// A request unanswered this long after its write stalls its connection.
     timeout_ns: u64,
+    /// Open loop: how late this turn of the loop woke after the deadline
+    /// its wait was given (0 when events woke it first): time the thread was
+    /// off its CPU (descheduled, throttled, a slow timer) past the work it
+    /// had due. Replies read in such a turn freed their slots at the read,
+    /// later than they arrived, so the slot wait cannot excuse it.
+    wake_lag_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -165,6 +171,7 @@ impl<'a> Worker<'a> {
             batch_ns: u64::from(cfg.batch_us) * 1000,
             late_ns: u64::from(cfg.late_us) * 1000,
             timeout_ns: u64::from(cfg.timeout_ms) * 1_000_000,
+            wake_lag_ns: 0,
         })
     }
 
@@ -213,9 +220,10 @@ impl<'a> Worker<'a> {
                 .peek()
                 .map(|&Reverse((t, _))| t.saturating_sub(self.spin_ns));
             let mut events = std::mem::take(&mut self.events);
+            let cap = now.saturating_add(MAX_WAIT_MS * 1_000_000).min(until);
+            let deadline = wake.map_or(cap, |w| w.min(cap));
             if self.epoll.has_ns_timeout() {
-                let cap = now.saturating_add(MAX_WAIT_MS * 1_000_000).min(until);
-                self.epoll.wait_until(&mut events, wake.map_or(cap, |w| w.min(cap)))?;
+                self.epoll.wait_until(&mut events, deadline)?;
             } else {
                 let mut spin = false;
                 if let (Some(timer), Some(wake)) = (self.timer.as_mut(), wake) {
@@ -234,6 +242,7 @@ impl<'a> Worker<'a> {
                 };
                 self.epoll.wait(&mut events, timeout_ms)?;
             }
+            self.wake_lag_ns = now_ns().saturating_sub(deadline);
             for ev in &events {
                 if ev.token == TIMER_TOKEN {
                     if let Some(t) = self.timer.as_mut() {
@@ -312,7 +321,7 @@ impl<'a> Worker<'a> {
                 // `--batch-us`, what is due within it goes too, early: its
                 // latency counts from its write, not from its schedule.
                 let mut sent_at = None;
-                let late_ns = self.late_ns;
+                let (late_ns, wake_lag_ns) = (self.late_ns, self.wake_lag_ns);
                 while c.outstanding() < depth {
                     let t = phase.start.saturating_add(sched.peek());
                     if t > now.saturating_add(batch_ns) || t >= phase.measure_end {
@@ -334,10 +343,14 @@ impl<'a> Worker<'a> {
                     // and the generator's own delay after that. Requests
                     // leave a connection in order, so the slot this one
                     // takes was free from the last full-to-free moment on.
+                    // A turn that woke late read its replies late too: its
+                    // own delay is at least its wake lag (but no more than
+                    // the send's whole lag).
                     let at = *sent_at.get_or_insert_with(now_ns);
                     let could = t.max(c.slot_free_at);
-                    self.stats
-                        .record_send(at.saturating_sub(t), at.saturating_sub(could), late_ns);
+                    let lag = at.saturating_sub(t);
+                    let own = at.saturating_sub(could).max(wake_lag_ns.min(lag));
+                    self.stats.record_send(lag, own, late_ns);
                 }
                 let next = phase.start.saturating_add(sched.peek());
                 c.schedule = Some(sched);
@@ -429,7 +442,11 @@ impl<'a> Worker<'a> {
                     c.pending.pop_front();
                     self.outstanding -= 1;
                     let id = c.id;
-                    self.stall(i, p.sent, t_recv);
+                    // Read in a turn that woke late, a reply's read time
+                    // says when the generator got to it, not when it came.
+                    if self.wake_lag_ns <= self.late_ns {
+                        self.stall(i, p.sent, t_recv);
+                    }
                     self.account(id, p, outcome, t_recv);
                 }
                 Err(e) => {
@@ -546,7 +563,17 @@ impl<'a> Worker<'a> {
     /// timeouts, not as a clean run of 0 requests.
     fn count_timeouts(&mut self) {
         let (start, me) = (self.phase.start, self.phase.measure_end);
+        // Replies already in the socket buffers were answered: read them
+        // before anything counts as unanswered (a generator off its CPU
+        // at the end would otherwise call them the server's timeouts).
+        for i in 0..self.conns.len() {
+            if self.conns[i].alive && !self.conns[i].pending.is_empty() {
+                self.on_readable(i);
+            }
+        }
+        self.commit();
         let end = now_ns();
+        let late_at_end = self.wake_lag_ns > self.late_ns;
         for i in 0..self.conns.len() {
             if !self.conns[i].alive {
                 continue;
@@ -560,10 +587,12 @@ impl<'a> Worker<'a> {
             let c = &mut self.conns[i];
             self.stats.timeouts += c.pending.iter().filter(|p| p.t < me).count() as u64;
             // The generator's backlog: a slot was free and had been for
-            // longer than a late send may take. A slot a reply freed just
-            // before the end is the server's pace (its connection was full
-            // until then), not the generator falling behind.
-            let free = c.pending.len() < depth && end.saturating_sub(c.slot_free_at) > late_ns;
+            // longer than a late send may take, or the loop's last turn woke
+            // late (the slot's reply waited for the generator to read it). A
+            // slot a reply freed just before the end, read on time, is the
+            // server's pace (its connection was full until then).
+            let free = c.pending.len() < depth
+                && (late_at_end || end.saturating_sub(c.slot_free_at) > late_ns);
             if let Some(s) = c.schedule.as_mut() {
                 for _ in 0..MAX_UNSENT_COUNT {
                     let t = start.saturating_add(s.peek());
