@@ -258,7 +258,9 @@ fn open_loop_into_a_silent_server_counts_what_never_left() {
     // Open loop, 2 connections x depth 4: once the server stops, 8 requests
     // wait for replies and every later one waits for a slot that never
     // frees. Those are the server's doing (never sent, not late), and the
-    // throughput is what was answered in the window, not the target.
+    // throughput is what was answered in the window, not the target. (How
+    // many of the hundred answered sends waited for a slot depends on how
+    // fast the fake answers on a busy machine: not asserted.)
     let addr = start(Fake {
         silent_after: Some(100),
         ..FAKE
@@ -281,7 +283,9 @@ fn open_loop_into_a_silent_server_counts_what_never_left() {
     assert!(r.achieved_qps < 200.0, "{} QPS", r.achieved_qps);
     assert!(r.failed_fraction > 0.8);
     assert_eq!(r.schedule_kept, Some(true), "late {:?}", r.late_fraction);
-    assert!(r.slot_wait_fraction.unwrap() < 0.5);
+    // Never sent because every slot held an unanswered request: none of it
+    // is the generator's backlog.
+    assert_eq!(r.unsent_backlog, 0);
     assert!(!r.server_kept_up);
 }
 
