@@ -2,7 +2,8 @@
 
 The figure is ``sim_events / wall_s`` of each run's summary (the engine's own
 wall time, scenario parsing excluded); best and median are over the repeats.
-SYSTEM.md's target is >= 10 M events/s per core on the thesis scenario.
+The target is >= 10 M events/s per core on the thesis scenario
+(docs/architecture.md, "Performance targets").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-//! The analytical oracles of SYSTEM.md: each mechanism on a minimal scenario
+//! The analytical oracles (docs/architecture.md, "Trust"): each mechanism on a minimal scenario
 //! (one core, zero costs, Poisson arrivals at λ = 100k/s for 2 s, i.e. about
 //! 200k samples) against its queueing formula. Tolerances: the standard
 //! error of a mean waiting time over ~200k correlated samples is well under

@@ -1,4 +1,4 @@
-//! Real-kernel access for irqlab (SYSTEM.md "The real side"): read and set
+//! Real-kernel access for irqlab (docs/architecture.md, "The real side"): read and set
 //! per-NAPI settings (netdev generic netlink: `napi-get`, `napi-set`,
 //! `queue-get`) and NIC coalescing (ethtool netlink: `coalesce-get`,
 //! `coalesce-set`) of one device; set epoll busy-poll parameters

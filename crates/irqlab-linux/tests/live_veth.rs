@@ -18,7 +18,7 @@ use irqlab_linux::netlink::netdev::NapiSet;
 use irqlab_linux::ops::Kernel;
 use irqlab_linux::{apply_in, device, napi_id, plan, restore_in, show, Error, StateStore, Value};
 
-/// The testbed of SYSTEM.md in small: a server namespace with veth0
+/// The testbed (docs/architecture.md, "The real side") in small: a server namespace with veth0
 /// (198.18.0.1/30, GRO on) and a client namespace with its peer veth1
 /// (198.18.0.2/30, GRO off), both deleted on drop, whatever happened.
 struct Testbed {

@@ -1,5 +1,5 @@
 //! LD_PRELOAD shim that puts an unmodified epoll program under one of
-//! irqlab's profiles (SYSTEM.md, "The real side"; thesis appendix A).
+//! irqlab's profiles (docs/architecture.md, "The real side"; thesis appendix A).
 //!
 //! `irqlab linux exec --profile P -- CMD` preloads this library and passes
 //! the profile's epoll knobs in the environment (see [`config`]). The shim

@@ -1,7 +1,7 @@
 //! `irqlab._core`: the Python face of irqlab-core. This crate only converts
 //! (Python values in, JSON text out, core errors to Python exceptions); every
 //! decision about scenarios and runs is the core's, every decision about the
-//! user experience is the Python package's (SYSTEM.md "Tiers").
+//! user experience is the Python package's (docs/architecture.md, "Tiers").
 
 mod error;
 mod linux;

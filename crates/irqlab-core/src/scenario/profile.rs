@@ -1,5 +1,6 @@
 //! The interrupt-handling profiles: the four of the thesis (appendix A),
-//! named as in SYSTEM.md, then two that map configurations of Cai & Karsten
+//! named as in docs/architecture.md ("Profiles"), then two that map
+//! configurations of Cai & Karsten
 //! (SIGMETRICS 2024) onto Linux 6.13 knobs (`irq-batching`,
 //! `kernel-polling`; docs/calibration.md, "The second measurement"). A
 //! profile is a set of knob overrides on the NIC coalescing, the per-NAPI
@@ -71,8 +72,8 @@ impl Profile {
         })
     }
 
-    /// The knobs this profile sets (thesis appendix A; SYSTEM.md "The
-    /// profiles"; for `irq-batching` and `kernel-polling` the IRQ-suspension
+    /// The knobs this profile sets (thesis appendix A; docs/architecture.md,
+    /// "Profiles"; for `irq-batching` and `kernel-polling` the IRQ-suspension
     /// cover letter's `defer20` and `suspend0` cases), shared by the
     /// simulator and the real-kernel tools.
     pub fn knobs(self) -> ProfileKnobs {

@@ -1,5 +1,5 @@
 //! The run summary. Field names are stable: the CLI's `--json`, the Python
-//! API, plots and reports read them (SYSTEM.md "What every run reports").
+//! API, plots and reports read them (docs/architecture.md, "What every run reports").
 
 use crate::dim::net_dim::NET_DIM_PARAMS_NUM_PROFILES;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
