@@ -585,7 +585,16 @@ impl<'a> Worker<'a> {
             }
             let (depth, late_ns) = (self.depth, self.late_ns);
             let c = &mut self.conns[i];
-            self.stats.timeouts += c.pending.iter().filter(|p| p.t < me).count() as u64;
+            // A timeout waited the whole --timeout-ms: a request the
+            // generator wrote late, into the drain, and whose reply has not
+            // come yet is its lateness (counted when it was sent), not the
+            // server's failure.
+            let timeout_ns = self.timeout_ns;
+            self.stats.timeouts += c
+                .pending
+                .iter()
+                .filter(|p| p.t < me && end.saturating_sub(p.sent) >= timeout_ns)
+                .count() as u64;
             // The generator's backlog: a slot was free and had been for
             // longer than a late send may take, or the loop's last turn woke
             // late (the slot's reply waited for the generator to read it). A
