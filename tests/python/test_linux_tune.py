@@ -592,6 +592,14 @@ SHAPES: dict[str, Callable[[], Callable[[int], float]]] = {
 }
 
 
+def _fake_kernel_and_clock(monkeypatch, knobs, tune_cmd, device, clock) -> None:
+    """The one knob's device in place of the kernel, and a clock only the slices move."""
+    for name in ("set_knob", "has_saved_state", "restore"):
+        monkeypatch.setattr(knobs, name, getattr(device, name))
+    monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
+    monkeypatch.setattr(tune_cmd, "time", clock)
+
+
 @pytest.fixture
 def bounded_tune(monkeypatch):
     """``tune(objective_of_call, budget_s, objective=...)``: ``tune_knob`` on a
@@ -604,10 +612,7 @@ def bounded_tune(monkeypatch):
     def tune(objective_of_call: Callable[[int, int], float], budget_s: float, objective: str = "throughput",
              restore: bool = False) -> tuple[dict, OneKnob, list[str]]:
         device, clock, said, calls = OneKnob(), SliceClock(), [], [0]
-        for name in ("set_knob", "has_saved_state", "restore"):
-            monkeypatch.setattr(knobs, name, getattr(device, name))
-        monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
-        monkeypatch.setattr(tune_cmd, "time", clock)
+        _fake_kernel_and_clock(monkeypatch, knobs, tune_cmd, device, clock)
 
         def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
             clock.now += slice_s
@@ -717,10 +722,7 @@ def test_the_text_report_names_the_best_with_the_slice_that_measured_it(monkeypa
     from irqlab.cli import main
 
     device, clock = OneKnob(), SliceClock()
-    for name in ("set_knob", "has_saved_state", "restore"):
-        monkeypatch.setattr(knobs, name, getattr(device, name))
-    monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
-    monkeypatch.setattr(tune_cmd, "time", clock)
+    _fake_kernel_and_clock(monkeypatch, knobs, tune_cmd, device, clock)
 
     def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
         clock.now += slice_s
