@@ -18,12 +18,24 @@ refusal is decided by the same validation the simulator applies
 (`irqlab._core.resolve`), so it runs with the virtualenv of `make setup`
 (`.venv/bin/python tools/debug_check.py`).
 
-Usage: .venv/bin/python tools/debug_check.py [--run PATH] [--duration S] [--qps Q] [--jobs N]
+With `--save DIR` every run's summary (the JSON the run example prints) is
+written to DIR, one file per run; `--compare DIR` then fails unless every
+run prints exactly the summary saved there. That is the full comparison a
+refactor of the model must pass (every summary bit-identical), usually with a
+release build for speed:
+
+    cargo build --release -p irqlab-core --example run
+    .venv/bin/python tools/debug_check.py --run target/release/examples/run --save /tmp/before
+    # ... change the model, rebuild ...
+    .venv/bin/python tools/debug_check.py --run target/release/examples/run --compare /tmp/before
+
+Usage: .venv/bin/python tools/debug_check.py [--run PATH] [--duration S] [--qps Q] [--jobs N] [--save DIR | --compare DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import subprocess
 import sys
@@ -44,7 +56,14 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=0.02, help="simulated seconds per run (after warm-up)")
     ap.add_argument("--qps", type=float, default=200000.0, help="the open loop's load")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    out = ap.add_mutually_exclusive_group()
+    out.add_argument("--save", metavar="DIR", help="write every run's summary JSON into DIR")
+    out.add_argument("--compare", metavar="DIR", help="fail unless every run's summary equals the one saved in DIR")
     args = ap.parse_args()
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, not {args.jobs}")
+    if args.save:
+        os.makedirs(args.save, exist_ok=True)
 
     from irqlab import _core  # the same validation as the simulator's
 
@@ -65,9 +84,31 @@ def main() -> int:
                 cmd = [args.run, str(path), *([f"profile={profile}"] if profile else []), *overrides]
                 runs.append((label, cmd))
 
+    def saved(label: str) -> Path:
+        # One file per run, named by its label (which has slashes and spaces).
+        name = hashlib.sha256(label.encode()).hexdigest()[:16]
+        return Path(args.save or args.compare) / f"{name}.json"
+
     def one(run: tuple[str, list[str]]) -> tuple[str, int, str]:
         label, cmd = run
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+        keep = bool(args.save or args.compare)
+        p = subprocess.run(
+            cmd,
+            stdout=subprocess.PIPE if keep else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RUST_BACKTRACE": "0"},
+        )
+        # Every line but the wall-clock time, the one field that is not
+        # determined by the scenario and seed.
+        summary = f"// {label}\n" + "".join(l for l in p.stdout.splitlines(True) if '"wall_s":' not in l)
+        if p.returncode == 0 and args.save:
+            saved(label).write_text(summary)
+        elif p.returncode == 0 and args.compare:
+            path = saved(label)
+            before = path.read_text() if path.exists() else None
+            if before != summary:
+                return label, 99, "the summary differs from the saved one" if before else f"no saved summary ({path})"
         return label, p.returncode, p.stderr
 
     start = time.monotonic()
@@ -77,6 +118,8 @@ def main() -> int:
             if rc != 0:
                 failed.append(label)
                 print(f"FAILED ({rc}) {label}\n{err.rstrip()}\n", flush=True)
+    if args.compare:
+        print(f"compared with {args.compare}: {len(runs) - len(failed)} of {len(runs)} summaries identical")
     for r in refused:
         print(f"refused (skipped): {r}")
     print(
