@@ -3,7 +3,7 @@
 
 A debug build keeps the model's `debug_assert!`s (states the model calls
 impossible, e.g. "a frozen core completes nothing" in
-`crates/irqlab-core/src/model/sched.rs`), which release builds, and so every
+`crates/irqlab-core/src/model/kernel/sched.rs`), which release builds, and so every
 published figure, skip. This runs the debug build of the `run` example
 (`crates/irqlab-core/examples/run.rs`) on each scenario file under
 `scenarios/` (recursively; `*.study.toml` are studies, not scenarios) ×

@@ -1,6 +1,6 @@
 //! A guest core frozen by a VM exit starts and completes nothing until its
-//! vCPU enters guest mode again (`model/cpu.rs`, `model/vm/vcpu.rs`). The
-//! model checks it with debug assertions (`model/sched.rs`:
+//! vCPU enters guest mode again (`model/kernel/cpu.rs`, `model/vm/vcpu.rs`). The
+//! model checks it with debug assertions (`model/kernel/sched.rs`:
 //! `start_segment`, `core_segment_done`), so these runs test something only
 //! in a debug build (`cargo test -p irqlab-core --test frozen_core`); a
 //! release build reports them ignored. They are the runs that stopped on

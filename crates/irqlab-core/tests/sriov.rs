@@ -1,6 +1,6 @@
 //! Several KVM guests, each receiving TCP streams through its own SR-IOV
-//! virtual function of one 82599 (`vm.count`, `model/nic/vf.rs`,
-//! `model/bulk.rs`), by behaviour.
+//! virtual function of one 82599 (`vm.count`, `model/devices/nic/vf.rs`,
+//! `model/workloads/bulk.rs`), by behaviour.
 
 mod common;
 use common::*;

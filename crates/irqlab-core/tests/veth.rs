@@ -1,5 +1,5 @@
 //! The veth testbed's server (`scenarios/testbed/veth-2core.toml`): threaded
-//! NAPI woken by the client's `napi_schedule` (`model/napi_thread.rs`), the
+//! NAPI woken by the client's `napi_schedule` (`model/kernel/napi_thread.rs`), the
 //! client's receive on the server core (`costs.peer_rx_cycles`), the load
 //! generator's own thread (`load.client_ns_per_request`), by behaviour.
 

@@ -45,7 +45,7 @@ pub mod kind {
     pub const SERVICE: u32 = 3;
     pub const RSS: u32 = 4;
     pub const WIRE: u32 = 5;
-    /// The storage array's service times (`model/storage/array.rs`).
+    /// The storage array's service times (`model/devices/array.rs`).
     pub const STORAGE: u32 = 6;
 }
 

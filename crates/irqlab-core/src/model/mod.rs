@@ -1,44 +1,31 @@
-//! The modelled world around the engine: a bare-metal server's receive path.
+//! The modelled world around the engine (`crate::engine`), in tiers
+//! (docs/architecture.md, "Tiers"):
 //!
-//! - [`kernel`]: what a kernel owns (cores, NAPIs, threads, epolls,
-//!   sockets) and the NAPI ↔ device-queue maps;
-//! - [`cpu`]: cores, contexts, preemption and time accounting;
-//! - [`nic`]: the physical NIC: RSS, RX rings and interrupt moderation
-//!   (static and DIM on a ConnectX-4; the 82599's throttled vector);
-//! - [`napi`]: the NAPI state machine of Linux ≥ 6.13;
-//! - [`server`]: assembly, the event loop glue and the summary;
-//! - [`sched`]: what a core runs next (hard IRQ > softirq > threads);
-//! - [`softirq`]: `net_rx_action`;
-//! - [`epoll`] and [`app`]: `ep_poll` with busy polling and IRQ suspension,
-//!   and the memcached-like event-loop thread;
-//! - [`client`]: closed- and open-loop clients;
-//! - [`forward`]: in-kernel forwarding inside NAPI (the ITR paper's DuT);
-//! - [`bulk`], [`tcp_stream`], [`gro`]: the bulk TCP receiver (iperf3's
-//!   streams), its senders and GRO;
-//! - [`steering`], [`backlog`]: software packet steering (RPS, RFS, IAPS)
-//!   through per-core backlogs and IPIs;
-//! - [`vm`]: guests: vCPU threads, KVM's interrupt delivery and halt
-//!   polling;
-//! - [`storage`]: a guest's storage I/O through an emulated SCSI adapter,
-//!   the hypervisor's storage stack and vIC (the vIC paper).
+//! - [`kernel`]: a Linux kernel: what it owns (cores, NAPIs, threads,
+//!   epolls, sockets) and its code: the scheduler ([`kernel::sched`],
+//!   [`kernel::cpu`]), `net_rx_action` and NAPI ([`kernel::softirq`],
+//!   [`kernel::napi`], [`kernel::napi_thread`]), GRO, software steering
+//!   and per-core backlogs ([`kernel::gro`], [`kernel::steering`],
+//!   [`kernel::backlog`]), `ep_poll` with busy polling and IRQ suspension
+//!   ([`kernel::epoll`]) and the application threads' loops
+//!   ([`kernel::app`]);
+//! - [`devices`]: what raises a kernel's interrupts: the physical NIC (RSS,
+//!   rings, moderation, the 82599's vector, SR-IOV functions), virtio-net,
+//!   a storage guest's SCSI adapter and array;
+//! - [`vm`]: the virtualization layer: vCPU threads, KVM's interrupt
+//!   delivery and halt polling, vhost workers, the hypervisor's storage
+//!   stack and vIC;
+//! - [`workloads`]: what loads the machine: memcached's clients, forwarding,
+//!   bulk TCP, Iometer, OLTP, background threads;
+//! - [`server`]: assembly, the dispatch of the engine's events and the
+//!   summary; [`trace`]: the kernel-level event trace.
+//!
+//! Policies (DIM, ITR, steering, vIC, searches) are pure decisions in the
+//! `irqlab-policy` crate.
 
-pub mod app;
-pub mod backlog;
-pub mod bulk;
-pub mod client;
-pub mod cpu;
-pub mod epoll;
-pub mod forward;
-pub mod gro;
+pub mod devices;
 pub mod kernel;
-pub mod napi;
-pub mod napi_thread;
-pub mod nic;
-pub mod sched;
 pub mod server;
-pub mod softirq;
-pub mod steering;
-pub mod storage;
-pub mod tcp_stream;
 pub mod trace;
 pub mod vm;
+pub mod workloads;

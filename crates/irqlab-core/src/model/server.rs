@@ -1,21 +1,21 @@
 //! Assembly of the modelled server and the glue between the engine's events
 //! and the model parts. Models are plain structs: `Server` owns the kernel
-//! (`kernel.rs`), the NIC (`nic/`) and the clients, and each concern adds
+//! (`kernel.rs`), the NIC (`devices/nic/`) and the clients, and each concern adds
 //! its own `impl Server` block in its own file.
 
-use super::app::AppThread;
-use super::client::Clients;
-use super::cpu::{Core, CpuClass, IrqSrc, CLASSES};
-use super::epoll::Epoll;
-use super::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
-use super::napi::{Napi, NapiConfig};
-use super::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
-use super::vm::virtio_net::VirtioNet;
+use crate::model::kernel::app::AppThread;
+use crate::model::workloads::client::Clients;
+use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc, CLASSES};
+use crate::model::kernel::epoll::Epoll;
+use crate::model::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
+use crate::model::kernel::napi::{Napi, NapiConfig};
+use crate::model::devices::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, Post, QueuePair, RxPacket, Signal};
+use crate::model::devices::virtio_net::VirtioNet;
 use crate::engine::time::{secs_to_ns, CycleClock};
 use crate::engine::EventQueue;
 use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
-use super::trace::{TimerReason, TraceEvent};
+use crate::model::trace::{TimerReason, TraceEvent};
 use crate::error::Error;
 use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
@@ -63,7 +63,7 @@ pub enum Ev {
     /// SQLIOSim-like tuning of the outstanding I/Os is due.
     OioTune,
     /// Threaded NAPI: the IPI of a wake-up of `core`'s NAPI thread from
-    /// another CPU arrives (`model/napi_thread.rs`).
+    /// another CPU arrives (`model/kernel/napi_thread.rs`).
     NapiThreadIpi { core: u32 },
     /// Warm-up ends: statistics restart.
     WarmupEnd,
@@ -129,7 +129,7 @@ pub struct Server {
     /// Cycles to nanoseconds at `freq_ghz`.
     clock: CycleClock,
     /// The active kernel: the one whose code runs now (see
-    /// `model/kernel.rs`).
+    /// `model/kernel/mod.rs`).
     pub kernel: Kernel,
     /// Every kernel by [`KernelId`], the host's first ([`HOST`]); the
     /// active kernel's slot holds an empty placeholder meanwhile.
@@ -152,17 +152,17 @@ pub struct Server {
     pub warmup_end_ns: Nanos,
     pub end_ns: Nanos,
     /// Extra latency of an assigned device's DMA (IOMMU) and between its
-    /// queues and the wire (SR-IOV switch), ns (`nic/vf.rs`).
+    /// queues and the wire (SR-IOV switch), ns (`devices/nic/vf.rs`).
     pub vm_dma_extra_ns: Nanos,
     pub vm_wire_extra_ns: Nanos,
     pub streams: RngStreams,
     profile: Option<String>,
     name: String,
-    pub trace: Option<super::trace::Trace>,
-    /// The bulk TCP receiver and software steering (`model/bulk.rs`).
-    pub bulk: Option<Box<super::bulk::Bulk>>,
-    /// A guest's storage I/O path (`model/storage/`).
-    pub storage: Option<Box<super::storage::Storage>>,
+    pub trace: Option<crate::model::trace::Trace>,
+    /// The bulk TCP receiver and software steering (`model/workloads/bulk.rs`).
+    pub bulk: Option<Box<crate::model::workloads::bulk::Bulk>>,
+    /// A guest's storage I/O path (`model/workloads/storage/`).
+    pub storage: Option<Box<crate::model::workloads::storage::Storage>>,
 }
 
 impl Server {
@@ -212,7 +212,7 @@ impl Server {
                 match cfg.nic.kind {
                     NicKind::Connectx4 => pair,
                     NicKind::I82599 => pair.with_eitr(
-                        EitrVector::new(super::nic::eitr::policy(&cfg.itr)),
+                        EitrVector::new(crate::model::devices::nic::eitr::policy(&cfg.itr)),
                         cfg.nic.rx_packet_buffer_bytes,
                     ),
                 }
@@ -237,38 +237,38 @@ impl Server {
         let nthreads = if forwarding {
             0
         } else if oltp {
-            // The users, then the checkpoint writer (`model/storage/oltp.rs`).
+            // The users, then the checkpoint writer (`model/workloads/storage/oltp.rs`).
             cfg.oltp.users + (cfg.oltp.checkpoint_writes > 0) as u32
         } else if storage_io {
             1 + cfg.storage.background_threads
         } else if bulk {
             // VM 0's; each VM's are counted where its kernel is built.
-            super::bulk::Bulk::streams_into(&cfg, 0)
+            crate::model::workloads::bulk::Bulk::streams_into(&cfg, 0)
         } else {
             app_cores
         };
-        let reader_cores = super::bulk::reader_cores(app_cores, app_nq);
+        let reader_cores = crate::model::workloads::bulk::reader_cores(app_cores, app_nq);
         let make_threads = |nthreads: u32| -> Vec<AppThread> {
             (0..nthreads)
                 .map(|t| {
                     if oltp {
                         let mut th = AppThread::new(t, t % cfg.vcpus());
-                        th.phase = super::app::Phase::TxnNext;
+                        th.phase = crate::model::kernel::app::Phase::TxnNext;
                         th
                     } else if storage_io && t == 0 {
-                        // Iometer's worker (`model/storage/iometer.rs`).
+                        // Iometer's worker (`model/workloads/storage/iometer.rs`).
                         let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
-                        th.phase = super::app::Phase::IoNext;
+                        th.phase = crate::model::kernel::app::Phase::IoNext;
                         th
                     } else if storage_io {
-                        // A background thread (`model/storage/background.rs`).
+                        // A background thread (`model/workloads/storage/background.rs`).
                         let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
-                        th.phase = super::app::Phase::Spin;
+                        th.phase = crate::model::kernel::app::Phase::Spin;
                         th
                     } else if bulk {
-                        // iperf3's reader of stream t (`model/bulk.rs`).
+                        // iperf3's reader of stream t (`model/workloads/bulk.rs`).
                         let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
-                        th.phase = super::app::Phase::ReadCheck;
+                        th.phase = crate::model::kernel::app::Phase::ReadCheck;
                         th
                     } else {
                         AppThread::new(t, t)
@@ -286,7 +286,7 @@ impl Server {
         let virtio_dev = virtio.then(|| {
             VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
         });
-        let bulk_state = bulk.then(|| Box::new(super::bulk::Bulk::new(&cfg, &streams, app_kernel, nq)));
+        let bulk_state = bulk.then(|| Box::new(crate::model::workloads::bulk::Bulk::new(&cfg, &streams, app_kernel, nq)));
         let conns: Vec<Conn> = (0..nconn)
             .map(|i| {
                 if let Some(b) = &bulk_state {
@@ -376,9 +376,9 @@ impl Server {
             let mut guests = vec![kernel];
             for vm in 1..vms {
                 let conns = guests[0].conns.iter().map(|c| Conn { rx: VecDeque::new(), ..*c }).collect();
-                guests.push(make_kernel(vm, super::bulk::Bulk::streams_into(&cfg, vm), conns));
+                guests.push(make_kernel(vm, crate::model::workloads::bulk::Bulk::streams_into(&cfg, vm), conns));
             }
-            kernel = super::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
+            kernel = crate::model::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
             std::iter::once(Kernel::default()).chain(guests).collect()
         } else {
             vec![Kernel::default()]
@@ -386,7 +386,7 @@ impl Server {
         let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
         // The HBA's core follows the vCPUs' (`vm::host_kernel`).
         let storage = storage_io
-            .then(|| Box::new(super::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
+            .then(|| Box::new(crate::model::workloads::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             clock: CycleClock::new(cfg.cpu.freq_ghz),
@@ -415,7 +415,7 @@ impl Server {
         })
     }
 
-    /// Make kernel `k` the active one (`model/kernel.rs`).
+    /// Make kernel `k` the active one (`model/kernel/mod.rs`).
     #[inline]
     pub(crate) fn switch_to(&mut self, k: KernelId) {
         if k != self.active {
@@ -467,14 +467,14 @@ impl Server {
         self.clock.ns(cycles)
     }
 
-    /// Record up to `limit` kernel-level events (see [`super::trace`]).
+    /// Record up to `limit` kernel-level events (see [`crate::model::trace`]).
     pub fn with_trace(mut self, limit: usize) -> Self {
-        self.trace = Some(super::trace::Trace::new(limit));
+        self.trace = Some(crate::model::trace::Trace::new(limit));
         self
     }
 
     #[inline]
-    pub(crate) fn tr(&mut self, now: Nanos, e: super::trace::TraceEvent) {
+    pub(crate) fn tr(&mut self, now: Nanos, e: crate::model::trace::TraceEvent) {
         if let Some(t) = self.trace.as_mut() {
             t.push(now, e);
         }
@@ -487,7 +487,7 @@ impl Server {
 
     /// Run to the end; return the summary and the trace (empty unless
     /// [`Server::with_trace`] was called).
-    pub fn run_traced(self) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
+    pub fn run_traced(self) -> Result<(Summary, Vec<(Nanos, crate::model::trace::TraceEvent)>), Error> {
         self.run_checked(&mut || false)
     }
 
@@ -495,7 +495,7 @@ impl Server {
     pub fn run_checked(
         mut self,
         interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<(Summary, Vec<(Nanos, super::trace::TraceEvent)>), Error> {
+    ) -> Result<(Summary, Vec<(Nanos, crate::model::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
         // A slot per host core for its segment end (engine/queue.rs).
@@ -519,7 +519,7 @@ impl Server {
                 sched.at(1_000_000_000 / self.cfg.storage.guest_timer_hz as u64, Ev::GuestTick);
             }
             if self.cfg.storage.target_latency_us > 0 {
-                sched.at(super::storage::iometer::TUNE_INTERVAL_NS, Ev::OioTune);
+                sched.at(crate::model::workloads::storage::iometer::TUNE_INTERVAL_NS, Ev::OioTune);
             }
             if self.cfg.oltp.checkpoint_interval_ms > 0 && self.cfg.oltp.checkpoint_writes > 0 {
                 sched.at(self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Checkpoint);
@@ -702,7 +702,7 @@ impl Server {
                 DropSite::Qdisc => d.qdisc += 1,
             }
         }
-        if self.cfg.load.qps.is_none() || super::client::holds_at_client(&self.cfg) {
+        if self.cfg.load.qps.is_none() || crate::model::workloads::client::holds_at_client(&self.cfg) {
             let at = (sent_ns + self.cfg.load.retransmit_timeout_ns).max(sched.now());
             sched.at(at, Ev::Retransmit { conn, sent_ns });
         }
@@ -876,7 +876,7 @@ impl Server {
         }
         if drops > 0 {
             let d = &self.counters.drops;
-            let lost = self.cfg.load.qps.is_some() && !super::client::holds_at_client(&self.cfg);
+            let lost = self.cfg.load.qps.is_some() && !crate::model::workloads::client::holds_at_client(&self.cfg);
             let fate = if lost { "were lost" } else { "were retransmitted after load.retransmit_timeout_ns" };
             w.push(format!(
                 "{drops} requests or replies were dropped (ring {}, socket {}, qdisc {}) and {fate}; \

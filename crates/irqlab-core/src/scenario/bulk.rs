@@ -4,7 +4,7 @@
 //! blocking reads. The streams share one link whose rate is the bottleneck
 //! of the sending host (the IAPS paper's NICs sit on 8 PCIe 3.0 lanes,
 //! "a little over 50 Gbps", §IV-A). The model of the streams is
-//! `model/tcp_stream.rs`; what it simplifies is said there.
+//! `model/workloads/tcp_stream.rs`; what it simplifies is said there.
 
 use serde::{Deserialize, Serialize};
 

@@ -80,7 +80,7 @@ pub struct CpuCfg {
     /// more CPUs (`kernel/sched/fair.c`, `get_update_sysctl_factor`).
     pub sched_base_slice_ns: u64,
     /// Time from another CPU's wake-up of a thread on a busy core to the
-    /// IPI's handler there (threaded NAPI, `model/napi_thread.rs`). Default
+    /// IPI's handler there (threaded NAPI, `model/kernel/napi_thread.rs`). Default
     /// 0: on bare metal an IPI arrives in well under a microsecond; in a
     /// VM the host's delivery (an exit of the sender, a kick of the target)
     /// takes tens (`irqlab testbed probe` measures it).
@@ -389,7 +389,7 @@ pub struct NapiCfg {
     /// Threaded NAPI (`/sys/class/net/DEV/threaded` = 1): `____napi_schedule`
     /// wakes the NAPI's kernel thread (`napi_threaded_poll`) instead of
     /// raising NET_RX, and the polls run in that thread, scheduled against
-    /// the application on the core (see `model/napi_thread.rs`).
+    /// the application on the core (see `model/kernel/napi_thread.rs`).
     pub threaded: bool,
 }
 impl Default for NapiCfg {
@@ -472,10 +472,10 @@ pub enum AppKind {
     Bulk,
     /// Iometer's one worker in a guest (`vm.kind = "lsilogic"`): reads
     /// with `storage.oio` outstanding through the emulated SCSI adapter
-    /// (`[storage]`, `model/storage/`).
+    /// (`[storage]`, `model/workloads/storage/`).
     Iometer,
     /// A TPC-C-like load in the storage guest (`vm.kind = "lsilogic"`):
-    /// `[oltp]`'s users compute and read (`model/storage/oltp.rs`).
+    /// `[oltp]`'s users compute and read (`model/workloads/storage/oltp.rs`).
     Oltp,
 }
 

@@ -1,7 +1,7 @@
 //! The `[itr]` section: the interrupt throttling rate of an Intel 82599
 //! (`nic.kind = "82599"`, the ixgbe driver), as Emmerich et al. (SPECTS
 //! 2015) study it. The throttling hardware is modelled in
-//! `model/nic/eitr.rs`; the policies that choose the rate live in the policy
+//! `model/devices/nic/eitr.rs`; the policies that choose the rate live in the policy
 //! tier (`irqlab_policy::itr`).
 
 use irqlab_policy::itr::golden_itr::GoldenItrParams;

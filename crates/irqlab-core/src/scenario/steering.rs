@@ -5,7 +5,7 @@
 //! protocol-processing core through that core's backlog (`net/core/dev.c`:
 //! `get_rps_cpu` → `enqueue_to_backlog` → an IPI → `process_backlog`). The
 //! policies are the policy tier's (`irqlab_policy::steering`); the
-//! backlogs and IPIs are `model/backlog.rs`.
+//! backlogs and IPIs are `model/kernel/backlog.rs`.
 
 use serde::{Deserialize, Serialize};
 

@@ -5,7 +5,7 @@
 //! costs of the guest, the VMM and the hypervisor's storage stack;
 //! `[vic]` the virtual interrupt coalescing of the VMM and the IPI
 //! deferral of the hypervisor (the policy tier's `irqlab_policy::vic`).
-//! The model is `model/storage/`; the fit of the costs is in
+//! The model is `model/workloads/storage/`; the fit of the costs is in
 //! `docs/calibration.md` ("The vIC paper").
 
 use serde::{Deserialize, Serialize};

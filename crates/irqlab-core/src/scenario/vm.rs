@@ -33,7 +33,7 @@ pub enum VmKind {
     /// No network device: the guest's device is an emulated LSI Logic SCSI
     /// adapter (the vIC paper's ESX guests), whose I/O `[storage]`
     /// describes; the host's first core after the vCPUs' takes the HBA's
-    /// interrupts (`model/storage/`).
+    /// interrupts (`model/workloads/storage/`).
     Lsilogic,
 }
 

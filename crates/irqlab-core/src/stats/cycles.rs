@@ -1,7 +1,7 @@
 //! Per-context time of a group of cores, as `/proc/stat` would report it.
 
 use crate::engine::Nanos;
-use crate::model::cpu::{CpuClass, CLASSES};
+use crate::model::kernel::cpu::{CpuClass, CLASSES};
 use crate::stats::summary::CpuPct;
 
 /// Sum of per-class times (indexed like `model::cpu::CpuClass`).

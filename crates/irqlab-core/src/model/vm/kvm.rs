@@ -18,7 +18,7 @@
 //! core the vector's affinity names (`vm.vfio_irq_cycles`).
 
 use crate::engine::Scheduler;
-use crate::model::cpu::{IrqSrc, Owner, ThreadSeg};
+use crate::model::kernel::cpu::{IrqSrc, Owner, ThreadSeg};
 use crate::model::kernel::{KernelId, HOST};
 use crate::model::server::{Ev, Server};
 use crate::model::vm::vcpu::VcpuPhase;

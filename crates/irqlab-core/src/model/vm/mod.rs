@@ -1,4 +1,4 @@
-//! Virtual machines: a guest is a second [`Kernel`](super::kernel::Kernel),
+//! Virtual machines: a guest is a second [`Kernel`](crate::model::kernel::Kernel),
 //! run by the same code as the host's, whose CPUs are vCPU threads of the
 //! host.
 //!
@@ -23,11 +23,12 @@
 pub mod kvm;
 pub mod vcpu;
 pub mod vhost;
-pub mod virtio_net;
+pub mod vmkernel;
+pub mod vmm;
 
-use super::cpu::Core;
-use super::kernel::{CoreRole, Kernel, NapiTimer, RxSink, HOST};
-use super::napi::{Napi, NapiConfig};
+use crate::model::kernel::cpu::Core;
+use crate::model::kernel::{CoreRole, Kernel, NapiTimer, RxSink, HOST};
+use crate::model::kernel::napi::{Napi, NapiConfig};
 use crate::scenario::{Config, VmKind};
 use vcpu::VcpuThread;
 use vhost::VhostWorker;

@@ -26,9 +26,9 @@
 //! makes it exit and go to the back of the run queue.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
+use crate::model::kernel::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
 use crate::model::kernel::{KernelId, ThreadKind, HOST};
-use crate::model::sched::Seg;
+use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
 use crate::scenario::VmCfg;
 
@@ -130,7 +130,7 @@ impl Server {
                     }
                 }
                 // The VMM has control: it picks up storage completions
-                // (`model/storage/vmm.rs`).
+                // (`model/vm/vmm.rs`).
                 let vmm_cycles = if self.storage.is_some() { self.vmm_drain(sched, sched.now()) } else { 0 };
                 let cycles = self.cfg.vm.exit_entry_cycles + vmm_cycles;
                 Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
@@ -288,7 +288,7 @@ impl Server {
             (ThreadSeg::Guest, _) => {
                 let vcpu = &mut self.kernel.vcpus[v];
                 vcpu.wake_preempted = vcpu.shares_core;
-                self.raise_irq(sched, core, crate::model::cpu::IrqSrc::VcpuKick(t))
+                self.raise_irq(sched, core, crate::model::kernel::cpu::IrqSrc::VcpuKick(t))
             }
             (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
                 let c = &mut self.kernel.cores[core as usize];

@@ -15,11 +15,11 @@
 //! I/O threads complete packet polling, the system restores the VM
 //! context" (§3.1.3).
 
-use super::super::cpu::CpuClass;
-use super::super::kernel::HOST;
-use super::super::nic::RxPacket;
-use super::super::sched::Seg;
-use super::super::server::{Ev, Server};
+use crate::model::kernel::cpu::CpuClass;
+use crate::model::kernel::HOST;
+use crate::model::devices::nic::RxPacket;
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
 use crate::engine::{Nanos, Scheduler};
 
 /// `VHOST_NET_BATCH`.

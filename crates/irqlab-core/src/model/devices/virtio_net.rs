@@ -31,11 +31,11 @@
 //! and NIC. TX completions are reclaimed by the guest's next transmit
 //! (`free_old_xmit_skbs`); TX interrupts are not modelled.
 
-use super::super::kernel::{KernelId, HOST};
-use super::super::nic::{Cq, CqSettings, Post, QueuePair, RxPacket, Signal};
-use super::super::server::{DropSite, Ev, Server};
+use crate::model::kernel::{KernelId, HOST};
+use crate::model::devices::nic::{Cq, CqSettings, Post, QueuePair, RxPacket, Signal};
+use crate::model::server::{DropSite, Ev, Server};
 use crate::engine::{Nanos, Scheduler};
-use crate::model::cpu::IrqSrc;
+use crate::model::kernel::cpu::IrqSrc;
 use std::collections::VecDeque;
 
 pub struct VirtioNet {

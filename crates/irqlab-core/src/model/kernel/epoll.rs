@@ -2,10 +2,10 @@
 //! parameters set by `EPIOCSPARAMS`, and the NAPI id learned from sockets.
 //! Delivery to sockets (`ep_poll_callback`) lives here too.
 
-use super::kernel::RxSink;
-use super::nic::RxPacket;
-use super::server::{Ev, Server};
-use super::trace::TraceEvent;
+use crate::model::kernel::RxSink;
+use crate::model::devices::nic::RxPacket;
+use crate::model::server::{Ev, Server};
+use crate::model::trace::TraceEvent;
 use crate::engine::Scheduler;
 use crate::scenario::EpollCfg;
 use std::collections::VecDeque;
@@ -69,7 +69,7 @@ impl Server {
             if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {
                 // tcp_data_queue: no receive-buffer room, the segment is
                 // dropped after the protocol work was done.
-                self.dropped(sched, super::server::DropSite::Socket, p.conn, p.sent_ns);
+                self.dropped(sched, crate::model::server::DropSite::Socket, p.conn, p.sent_ns);
                 continue;
             }
             conn.rx_bytes += p.bytes as u64;

@@ -22,8 +22,8 @@
 //! looks (its advertisement is one wire latency old in reality); CUBIC's
 //! window growth is not modelled.
 
-use super::nic::RxPacket;
-use super::server::{Ev, Server};
+use crate::model::devices::nic::RxPacket;
+use crate::model::server::{Ev, Server};
 use crate::engine::{Nanos, Scheduler};
 use crate::scenario::bulk::FRAME_OVERHEAD_BYTES;
 

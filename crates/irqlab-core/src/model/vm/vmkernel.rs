@@ -14,7 +14,7 @@
 //! interrupt waits join it, later ones raise another.
 
 use crate::engine::Scheduler;
-use crate::model::cpu::IrqSrc;
+use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
 use crate::model::server::{Ev, Server};
 use crate::model::vm::vcpu::VcpuPhase;

@@ -5,11 +5,11 @@
 //! when neither is pending. An idle core pays the C-state exit latency before
 //! it runs anything.
 
-use super::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
-use super::kernel::{ThreadKind, HOST};
-use super::vm::vcpu::VcpuPhase;
-use super::server::{Ev, Server};
-use super::trace::TraceEvent;
+use crate::model::kernel::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
+use crate::model::kernel::{ThreadKind, HOST};
+use crate::model::vm::vcpu::VcpuPhase;
+use crate::model::server::{Ev, Server};
+use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
 
 /// A segment a context asks the core to run.
@@ -142,7 +142,7 @@ impl Server {
             // modelled. A slice ends only at a segment boundary. With
             // `napi.threaded` the same thread is the core's NAPI thread,
             // which a wake-up lets preempt and whose switches cost cycles
-            // (`model/napi_thread.rs`).
+            // (`model/kernel/napi_thread.rs`).
             let c = if c.ksoftirqd_mode {
                 let mut thread_turn = false;
                 let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();

@@ -16,8 +16,8 @@
 //! generator times from just before a write to just after the read), and a
 //! closed loop's next request leaves when its write ends.
 
-use super::nic::RxPacket;
-use super::server::{Ev, Server};
+use crate::model::devices::nic::RxPacket;
+use crate::model::server::{Ev, Server};
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
 use crate::error::Error;
@@ -84,7 +84,7 @@ impl Clients {
             depth: cfg.load.depth,
             think_ns: cfg.load.think_time_ns,
             to_ring_ns: {
-                let (dma_extra, wire_extra) = super::nic::vf::extra_latency_ns(cfg);
+                let (dma_extra, wire_extra) = crate::model::devices::nic::vf::extra_latency_ns(cfg);
                 cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns + dma_extra + wire_extra
             },
             outstanding: vec![0; per_connection],
@@ -228,7 +228,7 @@ impl Server {
             q.rx_defer(sched.reserve(at), pkt);
         } else {
             q.rx_in_flight += 1;
-            sched.at_fifo(super::server::lane::TO_SERVER, at, Ev::PacketArrive { queue, pkt });
+            sched.at_fifo(crate::model::server::lane::TO_SERVER, at, Ev::PacketArrive { queue, pkt });
         }
     }
 

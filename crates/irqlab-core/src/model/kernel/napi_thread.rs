@@ -21,7 +21,7 @@
 //! scheduled (masked) and wait for the same poll. A wake-up from the core
 //! itself (the NAPI watchdog's hrtimer) needs no IPI.
 //!
-//! The thread is a thread of its core like ksoftirqd (`model/sched.rs`
+//! The thread is a thread of its core like ksoftirqd (`model/kernel/sched.rs`
 //! runs both through the same turn logic):
 //! - woken, it preempts the application thread at the end of its current
 //!   segment (a rarely running thread has the earlier EEVDF deadline; on
@@ -39,9 +39,9 @@
 //! One thread per core serves the core's NAPIs (the kernel has one per
 //! NAPI; the testbed has one NAPI per core).
 
-use super::cpu::{Core, CpuClass, IrqSrc};
-use super::sched::Seg;
-use super::server::{Ev, Server};
+use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc};
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
 use crate::engine::Scheduler;
 
 impl Core {

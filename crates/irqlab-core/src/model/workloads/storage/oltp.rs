@@ -10,9 +10,9 @@
 //! first come, first served; each blocks at its I/O.
 
 use crate::engine::Scheduler;
-use crate::model::app::Phase;
-use crate::model::cpu::{CpuClass, ThreadId};
-use crate::model::sched::Seg;
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::{CpuClass, ThreadId};
+use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
 use rand::Rng;
 

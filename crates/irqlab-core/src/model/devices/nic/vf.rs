@@ -17,7 +17,7 @@
 //! guest routes the vector to, the only placement that needs no IPI
 //! between cores (a tuned host; irqbalance is off in the thesis, §4.1.2).
 
-use super::route::IrqRoute;
+use crate::model::devices::nic::route::IrqRoute;
 use crate::model::kernel::KernelId;
 use crate::scenario::{Config, VmKind};
 

@@ -9,15 +9,15 @@
 //! `netdev_budget_usecs`; `handle_softirqs` restarts while work is pending
 //! up to `MAX_SOFTIRQ_RESTART` times within 2 ms, then hands the rest to
 //! ksoftirqd, which runs the same rounds as a thread sharing the core with
-//! the application (see [`super::sched`]).
+//! the application (see [`crate::model::kernel::sched`]).
 
-use super::backlog::{BACKLOG_NAPI, IPI_SEND};
-use super::cpu::CpuClass;
-use super::kernel::{Device, RxSink};
-use super::nic::RxPacket;
-use super::sched::Seg;
-use super::server::{Ev, Server};
-use super::trace::{TimerReason, TraceEvent};
+use crate::model::kernel::backlog::{BACKLOG_NAPI, IPI_SEND};
+use crate::model::kernel::cpu::CpuClass;
+use crate::model::kernel::{Device, RxSink};
+use crate::model::devices::nic::RxPacket;
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
+use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 
 /// Per-core progress of the softirq in execution.
@@ -130,7 +130,7 @@ impl Server {
             // Cold start when the round interrupted a running thread.
             let interrupted_thread = matches!(
                 c.stack.last(),
-                Some(super::cpu::Frame { owner: super::cpu::Owner::Thread(..), interrupted: true, .. })
+                Some(crate::model::kernel::cpu::Frame { owner: crate::model::kernel::cpu::Owner::Thread(..), interrupted: true, .. })
             );
             self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
         };
@@ -218,7 +218,7 @@ impl Server {
     }
 
     /// A segment of software steering ended: the IPIs left, or a
-    /// `process_backlog` step (which may go on, `model/backlog.rs`).
+    /// `process_backlog` step (which may go on, `model/kernel/backlog.rs`).
     #[cold]
     fn steering_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, n: u32) {
         if napi == IPI_SEND {
@@ -247,7 +247,7 @@ impl Server {
         };
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
-        let tx_budget = if q.eitr.is_some() { super::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
+        let tx_budget = if q.eitr.is_some() { crate::model::devices::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
         let deferred_done = q.catch_up(key);
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);

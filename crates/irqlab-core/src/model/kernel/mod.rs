@@ -16,14 +16,26 @@
 //! crosses from one kernel to another (an event of a guest core, an
 //! interrupt routed into a guest, a vCPU exit), never on bare metal.
 
-use super::app::AppThread;
-use super::cpu::Core;
-use super::epoll::Epoll;
-use super::napi::Napi;
-use super::nic::RxPacket;
-use super::softirq::SoftirqState;
-use super::vm::vcpu::VcpuThread;
-use super::vm::vhost::VhostWorker;
+
+pub mod app;
+pub mod backlog;
+pub mod cpu;
+pub mod epoll;
+pub mod gro;
+pub mod napi;
+pub mod napi_thread;
+pub mod sched;
+pub mod softirq;
+pub mod steering;
+
+use crate::model::kernel::app::AppThread;
+use crate::model::kernel::cpu::Core;
+use crate::model::kernel::epoll::Epoll;
+use crate::model::kernel::napi::Napi;
+use crate::model::devices::nic::RxPacket;
+use crate::model::kernel::softirq::SoftirqState;
+use crate::model::vm::vcpu::VcpuThread;
+use crate::model::vm::vhost::VhostWorker;
 use crate::engine::timer::LazyTimer;
 use crate::engine::Nanos;
 use std::collections::VecDeque;
@@ -110,10 +122,10 @@ pub enum RxSink {
     Bridge,
     /// Back out of the NIC it came from, inside the poll (Open vSwitch's
     /// kernel datapath: `netdev_frame_hook` → `ovs_dp_process_packet` →
-    /// `dev_queue_xmit`), with no application thread (`model/forward.rs`).
+    /// `dev_queue_xmit`), with no application thread (`model/workloads/forward.rs`).
     Forward,
     /// GRO, then the protocol or software steering, then iperf3's readers
-    /// (`model/bulk.rs`).
+    /// (`model/workloads/bulk.rs`).
     Stream,
 }
 

@@ -3,9 +3,9 @@
 //! core that polls a queue merges them with GRO and either runs the
 //! protocol itself (no software steering: RSS) or hands each merged packet
 //! to a core chosen by RPS, RFS or IAPS through its backlog
-//! (`model/backlog.rs`); the protocol queues the data on the stream's
+//! (`model/kernel/backlog.rs`); the protocol queues the data on the stream's
 //! socket, ACKs it and wakes the stream's reading thread (iperf3's), which
-//! copies it out in large reads. The senders are `model/tcp_stream.rs`.
+//! copies it out in large reads. The senders are `model/workloads/tcp_stream.rs`.
 //!
 //! Placement: stream i's flow has a Toeplitz hash of its addresses and a
 //! source port drawn from the run's seed (iperf3's client ports are
@@ -18,20 +18,20 @@
 //! subtracts it), and the interrupt core of a single queue is the busiest
 //! core there is. The model places them once; it does not migrate them.
 //!
-//! Streams into SR-IOV guests (`vm.count` VMs, `model/nic/vf.rs`): stream i
+//! Streams into SR-IOV guests (`vm.count` VMs, `model/devices/nic/vf.rs`): stream i
 //! belongs to VM i mod `vm.count`, whose virtual function's queues its flow
 //! hashes over (the VF's own RSS), and whose kernel runs its socket's
 //! protocol and its reader, thread i / `vm.count` there. What a stream's
 //! socket holds unread is kept here by stream, where the sender (another
 //! host, outside every kernel) reads the window it may use.
 
-use super::cpu::{CpuClass, ThreadId};
-use super::kernel::KernelId;
-use super::gro::{GroTable, Skb};
-use super::sched::Seg;
-use super::server::{Ev, Server};
-use super::steering::Steering;
-use super::tcp_stream::Senders;
+use crate::model::kernel::cpu::{CpuClass, ThreadId};
+use crate::model::kernel::KernelId;
+use crate::model::kernel::gro::{GroTable, Skb};
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
+use crate::model::kernel::steering::Steering;
+use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler};
 use crate::scenario::{Config, SteeringScheme};
@@ -51,7 +51,7 @@ pub struct Bulk {
     pub steering: Option<Steering>,
     pub scheme: SteeringScheme,
     /// The frames a poll takes before GRO merges them.
-    frames: Vec<super::nic::RxPacket>,
+    frames: Vec<crate::model::devices::nic::RxPacket>,
     /// Largest merge, segments.
     gro_max_segs: u32,
     /// Per stream: bytes its socket holds that its reader has not read.
@@ -229,8 +229,8 @@ impl Server {
         // Software steering (bare metal only) hands packets on from the
         // core that polled.
         let core = match self.nic.route(queue) {
-            super::nic::IrqRoute::Host { core } => core,
-            super::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
+            crate::model::devices::nic::IrqRoute::Host { core } => core,
+            crate::model::devices::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
         };
         let measuring = self.measuring;
         for skb in ready.drain(..) {
@@ -278,8 +278,8 @@ impl Server {
             },
         );
         if self.kernel.threads[t as usize].is_sleeping() {
-            self.tr(now, super::trace::TraceEvent::Wake { thread: t });
-            self.kernel.threads[t as usize].phase = super::app::Phase::ReadCheck;
+            self.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
+            self.kernel.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
             self.thread_make_runnable(sched, t);
         }
     }
@@ -294,9 +294,9 @@ impl Server {
         let slice = self.cfg.cpu.sched_base_slice_ns;
         let th = &mut self.kernel.threads[t as usize];
         if unread == 0 {
-            th.phase = super::app::Phase::Sleeping;
+            th.phase = crate::model::kernel::app::Phase::Sleeping;
             th.slice_start_ns = None;
-            self.tr(now, super::trace::TraceEvent::Sleep { thread: t });
+            self.tr(now, crate::model::trace::TraceEvent::Sleep { thread: t });
             return None;
         }
         match th.slice_start_ns {
@@ -314,7 +314,7 @@ impl Server {
             Some(_) => {}
         }
         let bytes = unread.min(self.cfg.bulk.read_bytes as u64) as u32;
-        th.phase = super::app::Phase::InRead(bytes);
+        th.phase = crate::model::kernel::app::Phase::InRead(bytes);
         let k = &self.cfg.costs;
         let cycles = k.recv_cycles + k.copy_cycles_per_kib * bytes as u64 / 1024;
         Some(Seg {
@@ -330,7 +330,7 @@ impl Server {
     pub(crate) fn reader_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
         let now = sched.now();
         let core = self.kernel.threads[t as usize].core;
-        self.kernel.threads[t as usize].phase = super::app::Phase::ReadCheck;
+        self.kernel.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
         let measuring = self.measuring;
         let b = self.bulk.as_mut().expect("bulk workload");
         let stream = b.stream_of(self.kernel.id, t);

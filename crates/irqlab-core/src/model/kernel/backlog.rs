@@ -18,11 +18,11 @@
 //! So an IPI is sent only when a packet enters an idle backlog (no packet
 //! queued, none being processed); this is what IAPS exploits.
 
-use super::cpu::CpuClass;
-use super::gro::Skb;
-use super::sched::Seg;
-use super::server::{Ev, Server};
-use super::trace::TraceEvent;
+use crate::model::kernel::cpu::CpuClass;
+use crate::model::kernel::gro::Skb;
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
+use crate::model::trace::TraceEvent;
 use crate::engine::Scheduler;
 
 /// The poll-list entry of a core's backlog NAPI (`softnet_data.backlog`);
@@ -33,11 +33,11 @@ pub const IPI_SEND: u32 = u32::MAX - 1;
 
 impl Server {
     /// The software steering state (only called where a scheme is set).
-    fn steering_mut(&mut self) -> &mut super::steering::Steering {
+    fn steering_mut(&mut self) -> &mut crate::model::kernel::steering::Steering {
         self.bulk.as_mut().and_then(|b| b.steering.as_mut()).expect("software steering")
     }
 
-    fn steering_ref(&self) -> &super::steering::Steering {
+    fn steering_ref(&self) -> &crate::model::kernel::steering::Steering {
         self.bulk.as_ref().and_then(|b| b.steering.as_ref()).expect("software steering")
     }
 
@@ -118,7 +118,7 @@ impl Server {
     pub(crate) fn rps_ipis_sent(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
         let mut list = std::mem::take(&mut self.steering_mut().ipi_list[core as usize]);
         for &target in &list {
-            self.raise_irq(sched, target, super::cpu::IrqSrc::RpsIpi);
+            self.raise_irq(sched, target, crate::model::kernel::cpu::IrqSrc::RpsIpi);
         }
         // Emptied, the list keeps its allocation.
         list.clear();

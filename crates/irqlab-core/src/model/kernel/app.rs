@@ -6,12 +6,12 @@
 //! Each ready connection is then read, its requests processed (user time)
 //! and answered (sendmsg).
 
-use super::cpu::{CpuClass, Owner, Running, ThreadId, ThreadSeg};
-use super::kernel::Device;
-use super::nic::RxPacket;
-use super::sched::Seg;
-use super::server::{Ev, Server};
-use super::trace::{TimerReason, TraceEvent};
+use crate::model::kernel::cpu::{CpuClass, Owner, Running, ThreadId, ThreadSeg};
+use crate::model::kernel::Device;
+use crate::model::devices::nic::RxPacket;
+use crate::model::kernel::sched::Seg;
+use crate::model::server::{Ev, Server};
+use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 use std::collections::VecDeque;
 
@@ -51,25 +51,25 @@ pub enum Phase {
     InBusyStop { skip_schedule: bool },
     /// Blocked in `epoll_wait` (or, a bulk reader, in `read`).
     Sleeping,
-    /// A bulk reader (`model/bulk.rs`): about to `read` its socket.
+    /// A bulk reader (`model/workloads/bulk.rs`): about to `read` its socket.
     ReadCheck,
     /// A bulk reader copying this many bytes out of its socket.
     InRead(u32),
-    /// Iometer's worker (`model/storage/iometer.rs`): complete a read or
+    /// Iometer's worker (`model/workloads/storage/iometer.rs`): complete a read or
     /// issue one next.
     IoNext,
     /// Issuing a read, up to the doorbell write.
     InIoIssue,
     /// Completing a read.
     InIoComplete,
-    /// An OLTP user or the checkpoint writer (`model/storage/oltp.rs`):
+    /// An OLTP user or the checkpoint writer (`model/workloads/storage/oltp.rs`):
     /// what next; computing; issuing an I/O; completing one.
     TxnNext,
     InTxnCompute,
     InTxnIssue,
     InTxnComplete,
     /// A CPU-bound background thread of the storage guest
-    /// (`model/storage/background.rs`): its next chunk, or giving way.
+    /// (`model/workloads/storage/background.rs`): its next chunk, or giving way.
     Spin,
     InSpin,
     /// The reply was sent to a peer that receives on this CPU

@@ -13,10 +13,10 @@
 //! not published, so the model doubles or halves them every 100 ms.
 
 use crate::engine::Scheduler;
-use crate::model::app::Phase;
-use crate::model::cpu::{CpuClass, IrqSrc, ThreadId};
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::{CpuClass, IrqSrc, ThreadId};
 use crate::model::kernel::HOST;
-use crate::model::sched::Seg;
+use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
 
 /// How often SQLIOSim-like tuning looks at the latency.

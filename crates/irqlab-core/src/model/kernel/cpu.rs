@@ -58,15 +58,15 @@ pub enum IrqSrc {
     VirtioKick(u32),
     /// The IPI of software packet steering (`net_rps_send_ipi`): the
     /// target's backlog NAPI was scheduled by another core
-    /// (`model/backlog.rs`).
+    /// (`model/kernel/backlog.rs`).
     RpsIpi,
     /// Threaded NAPI: the IPI of a wake-up of the core's NAPI thread from
     /// another CPU (`try_to_wake_up` → `ttwu_queue_wakelist`), whose
-    /// handler makes the thread runnable (`model/napi_thread.rs`).
+    /// handler makes the thread runnable (`model/kernel/napi_thread.rs`).
     NapiThreadIpi,
     /// Host: the guest's write of the storage adapter's doorbell, trapped
     /// on the vCPU's core: the VMM's emulation and vSCSI's issue to the HBA
-    /// (`model/storage/`).
+    /// (`model/workloads/storage/`).
     ScsiIssue,
     /// Host: the guest ISR's acknowledgement of the storage adapter's
     /// interrupt, trapped on the vCPU's core.
@@ -144,7 +144,7 @@ pub struct Core {
     pub ksoftirqd_turn: bool,
     pub turn_start_ns: Nanos,
     /// Threaded NAPI: the NAPI thread's next segment starts with the
-    /// switch to it (`model/napi_thread.rs`).
+    /// switch to it (`model/kernel/napi_thread.rs`).
     pub napi_thread_switch_due: bool,
     /// Threaded NAPI: the NAPI thread was woken and preempts the current
     /// thread at its next segment boundary.

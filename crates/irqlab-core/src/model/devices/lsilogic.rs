@@ -13,7 +13,7 @@
 //! (the paper, §2).
 
 use crate::engine::Scheduler;
-use crate::model::cpu::IrqSrc;
+use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
 use crate::model::server::{Ev, Server};
 
@@ -101,7 +101,7 @@ impl Server {
         sched.at(sched.now() + 1_000_000_000 / hz, Ev::GuestTick);
     }
 
-    pub(crate) fn storage_mut(&mut self) -> &mut super::Storage {
+    pub(crate) fn storage_mut(&mut self) -> &mut crate::model::workloads::storage::Storage {
         self.storage.as_mut().expect("storage workload")
     }
 }

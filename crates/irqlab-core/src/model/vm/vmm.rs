@@ -8,7 +8,7 @@
 //! interrupt's ISR takes it.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::cpu::IrqSrc;
+use crate::model::kernel::cpu::IrqSrc;
 use crate::model::server::{Ev, Server};
 
 impl Server {

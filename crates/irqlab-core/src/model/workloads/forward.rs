@@ -11,8 +11,8 @@
 //! of the segment. The generator (MoonGen, hardware timestamps) sees it one
 //! wire latency later.
 
-use super::nic::RxPacket;
-use super::server::{DropSite, Ev, Server};
+use crate::model::devices::nic::RxPacket;
+use crate::model::server::{DropSite, Ev, Server};
 use crate::engine::{Nanos, Scheduler};
 
 impl Server {

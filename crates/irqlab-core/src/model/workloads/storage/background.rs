@@ -10,9 +10,9 @@
 //! proportional to it.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::app::Phase;
-use crate::model::cpu::{CpuClass, ThreadId};
-use crate::model::sched::Seg;
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::{CpuClass, ThreadId};
+use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
 
 /// The background threads' unit of work, ns of one guest CPU.

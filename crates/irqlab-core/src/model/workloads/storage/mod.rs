@@ -30,13 +30,9 @@
 //! first-served stations); each carries its issue time and the guest
 //! thread that waits for it.
 
-pub mod array;
 pub mod background;
 pub mod iometer;
-pub mod lsilogic;
 pub mod oltp;
-pub mod vmkernel;
-pub mod vmm;
 
 use crate::engine::{Nanos, RngStreams, StreamRng};
 use crate::model::kernel::KernelId;
@@ -108,7 +104,7 @@ pub struct Storage {
     pub worker_cpu: u32,
     pub irq_cpu: u32,
     pub hba_core: u32,
-    pub array: array::Array,
+    pub array: crate::model::devices::array::Array,
     /// Per vCPU (vCPU i runs on host core i): the I/O whose doorbell
     /// write is being trapped there, before the VMM issues it to the HBA.
     pub trapped: Vec<VecDeque<Io>>,
@@ -158,7 +154,7 @@ impl Storage {
             worker_cpu: s.worker_vcpu,
             irq_cpu: s.interrupt_vcpu,
             hba_core,
-            array: array::Array::new(s, streams.stream(crate::engine::rng::kind::STORAGE, 0)),
+            array: crate::model::devices::array::Array::new(s, streams.stream(crate::engine::rng::kind::STORAGE, 0)),
             trapped: vec![VecDeque::new(); cfg.vcpus() as usize],
             in_array: VecDeque::with_capacity(s.oio as usize),
             hba_response: VecDeque::new(),
@@ -199,13 +195,13 @@ impl crate::model::server::Server {
             for (i, core) in s.kernel.cores.iter_mut().enumerate() {
                 let a = core.accounted(now);
                 let total: Nanos = a.iter().sum();
-                let idle = a[crate::model::cpu::CpuClass::Idle as usize];
+                let idle = a[crate::model::kernel::cpu::CpuClass::Idle as usize];
                 busy += total - idle;
                 let pct = |x: Nanos| if total > 0 { 100.0 * x as f64 / total as f64 } else { 0.0 };
                 // vCPU i runs on host core i.
                 if i == worker_cpu {
                     halt = pct(idle);
-                    guest = pct(a[crate::model::cpu::CpuClass::Guest as usize]);
+                    guest = pct(a[crate::model::kernel::cpu::CpuClass::Guest as usize]);
                 }
                 if i == hba_core {
                     hba = pct(total - idle);

@@ -4,9 +4,9 @@
 //! to interrupt when its `net_rx_action` ends (`rps_ipi_list`), and the
 //! policy that picks a packet's core (`irqlab_policy::steering`: RPS's
 //! map, RFS's flow tables, IAPS's busy list). The code that moves packets
-//! through it is `model/backlog.rs`.
+//! through it is `model/kernel/backlog.rs`.
 
-use super::gro::Skb;
+use crate::model::kernel::gro::Skb;
 use crate::scenario::{Config, SteeringScheme};
 use irqlab_policy::steering::{Backlog, Iaps, IapsCase, Rfs, RfsParams, RpsMap};
 use std::collections::VecDeque;
