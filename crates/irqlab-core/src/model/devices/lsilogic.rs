@@ -12,6 +12,7 @@
 //! interrupt service routine has had the chance to deassert the line"
 //! (the paper, §2).
 
+use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
@@ -98,7 +99,7 @@ impl Server {
         let hz = self.cfg.storage.guest_timer_hz as u64;
         let guest = self.storage_mut().guest;
         self.in_kernel(HOST, |s| s.kvm_inject(sched, guest, 0, IrqSrc::GuestTimer));
-        sched.at(sched.now() + 1_000_000_000 / hz, Ev::GuestTick);
+        sched.at(sched.now() + 1_000_000_000 / hz, Ev::Storage(StorageEv::GuestTick));
     }
 
     pub(crate) fn storage_mut(&mut self) -> &mut crate::model::workloads::storage::Storage {

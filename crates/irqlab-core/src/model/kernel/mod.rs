@@ -21,6 +21,7 @@ pub mod app;
 pub mod backlog;
 pub mod cpu;
 pub mod epoll;
+pub mod events;
 pub mod gro;
 pub mod napi;
 pub mod napi_thread;

@@ -42,6 +42,7 @@
 use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc};
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
+use crate::model::kernel::events::KernelEv;
 use crate::engine::Scheduler;
 
 impl Core {
@@ -84,7 +85,7 @@ impl Server {
             }
         } else if self.cfg.cpu.ipi_latency_ns > 0 {
             c.napi_thread_ipi_in_flight = true;
-            sched.after(self.cfg.cpu.ipi_latency_ns, Ev::NapiThreadIpi { core });
+            sched.after(self.cfg.cpu.ipi_latency_ns, Ev::Kernel(KernelEv::NapiThreadIpi { core }));
         } else {
             self.raise_irq(sched, core, IrqSrc::NapiThreadIpi);
         }

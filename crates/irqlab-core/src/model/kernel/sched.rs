@@ -5,6 +5,7 @@
 //! when neither is pending. An idle core pays the C-state exit latency before
 //! it runs anything.
 
+use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::{ThreadKind, HOST};
 use crate::model::vm::vcpu::VcpuPhase;
@@ -38,7 +39,7 @@ impl Server {
         c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
         // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
         if seg.ns != Nanos::MAX {
-            let ev = Ev::CoreDone { kernel: self.kernel.id, core, gen: c.gen };
+            let ev = Ev::Kernel(KernelEv::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
             // A host core has at most one live segment end: its own slot.
             if self.kernel.id == HOST && (core as usize) < sched.owners() {
                 sched.at_owned(core as usize, end_ns, ev);

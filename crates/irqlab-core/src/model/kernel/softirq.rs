@@ -11,6 +11,7 @@
 //! ksoftirqd, which runs the same rounds as a thread sharing the core with
 //! the application (see [`crate::model::kernel::sched`]).
 
+use crate::model::devices::nic::events::NicEv;
 use crate::model::kernel::backlog::{BACKLOG_NAPI, IPI_SEND};
 use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::{Device, RxSink};
@@ -327,13 +328,13 @@ impl Server {
             let q = &mut self.nic.queues[queue as usize];
             if !q.tx_done_deferrable() {
                 while let Some((key, bytes)) = q.tx_deferred.pop_front() {
-                    sched.at_key(key, Ev::TxDone { queue, bytes });
+                    sched.at_key(key, Ev::Nic(NicEv::TxDone { queue, bytes }));
                 }
             }
             if q.rx.armed {
                 while let Some((key, pkt)) = q.rx_deferred.pop_front() {
                     q.rx_in_flight += 1;
-                    sched.at_key(key, Ev::PacketArrive { queue, pkt });
+                    sched.at_key(key, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
                 }
             }
         }

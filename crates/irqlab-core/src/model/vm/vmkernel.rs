@@ -13,6 +13,7 @@
 //! that no handler has yet taken: completions that arrive while the
 //! interrupt waits join it, later ones raise another.
 
+use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
@@ -29,10 +30,10 @@ impl Server {
         st.cif += 1;
         let done = st.array.submit(now);
         st.in_array.push_back(io);
-        sched.at(done, Ev::HbaComplete);
+        sched.at(done, Ev::Storage(StorageEv::HbaComplete));
     }
 
-    /// A read's status reached the HBA (`Ev::HbaComplete`).
+    /// A read's status reached the HBA (`Ev::Storage(StorageEv::HbaComplete)`).
     pub(crate) fn hba_complete(&mut self, sched: &mut Scheduler<Ev>) {
         let measuring = self.measuring;
         let st = self.storage_mut();

@@ -25,6 +25,7 @@
 //! socket holds unread is kept here by stream, where the sender (another
 //! host, outside every kernel) reads the window it may use.
 
+use crate::model::workloads::tcp_stream::TcpEv;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::KernelId;
 use crate::model::kernel::gro::{GroTable, Skb};
@@ -271,11 +272,11 @@ impl Server {
         }
         sched.at(
             now + self.cfg.nic.wire_latency_ns,
-            Ev::TcpAck {
+            Ev::Tcp(TcpEv::Ack {
                 conn: skb.conn,
                 segs: skb.segs,
                 sent_ns: skb.sent_ns,
-            },
+            }),
         );
         if self.kernel.threads[t as usize].is_sleeping() {
             self.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
@@ -345,11 +346,11 @@ impl Server {
         }
         sched.at(
             now + self.cfg.nic.wire_latency_ns,
-            Ev::TcpAck {
+            Ev::Tcp(TcpEv::Ack {
                 conn: stream as u32,
                 segs: 0,
                 sent_ns: now,
-            },
+            }),
         );
     }
 

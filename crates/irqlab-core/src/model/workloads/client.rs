@@ -16,6 +16,7 @@
 //! generator times from just before a write to just after the read), and a
 //! closed loop's next request leaves when its write ends.
 
+use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
 use crate::model::server::{Ev, Server};
 use crate::engine::rng::kind;
@@ -30,6 +31,20 @@ use rand::Rng;
 /// headers (66 bytes).
 const GET_OVERHEAD_BYTES: u32 = 6 + 66;
 const VALUE_OVERHEAD_BYTES: u32 = 6 + 3 + 8 + 4 + 2 + 5 + 66;
+
+/// The clients' events.
+#[derive(Clone, Copy, Debug)]
+pub enum ClientEv {
+    /// A reply reaches its client.
+    ReplyArrive { conn: u32, sent_ns: Nanos },
+    /// Open loop: the next request is due.
+    OpenArrival,
+    /// Closed loop: a connection sends its next request.
+    Send { conn: u32 },
+    /// Closed loop: a dropped request (or its dropped reply) is sent again
+    /// by the client's TCP; latency keeps counting from `sent_ns`.
+    Retransmit { conn: u32, sent_ns: Nanos },
+}
 
 pub struct Clients {
     closed: bool,
@@ -162,6 +177,16 @@ pub(crate) fn holds_at_client(cfg: &Config) -> bool {
 }
 
 impl Server {
+    #[inline]
+    pub(crate) fn client_event(&mut self, sched: &mut Scheduler<Ev>, ev: ClientEv) {
+        match ev {
+            ClientEv::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
+            ClientEv::OpenArrival => self.open_arrival(sched),
+            ClientEv::Send { conn } => self.client_send(sched, conn),
+            ClientEv::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
+        }
+    }
+
     /// The load-generator thread is modelled (`load.client_ns_per_request`).
     pub(crate) fn client_thread_modelled(&self) -> bool {
         self.clients.read_ns > 0
@@ -187,11 +212,11 @@ impl Server {
             for conn in 0..n {
                 for _ in 0..self.clients.depth {
                     let at = (conn as u64 * 10_000) / n as u64;
-                    sched.at(at, Ev::ClientSend { conn });
+                    sched.at(at, Ev::Client(ClientEv::Send { conn }));
                 }
             }
         } else {
-            sched.at(0, Ev::OpenArrival);
+            sched.at(0, Ev::Client(ClientEv::OpenArrival));
         }
     }
 
@@ -228,7 +253,7 @@ impl Server {
             q.rx_defer(sched.reserve(at), pkt);
         } else {
             q.rx_in_flight += 1;
-            sched.at_fifo(crate::model::server::lane::TO_SERVER, at, Ev::PacketArrive { queue, pkt });
+            sched.at_fifo(crate::model::server::lane::TO_SERVER, at, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
         }
     }
 
@@ -255,7 +280,7 @@ impl Server {
         }
         let next = now.saturating_add(gap);
         if next < self.end_ns {
-            sched.at(next, Ev::OpenArrival);
+            sched.at(next, Ev::Client(ClientEv::OpenArrival));
         }
     }
 
@@ -268,7 +293,7 @@ impl Server {
             if c.think_ns == 0 {
                 self.client_send(sched, conn);
             } else {
-                sched.after(c.think_ns, Ev::ClientSend { conn });
+                sched.after(c.think_ns, Ev::Client(ClientEv::Send { conn }));
             }
         } else if c.holds() {
             // The slot goes to a held request at once (its time has come);

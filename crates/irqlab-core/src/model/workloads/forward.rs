@@ -11,6 +11,7 @@
 //! of the segment. The generator (MoonGen, hardware timestamps) sees it one
 //! wire latency later.
 
+use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
 use crate::model::server::{DropSite, Ev, Server};
 use crate::engine::{Nanos, Scheduler};
@@ -45,7 +46,7 @@ impl Server {
             return;
         }
         let now = sched.now();
-        sched.at((done_ns + self.cfg.nic.dma_latency_ns).max(now), Ev::TxDone { queue, bytes: p.bytes });
+        sched.at((done_ns + self.cfg.nic.dma_latency_ns).max(now), Ev::Nic(NicEv::TxDone { queue, bytes: p.bytes }));
         // An open loop only records the packet's return (client_reply), so
         // it is recorded here at its own time rather than through an event.
         let back_ns = done_ns + self.cfg.nic.wire_latency_ns;

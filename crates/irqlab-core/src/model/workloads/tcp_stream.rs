@@ -22,6 +22,7 @@
 //! looks (its advertisement is one wire latency old in reality); CUBIC's
 //! window growth is not modelled.
 
+use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
 use crate::model::server::{Ev, Server};
 use crate::engine::{Nanos, Scheduler};
@@ -143,7 +144,28 @@ impl Senders {
     }
 }
 
+/// The senders' events.
+#[derive(Clone, Copy, Debug)]
+pub enum TcpEv {
+    /// The sender's link finished a burst.
+    WireFree,
+    /// An ACK of `segs` segments reaches the sender (0: a window update
+    /// after a read).
+    Ack { conn: u32, segs: u32, sent_ns: Nanos },
+    /// The sender learns that `segs` segments were lost.
+    Loss { conn: u32, segs: u32 },
+}
+
 impl Server {
+    #[inline]
+    pub(crate) fn tcp_event(&mut self, sched: &mut Scheduler<Ev>, ev: TcpEv) {
+        match ev {
+            TcpEv::WireFree => self.wire_send(sched),
+            TcpEv::Ack { conn, segs, sent_ns } => self.tcp_ack(sched, conn, segs, sent_ns),
+            TcpEv::Loss { conn, segs } => self.tcp_loss(sched, conn, segs),
+        }
+    }
+
     /// Start the senders (at time 0, every stream has its initial window).
     pub(crate) fn senders_start(&mut self, sched: &mut Scheduler<Ev>) {
         self.wire_send(sched);
@@ -181,7 +203,7 @@ impl Server {
             };
             let queue = tx.streams[i].queue;
             self.nic.queues[queue as usize].rx_in_flight += 1;
-            sched.at(done + to_ring_ns, Ev::PacketArrive { queue, pkt });
+            sched.at(done + to_ring_ns, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
             sent += 1;
         }
         if sent == 0 {
@@ -195,7 +217,7 @@ impl Server {
         tx.wire_busy = true;
         sched.at(
             now + (sent as f64 * tx.frame_ns).round() as Nanos,
-            Ev::WireFree,
+            Ev::Tcp(TcpEv::WireFree),
         );
     }
 
@@ -236,7 +258,7 @@ impl Server {
     /// sender learns it one wire latency later.
     pub(crate) fn tcp_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
         let at = sched.now() + self.cfg.nic.wire_latency_ns;
-        sched.at(at, Ev::TcpLoss { conn, segs });
+        sched.at(at, Ev::Tcp(TcpEv::Loss { conn, segs }));
     }
 
     /// The sender learns of a loss: the segments leave the flight, and the

@@ -6,6 +6,7 @@
 //! ixgbe's ITR policy bounds.
 
 pub mod eitr;
+pub mod events;
 pub mod moderation;
 pub mod route;
 pub mod vf;

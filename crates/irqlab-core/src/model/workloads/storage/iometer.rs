@@ -12,6 +12,7 @@
 //! latency above its target and raises them when below; the exact rule is
 //! not published, so the model doubles or halves them every 100 ms.
 
+use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{CpuClass, IrqSrc, ThreadId};
@@ -96,7 +97,7 @@ impl Server {
         st.tune_reads = 0;
         let guest = st.guest;
         self.in_kernel(guest, |s| s.storage_thread_wake(sched, 0));
-        sched.at(sched.now() + TUNE_INTERVAL_NS, Ev::OioTune);
+        sched.at(sched.now() + TUNE_INTERVAL_NS, Ev::Storage(StorageEv::OioTune));
     }
 
     /// The ISR handed thread `t` completions: wake it if it waits.

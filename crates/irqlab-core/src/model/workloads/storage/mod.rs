@@ -178,7 +178,30 @@ impl Storage {
     }
 }
 
+/// The storage path's events.
+#[derive(Clone, Copy, Debug)]
+pub enum StorageEv {
+    /// The status of the oldest read at the array reaches the HBA
+    /// (`vm/vmkernel.rs`).
+    HbaComplete,
+    /// The guest's clock ticks (`devices/lsilogic.rs`).
+    GuestTick,
+    /// OLTP: the database's checkpoint is due (`oltp.rs`).
+    Checkpoint,
+    /// SQLIOSim-like tuning of the outstanding I/Os is due (`iometer.rs`).
+    OioTune,
+}
+
 impl crate::model::server::Server {
+    pub(crate) fn storage_event(&mut self, sched: &mut crate::engine::Scheduler<crate::model::server::Ev>, ev: StorageEv) {
+        match ev {
+            StorageEv::HbaComplete => self.hba_complete(sched),
+            StorageEv::GuestTick => self.guest_tick(sched),
+            StorageEv::Checkpoint => self.oltp_checkpoint(sched),
+            StorageEv::OioTune => self.iometer_tune(sched),
+        }
+    }
+
     /// What the storage path did (`Summary::storage`); None without it.
     pub(crate) fn storage_report(&mut self, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
         use crate::model::kernel::HOST;

@@ -14,6 +14,7 @@ use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Server};
+use crate::model::workloads::storage::StorageEv;
 use rand::Rng;
 
 impl Server {
@@ -78,6 +79,6 @@ impl Server {
         let guest = self.storage_mut().guest;
         self.storage_mut().threads[writer as usize].to_issue += writes;
         self.in_kernel(guest, |s| s.storage_thread_wake(sched, writer));
-        sched.at(sched.now() + self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Checkpoint);
+        sched.at(sched.now() + self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Storage(StorageEv::Checkpoint));
     }
 }
