@@ -64,8 +64,20 @@ def profiles() -> list[str]:
     """The profile names, in the core's order."""
 
 def profile_fields() -> list[str]:
-    """The scenario fields every profile sets (``Profile::overrides``), in
-    the core's order."""
+    """The scenario fields every profile sets (``Profile::settings``), in
+    the knob table's order."""
+
+def knobs() -> list[dict[str, Any]]:
+    """The knob table (crates/irqlab-knobs), one dict per knob in its order:
+    ``path`` (scenario field), ``kernel_name``, ``linux_name`` (``None``:
+    ``irqlab linux apply`` does not set it), ``part`` (``napi``,
+    ``coalesce``, ``epoll``, ``itr``), ``unit``, ``kernel_range`` and
+    ``sim_range`` (inclusive ``(min, max)``), ``sim_why`` (why the simulator
+    takes less, or ``None``), ``default`` (bool or int), ``doc``, ``source``
+    and ``profiles`` (``{profile: value}`` for the knobs profiles set)."""
+
+def knobs_markdown() -> str:
+    """README.md's knob tables, with the lines that begin and end them."""
 
 def linux_show(dev: str) -> str:
     """Every NAPI of device ``dev`` and its coalescing, as JSON text.
@@ -81,7 +93,8 @@ def linux_apply(dev: str, profile: str, napi_id: Optional[int] = None, dry_run: 
     The report (changed, unchanged, skipped, state_file) as JSON text.
     Needs CAP_NET_ADMIN unless ``dry_run``; raises LinuxError."""
 
-#: The knobs linux_set_knob takes, with the largest value the kernel accepts.
+#: The knobs linux_set_knob takes, with the largest value the kernel accepts
+#: (the knob table's ``kernel_range``), per-NAPI ones first.
 TUNABLE_KNOBS: list[tuple[str, int]]
 
 #: Each knob of the linux reports (kernel or ethtool name) and the scenario

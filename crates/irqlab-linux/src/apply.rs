@@ -1,7 +1,7 @@
 //! `irqlab linux apply`: plan what a profile changes on one device, then do
 //! it, saving the device's previous settings first.
 //!
-//! A profile (`irqlab_core::scenario::Profile::knobs`) sets per-NAPI
+//! A profile (`irqlab_knobs::Profile::knobs`) sets per-NAPI
 //! `defer_hard_irqs`, `gro_flush_timeout` and `irq_suspend_timeout` and the
 //! device's `adaptive-rx`, `rx-usecs` and `rx-frames`. What the device or the
 //! kernel cannot do is skipped and said so; what makes the profile
@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use irqlab_core::scenario::Profile;
+use irqlab_knobs::Profile;
 use serde::Serialize;
 
 use crate::change::{

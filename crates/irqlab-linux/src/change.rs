@@ -3,11 +3,13 @@
 //! Knobs carry the kernel's and ethtool's names (`defer_hard_irqs`,
 //! `gro_flush_timeout` and `irq_suspend_timeout` in ns; `adaptive-rx`,
 //! `rx-usecs` in µs, `rx-frames`). Each knob also has the name a profile
-//! gives it (`irqlab_core::scenario::Profile::overrides`, what `irqlab
-//! profiles` lists: `napi.napi_defer_hard_irqs`, `coalesce.rx-frames`), which
-//! the text output uses, so that one knob has one name wherever a profile
-//! is shown, applied or restored.
+//! gives it (its scenario field, what `irqlab profiles` lists:
+//! `napi.napi_defer_hard_irqs`, `coalesce.rx-frames`), which the text output
+//! uses, so that one knob has one name wherever a profile is shown, applied
+//! or restored. Both names are the knob table's (`irqlab_knobs::KNOBS`:
+//! `linux_name` and `path`).
 
+use irqlab_knobs::table as knob;
 use serde::{Deserialize, Serialize};
 
 use crate::netlink::ethtool::Coalesce;
@@ -82,23 +84,23 @@ pub struct NapiKnob {
 /// The per-NAPI knobs a profile sets (`napi-set`, Linux 6.13).
 pub const NAPI_KNOBS: [NapiKnob; 3] = [
     NapiKnob {
-        name: "defer_hard_irqs",
-        field: "napi.napi_defer_hard_irqs",
+        name: knob::DEFER_HARD_IRQS.linux(),
+        field: knob::DEFER_HARD_IRQS.path,
         current: |n| n.defer_hard_irqs.map(u64::from),
         saved: |s| s.defer_hard_irqs.map(u64::from),
         // Profile and saved values come from u32 fields.
         set: |r, v| r.defer_hard_irqs = Some(v as u32),
     },
     NapiKnob {
-        name: "gro_flush_timeout",
-        field: "napi.gro_flush_timeout",
+        name: knob::GRO_FLUSH_TIMEOUT.linux(),
+        field: knob::GRO_FLUSH_TIMEOUT.path,
         current: |n| n.gro_flush_timeout,
         saved: |s| s.gro_flush_timeout,
         set: |r, v| r.gro_flush_timeout = Some(v),
     },
     NapiKnob {
-        name: "irq_suspend_timeout",
-        field: "napi.irq_suspend_timeout",
+        name: knob::IRQ_SUSPEND_TIMEOUT.linux(),
+        field: knob::IRQ_SUSPEND_TIMEOUT.path,
         current: |n| n.irq_suspend_timeout,
         saved: |s| s.irq_suspend_timeout,
         set: |r, v| r.irq_suspend_timeout = Some(v),
@@ -138,20 +140,20 @@ fn as_u32(v: Value) -> u32 {
 /// The coalescing knobs a profile sets.
 pub const COALESCE_KNOBS: [CoalesceKnob; 3] = [
     CoalesceKnob {
-        name: "adaptive-rx",
-        field: "coalesce.adaptive-rx",
+        name: knob::ADAPTIVE_RX.linux(),
+        field: knob::ADAPTIVE_RX.path,
         get: |c| c.use_adaptive_rx.map(Value::Bool),
         set: |c, v| c.use_adaptive_rx = Some(as_bool(v)),
     },
     CoalesceKnob {
-        name: "rx-usecs",
-        field: "coalesce.rx-usecs",
+        name: knob::RX_USECS.linux(),
+        field: knob::RX_USECS.path,
         get: |c| c.rx_usecs.map(|n| Value::Int(n.into())),
         set: |c, v| c.rx_usecs = Some(as_u32(v)),
     },
     CoalesceKnob {
-        name: "rx-frames",
-        field: "coalesce.rx-frames",
+        name: knob::RX_FRAMES.linux(),
+        field: knob::RX_FRAMES.path,
         get: |c| c.rx_max_frames.map(|n| Value::Int(n.into())),
         set: |c, v| c.rx_max_frames = Some(as_u32(v)),
     },
@@ -234,11 +236,11 @@ mod tests {
 
     #[test]
     fn every_knob_a_profile_sets_is_named_as_the_profile_names_it() {
-        use irqlab_core::scenario::Profile;
-        // `irqlab profiles` lists Profile::overrides' fields; apply and
+        use irqlab_knobs::Profile;
+        // `irqlab profiles` lists Profile::settings' fields; apply and
         // restore name a knob by the same field.
         for profile in Profile::ALL {
-            let fields: Vec<&str> = profile.overrides().iter().map(|(k, _)| *k).collect();
+            let fields: Vec<&str> = profile.settings().iter().map(|(k, _)| k.path).collect();
             for (name, field) in profile_fields().into_iter().filter(|(n, _)| *n != "threaded") {
                 assert!(fields.contains(&field), "{name} is set as {field}, which profile {} does not list", profile.name());
             }

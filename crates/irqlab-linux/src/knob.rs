@@ -9,17 +9,14 @@ use crate::device::{resolve, Snapshot};
 use crate::error::Error;
 use crate::ops::Kernel;
 
-/// The knobs a step may set, with the largest value the kernel takes:
-/// `defer-hard-irqs` is an s32 in `napi-set`'s policy; the timeouts are
-/// nanoseconds the kernel turns into a `ktime_t` (s64); `rx-usecs` and
-/// `rx-frames` are u32 (the driver may refuse less).
-pub const TUNABLE: [(&str, u64); 5] = [
-    ("defer_hard_irqs", i32::MAX as u64),
-    ("gro_flush_timeout", i64::MAX as u64),
-    ("irq_suspend_timeout", i64::MAX as u64),
-    ("rx-usecs", u32::MAX as u64),
-    ("rx-frames", u32::MAX as u64),
-];
+/// The knobs a step may set, with the largest value the kernel takes (the
+/// knob table's `kernel` range, `irqlab_knobs::tunable`): `defer-hard-irqs`
+/// is an s32 in `napi-set`'s policy; the timeouts are nanoseconds the kernel
+/// turns into a `ktime_t` (s64); `rx-usecs` and `rx-frames` are u32 (the
+/// driver may refuse less).
+pub fn tunable() -> Vec<(&'static str, u64)> {
+    irqlab_knobs::tunable()
+}
 
 /// The plan that sets `knob` to `value` on `device` (every NAPI, or only `napi`).
 pub fn plan_knob(device: &str, knob: &str, value: u64, napi: Option<u32>) -> Result<Plan, Error> {
@@ -31,8 +28,9 @@ pub fn plan_knob(device: &str, knob: &str, value: u64, napi: Option<u32>) -> Res
 }
 
 fn check(knob: &str, value: u64) -> Result<(), Error> {
-    let accepted = || TUNABLE.map(|(k, _)| k).join(", ");
-    let Some(&(_, max)) = TUNABLE.iter().find(|(k, _)| *k == knob) else {
+    let tunable = tunable();
+    let accepted = || tunable.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
+    let Some(&(_, max)) = tunable.iter().find(|(k, _)| *k == knob) else {
         return Err(Error::UnknownKnob { name: knob.to_string(), accepted: accepted() });
     };
     if value > max {
@@ -135,6 +133,9 @@ mod tests {
         assert!(err.contains("busy_poll") && err.contains("defer_hard_irqs, gro_flush_timeout"), "{err}");
         let err = plan_knob_from(&d, "defer_hard_irqs", 1 << 31, None).unwrap_err().to_string();
         assert!(err.contains("2147483647"), "{err}");
+        // The knob table's one range for the timeouts: up to S64_MAX ns.
+        let err = plan_knob_from(&d, "irq_suspend_timeout", 1 << 63, None).unwrap_err().to_string();
+        assert!(err.contains("9223372036854775807"), "{err}");
         let err = plan_knob_from(&d, "irq_suspend_timeout", 5, None).unwrap_err().to_string();
         assert!(err.contains("irq-suspend-timeout"), "{err}");
         assert!(matches!(plan_knob_from(&device(vec![], None), "defer_hard_irqs", 1, None), Err(Error::NoNapi { .. })));

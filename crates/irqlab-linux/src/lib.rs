@@ -35,6 +35,6 @@ pub use apply::{apply, apply_in, dry_run, plan, plan_from, ApplyReport, Plan};
 pub use change::{Change, Part, Skip, Value};
 pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Snapshot};
 pub use error::Error;
-pub use knob::{plan_knob, plan_knob_from, TUNABLE};
+pub use knob::{plan_knob, plan_knob_from, tunable};
 pub use restore::{restore, restore_in, HandChange, Replacement, RestoreReport, Unrestored};
 pub use state::{AppliedKnob, SavedState, StateStore};

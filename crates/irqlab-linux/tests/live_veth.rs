@@ -13,7 +13,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 
-use irqlab_core::scenario::Profile;
+use irqlab_knobs::Profile;
 use irqlab_linux::netlink::netdev::NapiSet;
 use irqlab_linux::ops::Kernel;
 use irqlab_linux::{apply_in, device, napi_id, plan, restore_in, show, Error, StateStore, Value};

@@ -4,6 +4,7 @@
 //! user experience is the Python package's (docs/architecture.md, "Tiers").
 
 mod error;
+mod knobs;
 mod linux;
 mod search;
 
@@ -111,16 +112,16 @@ fn profiles() -> Vec<&'static str> {
     Profile::ALL.iter().map(|p| p.name()).collect()
 }
 
-/// The scenario fields a profile sets (`Profile::overrides`, the same for
-/// every profile), in the core's order: what `irqlab profiles` lists, even a
-/// field every profile sets to its default (`coalesce.rx-frames`).
+/// The scenario fields a profile sets (`Profile::settings`, the same for
+/// every profile), in the knob table's order: what `irqlab profiles` lists,
+/// even a field every profile sets to its default (`coalesce.rx-frames`).
 #[pyfunction]
 fn profile_fields() -> Vec<&'static str> {
     let mut fields: Vec<&'static str> = Vec::new();
     for p in Profile::ALL {
-        for (k, _) in p.overrides() {
-            if !fields.contains(&k) {
-                fields.push(k);
+        for (k, _) in p.settings() {
+            if !fields.contains(&k.path) {
+                fields.push(k.path);
             }
         }
     }
@@ -142,6 +143,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LinuxError", m.py().get_type::<LinuxError>())?;
     linux::register(m)?;
     search::register(m)?;
+    knobs::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

@@ -33,7 +33,7 @@ fn linux_apply(py: Python<'_>, dev: String, profile: String, napi_id: Option<u32
     })
 }
 
-/// Set one knob (`irqlab_linux::TUNABLE`) of `dev` to `value` (every NAPI,
+/// Set one knob (`irqlab_linux::tunable()`) of `dev` to `value` (every NAPI,
 /// or `napi_id`), saving the device's settings first unless an earlier
 /// change saved them; the report as JSON text (`dry_run`: only say).
 #[pyfunction]
@@ -57,7 +57,7 @@ fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linux_show, m)?)?;
     m.add_function(wrap_pyfunction!(linux_set_knob, m)?)?;
-    m.add("TUNABLE_KNOBS", irqlab_linux::TUNABLE.to_vec())?;
+    m.add("TUNABLE_KNOBS", irqlab_linux::tunable())?;
     // (kernel or ethtool name, the scenario field a profile sets it through):
     // how the text output names a knob, as `irqlab profiles` does.
     m.add("LINUX_KNOB_FIELDS", irqlab_linux::change::profile_fields())?;

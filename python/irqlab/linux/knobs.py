@@ -17,7 +17,8 @@ kernel, the device or the caller's privileges say no.
   on the NAPI now serving its queues (``replaced``); settings with nowhere to
   go raise :class:`LinuxError` and stay saved.
 
-Knobs carry the kernel's and ethtool's names; ``gro_flush_timeout`` and
+Knobs carry the kernel's and ethtool's names (the knob table's
+``linux_name``, :mod:`irqlab.knobs`); ``gro_flush_timeout`` and
 ``irq_suspend_timeout`` are in nanoseconds, ``rx-usecs`` in microseconds.
 Changing anything needs root (CAP_NET_ADMIN); saved states live in
 ``/run/irqlab`` (``$IRQLAB_STATE_DIR`` overrides it). Only the device named
@@ -32,8 +33,10 @@ from typing import Any, Optional
 
 from irqlab import _core
 from irqlab._core import LinuxError
+from irqlab.knobs import knobs as knobs_table
 
-__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "restore", "has_saved_state", "may_change_settings"]
+__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "tunable", "restore", "has_saved_state",
+           "may_change_settings"]
 
 #: The largest NAPI id the kernel can have (a u32).
 _NAPI_ID_MAX = 2**32 - 1
@@ -61,12 +64,21 @@ def apply(dev: str, profile: str, napi: Optional[int] = None, dry_run: bool = Fa
     return json.loads(_core.linux_apply(dev, profile, _napi_id(napi), bool(dry_run)))
 
 
+def tunable() -> dict[str, tuple[int, int]]:
+    """The knobs :func:`set_knob` takes (per-NAPI ones first), each with the
+    range the kernel accepts: the knob table's ``kernel_range`` of every
+    number ``irqlab linux`` sets."""
+    table = {k["linux_name"]: k for k in knobs_table() if k["linux_name"]}
+    return {name: tuple(table[name]["kernel_range"]) for name, _ in _core.TUNABLE_KNOBS}
+
+
 def set_knob(dev: str, knob: str, value: int, napi: Optional[int] = None, dry_run: bool = False) -> dict[str, Any]:
-    """Set one knob of ``dev`` (``defer_hard_irqs``, ``gro_flush_timeout``,
-    ``irq_suspend_timeout`` on every NAPI or ``napi``; ``rx-usecs``,
-    ``rx-frames``) to ``value``, saving the device's settings first as
-    :func:`apply` does; the same report. Refuses, in one sentence, a knob
-    the device or kernel does not have and a value beyond the kernel's."""
+    """Set one knob of ``dev`` (one of :func:`tunable`: ``defer_hard_irqs``,
+    ``gro_flush_timeout``, ``irq_suspend_timeout`` on every NAPI or
+    ``napi``; ``rx-usecs``, ``rx-frames``) to ``value``, saving the device's
+    settings first as :func:`apply` does; the same report. Refuses, in one
+    sentence, a knob the device or kernel does not have and a value beyond
+    the kernel's."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"value must be a whole number from 0 (got {value!r})")
     return json.loads(_core.linux_set_knob(dev, knob, value, _napi_id(napi), bool(dry_run)))

@@ -19,14 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from irqlab.knobs import knobs
 from irqlab.testbed.netns import CLIENT_NS, SERVER_ADDR, SERVER_DEV, SERVER_NS, Testbed, TestbedError
 
-#: Real knob -> scenario field.
-SCENARIO_FIELD = {
-    "defer_hard_irqs": "napi.napi_defer_hard_irqs",
-    "gro_flush_timeout": "napi.gro_flush_timeout",
-    "irq_suspend_timeout": "napi.irq_suspend_timeout",
-}
+#: Real per-NAPI knob -> scenario field (the knob table's; a veth has no coalescing).
+SCENARIO_FIELD = {k["linux_name"]: k["path"] for k in knobs() if k["part"] == "napi" and k["linux_name"]}
 
 
 def simulated_curve(values: list[int], knob: str, objective: str, profile: str, connections: int,

@@ -3,11 +3,14 @@
 //! and ethtool's (`rx-usecs`, `gro_flush_timeout`, `busy_poll_usecs`, …) and
 //! keep the kernel's units (nanoseconds for `gro_flush_timeout` and
 //! `irq_suspend_timeout`, microseconds for `rx-usecs` and `busy_poll_usecs`).
+//! The interrupt-handling knobs' defaults (and ranges, `validate.rs`) are
+//! the table's (`crates/irqlab-knobs`).
 //! Cost constants are CPU cycles at the core frequency; each says where its
 //! default comes from. Fitting them to the thesis is documented in
 //! `docs/calibration.md`; until then they are first estimates.
 
 use crate::workload::InterArrivalKind;
+use irqlab_knobs::table as knob;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -351,10 +354,10 @@ impl CoalesceCfg {
 impl Default for CoalesceCfg {
     fn default() -> Self {
         CoalesceCfg {
-            adaptive_rx: false,
-            rx_usecs: 1,
-            rx_frames: 128,
-            cqe_mode_rx: false,
+            adaptive_rx: knob::ADAPTIVE_RX.default_bool(),
+            rx_usecs: knob::RX_USECS.default_u64() as u32,
+            rx_frames: knob::RX_FRAMES.default_u64() as u32,
+            cqe_mode_rx: knob::CQE_MODE_RX.default_bool(),
             adaptive_tx: true,
             tx_usecs: 8,
             tx_frames: 128,
@@ -395,9 +398,9 @@ pub struct NapiCfg {
 impl Default for NapiCfg {
     fn default() -> Self {
         NapiCfg {
-            napi_defer_hard_irqs: 0,
-            gro_flush_timeout: 0,
-            irq_suspend_timeout: 0,
+            napi_defer_hard_irqs: knob::DEFER_HARD_IRQS.default_u64() as u32,
+            gro_flush_timeout: knob::GRO_FLUSH_TIMEOUT.default_u64(),
+            irq_suspend_timeout: knob::IRQ_SUSPEND_TIMEOUT.default_u64(),
             weight: 64,
             netdev_budget: 300,
             netdev_budget_usecs: 2_000,
@@ -442,7 +445,13 @@ pub struct EpollCfg {
 }
 impl Default for EpollCfg {
     fn default() -> Self {
-        EpollCfg { busy_poll_usecs: 0, busy_poll_budget: 0, prefer_busy_poll: false, blocking: true, maxevents: 64 }
+        EpollCfg {
+            busy_poll_usecs: knob::BUSY_POLL_USECS.default_u64() as u32,
+            busy_poll_budget: knob::BUSY_POLL_BUDGET.default_u64() as u32,
+            prefer_busy_poll: knob::PREFER_BUSY_POLL.default_bool(),
+            blocking: knob::BLOCKING.default_bool(),
+            maxevents: 64,
+        }
     }
 }
 

@@ -82,7 +82,7 @@ impl Default for ItrCfg {
         let g = GoldenItrParams::default();
         ItrCfg {
             policy: ItrPolicyKind::Ixgbe,
-            rate: 20_000,
+            rate: irqlab_knobs::table::ITR_RATE.default_u64() as u32,
             max_rate: p.max_rate_per_s,
             min_rate: p.min_rate_per_s,
             rho_max_pps: p.rho_max_pps,

@@ -148,7 +148,7 @@ impl Scenario {
     fn resolve(&mut self) -> Result<(), Error> {
         let mut table = self.raw.clone();
         if let Some(p) = &self.profile {
-            for (k, v) in p.overrides() {
+            for (k, v) in profile::overrides(*p) {
                 set_path(&mut table, k, v.clone())?;
             }
         }

@@ -275,3 +275,35 @@ fn scenario_files_must_be_small_regular_files() {
     std::fs::remove_file(&dir).unwrap();
     assert!(e.ends_with("it is larger than 4194304 bytes"), "{e}");
 }
+
+#[test]
+fn knob_ranges_defaults_and_sentences_are_the_knob_tables() {
+    use irqlab_knobs::{Value, KNOBS};
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    let defaults = serde_json::to_value(Scenario::from_toml_str("").unwrap().config()).unwrap();
+    for k in KNOBS {
+        let (section, field) = k.path.split_once('.').unwrap();
+        let default = &defaults[section][field];
+        match k.default {
+            Value::Bool(b) => assert_eq!(default, &serde_json::json!(b), "{}", k.path),
+            Value::Int(n) => assert_eq!(default, &serde_json::json!(n), "{}", k.path),
+        }
+        if k.is_bool() {
+            continue;
+        }
+        let f = validate::INT_FIELDS.iter().find(|f| f.path == k.path).expect(k.path);
+        assert_eq!((f.lo, f.hi, f.knob.map(|f| f.path)), (k.sim.min, k.sim.max, Some(k.path)));
+        if k.path.starts_with("itr.") {
+            continue; // [itr] applies to an 82599 scenario only
+        }
+        if k.sim.max < i64::MAX as u64 {
+            let e = s.set(k.path, &(k.sim.max + 1).to_string()).unwrap_err().to_string();
+            assert_eq!(e, format!("scenario field `{}` {}", k.path, k.out_of_range(k.sim.max + 1)));
+        }
+    }
+    // One range for irq_suspend_timeout, the kernel's ktime one: its
+    // largest value is accepted, as irqlab linux accepts it.
+    s.set("napi.irq_suspend_timeout", "9223372036854775807").unwrap();
+    let e = s.set("coalesce.rx-usecs", "5000").unwrap_err().to_string();
+    assert!(e.ends_with("(got 5000): the modelled ConnectX-4's mlx5 driver refuses more (MLX5E_MAX_COAL_TIME, drivers/net/ethernet/mellanox/mlx5/core/en_ethtool.c)"), "{e}");
+}

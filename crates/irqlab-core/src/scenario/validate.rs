@@ -2,11 +2,13 @@
 //! accepted range. Fields with a fixed range are listed once, in
 //! [`INT_FIELDS`] and [`FLOAT_FIELDS`], so that a type error on one of them
 //! (a string where a number belongs) can state the same range
-//! ([`accepted_range`]).
+//! ([`accepted_range`]). An interrupt-handling knob's range and sentence are
+//! the knob table's (`crates/irqlab-knobs`, [`Knob::out_of_range`]).
 
 use super::config::*;
 use super::vm::VmKind;
 use crate::error::Error;
+use irqlab_knobs::table::{self as knob, Knob};
 
 const MAX_CYCLES: u64 = 1_000_000_000;
 const MAX_NS: u64 = 10_000_000_000;
@@ -22,6 +24,9 @@ pub(crate) struct IntField {
     get: fn(&Config) -> u64,
     pub lo: u64,
     pub hi: u64,
+    /// The knob table's entry, whose range `lo`..=`hi` is and whose
+    /// sentence an out-of-range value gets.
+    pub knob: Option<&'static Knob>,
 }
 
 /// A field holding a real number with a fixed accepted range.
@@ -34,7 +39,14 @@ pub(crate) struct FloatField {
 
 macro_rules! int_field {
     ($path:literal, |$c:ident| $e:expr, $lo:expr, $hi:expr) => {
-        IntField { path: $path, get: |$c: &Config| ($e) as u64, lo: $lo, hi: $hi }
+        IntField { path: $path, get: |$c: &Config| ($e) as u64, lo: $lo, hi: $hi, knob: None }
+    };
+}
+
+/// A field that is a knob of the table: its path and range are the table's.
+macro_rules! knob_field {
+    ($knob:path, |$c:ident| $e:expr) => {
+        IntField { path: $knob.path, get: |$c: &Config| ($e) as u64, lo: $knob.sim.min, hi: $knob.sim.max, knob: Some(&$knob) }
     };
 }
 
@@ -79,15 +91,14 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("nic.dma_latency_ns", |c| c.nic.dma_latency_ns, 0, MAX_NS),
     // Up to 1 GiB: far above any NIC's on-chip buffer (the 82599's is 512 KiB).
     int_field!("nic.rx_packet_buffer_bytes", |c| c.nic.rx_packet_buffer_bytes, 0, 1 << 30),
-    // ethtool accepts these as u32; mlx5 limits rx-usecs to 4095 µs and
-    // rx-frames to 65535.
-    int_field!("coalesce.rx-usecs", |c| c.coalesce.rx_usecs, 0, 4095),
-    int_field!("coalesce.rx-frames", |c| c.coalesce.rx_frames, 0, 65_535),
-    int_field!("coalesce.tx-usecs", |c| c.coalesce.tx_usecs, 0, 4095),
-    int_field!("coalesce.tx-frames", |c| c.coalesce.tx_frames, 0, 65_535),
-    int_field!("napi.napi_defer_hard_irqs", |c| c.napi.napi_defer_hard_irqs, 0, i32::MAX as u64),
-    int_field!("napi.gro_flush_timeout", |c| c.napi.gro_flush_timeout, 0, u32::MAX as u64 * 1000),
-    int_field!("napi.irq_suspend_timeout", |c| c.napi.irq_suspend_timeout, 0, u32::MAX as u64 * 1000),
+    knob_field!(knob::RX_USECS, |c| c.coalesce.rx_usecs),
+    knob_field!(knob::RX_FRAMES, |c| c.coalesce.rx_frames),
+    // The TX side has mlx5's RX limits (the same CQ moderation fields).
+    int_field!("coalesce.tx-usecs", |c| c.coalesce.tx_usecs, 0, knob::RX_USECS.sim.max),
+    int_field!("coalesce.tx-frames", |c| c.coalesce.tx_frames, 0, knob::RX_FRAMES.sim.max),
+    knob_field!(knob::DEFER_HARD_IRQS, |c| c.napi.napi_defer_hard_irqs),
+    knob_field!(knob::GRO_FLUSH_TIMEOUT, |c| c.napi.gro_flush_timeout),
+    knob_field!(knob::IRQ_SUSPEND_TIMEOUT, |c| c.napi.irq_suspend_timeout),
     int_field!("napi.weight", |c| c.napi.weight, 1, 1024),
     int_field!("napi.netdev_budget", |c| c.napi.netdev_budget, 1, 1_000_000),
     int_field!("napi.netdev_budget_usecs", |c| c.napi.netdev_budget_usecs, 1, 1_000_000),
@@ -95,10 +106,10 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     // The kernel clamps SO_RCVBUF to [SOCK_MIN_RCVBUF, rmem_max]; 2 KiB is
     // about SOCK_MIN_RCVBUF, 2 GiB the int it is stored in.
     int_field!("socket.rcvbuf_bytes", |c| c.socket.rcvbuf_bytes, 2_048, i32::MAX as u64),
-    int_field!("epoll.busy_poll_usecs", |c| c.epoll.busy_poll_usecs, 0, u32::MAX as u64),
+    knob_field!(knob::BUSY_POLL_USECS, |c| c.epoll.busy_poll_usecs),
     // EPIOCSPARAMS refuses budgets above NAPI_POLL_WEIGHT without
     // CAP_NET_ADMIN; the model allows the kernel's u16 range.
-    int_field!("epoll.busy_poll_budget", |c| c.epoll.busy_poll_budget, 0, u16::MAX as u64),
+    knob_field!(knob::BUSY_POLL_BUDGET, |c| c.epoll.busy_poll_budget),
     int_field!("epoll.maxevents", |c| c.epoll.maxevents, 1, 1 << 20),
     int_field!("app.service_cycles_per_64b", |c| c.app.service_cycles_per_64b, 0, MAX_CYCLES),
     int_field!("load.clients", |c| c.load.clients, 1, 10_000),
@@ -113,16 +124,14 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
     // A minimum-size Ethernet frame without FCS up to a 9000-byte jumbo frame.
     int_field!("load.frame_bytes", |c| c.load.frame_bytes, 60, 9_014),
-    // ixgbe's `InterruptThrottleRate` range (IXGBE_MAX_INT_RATE), from the lowest
-    // rate whose value fits the EITR interval field: IXGBE_MIN_INT_RATE (956)
-    // gives (1000000 / 956) << 2 = 4184, above IXGBE_MAX_EITR (4088), which
-    // `ixgbe_write_eitr` would mask to a 22.5 µs interval.
-    int_field!("itr.rate", |c| c.itr.rate, 978, 488_281),
-    int_field!("itr.max_rate", |c| c.itr.max_rate, 978, 488_281),
-    int_field!("itr.min_rate", |c| c.itr.min_rate, 978, 488_281),
+    // The policies' rates have the static rate's range (the table's
+    // `itr.rate`: ixgbe's, from the lowest rate whose interval fits EITR).
+    knob_field!(knob::ITR_RATE, |c| c.itr.rate),
+    int_field!("itr.max_rate", |c| c.itr.max_rate, knob::ITR_RATE.sim.min, knob::ITR_RATE.sim.max),
+    int_field!("itr.min_rate", |c| c.itr.min_rate, knob::ITR_RATE.sim.min, knob::ITR_RATE.sim.max),
     int_field!("itr.rho_max_pps", |c| c.itr.rho_max_pps, 1_000, 1_000_000_000),
     int_field!("itr.min_update_ns", |c| c.itr.min_update_ns, 0, MAX_NS),
-    int_field!("itr.accept_rate", |c| c.itr.accept_rate, 1, 488_281),
+    int_field!("itr.accept_rate", |c| c.itr.accept_rate, 1, knob::ITR_RATE.sim.max),
     int_field!("itr.slice_us", |c| c.itr.slice_us, 1, 10_000_000),
     int_field!("itr.restart_irqs", |c| c.itr.restart_irqs, 1, 1_000_000_000),
     // The kernel's sysctl takes an int; a million packets per core is far
@@ -223,7 +232,10 @@ pub(crate) fn accepted_range(path: &str) -> Option<String> {
         return Some(names.to_string());
     }
     if let Some(f) = INT_FIELDS.iter().find(|f| f.path == path) {
-        return Some(format!("a whole number from {} to {}", f.lo, f.hi));
+        return Some(match f.knob {
+            Some(k) => k.accepted(),
+            None => format!("a whole number from {} to {}", f.lo, f.hi),
+        });
     }
     FLOAT_FIELDS.iter().find(|f| f.path == path).map(|f| format!("a number from {} to {}", f.lo, f.hi))
 }
@@ -247,7 +259,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         float_range(f.path, (f.get)(c), f.lo, f.hi)?;
     }
     for f in INT_FIELDS {
-        int_range(f.path, (f.get)(c), f.lo, f.hi)?;
+        let v = (f.get)(c);
+        match f.knob {
+            Some(k) if !k.sim.contains(v) => return Err(Error::field(f.path, k.out_of_range(v))),
+            Some(_) => {}
+            None => int_range(f.path, v, f.lo, f.hi)?,
+        }
     }
 
     let k = &c.costs;
