@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
 from typing import Callable
 
 import pytest
@@ -242,3 +244,16 @@ def test_min_effect_out_of_range_is_one_sentence_naming_the_flag_and_range(text)
         with pytest.raises(ValueError, match="--min-effect must be a fraction from 0 to 0.5"):
             check_min_effect(bad)
     assert parse_min_effect("0") == 0.0 and parse_min_effect("0.5") == 0.5
+
+
+@pytest.mark.parametrize("command", [
+    ["tune", "scenarios/thesis/bare-metal.toml", "--knob", "coalesce.rx-usecs", "--range", "1:40"],
+    ["linux", "tune", "lo", "--knob", "gro_flush_timeout", "--range", "0:10", "--objective", "p99", "--load",
+     "irqlab loadgen --server 127.0.0.1:1"],
+    ["testbed", "tune"],
+])
+def test_every_tuner_refuses_min_effect_out_of_range(command):
+    proc = subprocess.run([sys.executable, "-m", "irqlab", *command, "--min-effect", "0.7"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr == "irqlab: error: --min-effect must be a fraction from 0 to 0.5 of the objective (got '0.7')\n"
