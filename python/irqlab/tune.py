@@ -6,6 +6,11 @@ policy code drives the in-simulation controllers and would drive a real
 one; this is the offline form, on a deterministic model, so each
 iteration keeps the surviving probe's measurement (one run per iteration)
 unless ``--fresh`` asks for the paper's two fresh measurements.
+
+The loop is :func:`irqlab.tuning.drive`'s, as for ``irqlab linux tune``:
+the scenario's own value of the knob is run first, and the search's best
+replaces it only if it is better by more than ``--min-effect`` of it (the
+model has no noise); the drift rule is off (nothing drifts in a model).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Optional
 
 from irqlab._core import GoldenSection, ScenarioError
+from irqlab.tuning import DEFAULT_MIN_EFFECT, check_min_effect, drive, parse_min_effect
 
 #: Objectives that are better when lower, unless --maximize or --minimize says.
 LOWER_IS_BETTER = ("latency", "cycles", "cpu_pct.busy", "drops", "load_latency_product", "context_switches",
@@ -42,6 +48,12 @@ class TuneResult:
     best: float = math.nan
     #: The objective of a run at ``best``.
     best_objective: float = math.nan
+    #: The knob's value in the scenario (after the profile and --set).
+    current: float = math.nan
+    min_effect: float = DEFAULT_MIN_EFFECT
+    #: Whether ``best`` is ``current`` because nothing beat it by more than ``tolerance``.
+    kept: bool = False
+    tolerance: Optional[float] = None
 
 
 def default_goal(objective: str) -> bool:
@@ -100,13 +112,17 @@ def tune(
     overrides: tuple[str, ...] = (),
     seed: Optional[int] = None,
     duration_s: Optional[float] = None,
+    min_effect: float = DEFAULT_MIN_EFFECT,
     on_evaluation=None,
+    say=lambda _m: None,
 ) -> TuneResult:
     """Search ``knob`` over [``low``, ``high``] for the best ``objective``
     (a summary field, dotted: ``throughput_qps``, ``latency_us.p99``,
-    ``storage.iops``). An integer knob is probed at whole numbers. Bad
-    names raise :class:`TuneUsageError` or :class:`ScenarioError` before
-    the search."""
+    ``storage.iops``). An integer knob is probed at whole numbers. The
+    scenario's own value is run first and kept unless the search's best
+    beats it by more than ``min_effect`` of its objective
+    (:mod:`irqlab.tuning`). Bad names raise :class:`TuneUsageError` or
+    :class:`ScenarioError` before the search."""
     from irqlab.run import run
     from irqlab.scenario import Scenario
     from irqlab.summary import flatten
@@ -121,6 +137,7 @@ def tune(
     check_overrides(list(overrides), "--set", TuneUsageError, {knob: f"--knob {knob}"})
     if accept is not None:
         check_accept(accept, low, high)
+    check_min_effect(min_effect, TuneUsageError)
     if profile is not None:
         scenario = scenario.with_profile(profile)
     if overrides:
@@ -163,17 +180,18 @@ def tune(
     if integer:
         accept = max(accept, 1.0)
     policy = GoldenSection(low, high, accept, maximize=maximize, reuse=not fresh)
-    result = TuneResult(knob=knob, objective=objective, maximize=maximize, low=low, high=high, accept=accept)
+    result = TuneResult(knob=knob, objective=objective, maximize=maximize, low=low, high=high, accept=accept,
+                        current=float(current[name]), min_effect=min_effect)
 
     # The model is deterministic for a seed: a value measured once (an
     # integer knob's probes meet near the end) is not run again.
     seen: dict[float, float] = {}
 
-    def measure(x: float) -> float:
-        value = round(x) if integer else x
+    def measure(value: float) -> float:
         if value in seen:
             return seen[value]
-        summary = run(scenario.with_overrides([f"{knob}={value}"]), seed=seed, duration_s=duration_s)
+        summary = run(scenario.with_overrides([f"{knob}={int(value) if integer else value!r}"]), seed=seed,
+                      duration_s=duration_s)
         flat = flatten(summary.to_dict())
         if objective not in flat:
             numeric = sorted(k for k, v in flat.items() if isinstance(v, numbers.Real) and not isinstance(v, bool))
@@ -186,21 +204,14 @@ def tune(
             on_evaluation(float(value), y)
         return y
 
-    done, x = policy.probe()
-    # When the interval is as narrow as floats allow around its values, the
-    # policy asks for the same probe again and again: stop there, at the
-    # middle of the interval (what the policy would hold once done).
-    asked: set[tuple[float, float, float]] = set()
-    while not done:
-        state = (*policy.interval, x)
-        if state in asked:
-            lo_, hi_ = policy.interval
-            x = (lo_ + hi_) / 2
-            break
-        asked.add(state)
-        done, x = policy.observe(measure(x))
-    result.best = float(round(x)) if integer else x
-    result.best_objective = measure(result.best)
+    # No restart on drift: nothing drifts in a deterministic model. Its
+    # noise is 0 (a value's runs are identical), so --min-effect alone says
+    # which gain over the scenario's own value is worth a change.
+    outcome = drive(policy, measure, maximize=maximize, current=result.current, min_effect=min_effect,
+                    restart_fraction=None, snap=(lambda x: float(round(x))) if integer else float, say=say)
+    assert outcome.best is not None  # no budget: the current value at least was measured
+    result.best, result.best_objective = outcome.best.value, outcome.best.objective
+    result.kept, result.tolerance = outcome.kept, outcome.tolerance
     return result
 
 
@@ -214,7 +225,8 @@ def add_tune_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParse
             "Search one scenario field for the value that maximises (or minimises) a summary field, with the "
             "golden-section search policy of the SR-IOV paper (the same code a controller uses): each step runs "
             "the scenario at the value the policy asks for and reports the objective back, until the interval "
-            "is narrower than --accept. Prints each evaluation, the best value and its objective."
+            "is narrower than --accept. The scenario's own value of the field is run first and kept unless the "
+            "best found beats it by more than --min-effect. Prints each evaluation, the best value and its objective."
         ),
         allow_abbrev=False,
     )
@@ -232,6 +244,9 @@ def add_tune_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParse
                    "least 1 for an integer field)")
     p.add_argument("--fresh", action="store_true", help="measure both probes afresh every iteration, as the paper "
                    "does online (twice the runs)")
+    p.add_argument("--min-effect", metavar="FRACTION", default=str(DEFAULT_MIN_EFFECT),
+                   help="keep the scenario's own value unless the best found beats it by more than this fraction "
+                   f"of its objective (0 to 0.5, default {DEFAULT_MIN_EFFECT:g})")
     _add_profile(p)
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override another scenario field first (repeatable)")
@@ -252,6 +267,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         except ValueError:
             accept = math.nan
         check_accept(accept, low, high)
+    min_effect = parse_min_effect(args.min_effect, TuneUsageError)
     if not Path(args.scenario).is_file():
         raise TuneUsageError(f"SCENARIO must be a scenario file (got {args.scenario!r})")
     seed, duration_s = _seed(args.seed), _duration(args.duration)
@@ -259,7 +275,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
     said: list[bool] = []
 
-    def say(value: float, y: float) -> None:
+    def evaluated(value: float, y: float) -> None:
         if args.json:
             return
         if not said:
@@ -271,10 +287,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                          f"{args.objective}")
         write_stdout(f"  {args.knob} = {value:<12g} {args.objective} = {y:,.4g}")
 
+    def say(line: str) -> None:
+        if not args.json:
+            write_stdout(f"  {line}")
+
     try:
         r = tune(args.scenario, args.knob, low, high, args.objective, maximize=args.maximize, accept=accept,
                  fresh=args.fresh, profile=args.profile, overrides=tuple(args.overrides), seed=seed,
-                 duration_s=duration_s, on_evaluation=say)
+                 duration_s=duration_s, min_effect=min_effect, on_evaluation=evaluated, say=say)
     except ValueError as e:
         if isinstance(e, (TuneUsageError, ScenarioError)):
             raise
@@ -285,8 +305,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             "accept": r.accept, "evaluations": [{"value": v, "objective": y if math.isfinite(y) else None}
                                                 for v, y in r.evaluations],
             "best": r.best, "best_objective": r.best_objective if math.isfinite(r.best_objective) else None,
+            "current": r.current, "kept": r.kept, "min_effect": r.min_effect, "tolerance": r.tolerance,
         }))
         return 0
+    kept = "   (the scenario's own value, kept)" if r.kept else ""
     write_stdout(f"best: {r.knob} = {r.best:g}   {r.objective} = {r.best_objective:,.4g}   "
-                 f"({len(r.evaluations)} runs)")
+                 f"({len(r.evaluations)} runs){kept}")
     return 0

@@ -132,3 +132,30 @@ def test_the_best_is_a_value_the_search_ran(monkeypatch, shape, maximize, fresh)
         assert r.best in ran, (accept, r.best, sorted(ran))
         y = ran[r.best]
         assert r.best_objective == y or (math.isnan(y) and math.isnan(r.best_objective)), (accept, r.best_objective, y)
+
+
+def test_a_flat_objective_keeps_the_scenarios_own_value(monkeypatch):
+    # The simulator replaced by an objective rx-usecs does not change: the
+    # search's answer is as good as any value, and the tuner used to report
+    # it; the scenario's own value (1 under no-coalescing) stays, even
+    # outside the range searched.
+    import importlib
+
+    from irqlab.tune import tune
+
+    class Summary:
+        def to_dict(self) -> dict[str, float]:
+            return {"throughput_qps": 500.0, "requests_completed": 1}
+
+    monkeypatch.setattr(importlib.import_module("irqlab.run"), "run", lambda *a, **k: Summary())
+    r = tune(SCENARIO, "coalesce.rx-usecs", 20, 200, "throughput_qps", profile="no-coalescing")
+    assert r.best == 1 and r.best_objective == 500.0, r
+    assert r.kept and r.evaluations[0] == (1.0, 500.0)
+    # A gain of 0.5 % is a tie at the default --min-effect (1 %), not at 0.1 %.
+    monkeypatch.setattr(Summary, "to_dict", lambda self: {"throughput_qps": 500.0 + 2.5 * (self.x > 100)})
+    monkeypatch.setattr(Summary, "__init__", lambda self, x: setattr(self, "x", x))
+    monkeypatch.setattr(importlib.import_module("irqlab.run"), "run",
+                        lambda s, **k: Summary(s.resolved()["coalesce"]["rx-usecs"]))
+    assert tune(SCENARIO, "coalesce.rx-usecs", 20, 200, "throughput_qps", profile="no-coalescing").best == 1
+    r = tune(SCENARIO, "coalesce.rx-usecs", 20, 200, "throughput_qps", profile="no-coalescing", min_effect=0.001)
+    assert r.best > 100 and not r.kept

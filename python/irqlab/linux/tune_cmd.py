@@ -7,11 +7,18 @@ saves the device's settings before the first change, as ``apply`` does),
 then the load command runs for one slice and the objective is measured:
 ``throughput`` (requests per second from the load generator's report),
 ``p99`` (its 99th-percentile latency, µs) or ``cpu_per_request`` (the busy
-time of ``--cpus`` from ``/proc/stat`` over the slice, per request, µs). When
-the search has narrowed the range to ``--accept``, the best value is measured
-again; if its objective moved by more than ``--restart-fraction`` from what
-the search saw there, the load has changed and the search starts over,
-within the budget.
+time of ``--cpus`` from ``/proc/stat`` over the slice, per request, µs). The
+loop is :func:`irqlab.tuning.drive`'s: each search first measures the
+knob's original value (the first time as the device holds it, before any
+change); when the search has narrowed the range to ``--accept``, its answer
+is measured again, and if the objective there moved by more than a quarter
+(and more than three noises) from what the search saw, the load has changed
+and the search starts over, within the budget. The search's best replaces
+the original only if it beats the original's measurement by more than the
+tolerance: ``--min-effect`` of it, or twice the noise of repeated slices of
+one value, whichever is larger; otherwise the original is kept, as with
+``--restore``. When the NAPIs hold different values there is no one
+original to measure, and the search's best is applied as found.
 
 ``busy_poll_usecs`` is no device's: it is the knob of a program started with
 ``irqlab linux exec --control FILE`` (any profile), set by writing FILE,
@@ -28,7 +35,8 @@ before the first change).
 The best value reported is always one a slice measured in the last search
 (after the last restart): the search's answer (the middle of its last
 interval), measured again, or, if the budget ran out before that, the best
-value measured; ``best_step`` in the result names the slice, and the curve
+value measured (``search_best``), or the original when that was a tie
+(``kept``); ``best_step`` in the result names the slice, and the curve
 shows its measurement. When no slice could be measured within the budget
 there is no best and the original stays.
 
@@ -61,6 +69,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
+
+from irqlab.tuning import DEFAULT_MIN_EFFECT, DEFAULT_RESTART_FRACTION
 
 OBJECTIVES = ("throughput", "p99", "cpu_per_request")
 
@@ -274,29 +284,10 @@ def await_control(control: str, value: int, nudge: Callable[[], None]) -> list[A
         time.sleep(0.01)
 
 
-def measured_best(steps: list[dict[str, Any]], objective: str, maximize: bool,
-                  answer: Optional[int]) -> Optional[dict[str, Any]]:
-    """The step whose measurement backs the reported best value, from
-    ``steps`` (those of one search): the search's own ``answer`` where it was
-    measured, else the best value measured (a NaN objective the worst, as
-    the policy counts it; the first measured on a tie); None if nothing was.
-    Each value counts by its latest measurement, the one the curve shows."""
-    latest: dict[int, dict[str, Any]] = {}
-    for s in steps:
-        latest[s["value"]] = s
-    if answer is not None and answer in latest:
-        return latest[answer]
-
-    def score(s: dict[str, Any]) -> float:
-        y = float(s[objective])
-        return -math.inf if math.isnan(y) else y if maximize else -y
-
-    return max(latest.values(), key=score, default=None)
-
-
 def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: list[str], *, slice_s: float,
               budget_s: float, accept: float, napi: Optional[int] = None, restore_after: bool = False,
-              cpus: Optional[set[int]] = None, restart_fraction: float = 0.25, control: Optional[str] = None,
+              cpus: Optional[set[int]] = None, restart_fraction: float = DEFAULT_RESTART_FRACTION,
+              min_effect: float = DEFAULT_MIN_EFFECT, control: Optional[str] = None,
               say: Callable[[str], None] = lambda _m: None,
               finish: Optional[Callable[[dict[str, Any]], None]] = None,
               tell: Callable[[str], None] = _tell) -> dict[str, Any]:
@@ -313,9 +304,11 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     from irqlab._core import GoldenSection
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import read_control, write_control
+    from irqlab.tuning import check_min_effect, drive
     from irqlab.undo import raise_terminated, signals_held
 
     # Refusals before anything changes: the knob, the device, the range, root.
+    check_min_effect(min_effect, TuneError)
     if knob == CONTROL_KNOB:
         if control is None:
             raise TuneError("--knob busy_poll_usecs needs --control FILE, the file of a program run with "
@@ -355,10 +348,13 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         # epoll instance (a refused or inactive shim is found here, unchanged).
         await_control(control, int(originals[(None, knob)]), nudge)
     maximize = objective == "throughput"
+    # The knob's one value before the tuner, which a tie keeps; None when
+    # the NAPIs hold different values (no tie rule then, see the module).
+    held = {int(v) for v in originals.values()}
+    current = held.pop() if len(held) == 1 else None
     started = time.monotonic()
     steps: list[dict[str, Any]] = []
     changing = False
-    restarts = 0
     where = f"{control}" if knob == CONTROL_KNOB else f"{dev}"
 
     def put(value: int) -> None:
@@ -402,9 +398,13 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
 
     def step(x: float) -> float:
         value = int(round(x))
-        put(value)
+        # The current value before the first change is measured as the
+        # device holds it: nothing to set, nothing to put back.
+        if changing or value != current:
+            put(value)
         m = measure_slice(load, slice_s, cpus)
-        steps.append({"step": len(steps) + 1, "search": restarts, "value": value, **m})
+        # "search" is the driver's, filled in from its outcome.
+        steps.append({"step": len(steps) + 1, "search": None, "value": value, **m})
         say(f"step {len(steps)}: {knob} = {value}: {m['throughput']:,.0f} req/s, p99 {m['p99']:.0f} us, "
             f"{m['cpu_per_request']:.1f} us CPU/request")
         return m[objective]
@@ -417,47 +417,26 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     old_term = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         policy = GoldenSection(float(low), float(high), accept, maximize=maximize, reuse=False)
-        # Where the current search's measurements begin in `steps`: those
-        # before a restart were taken under a load that has since changed.
-        search_from = 0
-        while True:
-            done, x = policy.probe()
-            while not done and not out_of_time():
-                done, x = policy.observe(step(x))
-            # The search's own answer, the middle of its last interval, exists
-            # only once it converged. Before that the policy's `best` is the
-            # middle of the whole range, a value nothing has measured.
-            answer = int(round(x)) if done else None
-            if answer is None or out_of_time():
-                break
-            # Measure the answer again: a different objective there means the load changed.
-            seen = [s[objective] for s in steps[search_from:] if s["value"] == answer]
-            again = step(answer)
-            if seen and math.isfinite(seen[-1]) and seen[-1] != 0 and abs(again / seen[-1] - 1) > restart_fraction:
-                if out_of_time():
-                    say(f"the objective at {answer} moved from {seen[-1]:.4g} to {again:.4g}: the load changed, but "
-                        "the budget leaves no time to search again")
-                    break
-                restarts += 1
-                say(f"the objective at {answer} moved from {seen[-1]:.4g} to {again:.4g}: the load changed; "
-                    "searching again")
-                # The measurement that showed the change is the new load's: the new search keeps it.
-                search_from = len(steps) - 1
-                steps[-1]["search"] = restarts
-                policy.restart()
-                continue
-            break
-        chosen = measured_best(steps[search_from:], objective, maximize, answer)
-        best = None if chosen is None else int(chosen["value"])
-        if chosen is None:
+        outcome = drive(policy, step, maximize=maximize, current=current, min_effect=min_effect,
+                        restart_fraction=restart_fraction, snap=lambda x: float(int(round(x))),
+                        out_of_time=out_of_time, say=say)
+        for row, m in zip(steps, outcome.measurements):
+            row["search"] = m.search
+        restarts = outcome.restarts
+        chosen, candidate = outcome.best, outcome.candidate
+        answer = None if outcome.answer is None else int(outcome.answer)
+        best = None if chosen is None else int(chosen.value)
+        if candidate is None:
             say("the budget ran out before any value was measured; the original value is kept")
         elif answer is None:
-            say(f"the budget ran out before the search converged; the best value it measured is {best} "
-                f"(step {chosen['step']})")
-        elif best != answer:
+            say(f"the budget ran out before the search converged; the best value it measured is "
+                f"{int(candidate.value)} (step {candidate.step})")
+        elif int(candidate.value) != answer:
             say(f"the budget ran out before the search could measure its answer, {answer}; the best value it "
-                f"measured is {best} (step {chosen['step']})")
-        if restore_after or best is None:
+                f"measured is {int(candidate.value)} (step {candidate.step})")
+        # A tie keeps the original: the state saved before the first change
+        # comes back whole, as with --restore.
+        if restore_after or best is None or outcome.kept:
             hand = put_back(verify=True)
             left = "original"
         else:
@@ -471,9 +450,12 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
             "range": [low, high], "accept": accept, "slice_s": slice_s, "budget_s": budget_s,
             "original": [{"napi_id": k[0], "value": v} for k, v in originals.items()],
             "steps": steps, "curve": [{"value": v, objective: y} for v, y in curve],
-            "best": best, "best_step": None if chosen is None else chosen["step"],
-            "best_objective": None if chosen is None or not math.isfinite(chosen[objective]) else chosen[objective],
+            "best": best, "best_step": None if chosen is None else chosen.step,
+            "best_objective": None if chosen is None or not math.isfinite(chosen.objective) else chosen.objective,
             "converged": answer is not None, "restarts": restarts, "left": left,
+            "current": current, "kept": outcome.kept, "min_effect": min_effect, "noise": outcome.noise,
+            "tolerance": outcome.tolerance,
+            "search_best": None if candidate is None else int(candidate.value),
             "changed_since_apply": hand,
             "elapsed_s": time.monotonic() - started,
         }
@@ -536,7 +518,9 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
         help="search one real knob online with the golden-section policy, under a load you give (needs root)",
         description=("Set KNOB on DEV to the values the golden-section search policy asks for, run the load "
                      "command for a slice at each and measure the objective, then apply the best value (or, with "
-                     "--restore, the original). The original comes back on Ctrl-C or any failure. Knobs: "
+                     "--restore, the original; the original too when the best beats it by no more than "
+                     "--min-effect or the noise of repeated slices). The original comes back on Ctrl-C or any "
+                     "failure. Knobs: "
                      "defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout (every NAPI, or --napi), rx-usecs, "
                      "rx-frames; and busy_poll_usecs of a program run under irqlab linux exec --control FILE "
                      "(with --control FILE)."),
@@ -552,6 +536,10 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole search, at least 3 slices and "
                    "--slice + 1 (default 60)")
     p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
+    p.add_argument("--min-effect", metavar="FRACTION", default=str(DEFAULT_MIN_EFFECT),
+                   help="keep the original value unless the best found beats it by more than this fraction of its "
+                        "objective and by more than twice the noise of repeated slices (0 to 0.5, default "
+                        f"{DEFAULT_MIN_EFFECT:g})")
     p.add_argument("--napi", metavar="ID", help="tune only this NAPI (default: every NAPI of DEV)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs whose busy time counts for cpu_per_request (default: all)")
     p.add_argument("--control", metavar="FILE",
@@ -602,6 +590,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab.files import check_output_file, check_results_out
     from irqlab.linux.cli import _napi_id
     from irqlab.linux.exec_cmd import CONTROL_MAX  # the kernel's S32_MAX for busy_poll_usecs
+    from irqlab.tuning import parse_min_effect
 
     try:
         limits = {**dict(TUNABLE_KNOBS), CONTROL_KNOB: CONTROL_MAX}
@@ -615,6 +604,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         # rounded, so that 3 x 0.2 is 0.6 and not 0.6000000000000001.
         budget_s = _number(args.budget, "--budget", round(max(3 * slice_s, slice_s + SLICE_MARGIN_S), 6), 3600)
         accept = _number(args.accept, "--accept", 1, high - low) if args.accept else max(1.0, (high - low) / 32)
+        min_effect = parse_min_effect(args.min_effect, TuneError)
         load = parse_load(args.load)
         check_load_namespace(load)
         cpus = _cpus(args.cpus)
@@ -631,7 +621,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     try:
         result = tune_knob(args.device, args.knob, low, high, args.objective, load, slice_s=slice_s, budget_s=budget_s,
                            accept=accept, napi=napi, restore_after=args.restore, cpus=cpus,
-                           control=args.control, say=say, finish=finish)
+                           min_effect=min_effect, control=args.control, say=say, finish=finish)
     except TuneError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
@@ -647,8 +637,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         else:
             # The best with the measurement that backs it, which the curve shows too.
             y = result["best_objective"]
+            kept = ", the original kept" if result["kept"] else ""
             head = (f"{result['knob']} on {result['device']}: best {result['best']} for {result['objective']}, "
-                    f"{'nan' if y is None else f'{y:.4g}'} at step {result['best_step']} ({runs})")
+                    f"{'nan' if y is None else f'{y:.4g}'} at step {result['best_step']}{kept} ({runs})")
         lines = [f"{head}; left: the {result['left']} value", "curve:"]
         lines += [f"  {c['value']:>12}  {c[result['objective']]:.4g}" for c in result["curve"]]
         print("\n".join(lines))

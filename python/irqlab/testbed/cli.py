@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from irqlab.testbed.netns import TestbedError
+from irqlab.tuning import DEFAULT_MIN_EFFECT
 
 
 class TestbedUsageError(ValueError):
@@ -62,6 +63,9 @@ def add_testbed_parser(commands: Any) -> None:
     t.add_argument("--profile", default="irq-suspend", metavar="P", help="memcached's profile (default irq-suspend)")
     t.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (default 1)")
     t.add_argument("--budget", default="60", metavar="S", help="seconds for the search (default 60)")
+    t.add_argument("--min-effect", metavar="FRACTION", default=str(DEFAULT_MIN_EFFECT),
+                   help="keep the profile's value unless the best found beats it by more than this fraction of its "
+                        f"objective and twice the noise of repeated slices (0 to 0.5, default {DEFAULT_MIN_EFFECT:g})")
     t.add_argument("--out", metavar="DIR", help="also write both curves as a results directory")
     t.add_argument("--no-sim", action="store_true", help="skip the simulator's curve")
     t.add_argument("--json", action="store_true", help="print one JSON object")
@@ -100,6 +104,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab.linux.tune_cmd import SLICE_MARGIN_S, TuneError, parse_range
     from irqlab.profiles import PROFILES as ACCEPTED
     from irqlab.testbed.tune import SCENARIO_FIELD, render, run_testbed_tune, write_results
+    from irqlab.tuning import parse_min_effect
 
     if args.knob not in SCENARIO_FIELD:
         raise TestbedUsageError(f"--knob must be one of {', '.join(SCENARIO_FIELD)} on the testbed (got {args.knob!r})")
@@ -112,11 +117,12 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     slice_s = _num(args.slice, "--slice", 0.2, 60)
     # linux tune's own bound, checked here before the testbed is built.
     budget_s = _num(args.budget, "--budget", round(max(3 * slice_s, slice_s + SLICE_MARGIN_S), 6), 3600)
+    min_effect = parse_min_effect(args.min_effect, TestbedUsageError)
     out = _results_out(args.out, "testbed tune")
     progress = None if args.json else (lambda m: print(f"testbed: {m}", file=sys.stderr, flush=True))
     try:
         result = run_testbed_tune(args.knob, low, high, args.objective, profile=args.profile, slice_s=slice_s,
-                                  budget_s=budget_s, sim=not args.no_sim, progress=progress)
+                                  budget_s=budget_s, min_effect=min_effect, sim=not args.no_sim, progress=progress)
     except TestbedError as e:
         raise TestbedUsageError(str(e)) from None
     if out is not None:

@@ -4,8 +4,10 @@ measured curve beside the simulator's prediction of the same curve.
 memcached runs on the server core under ``irqlab linux exec --profile P``
 (irq-suspend by default); ``irqlab linux tune`` runs in the server namespace
 on the server veth with the load generator in the client namespace, and
-puts the profile's value back when it is done (``--restore``). The
-simulator then runs ``scenarios/testbed/veth-2core.toml`` under the same
+puts the profile's value back when it is done (``--restore``). The search
+is linux tune's (its loop, restart on drift and minimum-effect tie rule:
+:mod:`irqlab.tuning`), with ``--min-effect`` passed on. The simulator then
+runs ``scenarios/testbed/veth-2core.toml`` under the same
 profile, rescaled by this machine's probe, at every value the tuner
 measured, and the two curves are printed side by side.
 """
@@ -21,6 +23,7 @@ from typing import Any, Callable, Optional
 
 from irqlab.knobs import knobs
 from irqlab.testbed.netns import CLIENT_NS, SERVER_ADDR, SERVER_DEV, SERVER_NS, Testbed, TestbedError
+from irqlab.tuning import DEFAULT_MIN_EFFECT, check_min_effect
 
 #: Real per-NAPI knob -> scenario field (the knob table's; a veth has no coalescing).
 SCENARIO_FIELD = {k["linux_name"]: k["path"] for k in knobs() if k["part"] == "napi" and k["linux_name"]}
@@ -49,11 +52,12 @@ def simulated_curve(values: list[int], knob: str, objective: str, profile: str, 
 
 def run_testbed_tune(knob: str, low: int, high: int, objective: str, *, profile: str = "irq-suspend",
                      connections: int = 16, slice_s: float = 1.0, budget_s: float = 60.0,
-                     server_core: int = 1, client_core: int = 0, sim: bool = True,
+                     min_effect: float = DEFAULT_MIN_EFFECT, server_core: int = 1, client_core: int = 0, sim: bool = True,
                      progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
     from irqlab.testbed import run as tb
     from irqlab.testbed.cli import _machine
 
+    check_min_effect(min_effect, TestbedError)
     if knob not in SCENARIO_FIELD:
         raise TestbedError(f"--knob must be one of {', '.join(SCENARIO_FIELD)} on the testbed (veth has no coalescing)")
     say = progress or (lambda _m: None)
@@ -73,7 +77,8 @@ def run_testbed_tune(knob: str, low: int, high: int, objective: str, *, profile:
                 f"--connections {connections} --no-preload")
         cmd = ["ip", "netns", "exec", SERVER_NS, sys.executable, "-m", "irqlab", "linux", "tune", SERVER_DEV,
                "--knob", knob, "--range", f"{low}:{high}", "--objective", objective, "--load", load,
-               "--slice", f"{slice_s:g}", "--budget", f"{budget_s:g}", "--cpus", str(server_core), "--restore", "--json"]
+               "--slice", f"{slice_s:g}", "--budget", f"{budget_s:g}", "--min-effect", repr(min_effect),
+               "--cpus", str(server_core), "--restore", "--json"]
         say(f"tuning {knob} over {low}:{high} for {objective} under {profile} ({budget_s:g} s at most)")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget_s + 120)
         if proc.returncode != 0:
@@ -100,6 +105,10 @@ def render(result: dict[str, Any]) -> str:
     sim = {c["value"]: c[obj] for c in result["simulated"]}
     # linux tune has no best (None) when the budget held no slice: it names only values it measured.
     best = "no value measured within the budget" if m["best"] is None else f"measured best {m['best']}"
+    if m.get("kept"):
+        # A tie: nothing the search found beat the profile's own value by more than the tolerance.
+        best += (f" (the profile's own value: the search's best, {m['search_best']}, did not beat it by more than "
+                 f"{m['tolerance']:.4g})")
     lines = [f"{m['knob']} on the testbed under {result['profile']}, objective {obj}: {best} "
              f"({len(m['steps'])} steps)"]
     if sim:
