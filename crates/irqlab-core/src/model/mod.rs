@@ -17,6 +17,7 @@
 //!   stack and vIC;
 //! - [`workloads`]: what loads the machine: memcached's clients, forwarding,
 //!   bulk TCP, Iometer, OLTP, background threads;
+//! - [`run`]: the measurement window and its counters;
 //! - [`server`]: assembly, the dispatch of the engine's events and the
 //!   summary; [`trace`]: the kernel-level event trace.
 //!
@@ -25,6 +26,7 @@
 
 pub mod devices;
 pub mod kernel;
+pub mod run;
 pub mod server;
 pub mod trace;
 pub mod vm;

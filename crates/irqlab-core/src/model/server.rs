@@ -17,14 +17,14 @@ use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use crate::error::Error;
 use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
-use crate::stats::latency::LatencyHistogram;
 use crate::stats::dim_profiles;
-use crate::stats::summary::{CpuPct, DimReport, DropsBySite, Summary, VmReport};
+use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
 use crate::model::devices::nic::events::NicEv;
 use crate::model::kernel::events::KernelEv;
-use crate::model::workloads::client::ClientEv;
+use crate::model::workloads::client::{ClientCx, ClientEv};
 use crate::model::workloads::storage::StorageEv;
 use crate::model::workloads::tcp_stream::TcpEv;
+pub use crate::model::run::{Counters, DropSite, RunStats};
 use std::collections::VecDeque;
 
 /// Every event of the model: one variant per component, whose sub-enum is
@@ -61,41 +61,6 @@ pub mod lane {
     pub const MODERATION: Lane = 3;
 }
 
-/// Counters over the measurement window.
-#[derive(Default, Clone, Debug)]
-pub struct Counters {
-    pub hard_irqs: u64,
-    pub packets_polled: u64,
-    pub packets_busy_polled: u64,
-    pub softirq_rounds: u64,
-    pub watchdog_fires: u64,
-    /// Threaded NAPI: the NAPI threads' turns on their cores.
-    pub napi_thread_runs: u64,
-    pub ring_wait_ns: u128,
-    pub completed: u64,
-    pub drops: DropsBySite,
-    pub retransmits: u64,
-    /// Open-loop arrivals that waited at the client for a free slot.
-    pub held_at_client: u64,
-    /// Entries of vCPUs into guest mode after an exit (halts included).
-    pub vm_exits: u64,
-    /// vCPU halts (HLT exits) and those ended during KVM's halt poll.
-    pub vm_halts: u64,
-    pub halt_poll_wakeups: u64,
-    /// Interrupts KVM injected into guests.
-    pub virtual_irqs: u64,
-    /// VirtIO: TX notifications of the guest (MMIO exits to ioeventfd).
-    pub virtio_kicks: u64,
-}
-
-/// Where a request or reply was dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropSite {
-    Ring,
-    Socket,
-    Qdisc,
-}
-
 /// The machine: its kernel, its NIC's queue pairs and the clients that
 /// load it, with the run's bookkeeping. The kernel's receive path,
 /// scheduler and application live in [`Kernel`]; the NIC and the clients
@@ -123,11 +88,8 @@ pub struct Server {
     pub virtio: Option<VirtioNet>,
     pub nic: PhysicalNic,
     pub clients: Clients,
-    pub counters: Counters,
-    pub latency: LatencyHistogram,
-    pub measuring: bool,
-    pub warmup_end_ns: Nanos,
-    pub end_ns: Nanos,
+    /// The run's window and what is measured in it (`run.rs`).
+    pub run: RunStats,
     /// Extra latency of an assigned device's DMA (IOMMU) and between its
     /// queues and the wire (SR-IOV switch), ns (`devices/nic/vf.rs`).
     pub vm_dma_extra_ns: Nanos,
@@ -375,11 +337,7 @@ impl Server {
             nic,
             virtio: virtio_dev,
             clients,
-            counters: Counters::default(),
-            latency: LatencyHistogram::new(),
-            measuring: warmup_end_ns == 0,
-            warmup_end_ns,
-            end_ns,
+            run: RunStats::new(warmup_end_ns, end_ns),
             vm_dma_extra_ns,
             vm_wire_extra_ns,
             streams,
@@ -502,12 +460,12 @@ impl Server {
                 sched.at(self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Storage(StorageEv::Checkpoint));
             }
         } else {
-            self.clients_start(&mut sched);
+            self.clients.start(&mut sched);
         }
-        if self.warmup_end_ns > 0 {
-            sched.at(self.warmup_end_ns, Ev::WarmupEnd);
+        if self.run.warmup_end_ns > 0 {
+            sched.at(self.run.warmup_end_ns, Ev::WarmupEnd);
         }
-        let end = self.end_ns;
+        let end = self.run.end_ns;
         let ran = run_until(&mut self, &mut sched, end, interrupted);
         // TX completions and arrivals kept by the queues (QueuePair::
         // tx_defer, rx_defer) that were due by the end count as handled
@@ -537,7 +495,7 @@ impl Server {
 
     fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
-        self.measuring = true;
+        self.run.measuring = true;
         for k in 0..self.kernels.len() {
             self.switch_to(k);
             for c in &mut self.kernel.cores {
@@ -545,8 +503,8 @@ impl Server {
             }
         }
         self.switch_to(HOST);
-        self.counters = Counters::default();
-        self.latency.reset();
+        self.run.counters = Counters::default();
+        self.run.latency.reset();
         for q in &mut self.nic.queues {
             q.rx.dim_time.restart(now);
             q.tx.dim_time.restart(now);
@@ -565,13 +523,13 @@ impl Server {
     pub(crate) fn dropped(&mut self, sched: &mut Scheduler<Ev>, site: DropSite, conn: u32, sent_ns: Nanos) {
         if self.bulk.is_some() {
             // A frame of a bulk stream: its sender's TCP reacts.
-            if self.measuring {
-                self.counters.drops.ring += 1;
+            if self.run.measuring {
+                self.run.counters.drops.ring += 1;
             }
             return self.tcp_lost(sched, conn, 1);
         }
-        if self.measuring {
-            let d = &mut self.counters.drops;
+        if self.run.measuring {
+            let d = &mut self.run.counters.drops;
             match site {
                 DropSite::Ring => d.ring += 1,
                 DropSite::Socket => d.socket += 1,
@@ -585,10 +543,7 @@ impl Server {
     }
 
     pub fn record_reply(&mut self, now: Nanos, sent_ns: Nanos) {
-        if self.measuring {
-            self.counters.completed += 1;
-            self.latency.record(now - sent_ns);
-        }
+        self.run.record_reply(now, sent_ns);
     }
 
     fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
@@ -623,17 +578,17 @@ impl Server {
         let storage = self.storage_report(now, dur_s);
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).
-            self.counters.completed = b.bytes_read / self.cfg.bulk.mss_bytes as u64;
+            self.run.counters.completed = b.bytes_read / self.cfg.bulk.mss_bytes as u64;
         }
-        let completed = self.counters.completed;
-        let polled = self.counters.packets_polled;
-        let irqs = self.counters.hard_irqs;
-        let d = self.counters.drops.clone();
+        let completed = self.run.counters.completed;
+        let polled = self.run.counters.packets_polled;
+        let irqs = self.run.counters.hard_irqs;
+        let d = self.run.counters.drops.clone();
         let drops = d.ring + d.socket + d.qdisc;
         let busy_cycles = app_tab.busy_ns() as f64 * self.freq_ghz;
         let per = |x: u64| x as f64 / dur_s;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-        let latency_us = self.latency.summary_us();
+        let latency_us = self.run.latency.summary_us();
         let cycles_per_query = ratio(busy_cycles, completed as f64);
         Summary {
             scenario: self.name.clone(),
@@ -653,13 +608,13 @@ impl Server {
             cycles_per_query,
             drops,
             drops_by_site: d,
-            retransmits: self.counters.retransmits,
-            held_at_client: self.counters.held_at_client,
-            busy_poll_pct: 100.0 * ratio(self.counters.packets_busy_polled as f64, polled as f64),
-            softirqs_per_s: per(self.counters.softirq_rounds),
-            watchdog_fires_per_s: per(self.counters.watchdog_fires),
-            napi_thread_wakeups_per_s: self.cfg.napi.threaded.then(|| per(self.counters.napi_thread_runs)),
-            rx_ring_wait_us: ratio(self.counters.ring_wait_ns as f64, polled as f64) / 1e3,
+            retransmits: self.run.counters.retransmits,
+            held_at_client: self.run.counters.held_at_client,
+            busy_poll_pct: 100.0 * ratio(self.run.counters.packets_busy_polled as f64, polled as f64),
+            softirqs_per_s: per(self.run.counters.softirq_rounds),
+            watchdog_fires_per_s: per(self.run.counters.watchdog_fires),
+            napi_thread_wakeups_per_s: self.cfg.napi.threaded.then(|| per(self.run.counters.napi_thread_runs)),
+            rx_ring_wait_us: ratio(self.run.counters.ring_wait_ns as f64, polled as f64) / 1e3,
             dim: self.dim_report(now),
             vm,
             bulk,
@@ -702,7 +657,7 @@ impl Server {
         let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
         let virtio = self.cfg.vm.kind == VmKind::Virtio;
         let per = |x: u64| x as f64 / self.cfg.run.duration_s;
-        let k = &self.counters;
+        let k = &self.run.counters;
         let kind = serde_json::to_value(self.cfg.vm.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         Some(VmReport {
             kind,
@@ -751,7 +706,7 @@ impl Server {
             ));
         }
         if drops > 0 {
-            let d = &self.counters.drops;
+            let d = &self.run.counters.drops;
             let lost = self.cfg.load.qps.is_some() && !crate::model::workloads::client::holds_at_client(&self.cfg);
             let fate = if lost { "were lost" } else { "were retransmitted after load.retransmit_timeout_ns" };
             w.push(format!(
@@ -794,7 +749,10 @@ impl World for Server {
         match ev {
             Ev::Kernel(e) => self.kernel_event(sched, e),
             Ev::Nic(e) => self.nic_event(sched, e),
-            Ev::Client(e) => self.client_event(sched, e),
+            Ev::Client(e) => {
+                let mut cx = ClientCx { sched, nic: &mut self.nic, run: &mut self.run };
+                self.clients.on_event(&mut cx, e)
+            }
             Ev::Tcp(e) => self.tcp_event(sched, e),
             Ev::Storage(e) => self.storage_event(sched, e),
             Ev::WarmupEnd => self.warmup_end(sched),

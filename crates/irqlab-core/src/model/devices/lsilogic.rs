@@ -28,7 +28,7 @@ impl Server {
             IrqSrc::ScsiAck => s.ack_trap_cycles,
             _ => 0,
         };
-        if trap > 0 && self.measuring {
+        if trap > 0 && self.run.measuring {
             self.storage_mut().counters.emulation_cycles += trap;
         }
         let s = &self.cfg.storage;
@@ -51,7 +51,7 @@ impl Server {
             IrqSrc::Hba => self.hba_handler_done(sched),
             IrqSrc::Scsi => self.lsilogic_isr_done(sched, core),
             IrqSrc::GuestTimer => {
-                if self.measuring {
+                if self.run.measuring {
                     self.storage_mut().counters.guest_irqs += 1;
                 }
             }
@@ -63,7 +63,7 @@ impl Server {
     /// worker, the line is acknowledged (a register write that traps).
     fn lsilogic_isr_done(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
         let now = sched.now();
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let st = self.storage_mut();
         if measuring {
             st.counters.guest_irqs += 1;

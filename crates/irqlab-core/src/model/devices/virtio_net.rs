@@ -139,8 +139,8 @@ impl Server {
             return;
         }
         self.virtio().kick_pending[q as usize] = true;
-        if self.measuring {
-            self.counters.virtio_kicks += 1;
+        if self.run.measuring {
+            self.run.counters.virtio_kicks += 1;
         }
         let t = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         self.in_kernel(HOST, |s| {

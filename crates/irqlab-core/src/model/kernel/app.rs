@@ -127,10 +127,10 @@ impl Server {
     #[inline(never)]
     fn peer_rx(&mut self, now: Nanos, t: ThreadId) -> Seg {
         self.kernel.threads[t as usize].phase = Phase::InPeerRx;
-        if self.measuring {
-            self.counters.softirq_rounds += 1;
+        if self.run.measuring {
+            self.run.counters.softirq_rounds += 1;
         }
-        let wake = if self.client_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };
+        let wake = if self.clients.thread_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };
         let ns = self.ns(self.cfg.costs.peer_rx_cycles + wake);
         Seg { class: CpuClass::Softirq, ns, bh_disabled: true }
     }

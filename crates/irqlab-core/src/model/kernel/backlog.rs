@@ -51,7 +51,7 @@ impl Server {
         skb: Skb,
         flow: Option<u32>,
     ) {
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let st = self.steering_mut();
         let t = target as usize;
         let qlen = st.backlogs[t].input.len();
@@ -128,7 +128,7 @@ impl Server {
     /// The IPI's handler ended (`rps_trigger_softirq`): the backlog NAPI
     /// goes on this core's poll list.
     pub(crate) fn rps_ipi_handled(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        if self.measuring {
+        if self.run.measuring {
             self.steering_mut().counters.ipis += 1;
         }
         self.tr(sched.now(), TraceEvent::IpiHandled { core });

@@ -58,12 +58,12 @@ impl Server {
         }
         let now = sched.now();
         for p in buf.drain(..) {
-            if self.measuring {
-                self.counters.packets_polled += 1;
+            if self.run.measuring {
+                self.run.counters.packets_polled += 1;
                 if busy_polled {
-                    self.counters.packets_busy_polled += 1;
+                    self.run.counters.packets_busy_polled += 1;
                 }
-                self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
             let conn = &mut self.kernel.conns[p.conn as usize];
             if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {

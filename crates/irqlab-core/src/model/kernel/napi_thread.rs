@@ -71,9 +71,10 @@ impl Server {
         if c.ksoftirqd_mode || c.napi_thread_ipi_in_flight || c.irq_pending.contains(&IrqSrc::NapiThreadIpi) {
             return;
         }
-        if self.client_thread_modelled() {
+        if self.clients.thread_modelled() {
             // The sender's `try_to_wake_up` pays for the IPI.
-            self.client_spends(sched.now(), self.cfg.costs.remote_wake_cycles);
+            let ns = self.ns(self.cfg.costs.remote_wake_cycles);
+            self.clients.spends(sched.now(), ns);
         }
         let c = &mut self.kernel.cores[core as usize];
         if c.running.is_none() {
@@ -111,8 +112,8 @@ impl Server {
     /// back to the run queue (it pays its switch back in), and the thread's
     /// first segment carries the switch to it.
     pub(crate) fn napi_thread_turn(&mut self, core: u32) {
-        if self.measuring {
-            self.counters.napi_thread_runs += 1;
+        if self.run.measuring {
+            self.run.counters.napi_thread_runs += 1;
         }
         let c = &mut self.kernel.cores[core as usize];
         c.napi_thread_woken = false;

@@ -351,8 +351,8 @@ impl Server {
                 self.storage_irq_done(_sched, core, src)
             }
             IrqSrc::NapiTimer(n) => {
-                if self.measuring {
-                    self.counters.watchdog_fires += 1;
+                if self.run.measuring {
+                    self.run.counters.watchdog_fires += 1;
                 }
                 let scheduled = self.kernel.napis[n as usize].watchdog();
                 self.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });

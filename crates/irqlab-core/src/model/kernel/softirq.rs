@@ -70,8 +70,8 @@ impl Server {
             st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
             // A NAPI thread's polls are not NET_RX softirqs.
-            if self.measuring && self.kernel.id >= self.app_kernel && !self.cfg.napi.threaded {
-                self.counters.softirq_rounds += 1;
+            if self.run.measuring && self.kernel.id >= self.app_kernel && !self.cfg.napi.threaded {
+                self.run.counters.softirq_rounds += 1;
             }
         }
         if let Some((napi, taken)) = self.kernel.softirq[core as usize].poll_continues.take() {

@@ -29,8 +29,8 @@ impl Server {
     /// soon as the vCPU is in guest mode.
     #[inline(never)]
     pub(crate) fn kvm_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
-        if self.measuring {
-            self.counters.virtual_irqs += 1;
+        if self.run.measuring {
+            self.run.counters.virtual_irqs += 1;
         }
         self.kvm_vcpu_kick(sched, guest, gc);
         self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
@@ -52,8 +52,8 @@ impl Server {
     /// mode gets the host's notification instead (the VFIO path).
     #[inline(never)]
     pub(crate) fn posted_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
-        if self.measuring {
-            self.counters.virtual_irqs += 1;
+        if self.run.measuring {
+            self.run.counters.virtual_irqs += 1;
         }
         self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
     }
@@ -114,8 +114,8 @@ impl Server {
         vcpu.phase = VcpuPhase::Entering;
         let halt_ns = now - vcpu.halt_start_ns;
         vcpu.adapt_halt_poll(halt_ns, &self.cfg.vm);
-        if self.measuring && polled {
-            self.counters.halt_poll_wakeups += 1;
+        if self.run.measuring && polled {
+            self.run.counters.halt_poll_wakeups += 1;
         }
     }
 

@@ -118,8 +118,8 @@ impl Server {
         let vcpu = &mut self.kernel.vcpus[v];
         match vcpu.phase {
             VcpuPhase::Entering => {
-                if self.measuring {
-                    self.counters.vm_exits += 1;
+                if self.run.measuring {
+                    self.run.counters.vm_exits += 1;
                 }
                 if vcpu.shares_core {
                     // A context switch since it last entered: a new turn.
@@ -258,8 +258,8 @@ impl Server {
             let vcpu = &mut s.kernel.vcpus[v];
             vcpu.halt_start_ns = now;
             vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
-            if s.measuring {
-                s.counters.vm_halts += 1;
+            if s.run.measuring {
+                s.run.counters.vm_halts += 1;
             }
             s.kick(sched, core);
         });

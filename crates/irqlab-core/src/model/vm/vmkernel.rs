@@ -35,7 +35,7 @@ impl Server {
 
     /// A read's status reached the HBA (`Ev::Storage(StorageEv::HbaComplete)`).
     pub(crate) fn hba_complete(&mut self, sched: &mut Scheduler<Ev>) {
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let st = self.storage_mut();
         let io = st.in_array.pop_front().expect("an I/O at the array");
         st.hba_response.push_back(io);
@@ -65,7 +65,7 @@ impl Server {
     /// The handler posted its completions to the VM's queue: notify the VMM.
     pub(crate) fn hba_handler_done(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let st = self.storage_mut();
         let taken = std::mem::take(&mut st.in_handler);
         st.posted.extend(taken);

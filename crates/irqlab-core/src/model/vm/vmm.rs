@@ -15,7 +15,7 @@ impl Server {
     /// Pick up the posted completions at `now`; the VMM's cycles for them.
     /// Called with the host active, as a vCPU of the VM enters guest mode.
     pub(crate) fn vmm_drain(&mut self, sched: &mut Scheduler<Ev>, now: Nanos) -> u64 {
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let st = self.storage.as_mut().expect("storage workload");
         if st.posted.is_empty() {
             return 0;

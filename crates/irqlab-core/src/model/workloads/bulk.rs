@@ -173,7 +173,7 @@ impl Server {
         frames.clear();
         self.nic.queues[qi].take(budget, &mut frames);
         let n = frames.len() as u32;
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let hz = self.cfg.napi.hz;
         let b = self.bulk.as_mut().expect("bulk workload");
         let (gro, ready) = (&mut b.gro[qi], &mut b.ready[qi]);
@@ -196,9 +196,9 @@ impl Server {
         let skbs = ready.len() as u64;
         if measuring {
             b.skbs_merged += skbs;
-            self.counters.packets_polled += n as u64;
+            self.run.counters.packets_polled += n as u64;
             for p in &frames {
-                self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
         }
         frames.clear();
@@ -233,7 +233,7 @@ impl Server {
             crate::model::devices::nic::IrqRoute::Host { core } => core,
             crate::model::devices::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
         };
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         for skb in ready.drain(..) {
             let b = self.bulk.as_mut().expect("bulk workload");
             if measuring {
@@ -258,17 +258,17 @@ impl Server {
         let b = self.bulk.as_mut().expect("bulk workload");
         let unread = &mut b.unread[skb.conn as usize];
         if *unread + skb.bytes as u64 > rcvbuf {
-            if self.measuring {
+            if self.run.measuring {
                 b.socket_drops += 1;
-                self.counters.drops.socket += 1;
+                self.run.counters.drops.socket += 1;
             }
             return self.tcp_lost(sched, skb.conn, skb.segs);
         }
         *unread += skb.bytes as u64;
         // The stream's reader, in this (the polling) kernel.
         let t = self.kernel.conns[skb.conn as usize].thread;
-        if self.measuring {
-            self.latency.record(now - skb.sent_ns);
+        if self.run.measuring {
+            self.run.latency.record(now - skb.sent_ns);
         }
         sched.at(
             now + self.cfg.nic.wire_latency_ns,
@@ -332,7 +332,7 @@ impl Server {
         let now = sched.now();
         let core = self.kernel.threads[t as usize].core;
         self.kernel.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let b = self.bulk.as_mut().expect("bulk workload");
         let stream = b.stream_of(self.kernel.id, t);
         b.unread[stream] -= bytes as u64;

@@ -16,9 +16,10 @@
 //! generator times from just before a write to just after the read), and a
 //! closed loop's next request leaves when its write ends.
 
-use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{Ev, Server};
+use crate::model::devices::nic::PhysicalNic;
+use crate::model::run::RunStats;
+use crate::model::server::Ev;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
 use crate::error::Error;
@@ -69,6 +70,9 @@ pub struct Clients {
     write_ns: Nanos,
     read_ns: Nanos,
     busy_until_ns: Nanos,
+    /// The C-state exit of the load generator's idle core
+    /// (`cpu.wakeup_latency_ns`): a sleeping thread reads a reply this late.
+    wakeup_ns: Nanos,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -108,6 +112,7 @@ impl Clients {
             write_ns: cfg.load.client_ns_per_request / 2,
             read_ns: cfg.load.client_ns_per_request - cfg.load.client_ns_per_request / 2,
             busy_until_ns: 0,
+            wakeup_ns: cfg.cpu.wakeup_latency_ns,
         })
     }
 
@@ -176,41 +181,48 @@ pub(crate) fn holds_at_client(cfg: &Config) -> bool {
     cfg.load.qps.is_some() && cfg.load.open_loop_backlog == OpenLoopBacklog::Client
 }
 
-impl Server {
+/// What the clients reach outside themselves: the engine's scheduler, the
+/// NIC's wire side and the run's window and statistics.
+pub struct ClientCx<'a> {
+    pub sched: &'a mut Scheduler<Ev>,
+    pub nic: &'a mut PhysicalNic,
+    pub run: &'a mut RunStats,
+}
+
+impl Clients {
     #[inline]
-    pub(crate) fn client_event(&mut self, sched: &mut Scheduler<Ev>, ev: ClientEv) {
+    pub fn on_event(&mut self, cx: &mut ClientCx, ev: ClientEv) {
         match ev {
-            ClientEv::ReplyArrive { conn, sent_ns } => self.client_reply(sched, conn, sent_ns),
-            ClientEv::OpenArrival => self.open_arrival(sched),
-            ClientEv::Send { conn } => self.client_send(sched, conn),
-            ClientEv::Retransmit { conn, sent_ns } => self.client_retransmit(sched, conn, sent_ns),
+            ClientEv::ReplyArrive { conn, sent_ns } => self.reply(cx, conn, sent_ns),
+            ClientEv::OpenArrival => self.open_arrival(cx),
+            ClientEv::Send { conn } => self.send(cx, conn),
+            ClientEv::Retransmit { conn, sent_ns } => self.retransmit(cx, conn, sent_ns),
         }
     }
 
     /// The load-generator thread is modelled (`load.client_ns_per_request`).
-    pub(crate) fn client_thread_modelled(&self) -> bool {
-        self.clients.read_ns > 0
+    pub(crate) fn thread_modelled(&self) -> bool {
+        self.read_ns > 0
     }
 
     /// The load-generator thread sleeps at `now`: a reply must wake it.
-    pub(crate) fn client_asleep(&self, now: Nanos) -> bool {
-        self.clients.read_ns > 0 && self.clients.asleep(now)
+    pub(crate) fn thread_asleep(&self, now: Nanos) -> bool {
+        self.read_ns > 0 && self.asleep(now)
     }
 
-    /// The load-generator thread spends `cycles` more from `now` (a wake-up
-    /// it sends to the server's CPU).
-    pub(crate) fn client_spends(&mut self, now: Nanos, cycles: u64) {
-        let ns = self.ns(cycles);
-        self.clients.occupy(now, ns);
+    /// The load-generator thread spends `ns` more from `now` (a wake-up it
+    /// sends to the server's CPU).
+    pub(crate) fn spends(&mut self, now: Nanos, ns: Nanos) {
+        self.occupy(now, ns);
     }
 
-    pub(crate) fn clients_start(&mut self, sched: &mut Scheduler<Ev>) {
-        if self.clients.closed {
+    pub(crate) fn start(&mut self, sched: &mut Scheduler<Ev>) {
+        if self.closed {
             // Stagger the first requests over 10 µs so they do not all land
             // in the same nanosecond.
-            let n = self.clients.nconn;
+            let n = self.nconn;
             for conn in 0..n {
-                for _ in 0..self.clients.depth {
+                for _ in 0..self.depth {
                     let at = (conn as u64 * 10_000) / n as u64;
                     sched.at(at, Ev::Client(ClientEv::Send { conn }));
                 }
@@ -221,88 +233,75 @@ impl Server {
     }
 
     /// A client sends a request on `conn` now.
-    pub(crate) fn client_send(&mut self, sched: &mut Scheduler<Ev>, conn: u32) {
-        let now = sched.now();
-        self.client_send_as_of(sched, conn, now);
+    fn send(&mut self, cx: &mut ClientCx, conn: u32) {
+        let now = cx.sched.now();
+        self.send_as_of(cx, conn, now);
     }
 
     /// A client's TCP sends a dropped request again; latency still runs
     /// from the first send.
-    pub(crate) fn client_retransmit(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
-        if self.measuring && sched.now() < self.end_ns {
-            self.counters.retransmits += 1;
+    fn retransmit(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+        if cx.run.measuring && cx.sched.now() < cx.run.end_ns {
+            cx.run.counters.retransmits += 1;
         }
-        self.client_send_as_of(sched, conn, sent_ns);
+        self.send_as_of(cx, conn, sent_ns);
     }
 
-    fn client_send_as_of(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
-        let now = sched.now();
-        if now >= self.end_ns {
+    fn send_as_of(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+        let now = cx.sched.now();
+        if now >= cx.run.end_ns {
             return;
         }
-        let (written, sent_ns) =
-            if self.clients.write_ns == 0 { (now, sent_ns) } else { self.clients.write(now, sent_ns) };
-        let mut pkt = self.clients.request(conn, sent_ns);
-        let queue = self.nic.rss_queue(conn);
-        let at = written + self.clients.to_ring_ns;
-        // An arrival that can only join the ring waits in the queue, in its
-        // turn (QueuePair::rx_deferrable).
-        let q = &mut self.nic.queues[queue as usize];
-        if q.rx_deferrable() {
-            pkt.arrived_ns = at;
-            q.rx_defer(sched.reserve(at), pkt);
-        } else {
-            q.rx_in_flight += 1;
-            sched.at_fifo(crate::model::server::lane::TO_SERVER, at, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
-        }
+        let (written, sent_ns) = if self.write_ns == 0 { (now, sent_ns) } else { self.write(now, sent_ns) };
+        let pkt = self.request(conn, sent_ns);
+        let queue = cx.nic.rss_queue(conn);
+        cx.nic.frame_in(cx.sched, queue, written + self.to_ring_ns, pkt);
     }
 
-    pub(crate) fn open_arrival(&mut self, sched: &mut Scheduler<Ev>) {
-        let now = sched.now();
+    fn open_arrival(&mut self, cx: &mut ClientCx) {
+        let now = cx.sched.now();
         let (gap, conn) = {
-            let (ia, rng) = self.clients.arrivals.as_mut().expect("open loop");
+            let (ia, rng) = self.arrivals.as_mut().expect("open loop");
             let gap = ia.sample_ns(rng);
-            let conn = rng.gen_range(0..self.clients.nconn);
+            let conn = rng.gen_range(0..self.nconn);
             (gap, conn)
         };
-        let c = &mut self.clients;
-        if !c.holds() || c.outstanding[conn as usize] < c.depth {
-            if c.holds() {
-                c.outstanding[conn as usize] += 1;
+        if !self.holds() || self.outstanding[conn as usize] < self.depth {
+            if self.holds() {
+                self.outstanding[conn as usize] += 1;
             }
-            self.client_send(sched, conn);
+            self.send(cx, conn);
         } else {
             // mutilate's WAITING_FOR_OPQ: sent when a reply frees a slot.
-            c.held[conn as usize] += 1;
-            if self.measuring && now < self.end_ns {
-                self.counters.held_at_client += 1;
+            self.held[conn as usize] += 1;
+            if cx.run.measuring && now < cx.run.end_ns {
+                cx.run.counters.held_at_client += 1;
             }
         }
         let next = now.saturating_add(gap);
-        if next < self.end_ns {
-            sched.at(next, Ev::Client(ClientEv::OpenArrival));
+        if next < cx.run.end_ns {
+            cx.sched.at(next, Ev::Client(ClientEv::OpenArrival));
         }
     }
 
-    pub(crate) fn client_reply(&mut self, sched: &mut Scheduler<Ev>, conn: u32, sent_ns: Nanos) {
-        let now = sched.now();
-        let read = if self.clients.read_ns == 0 { now } else { self.clients.read(now, self.cfg.cpu.wakeup_latency_ns) };
-        self.record_reply(read, sent_ns);
-        let c = &mut self.clients;
-        if c.closed {
-            if c.think_ns == 0 {
-                self.client_send(sched, conn);
+    fn reply(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+        let now = cx.sched.now();
+        let read = if self.read_ns == 0 { now } else { self.read(now, self.wakeup_ns) };
+        cx.run.record_reply(read, sent_ns);
+        if self.closed {
+            if self.think_ns == 0 {
+                self.send(cx, conn);
             } else {
-                sched.after(c.think_ns, Ev::Client(ClientEv::Send { conn }));
+                cx.sched.after(self.think_ns, Ev::Client(ClientEv::Send { conn }));
             }
-        } else if c.holds() {
+        } else if self.holds() {
             // The slot goes to a held request at once (its time has come);
             // mutilate measures it from this send.
-            if c.held[conn as usize] > 0 {
-                c.held[conn as usize] -= 1;
-                self.client_send(sched, conn);
+            if self.held[conn as usize] > 0 {
+                self.held[conn as usize] -= 1;
+                self.send(cx, conn);
             } else {
-                c.outstanding[conn as usize] -= 1;
+                self.outstanding[conn as usize] -= 1;
             }
         }
     }

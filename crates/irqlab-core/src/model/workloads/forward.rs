@@ -24,9 +24,9 @@ impl Server {
         let per_packet_ns = self.ns(self.cfg.costs.forward_packet_cycles);
         let n = buf.len() as u64;
         for (i, p) in buf.drain(..).enumerate() {
-            if self.measuring {
-                self.counters.packets_polled += 1;
-                self.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+            if self.run.measuring {
+                self.run.counters.packets_polled += 1;
+                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
             let done_ns = now.saturating_sub((n - 1 - i as u64) * per_packet_ns).max(p.arrived_ns);
             self.forward_transmit(sched, queue, p, done_ns);
@@ -50,7 +50,7 @@ impl Server {
         // An open loop only records the packet's return (client_reply), so
         // it is recorded here at its own time rather than through an event.
         let back_ns = done_ns + self.cfg.nic.wire_latency_ns;
-        if back_ns < self.end_ns {
+        if back_ns < self.run.end_ns {
             self.record_reply(back_ns, p.sent_ns);
         }
     }

@@ -177,7 +177,7 @@ impl Server {
     pub(crate) fn wire_send(&mut self, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         let to_ring_ns = self.cfg.nic.wire_latency_ns + self.cfg.nic.dma_latency_ns;
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let b = &mut **self.bulk.as_mut().expect("bulk workload");
         let (tx, unread) = (&mut b.senders, &b.unread);
         let nq = tx.queues.len();
@@ -265,7 +265,7 @@ impl Server {
     /// window shrinks once per round trip.
     pub(crate) fn tcp_loss(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
         let now = sched.now();
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
         let beta = tx.beta;
         let s = &mut tx.streams[conn as usize];

@@ -5,7 +5,7 @@
 //! the TX path (the ring, the qdisc when it is full, the reply's wire time).
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::devices::nic::{Cq, IrqRoute, Post, RxPacket, Signal};
+use crate::model::devices::nic::{Cq, IrqRoute, PhysicalNic, Post, RxPacket, Signal};
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
 use crate::model::server::{lane, DropSite, Ev, Server};
@@ -21,6 +21,23 @@ pub enum NicEv {
     ModerationTimer { queue: u32, cq: Cq, gen: u32 },
     /// A transmitted reply's descriptor completes on queue `queue`.
     TxDone { queue: u32, bytes: u32 },
+}
+
+impl PhysicalNic {
+    /// A frame from the wire reaches RX queue `queue`'s DMA at `at`. An
+    /// arrival that can only join the ring waits in the queue, in its turn
+    /// (`QueuePair::rx_deferrable`).
+    #[inline]
+    pub(crate) fn frame_in(&mut self, sched: &mut Scheduler<Ev>, queue: u32, at: Nanos, mut pkt: RxPacket) {
+        let q = &mut self.queues[queue as usize];
+        if q.rx_deferrable() {
+            pkt.arrived_ns = at;
+            q.rx_defer(sched.reserve(at), pkt);
+        } else {
+            q.rx_in_flight += 1;
+            sched.at_fifo(lane::TO_SERVER, at, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+        }
+    }
 }
 
 impl Server {
@@ -69,8 +86,8 @@ impl Server {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
         let q = &mut self.nic.queues[queue as usize];
         q.fire(sched.now(), cq);
-        if self.measuring {
-            self.counters.hard_irqs += 1;
+        if self.run.measuring {
+            self.run.counters.hard_irqs += 1;
         }
         match self.nic.route(queue) {
             // Threaded NAPI on a veth: the sender's `napi_schedule` wakes the

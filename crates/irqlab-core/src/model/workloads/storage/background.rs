@@ -34,7 +34,7 @@ impl Server {
     /// A chunk completed.
     pub(crate) fn background_done(&mut self, _sched: &mut Scheduler<Ev>, t: ThreadId) {
         self.kernel.threads[t as usize].phase = Phase::Spin;
-        if self.measuring {
+        if self.run.measuring {
             self.storage_mut().counters.background_chunks += 1;
         }
     }

@@ -211,7 +211,7 @@ impl crate::model::server::Server {
         let c = st.counters.clone();
         let vic_on = st.vic.is_some();
         let freq = self.freq_ghz;
-        let completed = self.counters.completed;
+        let completed = self.run.counters.completed;
         let (busy_ns, halt_pct, guest_pct, hba_pct) = self.in_kernel(HOST, |s| {
             let mut busy = 0;
             let (mut halt, mut guest, mut hba) = (0.0, 0.0, 0.0);

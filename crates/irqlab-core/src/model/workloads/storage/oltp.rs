@@ -52,7 +52,7 @@ impl Server {
         self.kernel.threads[t as usize].phase = Phase::TxnNext;
         let reads = self.cfg.oltp.reads_per_txn;
         let writer = t >= self.cfg.oltp.users;
-        let measuring = self.measuring;
+        let measuring = self.run.measuring;
         match phase {
             Phase::InTxnCompute => self.storage_mut().threads[t as usize].to_issue = reads,
             Phase::InTxnIssue => {
