@@ -21,7 +21,8 @@ use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
 use crate::model::devices::nic::events::NicEv;
 use crate::model::kernel::events::KernelEv;
-use crate::model::workloads::client::{ClientCx, ClientEv};
+use crate::model::workloads::client::ClientEv;
+use crate::model::workloads::WorkloadCx;
 use crate::model::workloads::storage::StorageEv;
 use crate::model::workloads::tcp_stream::TcpEv;
 pub use crate::model::run::{Counters, DropSite, RunStats};
@@ -447,7 +448,9 @@ impl Server {
         }
         self.switch_to(HOST);
         if self.bulk.is_some() {
-            self.senders_start(&mut sched);
+            let b = &mut **self.bulk.as_mut().expect("bulk workload");
+            let mut cx = WorkloadCx { sched: &mut sched, nic: &mut self.nic, run: &mut self.run };
+            b.senders.start(&mut cx, &b.unread);
         } else if self.storage.is_some() {
             // The worker issues its reads as it starts; the guest's clock ticks.
             if self.cfg.storage.guest_timer_hz > 0 {
@@ -526,7 +529,7 @@ impl Server {
             if self.run.measuring {
                 self.run.counters.drops.ring += 1;
             }
-            return self.tcp_lost(sched, conn, 1);
+            return self.bulk.as_ref().expect("bulk workload").senders.lost(sched, conn, 1);
         }
         if self.run.measuring {
             let d = &mut self.run.counters.drops;
@@ -750,10 +753,14 @@ impl World for Server {
             Ev::Kernel(e) => self.kernel_event(sched, e),
             Ev::Nic(e) => self.nic_event(sched, e),
             Ev::Client(e) => {
-                let mut cx = ClientCx { sched, nic: &mut self.nic, run: &mut self.run };
+                let mut cx = WorkloadCx { sched, nic: &mut self.nic, run: &mut self.run };
                 self.clients.on_event(&mut cx, e)
             }
-            Ev::Tcp(e) => self.tcp_event(sched, e),
+            Ev::Tcp(e) => {
+                let b = &mut **self.bulk.as_mut().expect("bulk workload");
+                let mut cx = WorkloadCx { sched, nic: &mut self.nic, run: &mut self.run };
+                b.senders.on_event(&mut cx, &b.unread, e)
+            }
             Ev::Storage(e) => self.storage_event(sched, e),
             Ev::WarmupEnd => self.warmup_end(sched),
         }

@@ -59,7 +59,7 @@ impl Server {
             if measuring {
                 st.counters.backlog_drops += 1;
             }
-            return self.tcp_lost(sched, skb.conn, skb.segs);
+            return self.bulk.as_ref().expect("bulk workload").senders.lost(sched, skb.conn, skb.segs);
         }
         if measuring {
             st.counters.steered += 1;

@@ -262,7 +262,7 @@ impl Server {
                 b.socket_drops += 1;
                 self.run.counters.drops.socket += 1;
             }
-            return self.tcp_lost(sched, skb.conn, skb.segs);
+            return self.bulk.as_ref().expect("bulk workload").senders.lost(sched, skb.conn, skb.segs);
         }
         *unread += skb.bytes as u64;
         // The stream's reader, in this (the polling) kernel.

@@ -17,8 +17,7 @@
 //! closed loop's next request leaves when its write ends.
 
 use crate::model::devices::nic::RxPacket;
-use crate::model::devices::nic::PhysicalNic;
-use crate::model::run::RunStats;
+use crate::model::workloads::WorkloadCx;
 use crate::model::server::Ev;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
@@ -181,17 +180,9 @@ pub(crate) fn holds_at_client(cfg: &Config) -> bool {
     cfg.load.qps.is_some() && cfg.load.open_loop_backlog == OpenLoopBacklog::Client
 }
 
-/// What the clients reach outside themselves: the engine's scheduler, the
-/// NIC's wire side and the run's window and statistics.
-pub struct ClientCx<'a> {
-    pub sched: &'a mut Scheduler<Ev>,
-    pub nic: &'a mut PhysicalNic,
-    pub run: &'a mut RunStats,
-}
-
 impl Clients {
     #[inline]
-    pub fn on_event(&mut self, cx: &mut ClientCx, ev: ClientEv) {
+    pub fn on_event(&mut self, cx: &mut WorkloadCx, ev: ClientEv) {
         match ev {
             ClientEv::ReplyArrive { conn, sent_ns } => self.reply(cx, conn, sent_ns),
             ClientEv::OpenArrival => self.open_arrival(cx),
@@ -233,21 +224,21 @@ impl Clients {
     }
 
     /// A client sends a request on `conn` now.
-    fn send(&mut self, cx: &mut ClientCx, conn: u32) {
+    fn send(&mut self, cx: &mut WorkloadCx, conn: u32) {
         let now = cx.sched.now();
         self.send_as_of(cx, conn, now);
     }
 
     /// A client's TCP sends a dropped request again; latency still runs
     /// from the first send.
-    fn retransmit(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+    fn retransmit(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
         if cx.run.measuring && cx.sched.now() < cx.run.end_ns {
             cx.run.counters.retransmits += 1;
         }
         self.send_as_of(cx, conn, sent_ns);
     }
 
-    fn send_as_of(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+    fn send_as_of(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
         let now = cx.sched.now();
         if now >= cx.run.end_ns {
             return;
@@ -258,7 +249,7 @@ impl Clients {
         cx.nic.frame_in(cx.sched, queue, written + self.to_ring_ns, pkt);
     }
 
-    fn open_arrival(&mut self, cx: &mut ClientCx) {
+    fn open_arrival(&mut self, cx: &mut WorkloadCx) {
         let now = cx.sched.now();
         let (gap, conn) = {
             let (ia, rng) = self.arrivals.as_mut().expect("open loop");
@@ -284,7 +275,7 @@ impl Clients {
         }
     }
 
-    fn reply(&mut self, cx: &mut ClientCx, conn: u32, sent_ns: Nanos) {
+    fn reply(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
         let now = cx.sched.now();
         let read = if self.read_ns == 0 { now } else { self.read(now, self.wakeup_ns) };
         cx.run.record_reply(read, sent_ns);

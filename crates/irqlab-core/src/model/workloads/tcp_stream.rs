@@ -24,7 +24,8 @@
 
 use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{Ev, Server};
+use crate::model::server::Ev;
+use crate::model::workloads::WorkloadCx;
 use crate::engine::{Nanos, Scheduler};
 use crate::scenario::bulk::FRAME_OVERHEAD_BYTES;
 
@@ -70,6 +71,9 @@ pub struct Senders {
     tso_max: u32,
     rcvbuf: u64,
     beta: f64,
+    /// The wire, and the wire plus the NIC's DMA, ns.
+    wire_ns: Nanos,
+    to_ring_ns: Nanos,
     /// Counters over the measured window.
     pub losses: u64,
     pub reductions: u64,
@@ -108,6 +112,8 @@ impl Senders {
             tso_max: b.tso_max_segments,
             rcvbuf: b.rcvbuf_bytes,
             beta: b.beta,
+            wire_ns: cfg.nic.wire_latency_ns,
+            to_ring_ns: cfg.nic.wire_latency_ns + cfg.nic.dma_latency_ns,
             losses: 0,
             reductions: 0,
             frames_sent: 0,
@@ -156,91 +162,79 @@ pub enum TcpEv {
     Loss { conn: u32, segs: u32 },
 }
 
-impl Server {
+impl Senders {
+    /// `unread`: what each stream's socket at the receiver holds (its
+    /// window).
     #[inline]
-    pub(crate) fn tcp_event(&mut self, sched: &mut Scheduler<Ev>, ev: TcpEv) {
+    pub fn on_event(&mut self, cx: &mut WorkloadCx, unread: &[u64], ev: TcpEv) {
         match ev {
-            TcpEv::WireFree => self.wire_send(sched),
-            TcpEv::Ack { conn, segs, sent_ns } => self.tcp_ack(sched, conn, segs, sent_ns),
-            TcpEv::Loss { conn, segs } => self.tcp_loss(sched, conn, segs),
+            TcpEv::WireFree => self.wire_send(cx, unread),
+            TcpEv::Ack { conn, segs, sent_ns } => self.ack(cx, unread, conn, segs, sent_ns),
+            TcpEv::Loss { conn, segs } => self.loss(cx, unread, conn, segs),
         }
     }
 
     /// Start the senders (at time 0, every stream has its initial window).
-    pub(crate) fn senders_start(&mut self, sched: &mut Scheduler<Ev>) {
-        self.wire_send(sched);
+    pub(crate) fn start(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+        self.wire_send(cx, unread);
     }
 
     /// The link is free: each sender queue with data puts one frame on
     /// it in turn (a round of at most `bulk.sender_queues` frames); a queue
     /// whose burst is done starts the next of its streams that has window.
-    pub(crate) fn wire_send(&mut self, sched: &mut Scheduler<Ev>) {
-        let now = sched.now();
-        let to_ring_ns = self.cfg.nic.wire_latency_ns + self.cfg.nic.dma_latency_ns;
-        let measuring = self.run.measuring;
-        let b = &mut **self.bulk.as_mut().expect("bulk workload");
-        let (tx, unread) = (&mut b.senders, &b.unread);
-        let nq = tx.queues.len();
+    fn wire_send(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+        let now = cx.sched.now();
+        let nq = self.queues.len();
         let mut sent = 0u32;
         for k in 0..nq {
-            let q = (tx.next_queue + k) % nq;
-            if tx.queues[q].left == 0 && !tx.start_burst(q, unread) {
+            let q = (self.next_queue + k) % nq;
+            if self.queues[q].left == 0 && !self.start_burst(q, unread) {
                 continue;
             }
-            let sq = &mut tx.queues[q];
+            let sq = &mut self.queues[q];
             sq.left -= 1;
             let i = sq.stream;
             // The frame is in the NIC's ring once its last bit arrived and
             // its DMA completed.
-            let sent_ns = now + (sent as f64 * tx.frame_ns).round() as Nanos;
-            let done = now + ((sent + 1) as f64 * tx.frame_ns).round() as Nanos;
+            let sent_ns = now + (sent as f64 * self.frame_ns).round() as Nanos;
+            let done = now + ((sent + 1) as f64 * self.frame_ns).round() as Nanos;
             let pkt = RxPacket {
                 conn: i as u32,
                 sent_ns,
                 arrived_ns: 0,
-                bytes: tx.mss + FRAME_OVERHEAD_BYTES,
-                reply_bytes: tx.mss,
+                bytes: self.mss + FRAME_OVERHEAD_BYTES,
+                reply_bytes: self.mss,
             };
-            let queue = tx.streams[i].queue;
-            self.nic.queues[queue as usize].rx_in_flight += 1;
-            sched.at(done + to_ring_ns, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+            let queue = self.streams[i].queue;
+            cx.nic.queues[queue as usize].rx_in_flight += 1;
+            cx.sched.at(done + self.to_ring_ns, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
             sent += 1;
         }
         if sent == 0 {
-            tx.wire_busy = false;
+            self.wire_busy = false;
             return;
         }
-        if measuring {
-            tx.frames_sent += sent as u64;
+        if cx.run.measuring {
+            self.frames_sent += sent as u64;
         }
-        tx.next_queue = (tx.next_queue + 1) % nq;
-        tx.wire_busy = true;
-        sched.at(
-            now + (sent as f64 * tx.frame_ns).round() as Nanos,
-            Ev::Tcp(TcpEv::WireFree),
-        );
+        self.next_queue = (self.next_queue + 1) % nq;
+        self.wire_busy = true;
+        cx.sched.at(now + (sent as f64 * self.frame_ns).round() as Nanos, Ev::Tcp(TcpEv::WireFree));
     }
 
     /// Something opened a window: send if the link is idle.
-    fn sender_kick(&mut self, sched: &mut Scheduler<Ev>) {
-        if !self.bulk.as_ref().expect("bulk workload").senders.wire_busy {
-            self.wire_send(sched);
+    fn kick(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+        if !self.wire_busy {
+            self.wire_send(cx, unread);
         }
     }
 
     /// An ACK of `segs` segments of stream `conn` (0: a window update after
     /// a read), for a packet whose first segment was sent at `sent_ns`.
-    pub(crate) fn tcp_ack(
-        &mut self,
-        sched: &mut Scheduler<Ev>,
-        conn: u32,
-        segs: u32,
-        sent_ns: Nanos,
-    ) {
+    fn ack(&mut self, cx: &mut WorkloadCx, unread: &[u64], conn: u32, segs: u32, sent_ns: Nanos) {
         if segs > 0 {
-            let now = sched.now();
-            let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
-            let s = &mut tx.streams[conn as usize];
+            let now = cx.sched.now();
+            let s = &mut self.streams[conn as usize];
             s.inflight = s.inflight.saturating_sub(segs);
             s.srtt_ns += ((now - sent_ns) as f64 - s.srtt_ns) / 8.0;
             if s.cwnd < s.ssthresh {
@@ -249,26 +243,23 @@ impl Server {
                 s.cwnd += segs as f64 / s.cwnd;
             }
             // No point in a window the receiver can never grant.
-            s.cwnd = s.cwnd.min((tx.rcvbuf / tx.mss as u64) as f64);
+            s.cwnd = s.cwnd.min((self.rcvbuf / self.mss as u64) as f64);
         }
-        self.sender_kick(sched);
+        self.kick(cx, unread);
     }
 
     /// `segs` segments of stream `conn` were dropped in the receiver: the
     /// sender learns it one wire latency later.
-    pub(crate) fn tcp_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
-        let at = sched.now() + self.cfg.nic.wire_latency_ns;
-        sched.at(at, Ev::Tcp(TcpEv::Loss { conn, segs }));
+    pub(crate) fn lost(&self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
+        sched.at(sched.now() + self.wire_ns, Ev::Tcp(TcpEv::Loss { conn, segs }));
     }
 
     /// The sender learns of a loss: the segments leave the flight, and the
     /// window shrinks once per round trip.
-    pub(crate) fn tcp_loss(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
-        let now = sched.now();
-        let measuring = self.run.measuring;
-        let tx = &mut self.bulk.as_mut().expect("bulk workload").senders;
-        let beta = tx.beta;
-        let s = &mut tx.streams[conn as usize];
+    fn loss(&mut self, cx: &mut WorkloadCx, unread: &[u64], conn: u32, segs: u32) {
+        let now = cx.sched.now();
+        let beta = self.beta;
+        let s = &mut self.streams[conn as usize];
         s.inflight = s.inflight.saturating_sub(segs);
         let reduce = now >= s.recover_until_ns;
         if reduce {
@@ -276,10 +267,10 @@ impl Server {
             s.cwnd = s.ssthresh;
             s.recover_until_ns = now + s.srtt_ns as Nanos;
         }
-        if measuring {
-            tx.losses += segs as u64;
-            tx.reductions += reduce as u64;
+        if cx.run.measuring {
+            self.losses += segs as u64;
+            self.reductions += reduce as u64;
         }
-        self.sender_kick(sched);
+        self.kick(cx, unread);
     }
 }
