@@ -217,7 +217,7 @@ def _scenario(args: argparse.Namespace) -> Optional[Path]:
 
 def _interrupted(args: argparse.Namespace, out: Path, e: BaseException) -> int:
     """Say how to finish an interrupted reproduction; its exit status."""
-    from irqlab.cli import _say
+    from irqlab.cli_common import say as _say
     from irqlab.study.cli import EXIT_TERMINATED, Terminated
 
     how = ("run the same command again to finish it" if args.resume else
@@ -228,7 +228,7 @@ def _interrupted(args: argparse.Namespace, out: Path, e: BaseException) -> int:
 
 def _say_written(n_files: int, out: Path, stores, no_plots: bool) -> None:
     """The closing lines of a reproduction: what it wrote, and the report."""
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
 
     write_stdout(
         f"wrote {n_files} files to {out}/ (report.html, report.md, CSV, JSON"
@@ -286,7 +286,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
     seed, jobs = _seed_and_jobs(args)
     scenario = _scenario(args)
 
-    from irqlab.cli import say_warning, write_stdout
+    from irqlab.cli_common import say_warning, write_stdout
     from irqlab.reproduce import plots, report
     from irqlab.reproduce import html
     from irqlab.reproduce.thesis import cai_karsten_rows, run_thesis, shape_checks, vm_checks
@@ -382,7 +382,7 @@ def _cmd_thesis(args: argparse.Namespace) -> int:
 
 
 def _cmd_itr(args: argparse.Namespace) -> int:
-    from irqlab.cli import say_warning, write_stdout
+    from irqlab.cli_common import say_warning, write_stdout
     from irqlab.reproduce import itr
     from irqlab.study.spec import StudyError
 
@@ -459,7 +459,7 @@ def _run_paper(args: argparse.Namespace, paper, run, plots_module: str, warned=l
     the figures; or, when Ctrl-C or SIGTERM stopped the runs, the exit status."""
     import importlib
 
-    from irqlab.cli import say_warning
+    from irqlab.cli_common import say_warning
     from irqlab.study.spec import StudyError
 
     duration = _seconds(args.duration, "--duration")
@@ -499,7 +499,7 @@ def _say_paper(args: argparse.Namespace, paper, ran: tuple, tables: dict, texts:
     claims and the fit, and what was written."""
     import textwrap
 
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
 
     result, checks, out, files, figures = ran
     if args.json:
