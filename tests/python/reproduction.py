@@ -101,6 +101,15 @@ def end_to_end(paper: Paper, out: Path, *flags: str) -> dict:
     return report
 
 
+#: Bad flags of a paper that takes ``--duration`` and ``--seeds``, each with
+#: the flag its one sentence names.
+BAD_FLAGS = [
+    (("--seeds", "0"), "--seeds"),
+    (("--duration", "-1"), "--duration"),
+    (("--scenario", "/nonexistent.toml"), "--scenario"),
+]
+
+
 def bad_flag(paper: Paper, out: Path, flags: tuple[str, ...], start: str) -> None:
     """A bad flag: one sentence naming it, exit status 2, nothing run."""
     proc = irqlab("reproduce", paper.name, "--out", str(out), *flags, timeout=60)

@@ -11,7 +11,7 @@ import pytest
 
 from irqlab.reproduce import iaps_checks as C
 from irqlab.reproduce.iaps_checks import IAPS, RFS, RPS, RSS, Point
-from reproduction import bad_flag, check_declaration, end_to_end, irqlab
+from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
 NS = (1, 2, 4, 8, 16, 32)
 IDS = [f"D{i}" for i in range(1, 11)]
@@ -121,11 +121,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
         assert abs(total - 100) < 1e-6
 
 
-@pytest.mark.parametrize("flags, start", [
-    (("--seeds", "0"), "--seeds"),
-    (("--duration", "-1"), "--duration"),
-    (("--scenario", "/nonexistent.toml"), "--scenario"),
-])
+@pytest.mark.parametrize("flags, start", BAD_FLAGS)
 def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
     from irqlab.reproduce import iaps
 

@@ -10,7 +10,7 @@ import pytest
 
 from irqlab.reproduce import sriov_checks as C
 from irqlab.reproduce.sriov_checks import DEFAULT, TUNER
-from reproduction import bad_flag, check_declaration, end_to_end, irqlab
+from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
 IDS = [f"S{i}" for i in range(1, 7)]
 
@@ -144,11 +144,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert all(0 < r["default_cpus_mean"] <= 18 and r["default_cpus_median"] == r["default_cpus_mean"] for r in cpu)
 
 
-@pytest.mark.parametrize("flags, start", [
-    (("--seeds", "0"), "--seeds"),
-    (("--duration", "-1"), "--duration"),
-    (("--scenario", "/nonexistent.toml"), "--scenario"),
-])
+@pytest.mark.parametrize("flags, start", BAD_FLAGS)
 def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
     from irqlab.reproduce import sriov
 

@@ -11,7 +11,7 @@ import pytest
 
 from irqlab.reproduce import vic_checks as C
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point, TpccPoint
-from reproduction import bad_flag, check_declaration, end_to_end, irqlab
+from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
 IDS = [f"V{i}" for i in range(1, 25)]
 TABLE_7 = {("SQLIOSim", False): (40e3, 80e3), ("SQLIOSim", True): (42e3, 70e3),
@@ -225,11 +225,7 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
         "figure-5.png", "figures-3-4.png", "table-2.png", "table-4.png"]
 
 
-@pytest.mark.parametrize("flags, start", [
-    (("--seeds", "0"), "--seeds"),
-    (("--duration", "-1"), "--duration"),
-    (("--scenario", "/nonexistent.toml"), "--scenario"),
-])
+@pytest.mark.parametrize("flags, start", BAD_FLAGS)
 def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
     from irqlab.reproduce import vic
 
