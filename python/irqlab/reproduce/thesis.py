@@ -605,64 +605,6 @@ def vm_table_rows(r: ThesisResult, setup: VmSetup) -> list[dict[str, float | str
     return rows
 
 
-#: The thesis's claims as declared: the words (with ``{qps}`` for a load,
-#: ``{setup}`` for a VM setup's abbreviation, ``{figure}`` for its figure),
-#: the tolerance and the status. The thesis's claims are checked in groups
-#: by :func:`shape_checks` (T, F: bare metal, printed without their
-#: number), :func:`vm_checks` (P) and :func:`virtio_checks` (V), on
-#: whichever loads and setups were run, so the declarations name their
-#: group's function. Table 4.1 is what the costs were fitted on
-#: (docs/calibration.md): its claims are fits; Figure 4.1, Cai & Karsten's
-#: results and the VM setups are predictions.
-CLAIMS = (
-    Claim("T1", "throughput: no-coalescing < adaptive-coalescing < irq-suspend <= busy-wait",
-          "busy-wait's QPS x 1.0001 (equal within rounding)", FIT, lambda r: shape_checks(r)),
-    Claim("T2", "irq-suspend reaches at least 97 % of busy-wait's throughput", "97 %", FIT, lambda r: shape_checks(r)),
-    Claim("T3", "irq-suspend and busy-wait spend at most 3 % in softirq", "3 % (softirq + irq)", FIT,
-          lambda r: shape_checks(r)),
-    Claim("F1", "{qps}k QPS: irq-suspend's p99 within 25 % of busy-wait's, both below the interrupt-driven profiles",
-          "25 %, at every load from 300k QPS", PREDICTION, lambda r: shape_checks(r)),
-    Claim("F2", "{qps}k QPS: adaptive-coalescing has the highest p99", "none: the order at the lowest load",
-          PREDICTION, lambda r: shape_checks(r)),
-    Claim("F3", "busy-wait uses >= 99 % CPU at every load", "99 %", PREDICTION, lambda r: shape_checks(r)),
-    Claim("F4", "{qps}k QPS: irq-suspend's CPU at most 1.2 x adaptive-coalescing's", "1.2 x, at the lowest load",
-          PREDICTION, lambda r: shape_checks(r)),
-    Claim("F5", "no-coalescing uses more CPU than adaptive-coalescing at every load", "none: the order",
-          PREDICTION, lambda r: shape_checks(r)),
-    Claim("P1", "irq-suspend and busy-wait gain more over the interrupt-driven profiles than on bare metal "
-          "(QPS ratios larger for {setup} than for BM)", "none: the order", PREDICTION, lambda r: vm_checks(r)),
-    Claim("P2", "irq-suspend's and busy-wait's QPS below bare metal's, but within 10 %", "10 %", PREDICTION,
-          lambda r: vm_checks(r)),
-    Claim("P3", "interrupt-driven profiles lose more QPS to the VM than irq-suspend and busy-wait"
-          "[, no-coalescing the most] (1 - QPS({setup})/QPS(BM))", "none: the order", PREDICTION,
-          lambda r: vm_checks(r)),
-    Claim("P4", "Figure {figure} repeats Figure 4.1 (CPU: host's busy share): (each of F1-F5)", "F1-F5's",
-          PREDICTION, lambda r: vm_checks(r)),
-    Claim("P5", "host CPU busy of the vCPU cores >= bare-metal CPU busy at every load, every profile "
-          "(busy-wait: >= minus P5_BUSY_WAIT_SLACK_PT pt)", "P5_BUSY_WAIT_SLACK_PT", PREDICTION,
-          lambda r: vm_checks(r)),
-    Claim("P6", "no-coalescing has the lowest closed-loop QPS", "none: the order", PREDICTION, lambda r: vm_checks(r)),
-    Claim("V1", "irq-suspend and busy-wait serve more than no-coalescing", "none: the order", PREDICTION,
-          lambda r: virtio_checks(r)),
-    Claim("V2", "the gain of irq-suspend and busy-wait over no-coalescing is smaller packed than aligned",
-          "none: the order", PREDICTION, lambda r: virtio_checks(r)),
-    Claim("V3", "irq-suspend and busy-wait spend less of the application vCPUs in softirq", "none: the order",
-          PREDICTION, lambda r: virtio_checks(r)),
-    Claim("V4", "irq-suspend and busy-wait still serve more than no-coalescing", "none: the order", PREDICTION,
-          lambda r: virtio_checks(r)),
-    Claim("V5", "packed serves more than aligned, profile by profile", "none: the order", PREDICTION,
-          lambda r: virtio_checks(r)),
-    Claim("V6", "busy-wait and irq-suspend take far fewer VM exits than no-coalescing (below half)", "0.5 x",
-          PREDICTION, lambda r: virtio_checks(r)),
-    Claim("V8", "at {qps}k QPS the three profiles' p99 are within 25 %", "25 %, at the lowest load", PREDICTION,
-          lambda r: virtio_checks(r)),
-    Claim("V10", "at {qps}k QPS every profile's p99 is above bare metal's", "none: the order", PREDICTION,
-          lambda r: virtio_checks(r)),
-    Claim("V12", "busy-wait's vCPUs ~100 % busy at every load; irq-suspend below it at the lowest; "
-          "no-coalescing and irq-suspend rise with load", "99 %", PREDICTION, lambda r: virtio_checks(r)),
-)
-
-
 def shape_checks(r: ThesisResult) -> list[ShapeCheck]:
     """The thesis's qualitative claims (Table 4.1 ordering, Figure 4.1
     shapes), each checked on the simulated numbers. A claim about a latency
@@ -1024,3 +966,58 @@ def _p6(r: ThesisResult, vm: VmResult, bm: dict[str, float]) -> list[ShapeCheck]
             ", ".join(f"{SHORT[p]} {_k(v)}" for p, v in q.items()),
         )
     ]
+
+
+#: The thesis's claims as declared: the words (with ``{qps}`` for a load,
+#: ``{setup}`` for a VM setup's abbreviation, ``{figure}`` for its figure),
+#: the tolerance and the status. The thesis's claims are checked in groups
+#: by :func:`shape_checks` (T, F: bare metal, printed without their
+#: number), :func:`vm_checks` (P) and :func:`virtio_checks` (V), on
+#: whichever loads and setups were run, so the declarations name their
+#: group's function. Table 4.1 is what the costs were fitted on
+#: (docs/calibration.md): its claims are fits; Figure 4.1, Cai & Karsten's
+#: results and the VM setups are predictions.
+
+
+def _prediction(group):
+    """A declaration of a claim that ``group`` checks and nothing was fitted on."""
+
+    def declare(id_: str, words: str, tolerance: str = "none: the order") -> Claim:
+        return Claim(id_, words, tolerance, PREDICTION, group)
+
+    return declare
+
+
+_bare_metal, _vm, _virtio = _prediction(shape_checks), _prediction(vm_checks), _prediction(virtio_checks)
+
+CLAIMS = (
+    Claim("T1", "throughput: no-coalescing < adaptive-coalescing < irq-suspend <= busy-wait",
+          "busy-wait's QPS x 1.0001 (equal within rounding)", FIT, shape_checks),
+    Claim("T2", "irq-suspend reaches at least 97 % of busy-wait's throughput", "97 %", FIT, shape_checks),
+    Claim("T3", "irq-suspend and busy-wait spend at most 3 % in softirq", "3 % (softirq + irq)", FIT, shape_checks),
+    _bare_metal("F1", "{qps}k QPS: irq-suspend's p99 within 25 % of busy-wait's, both below the interrupt-driven "
+                "profiles", "25 %, at every load from 300k QPS"),
+    _bare_metal("F2", "{qps}k QPS: adaptive-coalescing has the highest p99", "none: the order at the lowest load"),
+    _bare_metal("F3", "busy-wait uses >= 99 % CPU at every load", "99 %"),
+    _bare_metal("F4", "{qps}k QPS: irq-suspend's CPU at most 1.2 x adaptive-coalescing's", "1.2 x, at the lowest load"),
+    _bare_metal("F5", "no-coalescing uses more CPU than adaptive-coalescing at every load"),
+    _vm("P1", "irq-suspend and busy-wait gain more over the interrupt-driven profiles than on bare metal "
+        "(QPS ratios larger for {setup} than for BM)"),
+    _vm("P2", "irq-suspend's and busy-wait's QPS below bare metal's, but within 10 %", "10 %"),
+    _vm("P3", "interrupt-driven profiles lose more QPS to the VM than irq-suspend and busy-wait"
+        "[, no-coalescing the most] (1 - QPS({setup})/QPS(BM))"),
+    _vm("P4", "Figure {figure} repeats Figure 4.1 (CPU: host's busy share): (each of F1-F5)", "F1-F5's"),
+    _vm("P5", "host CPU busy of the vCPU cores >= bare-metal CPU busy at every load, every profile "
+        "(busy-wait: >= minus P5_BUSY_WAIT_SLACK_PT pt)", "P5_BUSY_WAIT_SLACK_PT"),
+    _vm("P6", "no-coalescing has the lowest closed-loop QPS"),
+    _virtio("V1", "irq-suspend and busy-wait serve more than no-coalescing"),
+    _virtio("V2", "the gain of irq-suspend and busy-wait over no-coalescing is smaller packed than aligned"),
+    _virtio("V3", "irq-suspend and busy-wait spend less of the application vCPUs in softirq"),
+    _virtio("V4", "irq-suspend and busy-wait still serve more than no-coalescing"),
+    _virtio("V5", "packed serves more than aligned, profile by profile"),
+    _virtio("V6", "busy-wait and irq-suspend take far fewer VM exits than no-coalescing (below half)", "0.5 x"),
+    _virtio("V8", "at {qps}k QPS the three profiles' p99 are within 25 %", "25 %, at the lowest load"),
+    _virtio("V10", "at {qps}k QPS every profile's p99 is above bare metal's"),
+    _virtio("V12", "busy-wait's vCPUs ~100 % busy at every load; irq-suspend below it at the lowest; "
+            "no-coalescing and irq-suspend rise with load", "99 %"),
+)
