@@ -31,60 +31,47 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
-from typing import IO, Callable, NoReturn, Optional
+from typing import Callable, Optional
 
 from irqlab._core import ScenarioError, __version__
 from irqlab.bench import DEFAULT_SCENARIO, bench
-from irqlab.flags import seconds
+from irqlab.cli_common import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OS,
+    EXIT_USAGE,
+    OutputError,
+    Parser,
+    UsageError,
+    add_duration,
+    add_json,
+    add_profile,
+    can_encode,
+    check_set_flags,
+    discard_stdout,
+    duration_flag,
+    flush_stdout,
+    os_error_sentence,
+    positive_int,
+    say,
+    say_warning,
+    seed_flag,
+    write_stdout,
+)
 from irqlab.linux.cli import add_linux_parser
-from irqlab.loadgen import add_loadgen_parser
+from irqlab.loadgen_cli import add_loadgen_parser
 from irqlab.reproduce.cli import ReproduceUsageError, add_reproduce_parser
 from irqlab.study.cli import SweepUsageError, add_study_parsers
 from irqlab.study.report_cli import add_plot_report_parsers
 from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.tune import TuneUsageError, add_tune_parser
 from irqlab.profiles import PROFILES, profile_knobs
-from irqlab.run import MAX_SEED, run
+from irqlab.run import run
 from irqlab.scenario import Scenario
 from irqlab.text import NULL, bench_table, profiles_table, summary_table
-
-EXIT_OK = 0
-#: An internal error (a bug) or an operating-system error (a full disk).
-EXIT_INTERNAL = 1
-EXIT_OS = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-class UsageError(Exception):
-    """A bad command line; the message is one sentence."""
-
-
-class OutputError(OSError):
-    """Standard output could not be written (a full disk, a closed pipe)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-    def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
-        # argparse ignores a failed write (--help > /dev/full would exit 0
-        # having printed nothing); report it like any other output.
-        if message:
-            stream = file or sys.stderr
-            try:
-                stream.write(message)
-            except BrokenPipeError:
-                raise
-            except OSError as e:
-                if stream is sys.stdout:
-                    raise OutputError(e.errno, e.strerror) from None
-                raise
-
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status."""
@@ -100,7 +87,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             flush_stdout()
         return status
     except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError, TuneUsageError) as e:
-        _say("error", str(e))
+        say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt as e:
         from irqlab.study.cli import EXIT_TERMINATED, Terminated
@@ -109,67 +96,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); silence the flush at exit.
-        _discard_stdout()
+        discard_stdout()
         return EXIT_OS
     except OutputError as e:
-        _discard_stdout()
-        _say("error", f"cannot write to standard output: {e.strerror or e}")
+        discard_stdout()
+        say("error", f"cannot write to standard output: {e.strerror or e}")
         return EXIT_OS
     except OSError as e:
-        _say("error", os_error_sentence(e))
+        say("error", os_error_sentence(e))
         # What is still buffered for stdout must not fail again at exit.
         try:
             sys.stdout.flush()
         except (OSError, ValueError):
-            _discard_stdout()
+            discard_stdout()
         return EXIT_OS
     except RuntimeError as e:
-        _say("internal error", str(e))
+        say("internal error", str(e))
         return EXIT_INTERNAL
 
 
-def flush_stdout() -> None:
-    """Flush standard output, raising :class:`OutputError` if it cannot be written."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        raise OutputError(e.errno, e.strerror) from None
-
-
-def write_stdout(text: str) -> None:
-    """Print ``text`` and a newline on standard output, raising
-    :class:`OutputError` if it cannot be written."""
-    try:
-        print(text)
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        raise OutputError(e.errno, e.strerror) from None
-
-
-def os_error_sentence(e: OSError) -> str:
-    """One sentence for an operating-system error: the file, then the reason."""
-    reason = e.strerror or str(e) or type(e).__name__
-    if e.filename is not None:
-        return f"{e.filename}: {reason}"
-    return reason
-
-
-def _discard_stdout() -> None:
-    """Point standard output at /dev/null so that what is still buffered
-    leaves quietly at exit."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass  # stdout is not a file (tests capture it): nothing is flushed at exit
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="irqlab",
         description="Simulate a server's network receive path: interrupts, coalescing, NAPI, busy polling.",
         allow_abbrev=False,
@@ -184,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
-    _add_profile(p)
+    add_profile(p)
     p.add_argument(
         "--set",
         dest="overrides",
@@ -194,8 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="override one scenario field, e.g. --set load.qps=300000 (repeatable; applied after the profile)",
     )
     p.add_argument("--seed", metavar="N", help="random seed, a non-negative integer (run.seed)")
-    _add_duration(p)
-    _add_json(p, "print the summary as one JSON object")
+    add_duration(p)
+    add_json(p, "print the summary as one JSON object")
     p.set_defaults(handler=_cmd_run)
 
     p = commands.add_parser(
@@ -204,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the interrupt-handling profiles and the knobs each one sets.",
         allow_abbrev=False,
     )
-    _add_json(p, "print {profile: {knob: value}} as one JSON object")
+    add_json(p, "print {profile: {knob: value}} as one JSON object")
     p.set_defaults(handler=_cmd_profiles)
 
     p = commands.add_parser(
@@ -216,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "scenario", metavar="SCENARIO", nargs="?", help=f"scenario file (TOML; default {DEFAULT_SCENARIO})"
     )
-    _add_profile(p)
-    _add_duration(p)
+    add_profile(p)
+    add_duration(p)
     p.add_argument("--repeat", metavar="N", default="3", help="number of runs (default 3)")
     p.add_argument(
         "--sweep",
@@ -226,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with --jobs 1, with every core in threads and in processes",
     )
     p.add_argument("--jobs", metavar="N", help="with --sweep: parallel runs (default every core)")
-    _add_json(p, "print the result as one JSON object")
+    add_json(p, "print the result as one JSON object")
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
     add_study_parsers(commands)
@@ -242,15 +189,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    seed = _seed(args.seed)
-    duration_s = _duration(args.duration)
-    _check_overrides(args.overrides, seed, duration_s)
+    seed = seed_flag(args.seed)
+    duration_s = duration_flag(args.duration)
+    check_set_flags(args.overrides, seed, duration_s)
     scenario = Scenario.load(args.scenario)
     summary = run(scenario, profile=args.profile, overrides=args.overrides, seed=seed, duration_s=duration_s)
     if args.json:
         write_stdout(summary.to_json())
     else:
-        write_stdout(summary_table(summary, ascii_only=not _can_encode(sys.stdout, NULL)))
+        write_stdout(summary_table(summary, ascii_only=not can_encode(sys.stdout, NULL)))
     # After the summary, so that they are the last thing a terminal shows.
     flush_stdout()
     for warning in summary.warnings:
@@ -282,8 +229,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _cmd_bench_sweep(args)
     if args.jobs is not None:
         raise UsageError("--jobs is for --sweep")
-    duration_s = _duration(args.duration)
-    repeat = _positive_int(args.repeat, "--repeat", BENCH_REPEAT_MAX)
+    duration_s = duration_flag(args.duration)
+    repeat = positive_int(args.repeat, "--repeat", BENCH_REPEAT_MAX)
     result = bench(args.scenario, profile=args.profile, duration_s=duration_s, repeat=repeat)
     write_stdout(json.dumps(result.to_dict()) if args.json else bench_table(result))
     return EXIT_OK
@@ -295,8 +242,8 @@ def _cmd_bench_sweep(args: argparse.Namespace) -> int:
 
     if args.profile is not None:
         raise UsageError("--profile is not for --sweep: the benchmark sweep runs the thesis's four profiles")
-    duration_s = _duration(args.duration) or 0.1
-    jobs = _positive_int(args.jobs, "--jobs", BENCH_JOBS_MAX) if args.jobs is not None else None
+    duration_s = duration_flag(args.duration) or 0.1
+    jobs = positive_int(args.jobs, "--jobs", BENCH_JOBS_MAX) if args.jobs is not None else None
     scenario = Scenario.load(args.scenario or default_scenario())
     rows = bench_sweep(scenario, duration_s=duration_s, jobs=jobs)
     if args.json:
@@ -313,86 +260,6 @@ def _cmd_bench_sweep(args: argparse.Namespace) -> int:
     else:
         write_stdout(bench_sweep_table(rows))
     return EXIT_OK
-
-
-# -- flags ------------------------------------------------------------------
-
-
-def _add_profile(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--profile", metavar="P", help=f"interrupt-handling profile: {', '.join(PROFILES)}")
-
-
-def _add_duration(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--duration", metavar="S", help="simulated seconds measured after warm-up (run.duration_s)")
-
-
-def _add_json(p: argparse.ArgumentParser, text: str) -> None:
-    p.add_argument("--json", action="store_true", help=text)
-
-
-def _seed(text: Optional[str]) -> Optional[int]:
-    if text is None:
-        return None
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise UsageError(f"--seed must be a non-negative integer no larger than {MAX_SEED} (got {text!r})")
-    return value
-
-
-def _duration(text: Optional[str]) -> Optional[float]:
-    return seconds(text, "--duration", UsageError)
-
-
-def _check_overrides(overrides: list[str], seed: Optional[int], duration_s: Optional[float],
-                     others: Optional[dict[str, str]] = None) -> None:
-    """Refuse ``--set`` giving a field twice, or one that ``--seed``,
-    ``--duration`` (or ``others``: field → flag) also sets: one of the two
-    would silently win."""
-    from irqlab.flags import check_overrides
-
-    by_flag = dict(others or {})
-    if seed is not None:
-        by_flag["run.seed"] = "--seed"
-    if duration_s is not None:
-        by_flag["run.duration_s"] = "--duration"
-    check_overrides(list(overrides), "--set", UsageError, by_flag)
-
-
-def _positive_int(text: str, flag: str, most: int) -> int:
-    """A whole number from 1 to ``most``: a count of runs or workers, each of
-    which costs real time, so a mistyped one must not start a day's work."""
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= most:
-        raise UsageError(f"{flag} must be a whole number from 1 to {most} (got {text!r})")
-    return value
-
-
-def say_warning(message: str) -> None:
-    """``irqlab: warning: <sentence>`` on stderr."""
-    _say("warning", message)
-
-
-def _say(kind: str, message: str) -> None:
-    # One line, whatever the message holds.
-    try:
-        print(f"irqlab: {kind}: {' '.join(message.split())}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass  # stderr itself cannot be written: there is no one left to tell
-
-
-def _can_encode(stream: object, text: str) -> bool:
-    encoding = getattr(stream, "encoding", None) or "ascii"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
 
 
 if __name__ == "__main__":

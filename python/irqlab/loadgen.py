@@ -15,7 +15,6 @@ This module also starts memcached on loopback for the benchmark and tests.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import socket
@@ -25,7 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 BINARY_NAME = "irqlab-loadgen"
 
@@ -46,35 +45,6 @@ def find_binary() -> Optional[Path]:
         if path.is_file() and os.access(path, os.X_OK):
             return path
     return None
-
-
-def add_loadgen_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``loadgen`` to the ``irqlab`` command's subcommands.
-
-    Every argument after ``loadgen`` is kept as it is (the sub-parser has no
-    option prefix, so ``--json`` or ``--help`` are not taken by argparse) and
-    handed to the program.
-    """
-    p = subparsers.add_parser(
-        "loadgen",
-        help="run the memcached load generator (irqlab loadgen --help), or --bench it",
-        description="Run the memcached load generator irqlab-loadgen with the given flags.",
-        prefix_chars="\0",
-        add_help=False,
-    )
-    p.add_argument("args", nargs="*", metavar="FLAGS")
-    p.set_defaults(handler=_cmd_loadgen)
-    return p
-
-
-def _cmd_loadgen(args: argparse.Namespace) -> int:
-    argv: list[str] = list(args.args)
-    if "--bench" in argv:
-        argv.remove("--bench")
-        from irqlab.loadgen_bench import bench_main
-
-        return bench_main(argv)
-    return run_binary(argv)
 
 
 def _error(message: str) -> None:

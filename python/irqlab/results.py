@@ -105,7 +105,7 @@ def write_directory(out: Path, *, name: str, fingerprint: str, axes: Sequence[st
     import time
 
     from irqlab.files import write_text_whole
-    from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, SCENARIO, STUDY
+    from irqlab.study.layout import JOURNAL, MANIFEST, RESULTS, SCENARIO, STUDY
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"format": 1, "name": name, "fingerprint": fingerprint, "points": len({r["key"] for r in records}),
@@ -164,7 +164,7 @@ def load(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
     A sweep that was killed before it could write ``results.parquet`` (a
     crash) is read from its journal.
     """
-    from irqlab.study.store import JOURNAL, MANIFEST, RESULTS, read_journal
+    from irqlab.study.layout import JOURNAL, MANIFEST, RESULTS, read_journal
 
     d = Path(directory)
     manifest_path = d / MANIFEST

@@ -216,7 +216,7 @@ def tune(
 
 
 def add_tune_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    from irqlab.cli import _add_duration, _add_json, _add_profile
+    from irqlab.cli_common import add_duration as _add_duration, add_json as _add_json, add_profile as _add_profile
 
     p = commands.add_parser(
         "tune",
@@ -257,7 +257,7 @@ def add_tune_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from irqlab.cli import _check_overrides, _duration, _seed, write_stdout
+    from irqlab.cli_common import check_set_flags as _check_overrides, duration_flag as _duration, seed_flag as _seed, write_stdout
 
     low, high = parse_range(args.range)
     accept = None

@@ -5,15 +5,13 @@ is spoiled), the study files, and the command end to end on short runs."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import subprocess
-import sys
 
 import pytest
 
 from irqlab.reproduce import iaps_checks as C
 from irqlab.reproduce.iaps_checks import IAPS, RFS, RPS, RSS, Point
+from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
 NS = (1, 2, 4, 8, 16, 32)
 IDS = [f"D{i}" for i in range(1, 11)]
@@ -99,21 +97,19 @@ def test_study_files_are_the_papers_figure():
     assert resolved["cpu"]["app_cores"] == 8 and resolved["nic"]["queues"] == 1
 
 
-def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "irqlab", *args], capture_output=True, text=True, timeout=timeout)
+def test_declaration():
+    from irqlab.reproduce import iaps
+
+    check_declaration(iaps.PAPER, C)
+    assert [c.id for c in iaps.PAPER.claims] == IDS
 
 
 @pytest.mark.needs_run
 def test_cli_end_to_end_on_short_runs(tmp_path):
-    out = tmp_path / "out"
-    proc = _irqlab("reproduce", "iaps", "--out", str(out), "--duration", "0.01", "--seeds", "2", "--quiet", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
-    assert [c["id"] for c in report["checks"]] == IDS
-    for c in report["checks"]:
-        assert isinstance(c["holds"], bool) and c["claim"] and c["detail"]
-    assert "rx_frame_cycles" in report["fitted"] and "prediction" in report["fitted"]
+    from irqlab.reproduce import iaps
+
+    report = end_to_end(iaps.PAPER, tmp_path / "out", "--duration", "0.01", "--seeds", "2")
+    assert "rx_frame_cycles" in report["fitted"]
     rows = report["figure_2"]
     assert {(r["scheme"], r["connections"]) for r in rows} == {(s, n) for s in ("RSS", "RPS", "RFS", "IAPS") for n in NS}
     assert all(r["seeds"] == 2 for r in rows)
@@ -123,41 +119,19 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     for r in shares:
         total = r["previous_core_busy_pct"] + r["new_busy_core_pct"] + r["no_busy_core_pct"]
         assert abs(total - 100) < 1e-6
-    names = ["figure-2.csv", "figure-3.csv", "checks.csv", "summaries.json", "report.md", "report.html",
-             "figure-2.png", "figure-3.png"]
-    names += [f"{d}/{f}" for d in ("figure-2", "figure-2-rss") for f in ("results.parquet", "study.toml")]
-    for name in names:
-        f = out / name
-        assert f.is_file() and f.stat().st_size > 0, name
-    html = (out / "report.html").read_text()
-    assert "http://" not in html and "https://" not in html
-    for i in IDS:
-        assert f"<b>{i} " in html
-    # The text form from the same stores (--resume: nothing runs again).
-    text = _irqlab("reproduce", "iaps", "--out", str(out), "--duration", "0.01", "--seeds", "2", "--quiet",
-                   "--resume", "--no-plots")
-    assert text.returncode == 0, text.stderr
-    assert "Figure 2: results for different algorithms" in text.stdout
-    assert "Figure 3: percentage of steering decisions made by IAPS" in text.stdout
-    assert "The IAPS paper's claims" in text.stdout
 
 
-@pytest.mark.parametrize("flags, start", [
-    (("--seeds", "0"), "--seeds"),
-    (("--duration", "-1"), "--duration"),
-    (("--scenario", "/nonexistent.toml"), "--scenario"),
-])
+@pytest.mark.parametrize("flags, start", BAD_FLAGS)
 def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
-    proc = _irqlab("reproduce", "iaps", "--out", str(tmp_path / "o"), *flags)
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert start in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+    from irqlab.reproduce import iaps
+
+    bad_flag(iaps.PAPER, tmp_path / "o", flags, start)
 
 
 def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
     from irqlab.reproduce import iaps
 
-    proc = _irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=iaps", "--set", "bulk.streams=8",
+    proc = irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=iaps", "--set", "bulk.streams=8",
                    "--duration", "0.01")
     assert proc.returncode == 0, proc.stderr
     lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
@@ -167,7 +141,7 @@ def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
         assert label in lines, (label, proc.stdout)
     assert "previous core busy" in lines["iaps cases (%)"]
     # No steering section without a scheme; a memcached run shows neither.
-    plain = _irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=none", "--duration", "0.01")
+    plain = irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=none", "--duration", "0.01")
     assert plain.returncode == 0, plain.stderr
     labels = {line.split("  ")[0] for line in plain.stdout.splitlines()}
     assert "streams" in labels and "steering" not in labels

@@ -10,10 +10,7 @@ simulation says about them.
 from __future__ import annotations
 
 import copy
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +18,8 @@ import pytest
 from irqlab import Summary
 from irqlab.reproduce import itr_checks as C
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF
+from reproduction import check_declaration, end_to_end, irqlab
 
-ROOT = Path(__file__).resolve().parents[2]
 IDS = [f"C{n}" for n in range(1, 14)]
 
 # -- made-up runs ------------------------------------------------------------------
@@ -298,57 +295,36 @@ def test_command_line_changes_reach_every_study(tmp_path):
 # -- the command ---------------------------------------------------------------------------
 
 
-def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "irqlab", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+_irqlab = irqlab
+
+
+def test_declaration():
+    from irqlab.reproduce import itr
+
+    check_declaration(itr.PAPER, C)
+    assert [c.id for c in itr.PAPER.claims] == IDS
 
 
 @pytest.mark.needs_run
 def test_cli_end_to_end_on_short_runs(tmp_path):
+    from irqlab.reproduce import itr
+
     out = tmp_path / "out"
     # Every point of the four figures, 10 ms each (after the scenario's warm-up).
-    proc = _irqlab("reproduce", "itr", "--out", str(out), "--duration", "0.01", "--quiet", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
-    assert [c["id"] for c in report["checks"]] == IDS
-    for c in report["checks"]:
-        assert isinstance(c["holds"], bool) and c["claim"] and c["detail"]
-        assert isinstance(c["why"], str) and (c["why"] == "" or not c["holds"])
-    assert "forward_packet_cycles" in report["fitted"] and "prediction" in report["fitted"]
+    report = end_to_end(itr.PAPER, out, "--duration", "0.01")
+    assert "forward_packet_cycles" in report["fitted"]
     assert report["shared_runs"]["pairs"] > 0 and report["shared_runs"]["mismatched"] == []
     assert set(report["figures"]) == {"figure-3", "figure-5", "figure-8", "figure-7"}
     assert {row["itr_policy"] for row in report["figures"]["figure-8"]} == {"off", "ixgbe", "linear"}
     assert all(row["offered_pps"] <= 2_100_000 for row in report["figure_7_pll"])
-    names = ["figure-3.csv", "figure-5.csv", "figure-8.csv", "figure-7.csv", "figure-7-pll.csv", "checks.csv",
-             "summaries.json", "report.md", "report.html", "figure-3.png", "figure-5.png", "figure-8.png",
-             "figure-7.png"]
-    names += [f"figure-{n}/{f}" for n in (3, 5, 8, 7) for f in ("results.parquet", "study.toml", "scenario.toml")]
-    for name in names:
-        f = out / name
-        assert f.is_file() and f.stat().st_size > 0, name
-    assert sorted(report["files"]) == sorted(str(out / n) for n in names if "/" not in n)
-    assert (out / "figure-8.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    json.loads((out / "summaries.json").read_text())
+    assert sorted(Path(f).name for f in report["files"] if f.endswith(".png")) == [
+        "figure-3.png", "figure-5.png", "figure-7.png", "figure-8.png"]
+    for n in (3, 5, 8, 7):
+        assert (out / f"figure-{n}" / "scenario.toml").is_file()
     html = (out / "report.html").read_text()
-    assert "http://" not in html and "https://" not in html
-    for i in IDS:
-        assert f"<b>{i} " in html
     assert "Study figure-7" in html and "forward_packet_cycles" in html
     md = (out / "report.md").read_text()
     assert "## Figure 7: comparison of the load-latency products" in md and "forward_packet_cycles" in md
-
-    # The text form, from the same stores (--resume: nothing runs again).
-    journal = (out / "figure-8" / "journal.jsonl").read_text()
-    text = _irqlab("reproduce", "itr", "--out", str(out), "--duration", "0.01", "--quiet", "--resume", "--no-plots")
-    assert text.returncode == 0, text.stderr
-    assert (out / "figure-8" / "journal.jsonl").read_text() == journal
-    lines = text.stdout.splitlines()
-    for title in ("Figure 3: experimental results without IRQ throttling", "Figure 5: experimental results with default ITR",
-                  "Figure 8: experimental results with our improved ITR", "Figure 7: comparison of the load-latency products"):
-        assert any(line.startswith(title) for line in lines), title
-    verdicts = [line.split()[1].rstrip(":") for line in lines if line.startswith(("  [ok] C", "  [NO] C"))]
-    assert verdicts == IDS
-    assert f"report: {out / 'report.html'}" in lines
 
 
 @pytest.mark.parametrize(

@@ -5,14 +5,12 @@ is spoiled), the study files, and the command end to end on short runs."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 
 import pytest
 
 from irqlab.reproduce import sriov_checks as C
 from irqlab.reproduce.sriov_checks import DEFAULT, TUNER
+from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
 IDS = [f"S{i}" for i in range(1, 7)]
 
@@ -121,21 +119,19 @@ def test_study_files_are_the_papers_figures():
     assert resolved["costs"]["rx_frame_cycles"] == sriov.RX_FRAME_CYCLES_FIT
 
 
-def _irqlab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "irqlab", *args], capture_output=True, text=True, timeout=timeout)
+def test_declaration():
+    from irqlab.reproduce import sriov
+
+    check_declaration(sriov.PAPER, C)
+    assert [c.id for c in sriov.PAPER.claims] == IDS
 
 
 @pytest.mark.needs_run
 def test_cli_end_to_end_on_short_runs(tmp_path):
-    out = tmp_path / "out"
-    proc = _irqlab("reproduce", "sriov", "--out", str(out), "--duration", "0.02", "--quiet", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
-    assert [c["id"] for c in report["checks"]] == IDS
-    for c in report["checks"]:
-        assert isinstance(c["holds"], bool) and c["claim"] and c["detail"]
-    assert "rx_frame_cycles" in report["fitted"] and "prediction" in report["fitted"]
+    from irqlab.reproduce import sriov
+
+    report = end_to_end(sriov.PAPER, tmp_path / "out", "--duration", "0.02")
+    assert "rx_frame_cycles" in report["fitted"]
     f1 = report["figure_1"]
     assert [r["itr_rate"] for r in f1][0] == 978 and len(f1) == 18
     # Three VMs share a 10 Gbit/s wire: no run beats its goodput (but by the
@@ -146,46 +142,23 @@ def test_cli_end_to_end_on_short_runs(tmp_path):
     assert all(r["default_gbps"] > 0 and r["tuner_gbps"] > 0 for r in f2)
     cpu = report["figures_3_4"]
     assert all(0 < r["default_cpus_mean"] <= 18 and r["default_cpus_median"] == r["default_cpus_mean"] for r in cpu)
-    names = ["figure-1.csv", "figure-2.csv", "figures-3-4.csv", "checks.csv", "summaries.json", "report.md",
-             "report.html", "figure-1.png", "figure-2.png", "figures-3-4.png"]
-    names += [f"{d}/{f}" for d in ("figure-1", "figure-2") for f in ("results.parquet", "study.toml")]
-    for name in names:
-        f = out / name
-        assert f.is_file() and f.stat().st_size > 0, name
-    html = (out / "report.html").read_text()
-    assert "http://" not in html and "https://" not in html
-    for i in IDS:
-        assert f"<b>{i} " in html
-    # The text form from the same stores (--resume: nothing runs again).
-    text = _irqlab("reproduce", "sriov", "--out", str(out), "--duration", "0.02", "--quiet", "--resume", "--no-plots")
-    assert text.returncode == 0, text.stderr
-    for title in ("Figure I: impact of the interrupt throttle rate", "Figure II: throughput",
-                  "Figures III-IV: CPU utilization", "The SR-IOV paper's claims"):
-        assert title in text.stdout, title
-    for i in IDS:
-        assert f"] {i}: " in text.stdout
 
 
-@pytest.mark.parametrize("flags, start", [
-    (("--seeds", "0"), "--seeds"),
-    (("--duration", "-1"), "--duration"),
-    (("--scenario", "/nonexistent.toml"), "--scenario"),
-])
+@pytest.mark.parametrize("flags, start", BAD_FLAGS)
 def test_bad_flags_give_one_sentence_and_exit_2(tmp_path, flags, start):
-    proc = _irqlab("reproduce", "sriov", "--out", str(tmp_path / "o"), *flags)
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert start in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+    from irqlab.reproduce import sriov
+
+    bad_flag(sriov.PAPER, tmp_path / "o", flags, start)
 
 
 def test_irqlab_run_shows_the_vms(tmp_path):
     from irqlab.reproduce import sriov
 
-    proc = _irqlab("run", str(sriov.default_scenario()), "--set", "vm.count=4", "--duration", "0.01")
+    proc = irqlab("run", str(sriov.default_scenario()), "--set", "vm.count=4", "--duration", "0.01")
     assert proc.returncode == 0, proc.stderr
     lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
     assert "4 VMs" in lines["vm"]
     assert "of 18" in lines["host cpus busy"]
     assert lines["vm Gbit/s"].count(":") == 4
-    bad = _irqlab("run", str(sriov.default_scenario()), "--set", "vm.count=0", "--duration", "0.01")
+    bad = irqlab("run", str(sriov.default_scenario()), "--set", "vm.count=0", "--duration", "0.01")
     assert bad.returncode == 2 and "vm.count" in bad.stderr and "Traceback" not in bad.stderr

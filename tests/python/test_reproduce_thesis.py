@@ -272,3 +272,13 @@ def test_shape_checks_and_text_without_latency(null):
     r.cai_karsten = {c.profile: nothing(c.profile) for c in CAI_KARSTEN}
     text = cai_karsten_text(r)
     assert "nan" not in text.lower() and "\u2014" in text
+
+
+def test_declaration():
+    from irqlab.reproduce import thesis
+    from irqlab.reproduce.thesis_paper import PAPER
+    from reproduction import check_declaration
+
+    check_declaration(PAPER, thesis)
+    # Table 4.1 is what the costs were fitted on: only its claims are fits.
+    assert [c.id for c in PAPER.claims if c.status == "fit"] == ["T1", "T2", "T3"]

@@ -38,20 +38,15 @@ import json
 import sys
 from typing import Any, Callable, Optional
 
-from irqlab import _core
 from irqlab.linux import knobs
 from irqlab.linux.knobs import LinuxError
+from irqlab.linux.words import hand_change_line, knob_name
+from irqlab.linux.words import napi_id as _napi_id
+from irqlab.linux.words import target as _target
+from irqlab.linux.words import value_text as _value
 
 EXIT_OK = 0
 EXIT_USAGE = 2
-
-#: Knobs whose values are nanoseconds.
-_NS_KNOBS = ("gro_flush_timeout", "irq_suspend_timeout")
-
-#: Each knob's kernel or ethtool name -> the scenario field a profile sets it
-#: through, which is how ``irqlab profiles`` lists it (irqlab-linux's
-#: change.rs, tested there against the core's Profile::overrides).
-_PROFILE_NAMES = dict(_core.LINUX_KNOB_FIELDS)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -190,20 +185,6 @@ def _add_json(p: argparse.ArgumentParser, text: str) -> None:
     p.add_argument("--json", action="store_true", help=text)
 
 
-def _napi_id(text: Optional[str]) -> Optional[int]:
-    if text is None:
-        return None
-    from irqlab.cli import UsageError
-
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        value = 0
-    if not 0 < value < 2**32:
-        raise UsageError(f"--napi must be a NAPI id, a positive integer (got {text!r})")
-    return value
-
-
 # -- text output ------------------------------------------------------------
 
 
@@ -290,23 +271,6 @@ def restore_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def hand_change_line(device: str, h: dict[str, Any]) -> str:
-    """One knob found changed since irqlab set it: ``restore: veth0 NAPI 12
-    napi.gro_flush_timeout was 20000 ns when applied, is now 5000 ns (changed
-    since apply); restoring 0 ns``."""
-    knob = h["knob"]
-    head = (f"restore: {device} {_target(h)} {knob_name(knob)} was {_value(knob, h['applied'])} when applied, "
-            f"is now {_value(knob, h['now'])} (changed since apply)")
-    if h["now"] == h["restoring"]:
-        return f"{head}; it is already at its value from before the apply, {_value(knob, h['restoring'])}"
-    return f"{head}; restoring {_value(knob, h['restoring'])}"
-
-
-def knob_name(knob: str) -> str:
-    """``knob`` (a kernel or ethtool name) as ``irqlab profiles`` names it."""
-    return _PROFILE_NAMES.get(knob, knob)
-
-
 def _change_lines(changes: list[dict[str, Any]]) -> list[str]:
     rows = [[_target(c), knob_name(c["knob"]), _value(c["knob"], c["from"]), "->", _value(c["knob"], c["to"])]
             for c in changes]
@@ -327,18 +291,6 @@ def _knob_list(changes: list[dict[str, Any]]) -> str:
     for c in changes:
         groups.setdefault(_target(c), []).append(f"{knob_name(c['knob'])} {_value(c['knob'], c['to'])}")
     return "; ".join(f"{target}: {', '.join(items)}" for target, items in groups.items())
-
-
-def _target(change: dict[str, Any]) -> str:
-    return f"NAPI {change['napi_id']}" if change["part"] == "napi" else "coalescing"
-
-
-def _value(knob: str, value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"  # as `irqlab profiles` prints a switch
-    if knob in _NS_KNOBS:
-        return f"{value} ns"
-    return str(value)
 
 
 def _coalesce_line(coalesce: Optional[dict[str, Any]]) -> str:

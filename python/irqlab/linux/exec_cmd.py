@@ -157,7 +157,7 @@ def epoll_knobs(profile: str, overrides: Sequence[str] = ()) -> EpollKnobs:
 def write_control(path: str, usecs: int) -> Path:
     """Write the shim's control file (``busy_poll_usecs=N``) whole, by a
     rename, so that the shim never reads half of it; its absolute path."""
-    from irqlab.cli import UsageError
+    from irqlab.cli_common import UsageError
 
     from irqlab.files import check_output_file, write_text_whole
 
@@ -258,7 +258,7 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_exec(args: argparse.Namespace) -> int:
     """The ``irqlab linux exec`` handler."""
-    from irqlab.cli import UsageError
+    from irqlab.cli_common import UsageError
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -321,7 +321,7 @@ def _restore_device(knobs_module: Any, dev: str, said: bool) -> None:
     """Put DEV's settings back after the program; ``said``: the program did
     not end normally (an error in irqlab), so say on stderr what became of
     DEV. A restore that fails says how to finish it by hand, and raises."""
-    from irqlab.linux.cli import hand_change_line
+    from irqlab.linux.words import hand_change_line
 
     try:
         report = knobs_module.restore(dev)
@@ -413,7 +413,7 @@ def _warn_lingering(command: Sequence[str], napi_dev: Optional[str]) -> list[int
 
 def _napi_knobs() -> Any:
     """``irqlab.linux.knobs`` with its ``apply``/``restore``, or a clear error."""
-    from irqlab.cli import UsageError
+    from irqlab.cli_common import UsageError
 
     try:
         from irqlab.linux import knobs
@@ -531,7 +531,8 @@ def _error(message: str) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m irqlab.linux.exec_cmd ARGS`` = ``irqlab linux exec ARGS``,
     for use before the command is registered under ``irqlab linux``."""
-    from irqlab.cli import EXIT_USAGE, UsageError, _Parser
+    from irqlab.cli_common import EXIT_USAGE, UsageError
+    from irqlab.cli_common import Parser as _Parser
 
     parser = _Parser(prog="irqlab linux", allow_abbrev=False)
     add_exec_parser(parser.add_subparsers(dest="command_name", required=True))

@@ -387,7 +387,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
     def tell_hand_changes(changes: list[dict[str, Any]]) -> None:
         # On stderr whatever --json says, as `irqlab linux restore` prints
         # them: a hand change during the search is otherwise undone unseen.
-        from irqlab.linux.cli import hand_change_line
+        from irqlab.linux.words import hand_change_line
 
         for h in changes:
             tell(hand_change_line(dev, h))
@@ -586,9 +586,9 @@ def check_load_namespace(load: list[str]) -> None:
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     from irqlab._core import TUNABLE_KNOBS
-    from irqlab.cli import UsageError
+    from irqlab.cli_common import UsageError
     from irqlab.files import check_output_file, check_results_out
-    from irqlab.linux.cli import _napi_id
+    from irqlab.linux.words import napi_id as _napi_id
     from irqlab.linux.exec_cmd import CONTROL_MAX  # the kernel's S32_MAX for busy_poll_usecs
     from irqlab.tuning import parse_min_effect
 

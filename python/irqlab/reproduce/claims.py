@@ -1,43 +1,56 @@
 """A paper's claims as the reproductions print and report them: the text
-block, the JSON row and the HTML section (the IAPS and vIC reproductions;
-the thesis's and the ITR paper's add a setup or a diagnosis to theirs)."""
+block, the JSON row and the HTML section, each with the diagnosis of a
+failing claim when the paper gives one (``why``, by claim id); the
+thesis's add a setup to theirs (:mod:`irqlab.reproduce.report`)."""
 
 from __future__ import annotations
 
 import html
 import textwrap
+from typing import Optional
 
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.claim import ShapeCheck
 
 
-def claims_text(title: str, checks: list[ShapeCheck], width: int = 110) -> str:
-    """``title: N of M hold``, then each claim with its numbers, wrapped."""
+def claims_text(title: str, checks: list[ShapeCheck], width: int = 110, why: Optional[dict[str, str]] = None) -> str:
+    """``title: N of M hold``, then each claim with its numbers (and why
+    it fails), wrapped."""
     held = sum(c.holds for c in checks)
     lines = [f"{title}: {held} of {len(checks)} hold"]
     for c in checks:
         lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"")
         lines += textwrap.wrap(c.detail, width, initial_indent="         ", subsequent_indent="         ")
+        if why and c.id in why:
+            lines += textwrap.wrap(f"why: {why[c.id]}", width, initial_indent="         ", subsequent_indent="         ")
     return "\n".join(lines)
 
 
-def claim_row(c: ShapeCheck) -> dict[str, object]:
-    """A claim for JSON and CSV."""
-    return {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail}
+def claim_row(c: ShapeCheck, why: Optional[dict[str, str]] = None) -> dict[str, object]:
+    """A claim for JSON and CSV; with ``why`` (even empty), its diagnosis
+    as a column of its own."""
+    row: dict[str, object] = {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail}
+    if why is not None:
+        row["why"] = why.get(c.id, "")
+    return row
 
 
-def claims_section(title: str, checks: list[ShapeCheck], intro: str, note: str) -> tuple[str, str]:
-    """The report's first section: how many hold, the setup, the fit, and
-    each claim marked."""
+def claims_section(title: str, checks: list[ShapeCheck], intro: str, notes, why: Optional[dict[str, str]] = None
+                   ) -> tuple[str, str]:
+    """The report's first section: how many hold, the setup, the notes
+    (the fit first), and each claim marked (with why it fails)."""
     held = sum(c.holds for c in checks)
+    why = why or {}
     items = "".join(
         f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>: '
-        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span></li>"
+        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span>"
+        + (f'<br><span class="why"><b>Why:</b> {html.escape(why[c.id])}</span>' if c.id in why else "")
+        + "</li>"
         for c in checks
     )
+    paragraphs = "".join(f'<p class="note">{html.escape(note)}</p>' for note in notes)
     return (
         title,
-        f"<p>{held} of {len(checks)} hold. {html.escape(intro)}</p>"
-        f'<p class="note">{html.escape(note)}</p><ul class="claims">{items}</ul>',
+        f"<p>{held} of {len(checks)} hold. {html.escape(intro)}</p>{paragraphs}<ul class=\"claims\">{items}</ul>",
     )
 
 

@@ -35,14 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, json_clean, iaps_checks, run_studies, scenario_dir
+from irqlab.reproduce import iaps_checks
+from irqlab.reproduce.claim import ShapeCheck
 from irqlab.reproduce.iaps_checks import IAPS, NAMES, RFS, RPS, RSS, Point
-from irqlab.reproduce.claims import claim_row, claims_section, claims_text
-from irqlab.reproduce.claims import frame_html as claims_frame_html
-from irqlab.reproduce.thesis import ShapeCheck
-from irqlab.study.spec import Study, build_study, load_study_file
-from irqlab.study.store import STUDY
-from irqlab.files import write_text_whole, write_whole
+from irqlab.reproduce.flags import duration_option
+from irqlab.reproduce.paper import Paper, Table
+from irqlab.reproduce.studies import mean as _mean
+from irqlab.reproduce.result import StudiesResult
+from irqlab.reproduce.studies import run_seeded, scenario_dir, warnings_of
+from irqlab.reproduce.text import cell as _cell
 
 #: The studies, in the order they are run.
 STUDIES = ("figure-2", "figure-2-rss")
@@ -66,62 +67,19 @@ def default_scenario() -> Path:
     return iaps_dir() / "bulk-8core.toml"
 
 
-def iaps_studies(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    overrides: tuple[str, ...] = (),
-) -> list[Study]:
-    """The two studies from their files, with what the command line changes
-    (another scenario, the duration, the base seed, the seeds per point,
-    overrides added to their ``[set]``)."""
-    studies = []
-    for name in STUDIES:
-        spec = adjust_spec(load_study_file(iaps_dir() / f"{name}.study.toml"), scenario, duration_s, seed, overrides)
-        if seeds is not None:
-            spec["seeds"] = seeds
-        studies.append(build_study(spec.pop("scenario"), **spec))
-    return studies
-
-
 @dataclass
-class IapsResult:
+class IapsResult(StudiesResult):
     """The seeds' means per (scheme, connections), and where they came from."""
 
     table: dict[tuple[str, int], Point] = field(default_factory=dict)
-    directories: dict[str, Path] = field(default_factory=dict)
-    seed: int = 1
-    seeds: int = 1
-    duration_s: float = math.nan
-    resolved: dict = field(default_factory=dict)
-    #: Warnings of the runs, each once.
-    warnings: list[str] = field(default_factory=list)
 
 
-def run_iaps(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    *,
-    out: Path,
-    jobs: Optional[int] = None,
-    resume: bool = False,
-    quiet: bool = False,
-    overrides: tuple[str, ...] = (),
-) -> IapsResult:
-    """Run both studies into ``out/figure-2`` and ``out/figure-2-rss`` and
-    read them back (``resume`` keeps what an interrupted run finished)."""
-    run_studies(iaps_studies(scenario, duration_s, seed, seeds, overrides), out, jobs=jobs, resume=resume, quiet=quiet)
-    return read_iaps(out)
-
-
-def _mean(frame, column: str) -> float:
-    if column not in frame.columns:
-        return math.nan
-    values = frame[column].astype(float)
-    return float(values.mean()) if values.notna().any() else math.nan
+def run_iaps(scenario: Optional[Path] = None, duration_s: Optional[float] = None, seed: Optional[int] = None,
+             seeds: Optional[int] = None, **how) -> IapsResult:
+    """Run both studies into ``out/figure-2`` and ``out/figure-2-rss`` and read
+    them back; ``how`` is ``out``, ``jobs``, ``resume``, ``quiet`` and
+    ``overrides`` (:func:`~irqlab.reproduce.studies.run_seeded`)."""
+    return run_seeded(iaps_dir(), STUDIES, read_iaps, scenario, duration_s, seed, seeds, **how)
 
 
 def table(frame, scheme_of) -> dict[tuple[str, int], Point]:
@@ -155,15 +113,9 @@ def table(frame, scheme_of) -> dict[tuple[str, int], Point]:
 
 def read_iaps(out: Path) -> IapsResult:
     """The reproduction's means from the results stores under ``out``."""
-    from irqlab import results
-
     r = IapsResult()
     warnings: list[str] = []
-    for name in STUDIES:
-        directory = out / name
-        frame = results.succeeded(results.load(directory))
-        r.directories[name] = directory
-        spec = load_study_file(directory / STUDY)
+    for _, frame, spec, _ in r.read(out, STUDIES):
         fixed = dict(pair.split("=", 1) for pair in spec["overrides"])
         fixed_scheme = fixed.get("steering.scheme", "").strip('"')
 
@@ -171,14 +123,7 @@ def read_iaps(out: Path) -> IapsResult:
             return str(row["steering.scheme"]) if "steering.scheme" in row.index else (fixed_scheme or "none")
 
         r.table.update(table(frame, scheme_of))
-        if "warnings" in frame:
-            for ws in frame["warnings"]:
-                warnings.extend(list(ws) if ws is not None else [])
-        if name == "figure-2":
-            r.duration_s = float(frame["duration_s"].iloc[0]) if len(frame) else math.nan
-            r.seed = int(spec["seed"])
-            r.seeds = int(spec["seeds"])
-            r.resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
+        warnings.extend(warnings_of(frame))
     r.warnings = list(dict.fromkeys(warnings))
     return r
 
@@ -226,13 +171,6 @@ def figure_3_rows(r: IapsResult) -> list[dict[str, object]]:
     ]
 
 
-def _cell(x: object, fmt: str) -> str:
-    """``x`` in ``fmt``, or a dash as wide as the format's field."""
-    if isinstance(x, float) and math.isnan(x):
-        return "-".rjust(len(fmt.format(0.0)))
-    return fmt.format(x)
-
-
 def figure_2_text(r: IapsResult) -> str:
     ns = sorted({n for (_, n) in r.table})
     lines = [f"{FIGURE_TITLES['figure-2']} (means over {r.seeds} seeds; drops per {r.duration_s:g} s run)"]
@@ -260,13 +198,6 @@ def figure_3_text(r: IapsResult) -> str:
     return "\n".join(lines)
 
 
-def checks_text(checks: list[ShapeCheck], width: int = 110) -> str:
-    return claims_text(CHECKS_TITLE, checks, width)
-
-
-check_row = claim_row
-
-
 def title(r: IapsResult) -> str:
     return "irqlab: the IAPS paper (Helbig & Kim, ICOIN 2025), Figures 2 and 3"
 
@@ -285,55 +216,27 @@ def intro(r: IapsResult) -> str:
     )
 
 
-def write_files(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
-    """figure-2.csv, figure-3.csv, checks.csv, summaries.json and report.md."""
-    import pandas as pd
-
-    written = []
-    for name, rows in (("figure-2", figure_2_rows(r)), ("figure-3", figure_3_rows(r))):
-        path = out / f"{name}.csv"
-        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
-        written.append(path)
-    path = out / "checks.csv"
-    write_whole(path, lambda tmp: pd.DataFrame([check_row(c) for c in checks]).to_csv(tmp, index=False))
-    written.append(path)
-    doc = {
-        "figure_2": figure_2_rows(r),
-        "figure_3": figure_3_rows(r),
-        "checks": [check_row(c) for c in checks],
-        "fitted": fitted_note(r),
-        "seed": r.seed,
-        "seeds": r.seeds,
-        "duration_s": r.duration_s,
-    }
-    path = out / "summaries.json"
-    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
-    written.append(path)
-    md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
-    md += [f"## {FIGURE_TITLES['figure-2']}", "", "```", figure_2_text(r), "```", ""]
-    md += [f"## {FIGURE_TITLES['figure-3']}", "", "```", figure_3_text(r), "```", ""]
-    md += [f"![{f.stem}]({f.name})" for f in figures]
-    path = out / "report.md"
-    write_text_whole(path, "\n".join(md) + "\n")
-    written.append(path)
-    return written
-
-
-def write_html(r: IapsResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
-    """``out/report.html``: the claims, the fit, the figures' tables and
-    plots, then both studies' generic reports."""
-    from irqlab.reproduce.html import _image
-    from irqlab.study.report import write_report
-
-    sections = [claims_section(CHECKS_TITLE, checks, intro(r), fitted_note(r))]
-    if figures:
-        sections.append(("Figures in the paper's layout", "".join(_image(f) for f in figures)))
-    sections.append((FIGURE_TITLES["figure-2"], claims_frame_html(figure_2_rows(r))))
-    sections.append((FIGURE_TITLES["figure-3"], claims_frame_html(figure_3_rows(r))))
-    return write_report(
-        r.directories["figure-2"],
-        out / "report.html",
-        title=title(r),
-        sections_before=sections,
-        extra_dirs=(r.directories["figure-2-rss"],),
-    )
+#: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).
+PAPER = Paper(
+    name="iaps",
+    studies=STUDIES,
+    scenario="scenarios/iaps/bulk-8core.toml",
+    scenario_needs={"app.kind": "bulk"},
+    # Looked up when called, so that a test can stand in for the runs.
+    run=lambda *a, **k: run_iaps(*a, **k),
+    options=duration_option,
+    seeds=True,
+    # Drops are part of the experiment (Figure 2b): not warned about.
+    warned=lambda w: "were dropped" not in w,
+    checks=shape_checks,
+    claims=iaps_checks.CLAIMS,
+    title=title,
+    intro=intro,
+    checks_title=CHECKS_TITLE,
+    notes=(fitted_note,),
+    tables=(
+        Table("figure-2", figure_2_rows, FIGURE_TITLES["figure-2"], figure_2_text),
+        Table("figure-3", figure_3_rows, FIGURE_TITLES["figure-3"], figure_3_text),
+    ),
+    plots="irqlab.reproduce.iaps_plots",
+)

@@ -3,7 +3,7 @@ simulated runs: D1–D10.
 
 Every check takes the runs' means per (steering scheme, connections)
 (:data:`Table`, built by :func:`irqlab.reproduce.iaps.table`) and returns a
-:class:`~irqlab.reproduce.thesis.ShapeCheck` with the paper's sentence,
+:class:`~irqlab.reproduce.claim.ShapeCheck` with the paper's sentence,
 whether it holds and the numbers measured. The tolerances are this
 module's constants, chosen from the paper's wording and written into each
 detail; they are not adjusted to what the simulation gives. A claim whose
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.claim import FIT, PREDICTION, ShapeCheck, claim, declared
 
 RSS, RPS, RFS, IAPS = "rss", "rps", "rfs", "iaps"
 SOFTWARE = (RPS, RFS, IAPS)
@@ -110,8 +110,13 @@ def _have(t: Table, scheme: str, ns: Sequence[int]) -> Optional[str]:
     return f"no {NAMES.get(scheme, scheme)} run at {absent} connections" if absent else None
 
 
-def d1_software_peak_at_four(t: Table) -> ShapeCheck:
-    claim = "All of the software-based algorithms also reach their peak at four connections, after which they start declining."
+@claim(
+    "D1",
+    "All of the software-based algorithms also reach their peak at four connections, after which they start declining.",
+    tolerance="PEAK_CONNECTIONS, MOST_CONNECTIONS, PEAK_TOLERANCE, DECLINE_MIN",
+    status=PREDICTION,
+)
+def d1_software_peak_at_four(t: Table, *, claim: str) -> ShapeCheck:
     parts, ok = [], True
     for s in SOFTWARE:
         ns = connections(t, s)
@@ -135,8 +140,13 @@ def d1_software_peak_at_four(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="D1")
 
 
-def d2_rss_steady(t: Table) -> ShapeCheck:
-    claim = "RSS reaches a saturation point at four connections and maintains a steady throughput even as connections increase to 32."
+@claim(
+    "D2",
+    "RSS reaches a saturation point at four connections and maintains a steady throughput even as connections increase to 32.",
+    tolerance="PEAK_CONNECTIONS, MOST_CONNECTIONS, PEAK_TOLERANCE, STEADY_TOLERANCE",
+    status=PREDICTION,
+)
+def d2_rss_steady(t: Table, *, claim: str) -> ShapeCheck:
     ns = connections(t, RSS)
     if PEAK_CONNECTIONS not in ns or MOST_CONNECTIONS not in ns:
         return _missing("D2", claim, "RSS needs runs at 4 and 32 connections")
@@ -161,11 +171,14 @@ def _first_below(t: Table, s: str, line: float) -> Optional[int]:
     return next((n for n in connections(t, s) if n >= PEAK_CONNECTIONS and t[(s, n)].gbps < line), None)
 
 
-def d3_iaps_holds_50(t: Table) -> ShapeCheck:
-    claim = (
-        "IAPS maintains a throughput of above 50 Gbps up to 16 connections, as opposed to RPS or RFS, which drop "
-        "below 50 Gbps at eight and 16 connections, respectively."
-    )
+@claim(
+    "D3",
+    "IAPS maintains a throughput of above 50 Gbps up to 16 connections, as opposed to RPS or RFS, which drop "
+    "below 50 Gbps at eight and 16 connections, respectively.",
+    tolerance="LINE_GBPS, RPS_BELOW_AT, RFS_BELOW_AT, PEAK_CONNECTIONS, IAPS_HOLDS_UP_TO",
+    status=FIT,
+)
+def d3_iaps_holds_50(t: Table, *, claim: str) -> ShapeCheck:
     for s, ns in ((IAPS, (4, 8, 16)), (RPS, (4, 8)), (RFS, (4, 8, 16))):
         if (why := _have(t, s, ns)) is not None:
             return _missing("D3", claim, why)
@@ -188,8 +201,13 @@ def _spike(t: Table, s: str) -> Optional[int]:
     return next(n for n in ns if t[(s, n)].drops >= SPIKE_FRACTION * most)
 
 
-def d4_iaps_drops_spike_later(t: Table) -> ShapeCheck:
-    claim = "IAPS's packet drops spike later than RFS or RPS."
+@claim(
+    "D4",
+    "IAPS's packet drops spike later than RFS or RPS.",
+    tolerance="SPIKE_FRACTION",
+    status=PREDICTION,
+)
+def d4_iaps_drops_spike_later(t: Table, *, claim: str) -> ShapeCheck:
     spikes = {s: _spike(t, s) for s in SOFTWARE}
     if spikes[RPS] is None or spikes[RFS] is None:
         return _missing("D4", claim, f"RPS or RFS dropped nothing (spikes {spikes})")
@@ -203,8 +221,13 @@ def d4_iaps_drops_spike_later(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=later, detail=detail, id="D4")
 
 
-def d5_iaps_most_drops_at_32(t: Table) -> ShapeCheck:
-    claim = "At 32 connections, IAPS incurs the highest number of packet drops."
+@claim(
+    "D5",
+    "At 32 connections, IAPS incurs the highest number of packet drops.",
+    tolerance="MOST_CONNECTIONS",
+    status=PREDICTION,
+)
+def d5_iaps_most_drops_at_32(t: Table, *, claim: str) -> ShapeCheck:
     if (why := _software_at_most(t)) is not None:
         return _missing("D5", claim, why)
     d = {s: t[(s, MOST_CONNECTIONS)].drops for s in SOFTWARE}
@@ -213,8 +236,13 @@ def d5_iaps_most_drops_at_32(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="D5")
 
 
-def d6_iaps_gain_at_32(t: Table) -> ShapeCheck:
-    claim = "Yet its throughput is still higher than RPS or RFS with an improvement of 4.3% and 4.2%, respectively."
+@claim(
+    "D6",
+    "Yet its throughput is still higher than RPS or RFS with an improvement of 4.3% and 4.2%, respectively.",
+    tolerance="GAIN_RANGE_PCT",
+    status=PREDICTION,
+)
+def d6_iaps_gain_at_32(t: Table, *, claim: str) -> ShapeCheck:
     if (why := _software_at_most(t)) is not None:
         return _missing("D6", claim, why)
     lo, hi = GAIN_RANGE_PCT
@@ -228,8 +256,13 @@ def d6_iaps_gain_at_32(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="D6")
 
 
-def d7_more_packets_per_ipi(t: Table) -> ShapeCheck:
-    claim = "For any number of connections except for one, IAPS processes more packets per IPI than RPS or RFS."
+@claim(
+    "D7",
+    "For any number of connections except for one, IAPS processes more packets per IPI than RPS or RFS.",
+    tolerance="none: the claim's shape alone",
+    status=PREDICTION,
+)
+def d7_more_packets_per_ipi(t: Table, *, claim: str) -> ShapeCheck:
     ns = [n for n in connections(t, IAPS) if (RPS, n) in t and (RFS, n) in t]
     if len(ns) < 2:
         return _missing("D7", claim, "fewer than two connection counts with all three schemes")
@@ -243,8 +276,13 @@ def d7_more_packets_per_ipi(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="D7")
 
 
-def d8_near_4x_at_32(t: Table) -> ShapeCheck:
-    claim = "At its maximum at 32 connections, it processes near 4x as many packets per IPI as the other schemes."
+@claim(
+    "D8",
+    "At its maximum at 32 connections, it processes near 4x as many packets per IPI as the other schemes.",
+    tolerance="PPI_RATIO_RANGE, PEAK_TOLERANCE",
+    status=PREDICTION,
+)
+def d8_near_4x_at_32(t: Table, *, claim: str) -> ShapeCheck:
     if (why := _software_at_most(t)) is not None:
         return _missing("D8", claim, why)
     lo, hi = PPI_RATIO_RANGE
@@ -265,11 +303,14 @@ def _trend(values: list[float], rising: bool) -> bool:
     return all(sign * (b - a) >= -TREND_SLACK_PT for a, b in zip(values, values[1:])) and sign * (values[-1] - values[0]) > TREND_SLACK_PT
 
 
-def d9_case_trends(t: Table) -> ShapeCheck:
-    claim = (
-        "As server load increases, the likelihood of finding a new busy core increases, while the likelihood of "
-        "finding no busy core or finding the previous core still busy decreases."
-    )
+@claim(
+    "D9",
+    "As server load increases, the likelihood of finding a new busy core increases, while the likelihood of "
+    "finding no busy core or finding the previous core still busy decreases.",
+    tolerance="TREND_SLACK_PT",
+    status=PREDICTION,
+)
+def d9_case_trends(t: Table, *, claim: str) -> ShapeCheck:
     ns = connections(t, IAPS)
     if len(ns) < 2 or any(math.isnan(t[(IAPS, n)].new_busy_pct) for n in ns):
         return _missing("D9", claim, "IAPS decision shares at two connection counts or more")
@@ -286,11 +327,14 @@ def d9_case_trends(t: Table) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=up2 and down3 and down1, detail=detail, id="D9")
 
 
-def d10_case_shapes(t: Table) -> ShapeCheck:
-    claim = (
-        "The percentage of case 1 declines until eight connections and plateaus afterward, while case 3 steadily "
-        "decreases as connections increase."
-    )
+@claim(
+    "D10",
+    "The percentage of case 1 declines until eight connections and plateaus afterward, while case 3 steadily "
+    "decreases as connections increase.",
+    tolerance="PLATEAU_PT",
+    status=PREDICTION,
+)
+def d10_case_shapes(t: Table, *, claim: str) -> ShapeCheck:
     ns = connections(t, IAPS)
     if 8 not in ns or len([n for n in ns if n > 8]) < 1 or any(math.isnan(t[(IAPS, n)].previous_busy_pct) for n in ns):
         return _missing("D10", claim, "IAPS decision shares up to 8 connections and beyond")
@@ -318,3 +362,7 @@ CHECKS = (
 def all_checks(t: Table) -> list[ShapeCheck]:
     """D1–D10 on ``t``."""
     return [check(t) for check in CHECKS]
+
+
+#: Each claim as declared beside its check, in order.
+CLAIMS = declared(CHECKS)

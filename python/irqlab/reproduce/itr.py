@@ -45,19 +45,20 @@ the curves, the other twelve claims — is a prediction.
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, json_clean, itr_checks, itr_explain, run_studies, scenario_dir
+from irqlab.reproduce import itr_checks, itr_explain
+from irqlab.reproduce.claim import ShapeCheck
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, Runs, busy, mean_us, mpps, overloaded, pll
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.flags import duration_option
+from irqlab.reproduce.paper import Paper, Table
+from irqlab.reproduce.studies import adjust_spec, run_studies, scenario_dir
 from irqlab.study.axis import Axis
 from irqlab.study.spec import Study, build_study, load_study_file
 from irqlab.study.store import STUDY
 from irqlab.summary import Summary
-from irqlab.files import write_text_whole, write_whole
 
 #: The figures, in the order they are run, with their regimes in the order
 #: of the study files' ``itr.policy`` axes.
@@ -374,23 +375,6 @@ def figure_7_text(r: ItrResult) -> str:
 CHECKS_TITLE = "The ITR paper's claims (§IV-V), checked on the simulation"
 
 
-def checks_text(checks: list[ShapeCheck], width: int = 110, why: Optional[dict[str, str]] = None) -> str:
-    """The claims with their verdicts and numbers; ``why`` adds the
-    diagnosis of a failing claim (:func:`explanations`)."""
-    held = sum(c.holds for c in checks)
-    lines = [f"{CHECKS_TITLE}: {held} of {len(checks)} hold"]
-    for c in checks:
-        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"")
-        lines += textwrap.wrap(c.detail, width, initial_indent="         ", subsequent_indent="         ")
-        if why and c.id in why:
-            lines += textwrap.wrap(f"why: {why[c.id]}", width, initial_indent="         ", subsequent_indent="         ")
-    return "\n".join(lines)
-
-
-def check_row(c: ShapeCheck, why: Optional[dict[str, str]] = None) -> dict[str, object]:
-    return {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail, "why": (why or {}).get(c.id, "")}
-
-
 def title(r: ItrResult) -> str:
     return "irqlab: the ITR paper (Emmerich et al., SPECTS 2015), Figures 3, 5, 7 and 8"
 
@@ -405,101 +389,77 @@ def intro(r: ItrResult) -> str:
     )
 
 
-# -- files -----------------------------------------------------------------------
+# -- the reproduction ------------------------------------------------------------
 
 
-def write_files(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
-    """CSV per figure, the checks as CSV, every summary and check as JSON,
-    and ``report.md``."""
-    import json
-
-    import pandas as pd
-
-    written = []
-    for name in FIGURES:
-        path = out / f"{name}.csv"
-        write_whole(path, lambda tmp: pd.DataFrame(figure_rows(r, name)).to_csv(tmp, index=False))
-        written.append(path)
-    path = out / "figure-7-pll.csv"
-    write_whole(path, lambda tmp: pd.DataFrame(figure_7_rows(r)).to_csv(tmp, index=False))
-    written.append(path)
-    path = out / "checks.csv"
-    why = explanations(r, checks)
-    write_whole(path, lambda tmp: pd.DataFrame([check_row(c, why) for c in checks]).to_csv(tmp, index=False))
-    written.append(path)
-    doc = {
+def summaries(r: ItrResult) -> dict:
+    """``summaries.json``'s data: every run of every figure, as stored."""
+    return {
         "figures": {
             name: [{"itr_policy": p, "offered_pps": q, **s.to_dict()} for (p, q), s in sorted(r.runs(name).items())]
             for name in FIGURES
-        },
-        "checks": [check_row(c, why) for c in checks],
-        "fitted": fitted_note(r),
-        "shared_runs": {"pairs": r.shared, "mismatched": [list(k) for k in r.mismatched]},
-        "seed": r.seed,
-        "duration_s": r.duration_s,
+        }
     }
-    path = out / "summaries.json"
-    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
-    written.append(path)
-    md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", shared_note(r), ""]
-    md += ["```", checks_text(checks, why=why), "```", ""]
-    for name in ("figure-3", "figure-5", "figure-8"):
-        md += [f"## {FIGURE_TITLES[name]}", "", "```", figure_text(r, name), "```", ""]
-    md += [f"## {FIGURE_TITLES['figure-7']}", "", "```", figure_7_text(r), "```", ""]
-    md += [f"![{f.stem}]({f.name})" for f in figures]
-    path = out / "report.md"
-    write_text_whole(path, "\n".join(md) + "\n")
-    written.append(path)
-    return written
 
 
-def write_html(r: ItrResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
-    """``out/report.html``: the claims, the fit, the figures' tables and
-    plots, then every study's generic report."""
-    import html
+def warnings(r: ItrResult) -> list[str]:
+    """The runs' warnings; not that an overloaded run dropped packets:
+    overload is part of the paper's experiment (C4, C5), and the tables
+    mark those runs."""
+    runs = [s for name in FIGURES for s in r.runs(name).values()]
+    return [w for s in runs for w in s.warnings if not (int(s.get("drops") or 0) > 0 and "were dropped" in w)]
 
+
+#: Each column's format in the report's tables.
+HTML_FORMATS = {
+    "offered_pps": "{:,.0f}", "throughput_pps": "{:,.0f}", "latency_mean_us": "{:.1f}", "latency_p99_us": "{:.1f}",
+    "cpu_pct": "{:.1f}", "irqs_per_s": "{:,.0f}", "packets_per_irq": "{:.1f}", "cycles_per_packet": "{:,.0f}",
+    "load_latency_product": "{:,.0f}", "pll_ixgbe": "{:,.0f}", "pll_linear": "{:,.0f}", "difference": "{:,.0f}",
+    "difference_pct": "{:+.1f}",
+}
+
+
+def html_table(rows: list[dict[str, object]]) -> str:
+    """Rows as an HTML table, each column in its format (NaN as a dash)."""
     import pandas as pd
 
-    from irqlab.reproduce.html import _image
-    from irqlab.study.report import write_report
+    frame = pd.DataFrame(rows)
+    fmts = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in HTML_FORMATS.items() if k in frame}
+    return frame.to_html(index=False, escape=True, formatters=fmts, na_rep="—", border=0)
 
-    def table(rows: list[dict[str, object]], formats: dict[str, str]) -> str:
-        frame = pd.DataFrame(rows)
-        fmts = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in formats.items() if k in frame}
-        return frame.to_html(index=False, escape=True, formatters=fmts, na_rep="—", border=0)
 
-    held = sum(c.holds for c in checks)
-    why = explanations(r, checks)
-    items = "".join(
-        f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>: '
-        f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span>"
-        + (f'<br><span class="why"><b>Why:</b> {html.escape(why[c.id])}</span>' if c.id in why else "")
-        + "</li>"
-        for c in checks
-    )
-    formats = {
-        "offered_pps": "{:,.0f}", "throughput_pps": "{:,.0f}", "latency_mean_us": "{:.1f}", "latency_p99_us": "{:.1f}",
-        "cpu_pct": "{:.1f}", "irqs_per_s": "{:,.0f}", "packets_per_irq": "{:.1f}", "cycles_per_packet": "{:,.0f}",
-        "load_latency_product": "{:,.0f}", "pll_ixgbe": "{:,.0f}", "pll_linear": "{:,.0f}", "difference": "{:,.0f}",
-        "difference_pct": "{:+.1f}",
-    }
-    sections = [
-        (
-            CHECKS_TITLE,
-            f"<p>{held} of {len(checks)} hold. {html.escape(intro(r))}</p>"
-            f'<p class="note">{html.escape(fitted_note(r))}</p><p class="note">{html.escape(shared_note(r))}</p>'
-            f'<ul class="claims">{items}</ul>',
-        )
-    ]
-    if figures:
-        sections.append(("Figures in the paper's layout", "".join(_image(f) for f in figures)))
-    for name in ("figure-3", "figure-5", "figure-8"):
-        sections.append((FIGURE_TITLES[name], table(figure_rows(r, name), formats)))
-    sections.append((FIGURE_TITLES["figure-7"], table(figure_7_rows(r), formats)))
-    return write_report(
-        r.directories["figure-3"],
-        out / "report.html",
-        title=title(r),
-        sections_before=sections,
-        extra_dirs=tuple(r.directories[n] for n in FIGURES if n != "figure-3"),
-    )
+def _figure(name: str) -> Table:
+    return Table(name, lambda r: figure_rows(r, name), FIGURE_TITLES[name], lambda r: figure_text(r, name),
+                 key=f"figures/{name}")
+
+
+#: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).
+PAPER = Paper(
+    name="itr",
+    studies=tuple(FIGURES),
+    scenario="scenarios/itr/forwarding.toml",
+    scenario_needs={"nic.kind": "82599", "app.kind": "forwarding"},
+    # Looked up when called, so that a test can stand in for the runs.
+    run=lambda *a, **k: run_itr(*a, **k),
+    options=duration_option,
+    warnings=warnings,
+    checks=shape_checks,
+    claims=itr_checks.CLAIMS,
+    explain=explanations,
+    title=title,
+    intro=intro,
+    checks_title=CHECKS_TITLE,
+    notes=(fitted_note, shared_note),
+    extra_json=lambda r: {"shared_runs": {"pairs": r.shared, "mismatched": [list(k) for k in r.mismatched]}},
+    summaries=summaries,
+    tables=(
+        _figure("figure-3"),
+        _figure("figure-5"),
+        _figure("figure-8"),
+        # Figure 7's runs: a CSV and JSON, not a table of the reports (its P_ll table is).
+        Table("figure-7", lambda r: figure_rows(r, "figure-7"), html=False, key="figures/figure-7"),
+        Table("figure-7-pll", figure_7_rows, FIGURE_TITLES["figure-7"], figure_7_text),
+    ),
+    plots="irqlab.reproduce.itr_plots",
+    html_table=html_table,
+)

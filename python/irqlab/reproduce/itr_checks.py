@@ -3,7 +3,7 @@ checked on simulated runs: C1–C13.
 
 Every check takes runs keyed by ``(itr.policy, offered load in packets/s)``
 (:data:`Runs`), computes what the claim is about from them and returns a
-:class:`~irqlab.reproduce.thesis.ShapeCheck` with the claim quoted from the
+:class:`~irqlab.reproduce.claim.ShapeCheck` with the claim quoted from the
 paper, whether it holds and the measured numbers. A claim with several
 parts holds when every part does; the detail gives each part's verdict.
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping, Optional, Sequence
 
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.claim import FIT, PREDICTION, ShapeCheck, claim, declared
 from irqlab.summary import Summary
 
 #: Runs keyed by (itr.policy, offered packets/s).
@@ -269,73 +269,47 @@ def _series(runs: Runs, policy: str, loads: Sequence[int], value: Callable[[Summ
 
 # -- §IV-A: no ITR (Figure 3) ----------------------------------------------------
 
-C1 = "The CPU utilization increases linearly with the number of packets per second until it hits 100%."
-C2 = (
-    "the IRQ rate would peak without ITR (i.e. about 0.5 Mpps as seen in Figure 3) ... the NAPI adopts and polls "
-    "more often, this is visible in the decreasing IRQ rate ... At a specific point the IRQ rate drops to zero."
-)
-C3 = (
-    "Once the system hits 100% CPU utilization, the latency is at its lowest point. ... Before the system becomes "
-    "overloaded at 2.1 Mpps, the latency increases only marginally."
-)
-C4 = (
-    "Before the system becomes overloaded at 2.1 Mpps ... We define system overload as the point at which the DuT "
-    "starts dropping packets."
-)
-C5 = (
-    "Overloading the system causes all buffers to be filled completely causing a sudden jump to a large latency "
-    "that is now dominated by the system's buffer size. The latency under overload for our DuT is 2300 µs"
-)
-C6 = "The latency now increases with the packet rate until it reaches a plateau at about 60 µs."
-C7 = "It then drops again right before the system becomes overloaded."
-C8 = "Note that the maximum achieved throughput remains the same."
-C9 = (
-    "The CPU load now behaves linearly once the full throttling takes effect at the fifth data point (20 MByte/s) "
-    "in Figure 5, this reduces the IRQ rate significantly. ... the ITR controls the trade-off between CPU load and "
-    "latency"
-)
-C10 = "Both show the same behavior at low rates below 0.1 Mpps as there is effectively no throttling."
-C11 = (
-    "Our algorithm then exhibits a higher CPU utilization while maintaining a latency that is almost as low as seen "
-    "in the first measurement with no ITR"
-)
-C12 = (
-    "Our algorithm then exhibits a higher CPU utilization (§V-E) ... [no ITR] is also the worst-case for CPU "
-    "utilization due to the overhead of interrupt processing (§IV-A)"
-)
-C13 = (
-    "Our algorithm shows a significant improvement, especially for medium packet loads. There is no trade-off "
-    "decision to be made at low and high loads"
-)
 
-
-def c1_cpu_linear(runs: Runs) -> ShapeCheck:
+@claim(
+    "C1",
+    "The CPU utilization increases linearly with the number of packets per second until it hits 100%.",
+    tolerance="FULL_CPU_PCT",
+    status=PREDICTION,
+)
+def c1_cpu_linear(runs: Runs, *, claim: str) -> ShapeCheck:
     """C1: without ITR, CPU load is linear in the offered load below 100 %
     and stays at 100 % from the first load that reaches it."""
     loads = loads_of(runs, OFF)
     if not loads:
-        return _missing("C1", C1, "no runs without ITR")
+        return _missing("C1", claim, "no runs without ITR")
     cpu = {q: busy(runs[(OFF, q)]) for q in loads}
     full = next((q for q in loads if cpu[q] >= FULL_CPU_PCT), None)
     if full is None:
         text = f"CPU never reaches {FULL_CPU_PCT:g} % (max {max(cpu.values()):.1f} %)"
-        return ShapeCheck(C1, False, part("a", False, text), "C1")
+        return ShapeCheck(claim, False, part("a", False, text), "C1")
     stays = [q for q in loads if q >= full and cpu[q] < FULL_CPU_PCT]
     a = part("a", not stays, f"CPU >= {FULL_CPU_PCT:g} % from {mpps(full)} on"
              + (f", but {', '.join(f'{f1(cpu[q])} % at {mpps(q)}' for q in stays)}" if stays else ""))
     below = [q for q in loads if q < full]
     ok_b, text = _linear(below, [cpu[q] for q in below], "CPU below 100 %")
     b = part("b", ok_b, f"{text}; CPU {_series(runs, OFF, below, busy)} %")
-    return ShapeCheck(C1, not stays and ok_b, f"{a}; {b}", "C1")
+    return ShapeCheck(claim, not stays and ok_b, f"{a}; {b}", "C1")
 
 
-def c2_irq_peak(runs: Runs) -> ShapeCheck:
+@claim(
+    "C2",
+    "the IRQ rate would peak without ITR (i.e. about 0.5 Mpps as seen in Figure 3) ... the NAPI adopts and polls "
+    "more often, this is visible in the decreasing IRQ rate ... At a specific point the IRQ rate drops to zero.",
+    tolerance="PEAK_TOLERANCE_PPS, PAPER_IRQ_PEAK_PPS, NEAR_ZERO_FRACTION, MONOTONE_SLACK",
+    status=PREDICTION,
+)
+def c2_irq_peak(runs: Runs, *, claim: str) -> ShapeCheck:
     """C2: without ITR the interrupt rate peaks within one grid step of 0.5
     Mpps, falls from there over the pre-overload loads, and is near zero at
     the first overloaded load."""
     loads = loads_of(runs, OFF)
     if not loads:
-        return _missing("C2", C2, "no runs without ITR")
+        return _missing("C2", claim, "no runs without ITR")
     irq = {q: float(runs[(OFF, q)].irqs_per_s) for q in loads}
     peak_at = max(loads, key=lambda q: irq[q])
     peak = irq[peak_at]
@@ -355,10 +329,17 @@ def c2_irq_peak(runs: Runs) -> ShapeCheck:
                  f"(needs <= {NEAR_ZERO_FRACTION:.0%} of the peak)")
     else:
         ok_c, c = False, part("c", False, "no overloaded load in the grid")
-    return ShapeCheck(C2, ok_a and not rises and ok_c, f"{a}; {b}; {c}", "C2")
+    return ShapeCheck(claim, ok_a and not rises and ok_c, f"{a}; {b}; {c}", "C2")
 
 
-def c3_latency_lowest_at_full_cpu(runs: Runs) -> ShapeCheck:
+@claim(
+    "C3",
+    "Once the system hits 100% CPU utilization, the latency is at its lowest point. ... Before the system becomes "
+    "overloaded at 2.1 Mpps, the latency increases only marginally.",
+    tolerance="MARGINAL_FACTOR, LOWEST_TOLERANCE, FULL_CPU_PCT",
+    status=PREDICTION,
+)
+def c3_latency_lowest_at_full_cpu(runs: Runs, *, claim: str) -> ShapeCheck:
     """C3: without ITR, the mean latency at the first pre-overload load with
     100 % CPU is within :data:`LOWEST_TOLERANCE` of the lowest pre-overload
     latency, and no later pre-overload latency exceeds it by more than
@@ -367,7 +348,7 @@ def c3_latency_lowest_at_full_cpu(runs: Runs) -> ShapeCheck:
     lat = {q: mean_us(runs[(OFF, q)]) for q in pre}
     full = next((q for q in pre if busy(runs[(OFF, q)]) >= FULL_CPU_PCT), None)
     if full is None or any(math.isnan(v) for v in lat.values()):
-        return _missing("C3", C3, "no pre-overload load at 100 % CPU, or a run without latency")
+        return _missing("C3", claim, "no pre-overload load at 100 % CPU, or a run without latency")
     low_at = min(pre, key=lambda q: lat[q])
     ok_a = lat[full] <= (1.0 + LOWEST_TOLERANCE) * lat[low_at]
     a = part("a", ok_a, f"{f1(lat[full])} µs at {mpps(full)}, the first load at 100 % CPU; lowest {f1(lat[low_at])} µs "
@@ -377,17 +358,24 @@ def c3_latency_lowest_at_full_cpu(runs: Runs) -> ShapeCheck:
     ok_b = lat[top] <= MARGINAL_FACTOR * lat[full]
     b = part("b", ok_b, f"highest before overload {f1(lat[top])} µs at {mpps(top)}, x{_ratio(lat[top], lat[full], '{:.1f}')} "
              f"(needs <= x{MARGINAL_FACTOR:g}); {_series(runs, OFF, after, mean_us)} µs")
-    return ShapeCheck(C3, ok_a and ok_b, f"{a}; {b}", "C3")
+    return ShapeCheck(claim, ok_a and ok_b, f"{a}; {b}", "C3")
 
 
-def c4_overload_point(runs: Runs, fitted: str = "") -> ShapeCheck:
+@claim(
+    "C4",
+    "Before the system becomes overloaded at 2.1 Mpps ... We define system overload as the point at which the DuT "
+    "starts dropping packets.",
+    tolerance="ANCHOR_TOLERANCE, PAPER_OVERLOAD_PPS",
+    status=FIT,
+)
+def c4_overload_point(runs: Runs, fitted: str = "", *, claim: str) -> ShapeCheck:
     """C4 (the calibration anchor): without ITR the maximum forwarding rate
     is within :data:`ANCHOR_TOLERANCE` of 2.1 Mpps, no load below 2.1 Mpps
     less that tolerance drops packets, every load above it plus the
     tolerance does."""
     loads = loads_of(runs, OFF)
     if not loads:
-        return _missing("C4", C4, "no runs without ITR")
+        return _missing("C4", claim, "no runs without ITR")
     top = max_rate(runs, OFF)
     ok_a = abs(top / PAPER_OVERLOAD_PPS - 1.0) <= ANCHOR_TOLERANCE
     a = part("a", ok_a, f"maximum forwarding rate {mpps(top)} (needs {mpps(PAPER_OVERLOAD_PPS)} ± {ANCHOR_TOLERANCE:.0%})")
@@ -404,16 +392,23 @@ def c4_overload_point(runs: Runs, fitted: str = "") -> ShapeCheck:
              + (f"; but drops at {', '.join(mpps(q) for q in early)}" if early else "")
              + (f"; but none at {', '.join(mpps(q) for q in late)}" if late else ""))
     note = f"; {fitted}" if fitted else ""
-    return ShapeCheck(C4, ok_a and ok_b, f"{a}; {b}{note}", "C4")
+    return ShapeCheck(claim, ok_a and ok_b, f"{a}; {b}{note}", "C4")
 
 
-def c5_overload_latency(runs: Runs) -> ShapeCheck:
+@claim(
+    "C5",
+    "Overloading the system causes all buffers to be filled completely causing a sudden jump to a large latency "
+    "that is now dominated by the system's buffer size. The latency under overload for our DuT is 2300 µs",
+    tolerance="PAPER_OVERLOAD_LATENCY_US, OVERLOAD_LATENCY_TOLERANCE, JUMP_FACTOR",
+    status=PREDICTION,
+)
+def c5_overload_latency(runs: Runs, *, claim: str) -> ShapeCheck:
     """C5: without ITR every load that drops packets has a mean latency within
     :data:`OVERLOAD_LATENCY_TOLERANCE` of 2300 µs, at least
     :data:`JUMP_FACTOR` times every pre-overload latency."""
     dropping = [q for q in loads_of(runs, OFF) if drops(runs[(OFF, q)]) > 0]
     if not dropping:
-        return _missing("C5", C5, "no load without ITR dropped packets")
+        return _missing("C5", claim, "no load without ITR dropped packets")
     lat = {q: mean_us(runs[(OFF, q)]) for q in dropping}
     off = [q for q, v in lat.items() if not abs(v / PAPER_OVERLOAD_LATENCY_US - 1.0) <= OVERLOAD_LATENCY_TOLERANCE]
     a = part("a", not off, f"{_series(runs, OFF, dropping, mean_us)} µs at the loads that drop (needs "
@@ -423,7 +418,7 @@ def c5_overload_latency(runs: Runs) -> ShapeCheck:
     ok_b = bool(pre) and min(lat.values()) >= JUMP_FACTOR * highest
     b = part("b", ok_b, f"at least x{_ratio(min(lat.values()), highest)} the highest pre-overload latency "
              f"{f1(highest)} µs (needs x{JUMP_FACTOR:g})")
-    return ShapeCheck(C5, not off and ok_b, f"{a}; {b}", "C5")
+    return ShapeCheck(claim, not off and ok_b, f"{a}; {b}", "C5")
 
 
 # -- §IV-B: the default ixgbe ITR (Figure 5) ---------------------------------------
@@ -446,7 +441,13 @@ def _median(values: list[float]) -> float:
     return math.nan if not n else (v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2]))
 
 
-def c6_ixgbe_plateau(runs: Runs) -> ShapeCheck:
+@claim(
+    "C6",
+    "The latency now increases with the packet rate until it reaches a plateau at about 60 µs.",
+    tolerance="PLATEAU_TOLERANCE, RISE_FRACTION, PAPER_PLATEAU_US",
+    status=PREDICTION,
+)
+def c6_ixgbe_plateau(runs: Runs, *, claim: str) -> ShapeCheck:
     """C6: with ixgbe's ITR, the plateau (pre-overload loads from full
     throttling on, less the polling-dominated ones) has a median mean
     latency within :data:`PLATEAU_TOLERANCE` of 60 µs, every plateau load
@@ -454,7 +455,7 @@ def c6_ixgbe_plateau(runs: Runs) -> ShapeCheck:
     most :data:`RISE_FRACTION` of it."""
     plateau, _, full = _plateau(runs)
     if not plateau:
-        return _missing("C6", C6, "no pre-overload ixgbe load at full throttling (needs runs without ITR too)")
+        return _missing("C6", claim, "no pre-overload ixgbe load at full throttling (needs runs without ITR too)")
     lat = {q: mean_us(runs[(IXGBE, q)]) for q in plateau}
     median = _median(list(lat.values()))
     first = loads_of(runs, IXGBE)[0]
@@ -470,46 +471,66 @@ def c6_ixgbe_plateau(runs: Runs) -> ShapeCheck:
     ok_c = lo >= (1.0 - PLATEAU_TOLERANCE) * median and hi <= (1.0 + PLATEAU_TOLERANCE) * median
     c = part("c", ok_c, f"plateau from {f1(lo)} to {f1(hi)} µs (needs within {PLATEAU_TOLERANCE:.0%} of the median); "
              f"{_series(runs, IXGBE, plateau, mean_us)} µs")
-    return ShapeCheck(C6, ok_a and ok_b and ok_c, f"{a}; {b}; {c}", "C6")
+    return ShapeCheck(claim, ok_a and ok_b and ok_c, f"{a}; {b}; {c}", "C6")
 
 
-def c7_ixgbe_drop_before_overload(runs: Runs) -> ShapeCheck:
+@claim(
+    "C7",
+    "It then drops again right before the system becomes overloaded.",
+    tolerance="DROP_FACTOR, POLLING_FRACTION",
+    status=PREDICTION,
+)
+def c7_ixgbe_drop_before_overload(runs: Runs, *, claim: str) -> ShapeCheck:
     """C7: with ixgbe's ITR, the mean latency at every polling-dominated
     pre-overload load is at most :data:`DROP_FACTOR` of the plateau's median."""
     plateau, polling, _ = _plateau(runs)
     if not plateau or not polling:
-        return _missing("C7", C7, "no plateau or no polling-dominated pre-overload load (needs runs without ITR too)")
+        return _missing("C7", claim, "no plateau or no polling-dominated pre-overload load (needs runs without ITR too)")
     median = _median([mean_us(runs[(IXGBE, q)]) for q in plateau])
     lat = {q: mean_us(runs[(IXGBE, q)]) for q in polling}
     ok = all(v <= DROP_FACTOR * median for v in lat.values())
     peak = max(float(runs[(OFF, q)].irqs_per_s) for q in loads_of(runs, OFF))
-    return ShapeCheck(C7, ok, part("a", ok, (
+    return ShapeCheck(claim, ok, part("a", ok, (
         f"{_series(runs, IXGBE, polling, mean_us)} µs at the polling-dominated loads (no-ITR IRQ rate <= "
         f"{POLLING_FRACTION:.0%} of its {kilo(peak)}/s peak) vs the plateau's median {f1(median)} µs (needs <= "
         f"x{DROP_FACTOR:g})")), "C7")
 
 
-def c8_same_max_throughput(runs: Runs) -> ShapeCheck:
+@claim(
+    "C8",
+    "Note that the maximum achieved throughput remains the same.",
+    tolerance="SAME_THROUGHPUT",
+    status=PREDICTION,
+)
+def c8_same_max_throughput(runs: Runs, *, claim: str) -> ShapeCheck:
     """C8: ixgbe's maximum forwarding rate is within :data:`SAME_THROUGHPUT`
     of no ITR's, and both first drop packets at the same load."""
     if not loads_of(runs, OFF) or not loads_of(runs, IXGBE):
-        return _missing("C8", C8, "needs runs with and without ITR")
+        return _missing("C8", claim, "needs runs with and without ITR")
     a, b = max_rate(runs, OFF), max_rate(runs, IXGBE)
     ok_a = a > 0 and abs(b / a - 1.0) <= SAME_THROUGHPUT
     fa, fb = first_drop(runs, OFF), first_drop(runs, IXGBE)
     ok_b = fa == fb
     text_a = f"maximum forwarding rate ixgbe {mpps(b)}, no ITR {mpps(a)} (needs within {SAME_THROUGHPUT:.0%})"
     text_b = f"first drops at {mpps(fb) if fb else '—'} (ixgbe) and {mpps(fa) if fa else '—'} (no ITR)"
-    return ShapeCheck(C8, ok_a and ok_b, f"{part('a', ok_a, text_a)}; {part('b', ok_b, text_b)}", "C8")
+    return ShapeCheck(claim, ok_a and ok_b, f"{part('a', ok_a, text_a)}; {part('b', ok_b, text_b)}", "C8")
 
 
-def c9_ixgbe_cpu(runs: Runs) -> ShapeCheck:
+@claim(
+    "C9",
+    "The CPU load now behaves linearly once the full throttling takes effect at the fifth data point (20 MByte/s) "
+    "in Figure 5, this reduces the IRQ rate significantly. ... the ITR controls the trade-off between CPU load and "
+    "latency",
+    tolerance="PAPER_LOW_PPS",
+    status=PREDICTION,
+)
+def c9_ixgbe_cpu(runs: Runs, *, claim: str) -> ShapeCheck:
     """C9: ixgbe's ITR uses less CPU than no ITR at every pre-overload load
     from 0.1 Mpps on, and its CPU load is linear in the load (the test of
     C1) from full throttling on, over the pre-overload loads."""
     pre = [q for q in pre_overload(runs, OFF, IXGBE) if q >= PAPER_LOW_PPS]
     if not pre:
-        return _missing("C9", C9, "no pre-overload load from 0.1 Mpps with runs with and without ITR")
+        return _missing("C9", claim, "no pre-overload load from 0.1 Mpps with runs with and without ITR")
     more = [q for q in pre if not busy(runs[(IXGBE, q)]) < busy(runs[(OFF, q)])]
     pairs = ", ".join(f"{_m(q)}: {f1(busy(runs[(IXGBE, q)]))}/{f1(busy(runs[(OFF, q)]))}" for q in pre)
     a = part("a", not more, f"ixgbe/no-ITR CPU {pairs} %"
@@ -517,7 +538,7 @@ def c9_ixgbe_cpu(runs: Runs) -> ShapeCheck:
     _, _, full = _plateau(runs)
     lin = [q for q in pre_overload(runs, IXGBE) if full is not None and q >= full]
     ok_b, text = _linear(lin, [busy(runs[(IXGBE, q)]) for q in lin], "ixgbe CPU from full throttling on")
-    return ShapeCheck(C9, not more and ok_b, f"{a}; {part('b', ok_b, text)}", "C9")
+    return ShapeCheck(claim, not more and ok_b, f"{a}; {part('b', ok_b, text)}", "C9")
 
 
 # -- §V-E: the linear ITR (Figures 8 and 7) ------------------------------------------
@@ -527,7 +548,13 @@ def _close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
-def c10_same_below_100k(runs: Runs) -> ShapeCheck:
+@claim(
+    "C10",
+    "Both show the same behavior at low rates below 0.1 Mpps as there is effectively no throttling.",
+    tolerance="PAPER_LOW_PPS, SAME_TOLERANCE, SAME_CPU_PT",
+    status=PREDICTION,
+)
+def c10_same_below_100k(runs: Runs, *, claim: str) -> ShapeCheck:
     """C10: below 0.1 Mpps ixgbe's and the linear ITR's mean latency, CPU
     load and interrupt rate are within :data:`SAME_TOLERANCE` of each other
     (CPU: or :data:`SAME_CPU_PT` points), and both latencies within that of
@@ -536,7 +563,7 @@ def c10_same_below_100k(runs: Runs) -> ShapeCheck:
            if q < PAPER_LOW_PPS]
     low.sort()
     if not low:
-        return _missing("C10", C10, "no load below 0.1 Mpps with all three regimes")
+        return _missing("C10", claim, "no load below 0.1 Mpps with all three regimes")
     diff_a, diff_b, rows = [], [], []
     for q in low:
         x, y, o = runs[(IXGBE, q)], runs[(LINEAR, q)], runs[(OFF, q)]
@@ -558,16 +585,23 @@ def c10_same_below_100k(runs: Runs) -> ShapeCheck:
              + (f", not at {', '.join(mpps(q) for q in diff_a)}" if diff_a else ""))
     b = part("b", not diff_b, f"both latencies within {SAME_TOLERANCE:.0%} of no ITR's"
              + (f", not at {', '.join(mpps(q) for q in diff_b)}" if diff_b else ""))
-    return ShapeCheck(C10, not diff_a and not diff_b, f"{a}; {b}; ixgbe/linear/no ITR at {'; '.join(rows)}", "C10")
+    return ShapeCheck(claim, not diff_a and not diff_b, f"{a}; {b}; ixgbe/linear/no ITR at {'; '.join(rows)}", "C10")
 
 
-def c11_linear_latency_close(runs: Runs) -> ShapeCheck:
+@claim(
+    "C11",
+    "Our algorithm then exhibits a higher CPU utilization while maintaining a latency that is almost as low as seen "
+    "in the first measurement with no ITR",
+    tolerance="CLOSE_SLACK_US, CLOSE_GAP_FRACTION",
+    status=PREDICTION,
+)
+def c11_linear_latency_close(runs: Runs, *, claim: str) -> ShapeCheck:
     """C11: at every pre-overload load, the linear ITR's mean latency is at
     most :data:`CLOSE_GAP_FRACTION` of the way from no ITR's to ixgbe's,
     plus :data:`CLOSE_SLACK_US`: ``lin - off <= 0.25 max(ixgbe - off, 0) + 1 µs``."""
     pre = pre_overload(runs, OFF, IXGBE, LINEAR)
     if not pre:
-        return _missing("C11", C11, "no pre-overload load with all three regimes")
+        return _missing("C11", claim, "no pre-overload load with all three regimes")
     far, rows = [], []
     for q in pre:
         o, x, y = (mean_us(runs[(p, q)]) for p in (OFF, IXGBE, LINEAR))
@@ -584,15 +618,22 @@ def c11_linear_latency_close(runs: Runs) -> ShapeCheck:
         + (f", not {', '.join(mpps(q) for q in far)}" if far else "")
         + f"; linear/no-ITR latency x{f1(min(ratios))} to x{f1(max(ratios))}; linear/no ITR/ixgbe µs at {'; '.join(rows)}"
     )
-    return ShapeCheck(C11, ok, part("a", ok, text), "C11")
+    return ShapeCheck(claim, ok, part("a", ok, text), "C11")
 
 
-def c12_linear_cpu_between(runs: Runs) -> ShapeCheck:
+@claim(
+    "C12",
+    "Our algorithm then exhibits a higher CPU utilization (§V-E) ... [no ITR] is also the worst-case for CPU "
+    "utilization due to the overhead of interrupt processing (§IV-A)",
+    tolerance="BETWEEN_SLACK_PT",
+    status=PREDICTION,
+)
+def c12_linear_cpu_between(runs: Runs, *, claim: str) -> ShapeCheck:
     """C12: at every pre-overload load, ixgbe's CPU load <= the linear
     ITR's <= no ITR's, give or take :data:`BETWEEN_SLACK_PT` points."""
     pre = pre_overload(runs, OFF, IXGBE, LINEAR)
     if not pre:
-        return _missing("C12", C12, "no pre-overload load with all three regimes")
+        return _missing("C12", claim, "no pre-overload load with all three regimes")
     outside, rows = [], []
     for q in pre:
         o, x, y = (busy(runs[(p, q)]) for p in (OFF, IXGBE, LINEAR))
@@ -600,14 +641,21 @@ def c12_linear_cpu_between(runs: Runs) -> ShapeCheck:
             outside.append(q)
         rows.append(f"{_m(q)}: {f1(x)}/{f1(y)}/{f1(o)}")
     ok = not outside
-    return ShapeCheck(C12, ok, part("a", ok, (
+    return ShapeCheck(claim, ok, part("a", ok, (
         f"ixgbe <= linear <= no ITR (± {BETWEEN_SLACK_PT:g} pt) at {len(pre) - len(outside)} of {len(pre)} "
         "pre-overload loads" + (f", not at {', '.join(mpps(q) for q in outside)}" if outside else "")
         + f"; CPU % ixgbe/linear/no ITR at {'; '.join(rows)}"
     )), "C12")
 
 
-def c13_load_latency_product(runs: Runs) -> ShapeCheck:
+@claim(
+    "C13",
+    "Our algorithm shows a significant improvement, especially for medium packet loads. There is no trade-off "
+    "decision to be made at low and high loads",
+    tolerance="PAPER_LOW_PPS, SIGNIFICANT_FRACTION, CONVERGE_TOLERANCE",
+    status=PREDICTION,
+)
+def c13_load_latency_product(runs: Runs, *, claim: str) -> ShapeCheck:
     """C13: with low = loads below 0.1 Mpps, high = polling-dominated loads
     (from the no-ITR runs in ``runs``) and medium = the pre-overload loads
     between: (a) the linear ITR's P_ll is below ixgbe's at every medium load;
@@ -620,16 +668,16 @@ def c13_load_latency_product(runs: Runs) -> ShapeCheck:
     pre = pre_overload(runs, IXGBE, LINEAR, OFF)
     polling = set(polling_dominated(runs))
     if not pre or not polling:
-        return _missing("C13", C13, "no pre-overload load with both ITRs, or no polling-dominated load (needs no-ITR runs)")
+        return _missing("C13", claim, "no pre-overload load with both ITRs, or no polling-dominated load (needs no-ITR runs)")
     x = {q: pll(runs[(IXGBE, q)]) for q in pre}
     y = {q: pll(runs[(LINEAR, q)]) for q in pre}
     if any(math.isnan(v) for v in (*x.values(), *y.values())):
-        return _missing("C13", C13, "a run without latency")
+        return _missing("C13", claim, "a run without latency")
     low = [q for q in pre if q < PAPER_LOW_PPS]
     high = [q for q in pre if q in polling]
     medium = [q for q in pre if q >= PAPER_LOW_PPS and q not in polling]
     if not medium:
-        return _missing("C13", C13, "no medium load")
+        return _missing("C13", claim, "no medium load")
     worse = [q for q in medium if not y[q] < x[q]]
     a = part("a", not worse, f"linear below ixgbe at {len(medium) - len(worse)} of {len(medium)} medium loads "
              f"({mpps(medium[0])}-{mpps(medium[-1])})" + (f", not at {', '.join(mpps(q) for q in worse)}" if worse else ""))
@@ -643,7 +691,7 @@ def c13_load_latency_product(runs: Runs) -> ShapeCheck:
     values = ", ".join(f"{_m(q)}: {kilo(x[q])}/{kilo(y[q])} ({_ratio(100 * (y[q] - x[q]), x[q], '{:+.0f}')} %)" for q in ends)
     c = part("c", bool(ends) and not apart, "ixgbe/linear at low and high loads " + (values or "—")
              + f" (needs within {CONVERGE_TOLERANCE:.0%}; high = polling-dominated)")
-    return ShapeCheck(C13, not worse and ok_b and bool(ends) and not apart, f"{a}; {b}; {c}", "C13")
+    return ShapeCheck(claim, not worse and ok_b and bool(ends) and not apart, f"{a}; {b}; {c}", "C13")
 
 
 def checks(fig3: Runs, fig5: Runs, fig8: Runs, fig7: Runs, fitted: str = "") -> list[ShapeCheck]:
@@ -666,3 +714,21 @@ def checks(fig3: Runs, fig5: Runs, fig8: Runs, fig7: Runs, fitted: str = "") -> 
         c12_linear_cpu_between(fig8),
         c13_load_latency_product(with_off),
     ]
+
+
+#: Each claim as declared beside its check, in order.
+CLAIMS = declared((
+    c1_cpu_linear,
+    c2_irq_peak,
+    c3_latency_lowest_at_full_cpu,
+    c4_overload_point,
+    c5_overload_latency,
+    c6_ixgbe_plateau,
+    c7_ixgbe_drop_before_overload,
+    c8_same_max_throughput,
+    c9_ixgbe_cpu,
+    c10_same_below_100k,
+    c11_linear_latency_close,
+    c12_linear_cpu_between,
+    c13_load_latency_product,
+))

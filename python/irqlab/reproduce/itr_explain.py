@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from irqlab.reproduce.itr_checks import (
     IXGBE, LINEAR, OFF, Runs, busy, capacity, kilo, loads_of, mean_us, mpps, pre_overload,
 )
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.claim import ShapeCheck
 
 #: The paper's anchors the diagnoses compare with.
 PAPER_IRQ_PEAK_PPS = 500_000

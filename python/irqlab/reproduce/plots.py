@@ -32,6 +32,11 @@ MARKERS = {
 }
 
 
+def all_figures(r: ThesisResult, out: Path) -> list[Path]:
+    """Figure 4.1, Table 4.1 as a chart, then each VM setup's figure."""
+    return figure_4_1(r, out) + [table_4_1_chart(r, out)] + vm_figures(r, out)
+
+
 def figure_4_1(r: ThesisResult, out: Path) -> list[Path]:
     """Write figure-4.1a-p95.png, figure-4.1b-p99.png, figure-4.1c-cpu.png."""
     return _figure(r.open, PROFILES, out, "figure-4.1", "CPU utilization (%)", lambda s: 100.0 - s.cpu_pct.idle,

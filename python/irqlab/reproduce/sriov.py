@@ -32,21 +32,21 @@ prediction.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, json_clean, run_studies, scenario_dir, sriov_checks
-from irqlab.reproduce.claims import claim_row, claims_section, claims_text
-from irqlab.reproduce.claims import frame_html as claims_frame_html
+from irqlab.reproduce import sriov_checks
+from irqlab.reproduce.claim import ShapeCheck
+from irqlab.reproduce.claims import frame_html as _frame_html
+from irqlab.reproduce.flags import duration_option
+from irqlab.reproduce.paper import Paper, Table
 from irqlab.reproduce.sriov_checks import DEFAULT, TUNER, RatePoint, VmPoint
-from irqlab.reproduce.thesis import ShapeCheck
-from irqlab.study.spec import Study, build_study, load_study_file
-from irqlab.study.store import STUDY
-from irqlab.files import write_text_whole, write_whole
+from irqlab.reproduce.result import StudiesResult
+from irqlab.reproduce.studies import run_seeded, scenario_dir, warnings_of
+from irqlab.reproduce.text import cell as _cell
 
 #: The studies, in the order they are run.
 STUDIES = ("figure-1", "figure-2")
@@ -70,54 +70,21 @@ def default_scenario() -> Path:
     return sriov_dir() / "r630.toml"
 
 
-def sriov_studies(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    overrides: tuple[str, ...] = (),
-) -> list[Study]:
-    """The two studies from their files, with what the command line changes."""
-    studies = []
-    for name in STUDIES:
-        spec = adjust_spec(load_study_file(sriov_dir() / f"{name}.study.toml"), scenario, duration_s, seed, overrides)
-        if seeds is not None:
-            spec["seeds"] = seeds
-        studies.append(build_study(spec.pop("scenario"), **spec))
-    return studies
-
-
 @dataclass
-class SriovResult:
+class SriovResult(StudiesResult):
     """Figure I's means per static rate and Figures II-IV's per (policy,
     VMs), and where they came from."""
 
     rates: dict[int, RatePoint] = field(default_factory=dict)
     vms: dict[tuple[str, int], VmPoint] = field(default_factory=dict)
-    directories: dict[str, Path] = field(default_factory=dict)
-    seed: int = 1
-    seeds: int = 1
-    duration_s: float = math.nan
-    resolved: dict = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
-def run_sriov(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    *,
-    out: Path,
-    jobs: Optional[int] = None,
-    resume: bool = False,
-    quiet: bool = False,
-    overrides: tuple[str, ...] = (),
-) -> SriovResult:
-    """Run both studies into ``out/figure-1`` and ``out/figure-2`` and read
-    them back (``resume`` keeps what an interrupted run finished)."""
-    run_studies(sriov_studies(scenario, duration_s, seed, seeds, overrides), out, jobs=jobs, resume=resume, quiet=quiet)
-    return read_sriov(out)
+def run_sriov(scenario: Optional[Path] = None, duration_s: Optional[float] = None, seed: Optional[int] = None,
+              seeds: Optional[int] = None, **how) -> SriovResult:
+    """Run both studies into ``out/figure-1`` and ``out/figure-2`` and read them
+    back; ``how`` is ``out``, ``jobs``, ``resume``, ``quiet`` and
+    ``overrides`` (:func:`~irqlab.reproduce.studies.run_seeded`)."""
+    return run_seeded(sriov_dir(), STUDIES, read_sriov, scenario, duration_s, seed, seeds, **how)
 
 
 def _values(g, column: str) -> list[float]:
@@ -163,26 +130,14 @@ def vm_table(frame) -> dict[tuple[str, int], VmPoint]:
 
 def read_sriov(out: Path) -> SriovResult:
     """The reproduction's means from the results stores under ``out``."""
-    from irqlab import results
-
     r = SriovResult()
     warnings: list[str] = []
-    for name in STUDIES:
-        directory = out / name
-        frame = results.succeeded(results.load(directory))
-        r.directories[name] = directory
-        spec = load_study_file(directory / STUDY)
+    for name, frame, _, _ in r.read(out, STUDIES):
         if name == "figure-1":
             r.rates = rate_table(frame)
-            r.duration_s = float(frame["duration_s"].iloc[0]) if len(frame) else math.nan
-            r.seed = int(spec["seed"])
-            r.seeds = int(spec["seeds"])
-            r.resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
         else:
             r.vms = vm_table(frame)
-        if "warnings" in frame:
-            for ws in frame["warnings"]:
-                warnings.extend(list(ws) if ws is not None else [])
+        warnings.extend(warnings_of(frame))
     r.warnings = list(dict.fromkeys(warnings))
     return r
 
@@ -249,12 +204,6 @@ def figures_3_4_rows(r: SriovResult) -> list[dict[str, object]]:
     return rows
 
 
-def _cell(x: object, fmt: str) -> str:
-    if isinstance(x, float) and math.isnan(x):
-        return "-".rjust(len(fmt.format(0.0)))
-    return fmt.format(x)
-
-
 def figure_1_text(r: SriovResult) -> str:
     lines = [
         f"{FIGURE_TITLES['figure-1']} (means over {r.seeds} seed{'s' if r.seeds != 1 else ''}, "
@@ -300,13 +249,6 @@ def figures_3_4_text(r: SriovResult) -> str:
     return "\n".join(lines)
 
 
-def checks_text(checks: list[ShapeCheck], width: int = 110) -> str:
-    return claims_text(CHECKS_TITLE, checks, width)
-
-
-check_row = claim_row
-
-
 def title(r: SriovResult) -> str:
     return "irqlab: the SR-IOV paper (Guan et al.), Figures I-IV"
 
@@ -325,58 +267,27 @@ def intro(r: SriovResult) -> str:
     )
 
 
-def write_files(r: SriovResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
-    """figure-1.csv, figure-2.csv, figures-3-4.csv, checks.csv, summaries.json and report.md."""
-    import pandas as pd
-
-    written = []
-    tables = (("figure-1", figure_1_rows(r)), ("figure-2", figure_2_rows(r)), ("figures-3-4", figures_3_4_rows(r)))
-    for name, rows in tables:
-        path = out / f"{name}.csv"
-        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
-        written.append(path)
-    path = out / "checks.csv"
-    write_whole(path, lambda tmp: pd.DataFrame([check_row(c) for c in checks]).to_csv(tmp, index=False))
-    written.append(path)
-    doc = {
-        "figure_1": figure_1_rows(r),
-        "figure_2": figure_2_rows(r),
-        "figures_3_4": figures_3_4_rows(r),
-        "checks": [check_row(c) for c in checks],
-        "fitted": fitted_note(r),
-        "seed": r.seed,
-        "seeds": r.seeds,
-        "duration_s": r.duration_s,
-    }
-    path = out / "summaries.json"
-    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
-    written.append(path)
-    md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
-    for key, text in (("figure-1", figure_1_text(r)), ("figure-2", figure_2_text(r)), ("figures-3-4", figures_3_4_text(r))):
-        md += [f"## {FIGURE_TITLES[key]}", "", "```", text, "```", ""]
-    md += [f"![{f.stem}]({f.name})" for f in figures]
-    path = out / "report.md"
-    write_text_whole(path, "\n".join(md) + "\n")
-    written.append(path)
-    return written
-
-
-def write_html(r: SriovResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
-    """``out/report.html``: the claims, the fit, the figures' tables and
-    plots, then both studies' generic reports."""
-    from irqlab.reproduce.html import _image
-    from irqlab.study.report import write_report
-
-    sections = [claims_section(CHECKS_TITLE, checks, intro(r), fitted_note(r))]
-    if figures:
-        sections.append(("Figures in the paper's layout", "".join(_image(f) for f in figures)))
-    sections.append((FIGURE_TITLES["figure-1"], claims_frame_html(figure_1_rows(r), "{:,.2f}")))
-    sections.append((FIGURE_TITLES["figure-2"], claims_frame_html(figure_2_rows(r), "{:,.2f}")))
-    sections.append((FIGURE_TITLES["figures-3-4"], claims_frame_html(figures_3_4_rows(r), "{:,.2f}")))
-    return write_report(
-        r.directories["figure-1"],
-        out / "report.html",
-        title=title(r),
-        sections_before=sections,
-        extra_dirs=(r.directories["figure-2"],),
-    )
+#: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).
+PAPER = Paper(
+    name="sriov",
+    studies=STUDIES,
+    scenario="scenarios/sriov/r630.toml",
+    scenario_needs={"nic.kind": "82599", "app.kind": "bulk", "vm.kind": "sriov"},
+    # Looked up when called, so that a test can stand in for the runs.
+    run=lambda *a, **k: run_sriov(*a, **k),
+    options=duration_option,
+    seeds=True,
+    checks=shape_checks,
+    claims=sriov_checks.CLAIMS,
+    title=title,
+    intro=intro,
+    checks_title=CHECKS_TITLE,
+    notes=(fitted_note,),
+    tables=(
+        Table("figure-1", figure_1_rows, FIGURE_TITLES["figure-1"], figure_1_text),
+        Table("figure-2", figure_2_rows, FIGURE_TITLES["figure-2"], figure_2_text),
+        Table("figures-3-4", figures_3_4_rows, FIGURE_TITLES["figures-3-4"], figures_3_4_text),
+    ),
+    plots="irqlab.reproduce.sriov_plots",
+    html_table=lambda rows: _frame_html(rows, "{:,.2f}"),
+)

@@ -4,7 +4,7 @@ simulated runs: S1–S6.
 Figure I's checks take the runs' means per static throttle rate
 (:data:`RateTable`), Figures II–IV's the means per (ITR policy, VMs)
 (:data:`VmTable`), both built by :mod:`irqlab.reproduce.sriov`. Each check
-returns a :class:`~irqlab.reproduce.thesis.ShapeCheck` with the paper's
+returns a :class:`~irqlab.reproduce.claim.ShapeCheck` with the paper's
 sentence, whether it holds and the numbers measured. The tolerances are
 this module's constants, chosen from the paper's wording and written into
 each detail; they are not adjusted to what the simulation gives. A claim
@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce.claim import FIT, PREDICTION, ShapeCheck, claim, declared
 
 DEFAULT, TUNER = "ixgbe", "golden-section"
 NAMES = {DEFAULT: "default (ixgbevf's dynamic ITR)", TUNER: "golden-section tuner"}
@@ -109,11 +109,14 @@ def knee(t: RateTable) -> Optional[int]:
     return max(r for r in rates if t[r].gbps >= (1 - NOISE) * top)
 
 
-def s1_interior_optimum(t: RateTable) -> ShapeCheck:
-    claim = (
-        "The throughput first increases at a very rapid speed as the interrupt throttle rate increases ... "
-        "After that, the throughput will decrease as the interrupt throttle rate goes up."
-    )
+@claim(
+    "S1",
+    "The throughput first increases at a very rapid speed as the interrupt throttle rate increases ... "
+    "After that, the throughput will decrease as the interrupt throttle rate goes up.",
+    tolerance="RISE_FALL_MIN, NOISE",
+    status=PREDICTION,
+)
+def s1_interior_optimum(t: RateTable, *, claim: str) -> ShapeCheck:
     rates = sorted(r for r in t if not _nan(t[r].gbps))
     if len(rates) < 3:
         return _missing("S1", claim, f"Figure I needs at least three rates (got {len(rates)})")
@@ -136,8 +139,13 @@ def s1_interior_optimum(t: RateTable) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="S1")
 
 
-def s2_peak_near_48000(t: RateTable) -> ShapeCheck:
-    claim = "As the interrupt throttle rate comes to 48000 Hz, the throughput reaches its peak (the calibration target)."
+@claim(
+    "S2",
+    "As the interrupt throttle rate comes to 48000 Hz, the throughput reaches its peak (the calibration target).",
+    tolerance="PEAK_RATE, PEAK_FACTOR, NOISE",
+    status=FIT,
+)
+def s2_peak_near_48000(t: RateTable, *, claim: str) -> ShapeCheck:
     k = knee(t)
     if k is None:
         return _missing("S2", claim, "no Figure I runs")
@@ -165,11 +173,14 @@ def _series(values: Mapping[int, float], fmt: str = "{:+.1f}") -> str:
     return ", ".join(f"{n}: {fmt.format(v)}" for n, v in sorted(values.items()))
 
 
-def s3_tuner_above_default(t: VmTable) -> ShapeCheck:
-    claim = (
-        "The network throughput improves evidently ... when we adopt the heuristic interrupt coalescing algorithm "
-        "compared to default interrupt coalescing mechanism (at every VM count, 1-15)."
-    )
+@claim(
+    "S3",
+    "The network throughput improves evidently ... when we adopt the heuristic interrupt coalescing algorithm "
+    "compared to default interrupt coalescing mechanism (at every VM count, 1-15).",
+    tolerance="NOISE",
+    status=PREDICTION,
+)
+def s3_tuner_above_default(t: VmTable, *, claim: str) -> ShapeCheck:
     gains = _gains(t)
     if not gains:
         return _missing("S3", claim, "no VM count with both the default and the tuner")
@@ -185,8 +196,13 @@ def s3_tuner_above_default(t: VmTable) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail=detail, id="S3")
 
 
-def s4_gains_of_the_papers_order(t: VmTable) -> ShapeCheck:
-    claim = "Our algorithm can improve inter-server network performance by up to 62.97 % (and by at least 7.56 %)."
+@claim(
+    "S4",
+    "Our algorithm can improve inter-server network performance by up to 62.97 % (and by at least 7.56 %).",
+    tolerance="PAPER_GAIN_MAX_PCT, ORDER_FACTOR, PAPER_GAIN_MIN_PCT, NOISE",
+    status=PREDICTION,
+)
+def s4_gains_of_the_papers_order(t: VmTable, *, claim: str) -> ShapeCheck:
     gains = _gains(t)
     if not gains:
         return _missing("S4", claim, "no VM count with both the default and the tuner")
@@ -205,11 +221,14 @@ def _cpu(t: VmTable, policy: str, attr: str = "cpus_mean") -> dict[int, float]:
     return {n: getattr(t[(policy, n)], attr) for n in counts(t, policy)}
 
 
-def s5_cpu_rises_then_flattens(t: VmTable) -> ShapeCheck:
-    claim = (
-        "With the increase of virtual machine numbers, the CPU utilization will first increase in a comparatively "
-        "rapid speed and then the increase will become mild."
-    )
+@claim(
+    "S5",
+    "With the increase of virtual machine numbers, the CPU utilization will first increase in a comparatively "
+    "rapid speed and then the increase will become mild.",
+    tolerance="FIRST_THIRD, LAST_THIRD",
+    status=PREDICTION,
+)
+def s5_cpu_rises_then_flattens(t: VmTable, *, claim: str) -> ShapeCheck:
     need = set(FIRST_THIRD) | set(LAST_THIRD)
     parts, ok = [], True
     for policy in (DEFAULT, TUNER):
@@ -229,11 +248,14 @@ def s5_cpu_rises_then_flattens(t: VmTable) -> ShapeCheck:
     return ShapeCheck(claim=claim, holds=ok, detail="; ".join(parts) + ". Checked on the means (Figure III).", id="S5")
 
 
-def s6_tuner_saves_cpu(t: VmTable) -> ShapeCheck:
-    claim = (
-        "When given specific VM numbers, our algorithm can enable the evaluation server to consume less CPU "
-        "resources ... at most 13.16 %."
-    )
+@claim(
+    "S6",
+    "When given specific VM numbers, our algorithm can enable the evaluation server to consume less CPU "
+    "resources ... at most 13.16 %.",
+    tolerance="PAPER_CPU_SAVING_MAX_PCT, ORDER_FACTOR, CPU_MAJORITY",
+    status=PREDICTION,
+)
+def s6_tuner_saves_cpu(t: VmTable, *, claim: str) -> ShapeCheck:
     d, u = _cpu(t, DEFAULT), _cpu(t, TUNER)
     ns = [n for n in d if n in u and d[n] > 0]
     if not ns:
@@ -279,3 +301,14 @@ def paper_shaped(vm_counts: Sequence[int] = VM_COUNTS) -> tuple[dict[int, RatePo
         vms[(DEFAULT, n)] = VmPoint(gbps=base, cpus_mean=cpu, cpus_median=cpu, irqs_per_s=8000.0 * n)
         vms[(TUNER, n)] = VmPoint(gbps=base * (1 + gain), cpus_mean=cpu * 0.92, cpus_median=cpu * 0.92, irqs_per_s=5000.0 * n)
     return rates, vms
+
+
+#: Each claim as declared beside its check, in order.
+CLAIMS = declared((
+    s1_interior_optimum,
+    s2_peak_near_48000,
+    s3_tuner_above_default,
+    s4_gains_of_the_papers_order,
+    s5_cpu_rises_then_flattens,
+    s6_tuner_saves_cpu,
+))

@@ -41,14 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from irqlab.reproduce import adjust_spec, json_clean, run_studies, scenario_dir, vic_checks
-from irqlab.reproduce.claims import claim_row, claims_section, claims_text
-from irqlab.reproduce.claims import frame_html as claims_frame_html
-from irqlab.reproduce.thesis import ShapeCheck
+from irqlab.reproduce import vic_checks
+from irqlab.reproduce.claim import ShapeCheck
+from irqlab.reproduce.claims import frame_html as _frame_html
+from irqlab.reproduce.flags import duration_option
+from irqlab.reproduce.paper import Paper, Table
+from irqlab.reproduce.studies import mean as _mean
+from irqlab.reproduce.result import StudiesResult
+from irqlab.reproduce.studies import run_seeded, scenario_dir, warnings_of
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, TABLE_3, TABLE_6, Fig5Point, Point, TpccPoint
-from irqlab.study.spec import Study, build_study, load_study_file
-from irqlab.study.store import STUDY
-from irqlab.files import write_text_whole, write_whole
 
 #: The studies, in the order they are run.
 STUDIES = ("table-2", "table-4", "figure-5", "figure-5-no-io", "table-8", "table-7-sqliosim", "table-7-gsblaster")
@@ -81,25 +82,8 @@ def default_scenario() -> Path:
     return vic_dir() / "iometer.toml"
 
 
-def vic_studies(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    overrides: tuple[str, ...] = (),
-) -> list[Study]:
-    """The two studies from their files, with what the command line changes."""
-    studies = []
-    for name in STUDIES:
-        spec = adjust_spec(load_study_file(vic_dir() / f"{name}.study.toml"), scenario, duration_s, seed, overrides)
-        if seeds is not None:
-            spec["seeds"] = seeds
-        studies.append(build_study(spec.pop("scenario"), **spec))
-    return studies
-
-
 @dataclass
-class VicResult:
+class VicResult(StudiesResult):
     """The seeds' means per (block bytes, OIO, vIC on), and where they came from."""
 
     table: dict[tuple[int, int, bool], Point] = field(default_factory=dict)
@@ -109,36 +93,14 @@ class VicResult:
     tpcc: dict[tuple[int, bool, int], TpccPoint] = field(default_factory=dict)
     #: Table 7: (tool, vIC on) → (IOPS, cycles per I/O).
     table_7: dict[tuple[str, bool], tuple[float, float]] = field(default_factory=dict)
-    directories: dict[str, Path] = field(default_factory=dict)
-    seed: int = 1
-    seeds: int = 1
-    duration_s: float = math.nan
-    resolved: dict = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
-def run_vic(
-    scenario: Optional[Path] = None,
-    duration_s: Optional[float] = None,
-    seed: Optional[int] = None,
-    seeds: Optional[int] = None,
-    *,
-    out: Path,
-    jobs: Optional[int] = None,
-    resume: bool = False,
-    quiet: bool = False,
-    overrides: tuple[str, ...] = (),
-) -> VicResult:
-    """Run the studies into ``out/<name>`` and read them back."""
-    run_studies(vic_studies(scenario, duration_s, seed, seeds, overrides), out, jobs=jobs, resume=resume, quiet=quiet)
-    return read_vic(out)
-
-
-def _mean(frame, column: str) -> float:
-    if column not in frame.columns:
-        return math.nan
-    values = frame[column].astype(float)
-    return float(values.mean()) if values.notna().any() else math.nan
+def run_vic(scenario: Optional[Path] = None, duration_s: Optional[float] = None, seed: Optional[int] = None,
+            seeds: Optional[int] = None, **how) -> VicResult:
+    """Run the studies into ``out/<name>`` and read them back; ``how`` is
+    ``out``, ``jobs``, ``resume``, ``quiet`` and ``overrides``
+    (:func:`~irqlab.reproduce.studies.run_seeded`)."""
+    return run_seeded(vic_dir(), STUDIES, read_vic, scenario, duration_s, seed, seeds, **how)
 
 
 def table(frame, block: int) -> dict[tuple[int, int, bool], Point]:
@@ -207,17 +169,10 @@ def tpcc_points(frame) -> dict[tuple[int, bool, int], TpccPoint]:
 
 def read_vic(out: Path) -> VicResult:
     """The reproduction's means from the results stores under ``out``."""
-    from irqlab import results
-
     r = VicResult()
     warnings: list[str] = []
     shares: dict[tuple[bool, bool, int], tuple[float, float, int]] = {}
-    for name in STUDIES:
-        directory = out / name
-        frame = results.succeeded(results.load(directory))
-        r.directories[name] = directory
-        spec = load_study_file(directory / STUDY)
-        resolved = spec["scenario"].with_overrides(list(spec["overrides"])).resolved()
+    for name, frame, _, resolved in r.read(out, STUDIES):
         if name.startswith("figure-5"):
             for reads, pi, th, iops, share, n in figure_5_points(frame, resolved):
                 shares[(reads, pi, th)] = (iops, share, n)
@@ -230,16 +185,9 @@ def read_vic(out: Path) -> VicResult:
         else:
             block = int(resolved.get("storage", {}).get("block_bytes", KB4))
             r.table.update(table(frame, block))
-        if "warnings" in frame:
-            for ws in frame["warnings"]:
-                # Hyper Pi alone completes no read, by design.
-                warnings.extend(w for w in (list(ws) if ws is not None else [])
-                                if not (name == "figure-5-no-io" and w.startswith("no request completed")))
-        if name == "table-2":
-            r.duration_s = float(frame["duration_s"].iloc[0]) if len(frame) else math.nan
-            r.seed = int(spec["seed"])
-            r.seeds = int(spec["seeds"])
-            r.resolved = resolved
+        # Hyper Pi alone completes no read, by design.
+        warnings.extend(w for w in warnings_of(frame)
+                        if not (name == "figure-5-no-io" and w.startswith("no request completed")))
     r.warnings = list(dict.fromkeys(warnings))
     # Hyper Pi's run time for its fixed job, relative to Hyper Pi alone at
     # the first threshold: inversely proportional to its CPU share.
@@ -503,13 +451,6 @@ def table_6_text(r: VicResult) -> str:
     return "\n".join(lines)
 
 
-def checks_text(checks: list[ShapeCheck], width: int = 110) -> str:
-    return claims_text(CHECKS_TITLE, checks, width)
-
-
-check_row = claim_row
-
-
 def title(r: VicResult) -> str:
     return "irqlab: the vIC paper (Ahmad, Gulati & Mashtizadeh, USENIX ATC 2011), Tables 2-8 and Figures 3-5"
 
@@ -530,66 +471,36 @@ def intro(r: VicResult) -> str:
     )
 
 
-def write_files(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> list[Path]:
-    """table-{2,3,4,5,6}.csv, fit.csv, checks.csv, summaries.json and report.md."""
-    import pandas as pd
-
-    written = []
-    frames = {
-        "table-2": table_2_rows(r, KB4), "table-3": table_3_rows(r, KB4), "table-4": table_2_rows(r, KB8),
-        "table-5": table_3_rows(r, KB8), "table-6": table_6_rows(r), "figure-5": figure_5_rows(r),
-        "table-7": table_7_rows(r), "table-8": table_8_rows(r), "figures-3-4": figures_3_4_rows(r),
-        "fit": fit_rows(r),
-        "checks": [check_row(c) for c in checks],
-    }
-    for name, rows in frames.items():
-        path = out / f"{name}.csv"
-        write_whole(path, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
-        written.append(path)
-    doc = {k.replace("-", "_"): v for k, v in frames.items()}
-    doc.update({"fitted": fitted_note(r), "seed": r.seed, "seeds": r.seeds, "duration_s": r.duration_s})
-    path = out / "summaries.json"
-    write_text_whole(path, json.dumps(json_clean(doc), indent=1, allow_nan=False))
-    written.append(path)
-    md = [f"# {title(r)}", "", intro(r), "", fitted_note(r), "", "```", checks_text(checks), "```", ""]
-    for key, text in (("table-2", table_2_text(r, KB4)), ("table-3", table_3_text(r, KB4)),
-                      ("table-4", table_2_text(r, KB8)), ("table-5", table_3_text(r, KB8)), ("table-6", table_6_text(r)),
-                      ("figure-5", figure_5_text(r)), ("table-7", table_7_text(r)), ("table-8", table_8_text(r)),
-                      ("figures-3-4", figures_3_4_text(r))):
-        md += [f"## {TITLES[key]}", "", "```", text, "```", ""]
-    md += [f"![{f.stem}]({f.name})" for f in figures]
-    path = out / "report.md"
-    write_text_whole(path, "\n".join(md) + "\n")
-    written.append(path)
-    return written
-
-
-def write_html(r: VicResult, checks: list[ShapeCheck], out: Path, figures: list[Path]) -> Path:
-    """``out/report.html``: the claims, the fit, the tables and plots, then
-    both studies' generic reports."""
-    from irqlab.reproduce.html import _image
-    from irqlab.study.report import write_report
-
-    def frame_html(rows: list[dict[str, object]]) -> str:
-        return claims_frame_html(rows, "{:,.3g}")
-
-    sections = [claims_section(CHECKS_TITLE, checks, intro(r), fitted_note(r))]
-    if figures:
-        sections.append(("Tables 2 and 4 and Figure 5 as plots", "".join(_image(f) for f in figures)))
-    sections += [
-        (TITLES["table-2"], frame_html(table_2_rows(r, KB4))),
-        (TITLES["table-3"], frame_html(table_3_rows(r, KB4))),
-        (TITLES["table-4"], frame_html(table_2_rows(r, KB8))),
-        (TITLES["table-5"], frame_html(table_3_rows(r, KB8))),
-        (TITLES["table-6"], frame_html(table_6_rows(r))),
-        (TITLES["figure-5"], frame_html(figure_5_rows(r))),
-        (TITLES["table-7"], frame_html(table_7_rows(r))),
-        (TITLES["table-8"], frame_html(table_8_rows(r))),
-    ]
-    return write_report(
-        r.directories["table-2"],
-        out / "report.html",
-        title=title(r),
-        sections_before=sections,
-        extra_dirs=tuple(r.directories[n] for n in STUDIES[1:]),
-    )
+#: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).
+PAPER = Paper(
+    name="vic",
+    studies=STUDIES,
+    scenario="scenarios/vic/iometer.toml",
+    scenario_needs={"app.kind": "iometer"},
+    # Looked up when called, so that a test can stand in for the runs.
+    run=lambda *a, **k: run_vic(*a, **k),
+    options=duration_option,
+    seeds=True,
+    checks=shape_checks,
+    claims=vic_checks.CLAIMS,
+    title=title,
+    intro=intro,
+    checks_title=CHECKS_TITLE,
+    notes=(fitted_note,),
+    tables=(
+        Table("table-2", lambda r: table_2_rows(r, KB4), TITLES["table-2"], lambda r: table_2_text(r, KB4)),
+        Table("table-3", lambda r: table_3_rows(r, KB4), TITLES["table-3"], lambda r: table_3_text(r, KB4)),
+        Table("table-4", lambda r: table_2_rows(r, KB8), TITLES["table-4"], lambda r: table_2_text(r, KB8)),
+        Table("table-5", lambda r: table_3_rows(r, KB8), TITLES["table-5"], lambda r: table_3_text(r, KB8)),
+        Table("table-6", table_6_rows, TITLES["table-6"], table_6_text),
+        Table("figure-5", figure_5_rows, TITLES["figure-5"], figure_5_text),
+        Table("table-7", table_7_rows, TITLES["table-7"], table_7_text),
+        Table("table-8", table_8_rows, TITLES["table-8"], table_8_text),
+        # Plotted (Figures 3-4), not a table of the report.
+        Table("figures-3-4", figures_3_4_rows, TITLES["figures-3-4"], figures_3_4_text, html=False),
+        Table("fit", fit_rows),
+    ),
+    plots="irqlab.reproduce.vic_plots",
+    plots_title="Tables 2 and 4 and Figure 5 as plots",
+    html_table=lambda rows: _frame_html(rows, "{:,.3g}"),
+)

@@ -181,7 +181,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
     from irqlab.files import check_name, check_output_dir
     from irqlab.study.executor import DaskExecutor, ExecutorError, ThreadExecutor
     from irqlab.study.spec import StudyError
@@ -277,7 +277,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _say(message: str, kind: str = "warning") -> None:
-    from irqlab.cli import _say as say
+    from irqlab.cli_common import say
 
     say(kind, message)
 
@@ -288,7 +288,7 @@ DEFAULT_METRICS = ("throughput_qps", "latency_us.p99", "cpu_pct.busy")
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
     from irqlab.results import ResultsError, aggregate, axes_of, check_metrics, load, sql, succeeded
 
     if args.sql is not None and args.metric:

@@ -80,7 +80,7 @@ def _column(text: Optional[str], flag: str) -> Optional[str]:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
     from irqlab.results import ResultsError, load
     from irqlab.files import check_output_dir, check_output_file
     from irqlab.study.plot import plot, stem_for
@@ -126,7 +126,7 @@ def _check_some_succeeded(frame: Any, directory: Path) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from irqlab.cli import write_stdout
+    from irqlab.cli_common import write_stdout
     from irqlab.files import check_output_dir, check_output_file
     from irqlab.results import ResultsError
     from irqlab.study.report import PLOTS, REPORT, write_report

@@ -24,13 +24,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from irqlab.files import write_text_whole
+from irqlab.study.layout import JOURNAL, MANIFEST, RESULTS, SCENARIO, STUDY, read_journal
 from irqlab.study.spec import Study, StudyError
 
-MANIFEST = "manifest.json"
-JOURNAL = "journal.jsonl"
-RESULTS = "results.parquet"
-SCENARIO = "scenario.toml"
-STUDY = "study.toml"
 
 #: Version of the directory layout and journal records.
 FORMAT = 1
@@ -148,22 +144,3 @@ class Store:
             list(self.finished().values()), target, {"name": study.name, "fingerprint": study.fingerprint()}
         )
         return target
-
-
-def read_journal(path: Path) -> Iterator[dict[str, Any]]:
-    journal = path / JOURNAL
-    try:
-        lines = journal.read_bytes().split(b"\n")
-    except FileNotFoundError:
-        return
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            if i >= len(lines) - 2:
-                continue  # a torn last line: the run it was for will run again
-            raise StudyError(f"{journal} line {i + 1} is not a journal record; the directory is damaged") from None
-        if isinstance(record, dict) and "key" in record:
-            yield record

@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from irqlab.testbed.machine import machine as _machine
 from irqlab.testbed.netns import TestbedError
+from irqlab.testbed.usage import TestbedUsageError
 from irqlab.tuning import DEFAULT_MIN_EFFECT
-
-
-class TestbedUsageError(ValueError):
-    """A bad flag of ``irqlab testbed``; one sentence."""
 
 
 def add_testbed_parser(commands: Any) -> None:
@@ -82,22 +80,6 @@ def add_testbed_parser(commands: Any) -> None:
     )
     pr.add_argument("--json", action="store_true", help="print one JSON object")
     pr.set_defaults(handler=_cmd_probe)
-
-
-def _machine() -> dict[str, Any]:
-    """This machine's probe and the testbed scenario's constants rescaled by it."""
-    from irqlab.scenario import Scenario
-    from irqlab.testbed.compare import default_scenario
-    from irqlab.testbed.probe import ProbeError, rescaled, run_probe
-
-    try:
-        probe = run_probe()
-    except ProbeError as e:
-        raise TestbedUsageError(str(e)) from None
-    # The thesis fit is what gets rescaled, not the testbed file's numbers
-    # (which are an earlier probe's rescaling of it).
-    thesis = Scenario.load(default_scenario().parents[1] / "thesis" / "bare-metal.toml").resolved()["costs"]
-    return {"probe": probe, "rescaled": rescaled(probe, thesis)}
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:

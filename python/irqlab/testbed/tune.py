@@ -55,7 +55,7 @@ def run_testbed_tune(knob: str, low: int, high: int, objective: str, *, profile:
                      min_effect: float = DEFAULT_MIN_EFFECT, server_core: int = 1, client_core: int = 0, sim: bool = True,
                      progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
     from irqlab.testbed import run as tb
-    from irqlab.testbed.cli import _machine
+    from irqlab.testbed.machine import machine as _machine
 
     check_min_effect(min_effect, TestbedError)
     if knob not in SCENARIO_FIELD:

@@ -1,0 +1,25 @@
+"""This machine as the testbed's simulation sees it: its probe and the
+thesis's costs rescaled by it (``irqlab testbed probe``, ``compare`` and
+``tune`` share it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irqlab.testbed.usage import TestbedUsageError
+
+
+def machine() -> dict[str, Any]:
+    """This machine's probe and the testbed scenario's constants rescaled by it."""
+    from irqlab.scenario import Scenario
+    from irqlab.testbed.compare import default_scenario
+    from irqlab.testbed.probe import ProbeError, rescaled, run_probe
+
+    try:
+        probe = run_probe()
+    except ProbeError as e:
+        raise TestbedUsageError(str(e)) from None
+    # The thesis fit is what gets rescaled, not the testbed file's numbers
+    # (which are an earlier probe's rescaling of it).
+    thesis = Scenario.load(default_scenario().parents[1] / "thesis" / "bare-metal.toml").resolved()["costs"]
+    return {"probe": probe, "rescaled": rescaled(probe, thesis)}

@@ -1,0 +1,122 @@
+"""No import circle among irqlab's modules: a module that imports its
+caller back (even inside a function) ties the two into one piece that
+cannot be read, tested or moved alone. The graph is read with ``ast`` from
+the sources, every ``import`` counted but those under ``if TYPE_CHECKING``
+(they never run)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "irqlab"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    # The native module has no Python source: a leaf.
+    for path in PACKAGE.glob("_core*.so"):
+        found["irqlab._core"] = path
+    return found
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]):
+    """The irqlab modules ``tree`` imports: ``from a.b import c`` names the
+    module ``a.b.c`` when there is one, else ``a.b``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                if f"{target}.{alias.name}" in modules:
+                    yield f"{target}.{alias.name}"
+                elif target in modules:
+                    yield target
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    names = set(modules)
+    return {
+        m: set(_imports(ast.parse(p.read_text(encoding="utf-8")), m, p.name == "__init__.py", names)) - {m}
+        if p.suffix == ".py" else set()
+        for m, p in modules.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module
+    (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_checker_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    tree = ast.parse("def f():\n    from irqlab.cli_common import write_stdout\nfrom . import summary\n")
+    names = {"irqlab.cli_common", "irqlab.summary"}
+    assert set(_imports(tree, "irqlab.run", False, names)) == names
+
+
+def test_no_import_circle_among_irqlab_modules():
+    found = cycles(import_graph())
+    assert not found, "import circles: " + "; ".join(" <-> ".join(c) for c in found)
