@@ -1,7 +1,11 @@
-//! Assembly of the modelled server and the glue between the engine's events
-//! and the model parts. Models are plain structs: `Server` owns the kernel
-//! (`kernel.rs`), the NIC (`devices/nic/`) and the clients, and each concern adds
-//! its own `impl Server` block in its own file.
+//! Assembly of the modelled server and the dispatch of the engine's events
+//! to the components. `Server` owns the kernels (`kernel/`), the devices
+//! (`devices/`), the workloads (`workloads/`) and the run's statistics
+//! (`run.rs`); each component's events are its own sub-enum of [`Ev`]. The
+//! workloads outside the machine (clients, bulk senders) handle theirs
+//! through a narrow context (`workloads::WorkloadCx`); the kernel's and
+//! the devices' code is still `impl Server` blocks in their own files
+//! (docs/architecture.md, "Tiers").
 
 use crate::model::kernel::app::AppThread;
 use crate::model::workloads::client::Clients;
