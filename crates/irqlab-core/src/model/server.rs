@@ -9,11 +9,11 @@
 
 use crate::model::kernel::app::AppThread;
 use crate::model::workloads::client::Clients;
-use crate::model::kernel::cpu::{Core, CpuClass, CLASSES};
+use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc, CLASSES};
 use crate::model::kernel::epoll::Epoll;
 use crate::model::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use crate::model::kernel::napi::{Napi, NapiConfig};
-use crate::model::devices::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, QueuePair};
+use crate::model::devices::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, QueuePair, Signal, TxTiming};
 use crate::model::devices::virtio_net::VirtioNet;
 use crate::engine::time::{secs_to_ns, CycleClock};
 use crate::engine::EventQueue;
@@ -23,7 +23,8 @@ use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile
 use crate::stats::cycles::CycleTable;
 use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
-use crate::model::devices::nic::events::NicEv;
+use crate::model::devices::nic::events::{NicEv, NicOut};
+use crate::model::trace::TraceEvent;
 use crate::model::kernel::events::KernelEv;
 use crate::model::workloads::client::ClientEv;
 use crate::model::workloads::WorkloadCx;
@@ -82,10 +83,6 @@ pub struct Server {
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
     active: KernelId,
-    /// TX completions and arrivals the NIC queues kept rather than
-    /// scheduled (`QueuePair::tx_defer`, `rx_defer`) and have applied:
-    /// handled events the engine did not pop, added to its count at the end.
-    pub(crate) deferred_handled: u64,
     /// The kernel that runs the application and owns the sockets; with
     /// several VMs (`vm.count`), the first of theirs, the others following.
     pub app_kernel: KernelId,
@@ -95,10 +92,6 @@ pub struct Server {
     pub clients: Clients,
     /// The run's window and what is measured in it (`run.rs`).
     pub run: RunStats,
-    /// Extra latency of an assigned device's DMA (IOMMU) and between its
-    /// queues and the wire (SR-IOV switch), ns (`devices/nic/vf.rs`).
-    pub vm_dma_extra_ns: Nanos,
-    pub vm_wire_extra_ns: Nanos,
     pub streams: RngStreams,
     profile: Option<String>,
     name: String,
@@ -226,7 +219,12 @@ impl Server {
         // SO_INCOMING_NAPI_ID), and round-robin over the application threads
         // when packed.
         let nconn = if bulk { cfg.bulk_streams() } else { cfg.load.connections() as u32 };
-        let nic = PhysicalNic::new(queues, nconn, routes);
+        let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
+        let nic = PhysicalNic::new(queues, nconn, routes).with_timing(TxTiming {
+            reply_wire_ns: cfg.nic.wire_latency_ns + vm_dma_extra_ns + vm_wire_extra_ns,
+            tx_dma_ns: cfg.nic.dma_latency_ns + vm_dma_extra_ns,
+            txqueuelen: cfg.nic.txqueuelen,
+        });
         let virtio_dev = virtio.then(|| {
             VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
         });
@@ -327,7 +325,6 @@ impl Server {
         } else {
             vec![Kernel::default()]
         };
-        let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
         // The HBA's core follows the vCPUs' (`vm::host_kernel`).
         let storage = storage_io
             .then(|| Box::new(crate::model::workloads::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
@@ -337,14 +334,11 @@ impl Server {
             kernel,
             kernels,
             active: HOST,
-            deferred_handled: 0,
             app_kernel,
             nic,
             virtio: virtio_dev,
             clients,
             run: RunStats::new(warmup_end_ns, end_ns),
-            vm_dma_extra_ns,
-            vm_wire_extra_ns,
             streams,
             profile: s.profile().map(|p| p.name().to_string()),
             name: cfg.name.clone(),
@@ -482,9 +476,9 @@ impl Server {
             Err(_) => sched.current_key(),
         };
         for q in &mut self.nic.queues {
-            self.deferred_handled += q.catch_up(due);
+            self.nic.deferred_handled += q.catch_up(due);
         }
-        sched.count_handled(std::mem::take(&mut self.deferred_handled));
+        sched.count_handled(std::mem::take(&mut self.nic.deferred_handled));
         ran.map_err(|stop| match stop {
             Stopped::Interrupted { at_ns } => Error::Interrupted { at_s: at_ns as f64 / 1e9 },
             Stopped::Stalled { at_ns } => Error::Stalled(format!(
@@ -521,6 +515,58 @@ impl Server {
         }
         if let Some(s) = self.storage.as_mut() {
             s.counters = Default::default();
+        }
+    }
+
+    /// What the NIC asked for: an interrupt along its queue's route, or a
+    /// drop for the workload to learn of.
+    #[inline]
+    fn nic_out(&mut self, sched: &mut Scheduler<Ev>, out: NicOut) {
+        match out {
+            NicOut::Nothing => {}
+            NicOut::Irq { queue } => self.queue_irq(sched, queue),
+            NicOut::Dropped { site, conn, sent_ns } => self.dropped(sched, site, conn, sent_ns),
+        }
+    }
+
+    /// The kernel's driver applies a completion queue's moderation decision
+    /// (re-arming after a poll).
+    #[inline]
+    pub(crate) fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
+        let out = self.nic.moderation(sched, queue, cq, signal);
+        self.nic_out(sched, out)
+    }
+
+    /// The kernel sends a reply through the NIC's TX queue `queue`.
+    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+        let out = self.nic.transmit(sched, queue, conn, sent_ns, bytes);
+        self.nic_out(sched, out)
+    }
+
+    /// The kernel's driver reaped TX descriptors: the qdisc may send.
+    pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        self.nic.tx_restart(sched, queue);
+    }
+
+    /// Queue pair `queue`'s vector fired: its interrupt goes along its route.
+    fn queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        self.tr(sched.now(), TraceEvent::IrqFired { queue });
+        if self.run.measuring {
+            self.run.counters.hard_irqs += 1;
+        }
+        match self.nic.route(queue) {
+            // Threaded NAPI on a veth: the sender's `napi_schedule` wakes the
+            // NAPI thread; no interrupt runs on the core.
+            IrqRoute::Host { core } if self.cfg.napi.threaded => self.napi_thread_schedule(sched, core, queue),
+            IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
+            IrqRoute::Vfio { host_core, guest, guest_core } => {
+                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
+                    // VT-d posted interrupt: straight into the running guest.
+                    self.posted_inject(sched, guest, guest_core, IrqSrc::Queue(queue));
+                } else {
+                    self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
+                }
+            }
         }
     }
 
@@ -755,7 +801,10 @@ impl World for Server {
     fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {
         match ev {
             Ev::Kernel(e) => self.kernel_event(sched, e),
-            Ev::Nic(e) => self.nic_event(sched, e),
+            Ev::Nic(e) => {
+                let out = self.nic.on_event(sched, e);
+                self.nic_out(sched, out)
+            }
             Ev::Client(e) => {
                 let mut cx = WorkloadCx { sched, nic: &mut self.nic, run: &mut self.run };
                 self.clients.on_event(&mut cx, e)

@@ -202,7 +202,7 @@ impl Server {
         let n = n + std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
         if self.kernel.rx_sink == RxSink::Forward && n < weight {
             let qi = self.kernel.napi_queue[napi as usize] as usize;
-            self.deferred_handled += self.nic.queues[qi].catch_up(sched.current_key());
+            self.nic.deferred_handled += self.nic.queues[qi].catch_up(sched.current_key());
             if self.nic.queues[qi].rx_pending() > 0 {
                 self.kernel.softirq[core as usize].poll_continues = Some((napi, n));
                 return;
@@ -253,7 +253,7 @@ impl Server {
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
-        self.deferred_handled += deferred_done;
+        self.nic.deferred_handled += deferred_done;
         let k = &self.cfg.costs;
         if self.kernel.rx_sink == RxSink::Forward {
             // No socket, no waiter: each packet is switched and sent.
@@ -318,7 +318,7 @@ impl Server {
                 return self.virtqueue_napi_complete(core, napi, queue, now);
             }
             let q = &mut self.nic.queues[queue as usize];
-            self.deferred_handled += q.catch_up(sched.current_key());
+            self.nic.deferred_handled += q.catch_up(sched.current_key());
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
                 self.moderation(sched, queue, cq, signal);

@@ -5,11 +5,9 @@
 //! the TX path (the ring, the qdisc when it is full, the reply's wire time).
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::devices::nic::{Cq, IrqRoute, PhysicalNic, Post, RxPacket, Signal};
-use crate::model::kernel::cpu::IrqSrc;
-use crate::model::kernel::HOST;
-use crate::model::server::{lane, DropSite, Ev, Server};
-use crate::model::trace::TraceEvent;
+use crate::model::devices::nic::{Cq, PhysicalNic, Post, RxPacket, Signal};
+use crate::model::run::DropSite;
+use crate::model::server::{lane, Ev};
 use crate::model::workloads::client::ClientEv;
 
 /// The NIC's events.
@@ -40,106 +38,105 @@ impl PhysicalNic {
     }
 }
 
-impl Server {
+/// What an event of the NIC asks of the machine.
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub enum NicOut {
+    Nothing,
+    /// Queue pair `queue`'s vector fired: its interrupt goes along its route
+    /// (`PhysicalNic::route`).
+    Irq { queue: u32 },
+    /// A frame (or a reply) was dropped at `site`.
+    Dropped { site: DropSite, conn: u32, sent_ns: Nanos },
+}
+
+impl PhysicalNic {
     #[inline]
-    pub(crate) fn nic_event(&mut self, sched: &mut Scheduler<Ev>, ev: NicEv) {
+    pub(crate) fn on_event(&mut self, sched: &mut Scheduler<Ev>, ev: NicEv) -> NicOut {
         match ev {
             NicEv::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
             NicEv::ModerationTimer { queue, cq, gen } => {
-                let a = self.nic.queues[queue as usize].on_timer(sched.now(), cq, gen);
-                self.moderation(sched, queue, cq, a);
+                let a = self.queues[queue as usize].on_timer(sched.now(), cq, gen);
+                self.moderation(sched, queue, cq, a)
             }
             NicEv::TxDone { queue, bytes } => {
-                let a = self.nic.queues[queue as usize].tx_done(sched.now(), bytes);
-                self.moderation(sched, queue, Cq::Tx, a);
+                let a = self.queues[queue as usize].tx_done(sched.now(), bytes);
+                self.moderation(sched, queue, Cq::Tx, a)
             }
         }
     }
 
     /// A packet reaches the ring: post it and apply moderation.
-    fn packet_arrive(&mut self, sched: &mut Scheduler<Ev>, queue: u32, mut pkt: RxPacket) {
+    fn packet_arrive(&mut self, sched: &mut Scheduler<Ev>, queue: u32, mut pkt: RxPacket) -> NicOut {
         let now = sched.now();
         pkt.arrived_ns = now;
-        let q = &mut self.nic.queues[queue as usize];
+        let q = &mut self.queues[queue as usize];
         q.rx_in_flight -= 1;
         // Deferred arrivals due before this one are in the ring first.
         self.deferred_handled += q.rx_catch_up(sched.current_key());
         match q.post(pkt) {
             Post::Ring => {}
-            Post::Buffered => return,
-            Post::Dropped => return self.dropped(sched, DropSite::Ring, pkt.conn, pkt.sent_ns),
+            Post::Buffered => return NicOut::Nothing,
+            Post::Dropped => return NicOut::Dropped { site: DropSite::Ring, conn: pkt.conn, sent_ns: pkt.sent_ns },
         }
         let signal = q.completion(now, Cq::Rx);
-        self.moderation(sched, queue, Cq::Rx, signal);
+        self.moderation(sched, queue, Cq::Rx, signal)
     }
 
+    /// Apply a completion queue's moderation decision: fire its vector now,
+    /// or arm its timer.
     #[inline]
-    pub fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
+    pub(crate) fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) -> NicOut {
         match signal {
-            Signal::Nothing => {}
-            Signal::FireNow => self.raise_queue_irq(sched, queue, cq),
-            Signal::PostTimer(at, gen) => sched.at_fifo(lane::MODERATION, at, Ev::Nic(NicEv::ModerationTimer { queue, cq, gen })),
-        }
-    }
-
-    fn raise_queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) {
-        self.tr(sched.now(), TraceEvent::IrqFired { queue });
-        let q = &mut self.nic.queues[queue as usize];
-        q.fire(sched.now(), cq);
-        if self.run.measuring {
-            self.run.counters.hard_irqs += 1;
-        }
-        match self.nic.route(queue) {
-            // Threaded NAPI on a veth: the sender's `napi_schedule` wakes the
-            // NAPI thread; no interrupt runs on the core.
-            IrqRoute::Host { core } if self.cfg.napi.threaded => self.napi_thread_schedule(sched, core, queue),
-            IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
-            IrqRoute::Vfio { host_core, guest, guest_core } => {
-                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
-                    // VT-d posted interrupt: straight into the running guest.
-                    self.posted_inject(sched, guest, guest_core, IrqSrc::Queue(queue));
-                } else {
-                    self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
-                }
+            Signal::Nothing => NicOut::Nothing,
+            Signal::FireNow => self.fire(sched, queue, cq),
+            Signal::PostTimer(at, gen) => {
+                sched.at_fifo(lane::MODERATION, at, Ev::Nic(NicEv::ModerationTimer { queue, cq, gen }));
+                NicOut::Nothing
             }
         }
+    }
+
+    fn fire(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) -> NicOut {
+        self.queues[queue as usize].fire(sched.now(), cq);
+        NicOut::Irq { queue }
     }
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
     /// while the ring is full.
-    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
-        let q = &mut self.nic.queues[queue as usize];
+    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) -> NicOut {
+        let q = &mut self.queues[queue as usize];
         if !q.tx_post() {
-            if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
-                self.dropped(sched, DropSite::Qdisc, conn, sent_ns);
-            } else {
-                q.qdisc.push_back((conn, sent_ns, bytes));
+            if q.qdisc.len() >= self.timing.txqueuelen as usize {
+                return NicOut::Dropped { site: DropSite::Qdisc, conn, sent_ns };
             }
-            return;
+            q.qdisc.push_back((conn, sent_ns, bytes));
+            return NicOut::Nothing;
         }
         let now = sched.now();
-        let wire_ns = self.cfg.nic.wire_latency_ns + self.vm_dma_extra_ns + self.vm_wire_extra_ns;
-        sched.at_fifo(lane::TO_CLIENT, now + wire_ns, Ev::Client(ClientEv::ReplyArrive { conn, sent_ns }));
+        sched.at_fifo(lane::TO_CLIENT, now + self.timing.reply_wire_ns, Ev::Client(ClientEv::ReplyArrive { conn, sent_ns }));
         // The TX descriptor completes once the NIC has DMAed the reply; a
         // completion that can only count waits in the queue, in its turn.
-        let done_ns = now + self.cfg.nic.dma_latency_ns + self.vm_dma_extra_ns;
-        let q = &mut self.nic.queues[queue as usize];
+        let done_ns = now + self.timing.tx_dma_ns;
+        let q = &mut self.queues[queue as usize];
         if q.tx_done_deferrable() {
             q.tx_defer(sched.reserve(done_ns), bytes);
         } else {
             sched.at_fifo(lane::TX_DONE, done_ns, Ev::Nic(NicEv::TxDone { queue, bytes }));
         }
+        NicOut::Nothing
     }
 
-    /// Descriptors were reaped: send what waits in the qdisc.
+    /// Descriptors were reaped: send what waits in the qdisc (while the
+    /// ring has room, so nothing is dropped).
     pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
-        while let Some(&(conn, sent_ns, bytes)) = self.nic.queues[queue as usize].qdisc.front() {
-            if self.nic.queues[queue as usize].tx_in_use >= self.nic.queues[queue as usize].tx_capacity {
+        while let Some(&(conn, sent_ns, bytes)) = self.queues[queue as usize].qdisc.front() {
+            if self.queues[queue as usize].tx_in_use >= self.queues[queue as usize].tx_capacity {
                 break;
             }
-            self.nic.queues[queue as usize].qdisc.pop_front();
-            self.transmit(sched, queue, conn, sent_ns, bytes);
+            self.queues[queue as usize].qdisc.pop_front();
+            let out = self.transmit(sched, queue, conn, sent_ns, bytes);
+            debug_assert!(matches!(out, NicOut::Nothing), "a ring with room takes the reply");
         }
     }
-
 }

@@ -26,6 +26,24 @@ pub struct PhysicalNic {
     rss: Vec<u32>,
     /// Per queue pair, the path of its MSI-X vector.
     routes: Vec<IrqRoute>,
+    /// The TX side's delays and qdisc length.
+    pub(crate) timing: TxTiming,
+    /// TX completions and arrivals the queues kept rather than scheduled
+    /// (`QueuePair::tx_defer`, `rx_defer`) and have applied: handled events
+    /// the engine did not pop, added to its count at the end.
+    pub(crate) deferred_handled: u64,
+}
+
+/// The TX side's delays and the qdisc in front of each TX ring.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxTiming {
+    /// A reply's way to its client: the wire, plus an assigned device's
+    /// IOMMU and SR-IOV switch (`vf.rs`), ns.
+    pub reply_wire_ns: Nanos,
+    /// A TX descriptor's DMA, plus the IOMMU, ns.
+    pub tx_dma_ns: Nanos,
+    /// Replies the qdisc holds while the ring is full (`nic.txqueuelen`).
+    pub txqueuelen: u32,
 }
 
 impl PhysicalNic {
@@ -35,7 +53,13 @@ impl PhysicalNic {
     pub fn new(queues: Vec<QueuePair>, connections: u32, routes: Vec<IrqRoute>) -> Self {
         let n = queues.len() as u32;
         debug_assert_eq!(routes.len(), queues.len());
-        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect(), routes }
+        PhysicalNic { queues, rss: (0..connections).map(|i| i % n).collect(), routes, timing: TxTiming::default(), deferred_handled: 0 }
+    }
+
+    /// The NIC with its TX side's delays.
+    pub fn with_timing(mut self, timing: TxTiming) -> Self {
+        self.timing = timing;
+        self
     }
 
     /// The path of queue pair `q`'s interrupt.
