@@ -3,7 +3,7 @@
 //!
 //! | variable                  | meaning                                   | accepted        |
 //! |---------------------------|-------------------------------------------|-----------------|
-//! | `IRQLAB_BUSY_POLL_USECS`  | `epoll_params.busy_poll_usecs` (µs)       | 0 ..= 4294967295 |
+//! | `IRQLAB_BUSY_POLL_USECS`  | `epoll_params.busy_poll_usecs` (µs)       | 0 ..= 2147483647 |
 //! | `IRQLAB_BUSY_POLL_BUDGET` | `epoll_params.busy_poll_budget` (packets) | 0 ..= 65535     |
 //! | `IRQLAB_PREFER_BUSY_POLL` | `epoll_params.prefer_busy_poll`           | 0 or 1          |
 //! | `IRQLAB_NONBLOCKING`      | spin `epoll_wait` instead of sleeping     | 0 or 1          |
@@ -101,8 +101,11 @@ pub fn parse<'a>(get: impl Fn(&'static str) -> Option<&'a [u8]>) -> Parsed<'a> {
     };
     let result = (|| {
         Ok(Config {
-            busy_poll_usecs: field(USECS, u64::from(u32::MAX))? as u32,
-            busy_poll_budget: field(BUDGET, u64::from(u16::MAX))? as u16,
+            // The ranges EPIOCSPARAMS accepts, from the knob table
+            // (crates/irqlab-knobs): busy_poll_usecs is a __u32 the kernel
+            // refuses above S32_MAX.
+            busy_poll_usecs: field(USECS, irqlab_knobs::table::BUSY_POLL_USECS.kernel.max)? as u32,
+            busy_poll_budget: field(BUDGET, irqlab_knobs::table::BUSY_POLL_BUDGET.kernel.max)? as u16,
             prefer_busy_poll: field(PREFER, 1)? as u8,
             nonblocking: field(NONBLOCKING, 1)? == 1,
         })
@@ -190,21 +193,21 @@ mod tests {
     }
 
     #[test]
-    fn field_ranges_are_the_struct_field_types() {
-        let ok = [(USECS, "4294967295"), (BUDGET, "65535"), (PREFER, "1")];
+    fn field_ranges_are_those_the_kernel_accepts() {
+        let ok = [(USECS, "2147483647"), (BUDGET, "65535"), (PREFER, "1")];
         let Parsed::Valid(config) = parse(env(&ok)) else {
             panic!("should be valid")
         };
         assert_eq!(
             (config.busy_poll_usecs, config.busy_poll_budget),
-            (u32::MAX, u16::MAX)
+            (i32::MAX as u32, u16::MAX)
         );
         for (var, value, max) in [
-            (USECS, "4294967296", u64::from(u32::MAX)),
+            (USECS, "2147483648", i32::MAX as u64),
             (BUDGET, "65536", 65535),
             (PREFER, "2", 1),
             (NONBLOCKING, "2", 1),
-            (USECS, "99999999999999999999999", u64::from(u32::MAX)),
+            (USECS, "99999999999999999999999", i32::MAX as u64),
         ] {
             let pairs = [(var, value)];
             assert_eq!(

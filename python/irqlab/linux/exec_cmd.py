@@ -103,9 +103,10 @@ ENV_PREFER = "IRQLAB_PREFER_BUSY_POLL"
 ENV_NONBLOCKING = "IRQLAB_NONBLOCKING"
 ENV_DEBUG = "IRQLAB_PRELOAD_DEBUG"
 ENV_CONTROL = "IRQLAB_CONTROL"
-#: The largest ``busy_poll_usecs`` the kernel takes: ``ep_eventpoll_bp_ioctl``
-#: (fs/eventpoll.c) refuses more than ``S32_MAX`` with EINVAL.
-CONTROL_MAX = 2**31 - 1
+#: The largest ``busy_poll_usecs`` the kernel takes (the knob table,
+#: ``crates/irqlab-knobs``: ``ep_eventpoll_bp_ioctl`` refuses more than
+#: ``S32_MAX`` with EINVAL).
+CONTROL_MAX = next(k for k in _core.knobs() if k["path"] == "epoll.busy_poll_usecs")["kernel_range"][1]
 
 #: Signals passed on to the program.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
