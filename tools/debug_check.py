@@ -101,7 +101,7 @@ def main() -> int:
         )
         # Every line but the wall-clock time, the one field that is not
         # determined by the scenario and seed.
-        summary = f"// {label}\n" + "".join(l for l in p.stdout.splitlines(True) if '"wall_s":' not in l)
+        summary = f"// {label}\n" + "".join(l for l in (p.stdout or "").splitlines(True) if '"wall_s":' not in l)
         if p.returncode == 0 and args.save:
             saved(label).write_text(summary)
         elif p.returncode == 0 and args.compare:

@@ -610,7 +610,7 @@ def test_real_out_etc_passwd_is_refused_before_the_device_changes(bed):
 def test_real_sigterm_mid_search_puts_the_original_back(bed):
     original = server_gro_flush_timeout()
     proc = _real_tune("--budget", "120")
-    _wait_for_step(proc, 1)
+    _wait_for_step(proc, 2)  # step 1 measures the original; step 2 has changed it
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
