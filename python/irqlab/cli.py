@@ -155,6 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_profiles)
 
     p = commands.add_parser(
+        "knobs",
+        help="list every interrupt-handling knob: names, unit, ranges, default, source",
+        description="List the interrupt-handling knobs as crates/irqlab-knobs declares them once: the scenario "
+        "field, the kernel's or ethtool's name, the unit, the range the kernel and the simulator accept, the "
+        "default, and the kernel source of the range (the README's tables are this command's output).",
+        allow_abbrev=False,
+    )
+    add_json(p, "print the table as one JSON list of knobs")
+    p.set_defaults(handler=_cmd_knobs)
+
+    p = commands.add_parser(
         "bench",
         help="measure the simulator's speed (simulated events per wall second)",
         description="Run a scenario several times and report simulated events per wall-clock second.",
@@ -214,6 +225,13 @@ def _cmd_profiles(args: argparse.Namespace) -> int:
         write_stdout("gro_flush_timeout and irq_suspend_timeout in ns):")
         write_stdout("")
         write_stdout(profiles_table(knobs))
+    return EXIT_OK
+
+
+def _cmd_knobs(args: argparse.Namespace) -> int:
+    from irqlab import knobs
+
+    write_stdout(json.dumps(knobs.knobs()) if args.json else knobs.markdown().rstrip("\n"))
     return EXIT_OK
 
 

@@ -10,7 +10,7 @@ max)``; ``sim_why`` says why the simulator takes less, when it does),
 ``default``, ``doc``, ``source`` (the kernel file the range comes from) and
 ``profiles`` (each profile's value, for the knobs profiles set).
 
-``python -m irqlab.knobs --markdown`` prints the README's knob tables.
+``irqlab knobs`` (or ``python -m irqlab.knobs --markdown``) prints the README's knob tables.
 """
 
 from __future__ import annotations

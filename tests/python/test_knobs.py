@@ -116,3 +116,13 @@ def test_python_m_irqlab_knobs_prints_the_tables():
     assert "| `napi.irq_suspend_timeout` | `irq-suspend-timeout` | ns | 0 to 9223372036854775807 |" in run.stdout
     run = subprocess.run([sys.executable, "-m", "irqlab.knobs"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "usage" in run.stderr
+
+
+def test_irqlab_knobs_prints_the_readmes_tables_and_the_table_as_json():
+    readme = (REPO / "README.md").read_text()
+    text = subprocess.run([sys.executable, "-m", "irqlab", "knobs"], capture_output=True, text=True, check=True,
+                          timeout=60)
+    assert text.stdout == knobs.readme_tables(readme)
+    data = subprocess.run([sys.executable, "-m", "irqlab", "knobs", "--json"], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert [k["path"] for k in json.loads(data.stdout)] == [k["path"] for k in knobs.knobs()]
