@@ -18,12 +18,14 @@
 //! - [`workloads`]: what loads the machine: memcached's clients, forwarding,
 //!   bulk TCP, Iometer, OLTP, background threads;
 //! - [`run`]: the measurement window and its counters;
+//! - [`build`]: the machine's parts assembled from a scenario;
 //! - [`server`]: assembly, the dispatch of the engine's events and the
 //!   summary; [`trace`]: the kernel-level event trace.
 //!
 //! Policies (DIM, ITR, steering, vIC, searches) are pure decisions in the
 //! `irqlab-policy` crate.
 
+pub mod build;
 pub mod devices;
 pub mod kernel;
 pub mod run;

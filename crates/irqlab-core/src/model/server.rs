@@ -7,19 +7,16 @@
 //! the devices' code is still `impl Server` blocks in their own files
 //! (docs/architecture.md, "Tiers").
 
-use crate::model::kernel::app::AppThread;
 use crate::model::workloads::client::Clients;
-use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc, CLASSES};
-use crate::model::kernel::epoll::Epoll;
-use crate::model::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
-use crate::model::kernel::napi::{Napi, NapiConfig};
-use crate::model::devices::nic::{vf, Cq, CqSettings, EitrVector, IrqRoute, PhysicalNic, QueuePair, Signal, TxTiming};
+use crate::model::kernel::cpu::{CpuClass, IrqSrc, CLASSES};
+use crate::model::kernel::{CoreRole, Kernel, KernelId, HOST};
+use crate::model::devices::nic::{Cq, IrqRoute, PhysicalNic, QueuePair, Signal};
 use crate::model::devices::virtio_net::VirtioNet;
 use crate::engine::time::{secs_to_ns, CycleClock};
 use crate::engine::EventQueue;
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use crate::error::Error;
-use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, Scenario, VmKind};
+use crate::scenario::{Config, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
 use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
@@ -31,7 +28,9 @@ use crate::model::workloads::WorkloadCx;
 use crate::model::workloads::storage::StorageEv;
 use crate::model::workloads::tcp_stream::TcpEv;
 pub use crate::model::run::{Counters, DropSite, RunStats};
-use std::collections::VecDeque;
+use crate::model::build::{self, Layout};
+use crate::model::workloads::bulk::Bulk;
+use crate::model::workloads::storage::Storage;
 
 /// Every event of the model: one variant per component, whose sub-enum is
 /// defined beside the code that handles it.
@@ -103,247 +102,43 @@ pub struct Server {
 }
 
 impl Server {
+    /// The machine a scenario describes (its parts are assembled in
+    /// `build.rs`).
     pub fn build(s: &Scenario) -> Result<Self, Error> {
         let cfg = s.config().clone();
         let streams = RngStreams::new(cfg.run.seed);
-        let app_cores = cfg.cpu.app_cores;
-        // SR-IOV: each of `vm.count` VMs owns a virtual function of
-        // `nic.queues` queue pairs, numbered VM by VM on the NIC.
-        let vms = cfg.vm.count;
-        let vf_nq = cfg.queues();
-        let nq = vf_nq * vms;
-        // The kernel that runs the application and drives the NIC's
-        // queues: the host's on bare metal, else the guest's.
-        let guest = cfg.vm.is_guest();
-        let virtio = cfg.vm.kind == VmKind::Virtio;
-        let app_kernel: KernelId = if guest { 1 } else { HOST };
-        let ncores = if guest { cfg.vcpus() } else { cfg.total_cores() };
-        // The guest's queues: the NIC's (assigned) or its virtio-net's.
-        let guest_queues = if cfg.vm.guest_queues == 0 { app_cores } else { cfg.vm.guest_queues };
-        // Each kernel's own: a VM's VF has `nic.queues` of them.
-        let app_nq = if virtio { guest_queues } else { vf_nq };
-        // A VirtIO host numbers its IRQ cores after the vCPUs' cores.
-        let first_irq_core = if virtio { cfg.vcpus() } else { app_cores };
-        // The core (a guest's: of its VM) that takes queue q's interrupts.
-        let irq_core = |q: u32| match cfg.nic.irq_routing {
-            IrqRouting::Aligned => q % vf_nq % app_cores,
-            IrqRouting::Packed => first_irq_core + q % cfg.nic.irq_cores,
-        };
-        // A VirtIO host's NIC keeps its own coalescing (by default the
-        // driver's, DIM: thesis A.2) under every profile: the profiles
-        // apply inside the guest.
-        let host_profile = Profile::by_name(&cfg.vm.host_nic_coalescing).unwrap_or(Profile::AdaptiveCoalescing);
-        let host_default = CoalesceCfg::from_profile(host_profile.knobs().coalesce);
-        let c = if virtio { &host_default } else { &cfg.coalesce };
-        let rx = CqSettings { usecs: c.rx_usecs, frames: c.rx_frames, cqe_mode: c.cqe_mode_rx, adaptive: c.adaptive_rx, irqs: true };
-        let tx = CqSettings {
-            usecs: c.tx_usecs,
-            frames: c.tx_frames,
-            cqe_mode: c.cqe_mode_tx,
-            adaptive: c.adaptive_tx,
-            irqs: cfg.nic.tx_completion_irqs,
-        };
-        let queues: Vec<QueuePair> = (0..nq)
-            .map(|q| {
-                let pair = QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx);
-                match cfg.nic.kind {
-                    NicKind::Connectx4 => pair,
-                    NicKind::I82599 => pair.with_eitr(
-                        EitrVector::new(crate::model::devices::nic::eitr::policy(&cfg.itr)),
-                        cfg.nic.rx_packet_buffer_bytes,
-                    ),
-                }
-            })
-            .collect();
-        // A storage guest (Iometer or OLTP) has no network device to assign.
-        let oltp = cfg.app.kind == AppKind::Oltp;
-        let storage_io = cfg.app.kind == AppKind::Iometer || oltp;
-        let routes: Vec<IrqRoute> = if guest && !virtio && !storage_io {
-            vf::vfio_routes(nq, vf_nq, app_kernel, cfg.vcpus(), cfg.vm_host_cpus(), irq_core)
-        } else {
-            (0..nq).map(|q| IrqRoute::Host { core: irq_core(q) }).collect()
-        };
-        let ncfg = NapiConfig {
-            defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
-            gro_flush_timeout: cfg.napi.gro_flush_timeout,
-            irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
-        };
-        // A forwarding kernel runs no application thread.
-        let forwarding = cfg.app.kind == AppKind::Forwarding;
-        let bulk = cfg.app.kind == AppKind::Bulk;
-        let nthreads = if forwarding {
-            0
-        } else if oltp {
-            // The users, then the checkpoint writer (`model/workloads/storage/oltp.rs`).
-            cfg.oltp.users + (cfg.oltp.checkpoint_writes > 0) as u32
-        } else if storage_io {
-            1 + cfg.storage.background_threads
-        } else if bulk {
-            // VM 0's; each VM's are counted where its kernel is built.
-            crate::model::workloads::bulk::Bulk::streams_into(&cfg, 0)
-        } else {
-            app_cores
-        };
-        let reader_cores = crate::model::workloads::bulk::reader_cores(app_cores, app_nq);
-        let make_threads = |nthreads: u32| -> Vec<AppThread> {
-            (0..nthreads)
-                .map(|t| {
-                    if oltp {
-                        let mut th = AppThread::new(t, t % cfg.vcpus());
-                        th.phase = crate::model::kernel::app::Phase::TxnNext;
-                        th
-                    } else if storage_io && t == 0 {
-                        // Iometer's worker (`model/workloads/storage/iometer.rs`).
-                        let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
-                        th.phase = crate::model::kernel::app::Phase::IoNext;
-                        th
-                    } else if storage_io {
-                        // A background thread (`model/workloads/storage/background.rs`).
-                        let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
-                        th.phase = crate::model::kernel::app::Phase::Spin;
-                        th
-                    } else if bulk {
-                        // iperf3's reader of stream t (`model/workloads/bulk.rs`).
-                        let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
-                        th.phase = crate::model::kernel::app::Phase::ReadCheck;
-                        th
-                    } else {
-                        AppThread::new(t, t)
-                    }
-                })
-                .collect()
-        };
-        // RSS spreads connections over the queues evenly (an ideal indirection
-        // table, `PhysicalNic::new`); each connection is served by the thread
-        // of its queue's core when routing is aligned (thesis §3.1.2 with
-        // SO_INCOMING_NAPI_ID), and round-robin over the application threads
-        // when packed.
-        let nconn = if bulk { cfg.bulk_streams() } else { cfg.load.connections() as u32 };
-        let (vm_dma_extra_ns, vm_wire_extra_ns) = vf::extra_latency_ns(&cfg);
-        let nic = PhysicalNic::new(queues, nconn, routes).with_timing(TxTiming {
-            reply_wire_ns: cfg.nic.wire_latency_ns + vm_dma_extra_ns + vm_wire_extra_ns,
-            tx_dma_ns: cfg.nic.dma_latency_ns + vm_dma_extra_ns,
-            txqueuelen: cfg.nic.txqueuelen,
+        let layout = Layout::new(&cfg);
+        let bulk = layout.bulk.then(|| Box::new(Bulk::new(&cfg, &streams, layout.app_kernel, layout.nq)));
+        let nconn = if layout.bulk { cfg.bulk_streams() } else { cfg.load.connections() as u32 };
+        let nic = build::physical_nic(&cfg, &layout, nconn);
+        let virtio = layout.virtio.then(|| {
+            VirtioNet::new(layout.app_kernel, layout.guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
         });
-        let virtio_dev = virtio.then(|| {
-            VirtioNet::new(app_kernel, guest_queues, cfg.vm.virtqueue_size, cfg.vm.tap_queue_len, nconn)
-        });
-        let bulk_state = bulk.then(|| Box::new(crate::model::workloads::bulk::Bulk::new(&cfg, &streams, app_kernel, nq)));
-        let conns: Vec<Conn> = (0..nconn)
-            .map(|i| {
-                if let Some(b) = &bulk_state {
-                    // Every kernel of the run knows every stream; its reader
-                    // is thread i / vm.count of its VM's kernel.
-                    let queue = b.senders.streams[i as usize].queue;
-                    return Conn { tx_queue: queue, thread: i / vms, rx: VecDeque::new(), rx_bytes: 0, on_ready: false };
-                }
-                let queue = match &virtio_dev {
-                    Some(v) => v.conn_queue[i as usize],
-                    None => nic.rss_queue(i),
-                };
-                let thread = match (cfg.nic.irq_routing, virtio) {
-                    (_, true) => queue % app_cores,
-                    (IrqRouting::Aligned, false) => queue,
-                    (IrqRouting::Packed, false) => i % app_cores,
-                };
-                Conn { tx_queue: queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
-            })
-            .collect();
+        let conns = build::connections(&cfg, &layout, nconn, &nic, virtio.as_ref(), bulk.as_deref());
         let clients = Clients::new(&cfg, &streams)?;
+        let (kernel, kernels) = build::kernels(&cfg, &layout, &streams, conns);
+        // The HBA's core follows the vCPUs' (`vm::host_kernel`).
+        let storage = layout.storage_io.then(|| {
+            Box::new(Storage::new(&cfg, &streams, layout.app_kernel, cfg.vcpus(), layout.threads_of_vm(&cfg, 0)))
+        });
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
-        // The application's kernel, one per VM (`vm`).
-        let make_kernel = |vm: u32, nthreads: u32, conns: Vec<Conn>| -> Kernel {
-            let threads = make_threads(nthreads);
-            let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
-            let service = (0..app_cores)
-                .map(|t| {
-                    let rng = streams.stream(crate::engine::rng::kind::SERVICE, (vm * app_cores + t) as u64);
-                    crate::workload::ServiceDraws::new(rng, cfg.app.service)
-                })
-                .collect();
-            // VM `vm`'s queues on the NIC and its NAPIs, one per queue pair.
-            let first_queue = if virtio { 0 } else { vm * vf_nq };
-            let mut queue_napi: Vec<u32> = (0..app_nq).collect();
-            if vms > 1 {
-                queue_napi = vec![0; nq as usize];
-                for i in 0..app_nq {
-                    queue_napi[(first_queue + i) as usize] = i;
-                }
-            }
-            Kernel {
-                id: app_kernel + vm as KernelId,
-                // A guest's idle vCPU halts into the host, which pays the wake-up.
-                wakeup_latency_ns: if guest { 0 } else { cfg.cpu.wakeup_latency_ns },
-                // The application's threads run on the first cores; packed
-                // routing adds the IRQ cores after them; a guest's other vCPUs
-                // run nothing.
-                core_role: (0..ncores)
-                    .map(|c| match (c < app_cores, guest) {
-                        _ if oltp => CoreRole::App,
-                        _ if storage_io => if c == cfg.storage.worker_vcpu { CoreRole::App } else { CoreRole::Other },
-                        (true, _) => CoreRole::App,
-                        (false, false) => CoreRole::Irq,
-                        (false, true) => CoreRole::Other,
-                    })
-                    .collect(),
-                cores: (0..ncores).map(Core::new).collect(),
-                napi_timer: vec![NapiTimer::default(); app_nq as usize],
-                napis: (0..app_nq).map(|q| Napi::new(q, ncfg)).collect(),
-                // One NAPI per queue pair, as mlx5, ixgbevf and virtio-net
-                // register them.
-                napi_queue: (first_queue..first_queue + app_nq).collect(),
-                queue_napi,
-                vcpu_base: threads.len() as u32,
-                threads,
-                vcpus: Vec::new(),
-                vhosts: Vec::new(),
-                device: if virtio { Device::Virtio } else { Device::Nic },
-                rx_sink: if forwarding {
-                    RxSink::Forward
-                } else if bulk {
-                    RxSink::Stream
-                } else {
-                    RxSink::Sockets
-                },
-                epolls,
-                conns,
-                softirq: vec![Default::default(); ncores as usize],
-                softirq_buf: vec![Vec::with_capacity(64); ncores as usize],
-                service,
-            }
-        };
-        let mut kernel = make_kernel(0, nthreads, conns);
-        let kernels = if guest {
-            let mut guests = vec![kernel];
-            for vm in 1..vms {
-                let conns = guests[0].conns.iter().map(|c| Conn { rx: VecDeque::new(), ..*c }).collect();
-                guests.push(make_kernel(vm, crate::model::workloads::bulk::Bulk::streams_into(&cfg, vm), conns));
-            }
-            kernel = crate::model::vm::host_kernel(&cfg, &mut guests, nq, guest_queues, irq_core);
-            std::iter::once(Kernel::default()).chain(guests).collect()
-        } else {
-            vec![Kernel::default()]
-        };
-        // The HBA's core follows the vCPUs' (`vm::host_kernel`).
-        let storage = storage_io
-            .then(|| Box::new(crate::model::workloads::storage::Storage::new(&cfg, &streams, app_kernel, cfg.vcpus(), nthreads)));
         Ok(Server {
             freq_ghz: cfg.cpu.freq_ghz,
             clock: CycleClock::new(cfg.cpu.freq_ghz),
             kernel,
             kernels,
             active: HOST,
-            app_kernel,
+            app_kernel: layout.app_kernel,
             nic,
-            virtio: virtio_dev,
+            virtio,
             clients,
             run: RunStats::new(warmup_end_ns, end_ns),
             streams,
             profile: s.profile().map(|p| p.name().to_string()),
             name: cfg.name.clone(),
             trace: None,
-            bulk: bulk_state,
+            bulk,
             storage,
             cfg,
         })
