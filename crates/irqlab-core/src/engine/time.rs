@@ -30,7 +30,7 @@ pub fn cycles_to_ns(cycles: u64, freq_ghz: f64) -> Nanos {
 /// f) + 1` is `floor(c / f)` for `c < 2^64 / f`), instead of a division and
 /// two conversions on a segment's critical path. Any other frequency, or a
 /// larger `c`, takes [`cycles_to_ns`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CycleClock {
     freq_ghz: f64,
     /// `(f, m)` when the frequency is a whole number `f` of GHz.

@@ -186,6 +186,15 @@ pub(crate) fn connections(
 /// active one's slot a placeholder): on bare metal the host runs the
 /// application; in a VM each guest does and the host runs the vCPUs.
 pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
+    let (mut active, mut parked) = kernels_of(cfg, l, streams, conns);
+    let clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
+    for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
+        k.clock = clock;
+    }
+    (active, parked)
+}
+
+fn kernels_of(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
     let first = app_kernel(cfg, l, streams, 0, l.threads_of_vm(cfg, 0), conns);
     if !l.guest {
         return (first, vec![Kernel::default()]);
@@ -300,5 +309,6 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         softirq: vec![Default::default(); l.ncores as usize],
         softirq_buf: vec![Vec::with_capacity(64); l.ncores as usize],
         service,
+        clock: Default::default(),
     }
 }

@@ -3,8 +3,10 @@
 //! (`devices/`), the workloads (`workloads/`) and the run's statistics
 //! (`run.rs`); each component's events are its own sub-enum of [`Ev`]. The
 //! workloads outside the machine (clients, bulk senders) handle theirs
-//! through a narrow context (`workloads::WorkloadCx`); the kernel's and
-//! the devices' code is still `impl Server` blocks in their own files
+//! through a narrow context (`workloads::WorkloadCx`); the kernel's code is
+//! `impl Kernel` (`kernel/`), given the machine around it (`Machine`); the
+//! VM layer's, the storage path's and virtio-net's code is still `impl
+//! Machine` blocks in their own files, given the active kernel
 //! (docs/architecture.md, "Tiers").
 
 use crate::model::workloads::client::Clients;
@@ -66,18 +68,24 @@ pub mod lane {
     pub const MODERATION: Lane = 3;
 }
 
-/// The machine: its kernel, its NIC's queue pairs and the clients that
-/// load it, with the run's bookkeeping. The kernel's receive path,
-/// scheduler and application live in [`Kernel`]; the NIC and the clients
-/// are outside it.
+/// The modelled server: the active kernel, whose code runs now
+/// (`model/kernel/`), and the machine around it.
 pub struct Server {
+    /// The active kernel: the one whose code runs now (see
+    /// `model/kernel/mod.rs`).
+    pub kernel: Kernel,
+    pub m: Machine,
+}
+
+/// Everything around the active kernel: the other kernels, the devices
+/// (`devices/`), the virtualization layer (`vm/`), the workloads
+/// (`workloads/`) and the run's statistics (`run.rs`). The kernel's code
+/// reaches it as `m`; its own code gets the active kernel as `k`.
+pub struct Machine {
     pub cfg: Config,
     pub freq_ghz: f64,
     /// Cycles to nanoseconds at `freq_ghz`.
     clock: CycleClock,
-    /// The active kernel: the one whose code runs now (see
-    /// `model/kernel/mod.rs`).
-    pub kernel: Kernel,
     /// Every kernel by [`KernelId`], the host's first ([`HOST`]); the
     /// active kernel's slot holds an empty placeholder meanwhile.
     kernels: Vec<Kernel>,
@@ -124,9 +132,10 @@ impl Server {
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         Ok(Server {
+            kernel,
+            m: Machine {
             freq_ghz: cfg.cpu.freq_ghz,
             clock: CycleClock::new(cfg.cpu.freq_ghz),
-            kernel,
             kernels,
             active: HOST,
             app_kernel: layout.app_kernel,
@@ -141,72 +150,14 @@ impl Server {
             bulk,
             storage,
             cfg,
+            },
         })
-    }
-
-    /// Make kernel `k` the active one (`model/kernel/mod.rs`).
-    #[inline]
-    pub(crate) fn switch_to(&mut self, k: KernelId) {
-        if k != self.active {
-            self.switch_slow(k);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn switch_slow(&mut self, k: KernelId) {
-        std::mem::swap(&mut self.kernel, &mut self.kernels[self.active]);
-        std::mem::swap(&mut self.kernel, &mut self.kernels[k]);
-        self.active = k;
-    }
-
-    /// Run `f` with kernel `k` active, then make the caller's kernel
-    /// active again.
-    #[inline]
-    pub(crate) fn in_kernel<R>(&mut self, k: KernelId, f: impl FnOnce(&mut Self) -> R) -> R {
-        let prev = self.active;
-        self.switch_to(k);
-        let r = f(self);
-        self.switch_to(prev);
-        r
-    }
-
-    /// The active kernel's id.
-    #[inline]
-    pub fn active_kernel(&self) -> KernelId {
-        self.active
-    }
-
-    /// Kernel `k`, active or parked.
-    pub fn kernel_ref(&self, k: KernelId) -> &Kernel {
-        if k == self.active {
-            &self.kernel
-        } else {
-            &self.kernels[k]
-        }
-    }
-
-    /// Number of kernels (1 on bare metal).
-    pub fn kernel_count(&self) -> usize {
-        self.kernels.len()
-    }
-
-    #[inline]
-    pub fn ns(&self, cycles: u64) -> Nanos {
-        self.clock.ns(cycles)
     }
 
     /// Record up to `limit` kernel-level events (see [`crate::model::trace`]).
     pub fn with_trace(mut self, limit: usize) -> Self {
-        self.trace = Some(crate::model::trace::Trace::new(limit));
+        self.m.trace = Some(crate::model::trace::Trace::new(limit));
         self
-    }
-
-    #[inline]
-    pub(crate) fn tr(&mut self, now: Nanos, e: crate::model::trace::TraceEvent) {
-        if let Some(t) = self.trace.as_mut() {
-            t.push(now, e);
-        }
     }
 
     /// Run to the end and summarise.
@@ -227,42 +178,44 @@ impl Server {
     ) -> Result<(Summary, Vec<(Nanos, crate::model::trace::TraceEvent)>), Error> {
         let wall = std::time::Instant::now();
         let mut sched = Scheduler::new();
+        let Server { kernel: k, m } = &mut self;
         // A slot per host core for its segment end (engine/queue.rs).
-        let host_cores = self.kernel_ref(HOST).cores.len();
+        let host_cores = m.kernel_ref(k, HOST).cores.len();
         sched.set_owners(host_cores);
         // Guests first: their threads wait on their frozen cores until the
         // host's vCPU threads enter guest mode.
-        for k in (0..self.kernels.len()).rev() {
-            self.switch_to(k);
-            let n = self.kernel.threads.len() + self.kernel.vcpus.len();
+        for kid in (0..m.kernels.len()).rev() {
+            m.switch_to(k, kid);
+            let n = k.threads.len() + k.vcpus.len();
             for t in 0..n as u32 {
-                self.thread_make_runnable(&mut sched, t);
+                k.thread_make_runnable(m, &mut sched, t);
             }
         }
-        self.switch_to(HOST);
-        if self.bulk.is_some() {
-            let b = &mut **self.bulk.as_mut().expect("bulk workload");
-            let mut cx = WorkloadCx { sched: &mut sched, nic: &mut self.nic, run: &mut self.run };
+        m.switch_to(k, HOST);
+        if m.bulk.is_some() {
+            let b = &mut **m.bulk.as_mut().expect("bulk workload");
+            let mut cx = WorkloadCx { sched: &mut sched, nic: &mut m.nic, run: &mut m.run };
             b.senders.start(&mut cx, &b.unread);
-        } else if self.storage.is_some() {
+        } else if m.storage.is_some() {
             // The worker issues its reads as it starts; the guest's clock ticks.
-            if self.cfg.storage.guest_timer_hz > 0 {
-                sched.at(1_000_000_000 / self.cfg.storage.guest_timer_hz as u64, Ev::Storage(StorageEv::GuestTick));
+            if m.cfg.storage.guest_timer_hz > 0 {
+                sched.at(1_000_000_000 / m.cfg.storage.guest_timer_hz as u64, Ev::Storage(StorageEv::GuestTick));
             }
-            if self.cfg.storage.target_latency_us > 0 {
+            if m.cfg.storage.target_latency_us > 0 {
                 sched.at(crate::model::workloads::storage::iometer::TUNE_INTERVAL_NS, Ev::Storage(StorageEv::OioTune));
             }
-            if self.cfg.oltp.checkpoint_interval_ms > 0 && self.cfg.oltp.checkpoint_writes > 0 {
-                sched.at(self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Storage(StorageEv::Checkpoint));
+            if m.cfg.oltp.checkpoint_interval_ms > 0 && m.cfg.oltp.checkpoint_writes > 0 {
+                sched.at(m.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Storage(StorageEv::Checkpoint));
             }
         } else {
-            self.clients.start(&mut sched);
+            m.clients.start(&mut sched);
         }
-        if self.run.warmup_end_ns > 0 {
-            sched.at(self.run.warmup_end_ns, Ev::WarmupEnd);
+        if m.run.warmup_end_ns > 0 {
+            sched.at(m.run.warmup_end_ns, Ev::WarmupEnd);
         }
-        let end = self.run.end_ns;
+        let end = m.run.end_ns;
         let ran = run_until(&mut self, &mut sched, end, interrupted);
+        let Server { kernel: k, m } = &mut self;
         // TX completions and arrivals kept by the queues (QueuePair::
         // tx_defer, rx_defer) that were due by the end count as handled
         // events, as they would have been.
@@ -270,10 +223,10 @@ impl Server {
             Ok(()) => EventQueue::<Ev>::key_after(end),
             Err(_) => sched.current_key(),
         };
-        for q in &mut self.nic.queues {
-            self.nic.deferred_handled += q.catch_up(due);
+        for q in &mut m.nic.queues {
+            m.nic.deferred_handled += q.catch_up(due);
         }
-        sched.count_handled(std::mem::take(&mut self.nic.deferred_handled));
+        sched.count_handled(std::mem::take(&mut m.nic.deferred_handled));
         ran.map_err(|stop| match stop {
             Stopped::Interrupted { at_ns } => Error::Interrupted { at_s: at_ns as f64 / 1e9 },
             Stopped::Stalled { at_ns } => Error::Stalled(format!(
@@ -285,20 +238,78 @@ impl Server {
             )),
         })?;
         let wall_s = wall.elapsed().as_secs_f64();
-        let summary = self.summary(&mut sched, wall_s);
-        Ok((summary, self.trace.take().map(|t| t.events).unwrap_or_default()))
+        let summary = m.summary(k, &mut sched, wall_s);
+        Ok((summary, m.trace.take().map(|t| t.events).unwrap_or_default()))
+    }
+}
+
+impl Machine {
+
+    /// Make kernel `id` the active one: park the active kernel `k` in its
+    /// slot and bring `id`'s into `k` (`model/kernel/mod.rs`). The kernel's
+    /// code that called it goes on with the kernel now in `k`.
+    #[inline]
+    pub(crate) fn switch_to(&mut self, k: &mut Kernel, id: KernelId) {
+        if id != self.active {
+            self.switch_slow(k, id);
+        }
     }
 
-    fn warmup_end(&mut self, sched: &mut Scheduler<Ev>) {
+    #[cold]
+    #[inline(never)]
+    fn switch_slow(&mut self, k: &mut Kernel, id: KernelId) {
+        std::mem::swap(k, &mut self.kernels[self.active]);
+        std::mem::swap(k, &mut self.kernels[id]);
+        self.active = id;
+    }
+
+    /// Run `f` with kernel `id` active, then make the caller's kernel
+    /// active again.
+    #[inline]
+    pub(crate) fn in_kernel<R>(&mut self, k: &mut Kernel, id: KernelId, f: impl FnOnce(&mut Kernel, &mut Self) -> R) -> R {
+        let prev = self.active;
+        self.switch_to(k, id);
+        let r = f(k, self);
+        self.switch_to(k, prev);
+        r
+    }
+
+    /// Kernel `id`, active (`k`) or parked.
+    pub fn kernel_ref<'a>(&'a self, k: &'a Kernel, id: KernelId) -> &'a Kernel {
+        if id == self.active {
+            k
+        } else {
+            &self.kernels[id]
+        }
+    }
+
+    /// Number of kernels (1 on bare metal).
+    pub fn kernel_count(&self) -> usize {
+        self.kernels.len()
+    }
+
+    #[inline]
+    pub fn ns(&self, cycles: u64) -> Nanos {
+        self.clock.ns(cycles)
+    }
+
+    #[inline]
+    pub(crate) fn tr(&mut self, now: Nanos, e: crate::model::trace::TraceEvent) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(now, e);
+        }
+    }
+
+    fn warmup_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.run.measuring = true;
-        for k in 0..self.kernels.len() {
-            self.switch_to(k);
-            for c in &mut self.kernel.cores {
+        for kid in 0..self.kernels.len() {
+            self.switch_to(k, kid);
+            for c in &mut k.cores {
                 c.reset_stats(now);
             }
         }
-        self.switch_to(HOST);
+        self.switch_to(k, HOST);
         self.run.counters = Counters::default();
         self.run.latency.reset();
         for q in &mut self.nic.queues {
@@ -316,10 +327,10 @@ impl Server {
     /// What the NIC asked for: an interrupt along its queue's route, or a
     /// drop for the workload to learn of.
     #[inline]
-    fn nic_out(&mut self, sched: &mut Scheduler<Ev>, out: NicOut) {
+    fn nic_out(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, out: NicOut) {
         match out {
             NicOut::Nothing => {}
-            NicOut::Irq { queue } => self.queue_irq(sched, queue),
+            NicOut::Irq { queue } => self.queue_irq(k, sched, queue),
             NicOut::Dropped { site, conn, sent_ns } => self.dropped(sched, site, conn, sent_ns),
         }
     }
@@ -327,15 +338,15 @@ impl Server {
     /// The kernel's driver applies a completion queue's moderation decision
     /// (re-arming after a poll).
     #[inline]
-    pub(crate) fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
+    pub(crate) fn moderation(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
         let out = self.nic.moderation(sched, queue, cq, signal);
-        self.nic_out(sched, out)
+        self.nic_out(k, sched, out)
     }
 
     /// The kernel sends a reply through the NIC's TX queue `queue`.
-    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+    pub(crate) fn transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
         let out = self.nic.transmit(sched, queue, conn, sent_ns, bytes);
-        self.nic_out(sched, out)
+        self.nic_out(k, sched, out)
     }
 
     /// The kernel's driver reaped TX descriptors: the qdisc may send.
@@ -344,7 +355,7 @@ impl Server {
     }
 
     /// Queue pair `queue`'s vector fired: its interrupt goes along its route.
-    fn queue_irq(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+    fn queue_irq(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32) {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
         if self.run.measuring {
             self.run.counters.hard_irqs += 1;
@@ -352,14 +363,14 @@ impl Server {
         match self.nic.route(queue) {
             // Threaded NAPI on a veth: the sender's `napi_schedule` wakes the
             // NAPI thread; no interrupt runs on the core.
-            IrqRoute::Host { core } if self.cfg.napi.threaded => self.napi_thread_schedule(sched, core, queue),
-            IrqRoute::Host { core } => self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Queue(queue))),
+            IrqRoute::Host { core } if self.cfg.napi.threaded => k.napi_thread_schedule(self, sched, core, queue),
+            IrqRoute::Host { core } => self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, core, IrqSrc::Queue(queue))),
             IrqRoute::Vfio { host_core, guest, guest_core } => {
-                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(guest, guest_core) {
+                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(k, guest, guest_core) {
                     // VT-d posted interrupt: straight into the running guest.
-                    self.posted_inject(sched, guest, guest_core, IrqSrc::Queue(queue));
+                    self.posted_inject(k, sched, guest, guest_core, IrqSrc::Queue(queue));
                 } else {
-                    self.in_kernel(HOST, |s| s.raise_irq(sched, host_core, IrqSrc::Vfio(queue)))
+                    self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, host_core, IrqSrc::Vfio(queue)))
                 }
             }
         }
@@ -394,19 +405,19 @@ impl Server {
         self.run.record_reply(now, sent_ns);
     }
 
-    fn summary(&mut self, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
+    fn summary(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, wall_s: f64) -> Summary {
         let now = sched.now();
         let dur_s = self.cfg.run.duration_s;
-        let vm = self.vm_report(now);
+        let vm = self.vm_report(k, now);
         // The application's cores, as the kernels that run them (every VM's)
         // see them.
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
         let mut has_irq_cores = false;
-        for k in self.app_kernel..self.kernels.len() {
-            self.switch_to(k);
-            let kernel = &mut self.kernel;
+        for kid in self.app_kernel..self.kernels.len() {
+            self.switch_to(k, kid);
+            let kernel = &mut *k;
             for (i, c) in kernel.cores.iter_mut().enumerate() {
                 let a = c.accounted(now);
                 match kernel.core_role[i] {
@@ -418,12 +429,12 @@ impl Server {
                     CoreRole::Other => {}
                 }
             }
-            has_irq_cores |= self.kernel.core_role.contains(&CoreRole::Irq);
+            has_irq_cores |= k.core_role.contains(&CoreRole::Irq);
         }
-        self.switch_to(HOST);
-        let bulk = self.bulk_report(now, dur_s);
+        self.switch_to(k, HOST);
+        let bulk = self.bulk_report(k, now, dur_s);
         let steering = self.steering_report(dur_s);
-        let storage = self.storage_report(now, dur_s);
+        let storage = self.storage_report(k, now, dur_s);
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).
             self.run.counters.completed = b.bytes_read / self.cfg.bulk.mss_bytes as u64;
@@ -478,46 +489,46 @@ impl Server {
 
     /// What the virtualization layer did (None on bare metal): counters
     /// and the host's view of the vCPU cores.
-    fn vm_report(&mut self, now: Nanos) -> Option<VmReport> {
+    fn vm_report(&mut self, k: &mut Kernel, now: Nanos) -> Option<VmReport> {
         if !self.cfg.vm.is_guest() {
             return None;
         }
         // Group each host core by what the guest CPUs of its vCPUs are for.
-        self.switch_to(HOST);
-        let mut runs_app = vec![false; self.kernel.cores.len()];
-        for v in &self.kernel.vcpus {
+        self.switch_to(k, HOST);
+        let mut runs_app = vec![false; k.cores.len()];
+        for v in &k.vcpus {
             let role = self.kernels[v.guest].core_role[v.guest_core as usize];
             runs_app[v.core as usize] |= role == CoreRole::App;
         }
         let mut host = CycleTable::default();
         let mut host_irq = CycleTable::default();
         let mut busy_ns: Nanos = 0;
-        for (i, c) in self.kernel.cores.iter_mut().enumerate() {
+        for (i, c) in k.cores.iter_mut().enumerate() {
             let a = c.accounted(now);
             busy_ns += a.iter().sum::<Nanos>() - a[CpuClass::Idle as usize];
-            match (self.kernel.core_role[i], runs_app[i]) {
+            match (k.core_role[i], runs_app[i]) {
                 (CoreRole::Irq, _) => host_irq.add(&a),
                 (_, true) => host.add(&a),
                 // A vCPU that runs no application thread.
                 _ => {}
             }
         }
-        let has_irq_cores = self.kernel.core_role.contains(&CoreRole::Irq);
+        let has_irq_cores = k.core_role.contains(&CoreRole::Irq);
         let virtio = self.cfg.vm.kind == VmKind::Virtio;
         let per = |x: u64| x as f64 / self.cfg.run.duration_s;
-        let k = &self.run.counters;
+        let n = &self.run.counters;
         let kind = serde_json::to_value(self.cfg.vm.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         Some(VmReport {
             kind,
-            vm_exits_per_s: per(k.vm_exits),
-            virtual_irqs_per_s: per(k.virtual_irqs),
-            halts_per_s: per(k.vm_halts),
-            halt_poll_success_pct: if k.vm_halts > 0 { 100.0 * k.halt_poll_wakeups as f64 / k.vm_halts as f64 } else { 0.0 },
+            vm_exits_per_s: per(n.vm_exits),
+            virtual_irqs_per_s: per(n.virtual_irqs),
+            halts_per_s: per(n.vm_halts),
+            halt_poll_success_pct: if n.vm_halts > 0 { 100.0 * n.halt_poll_wakeups as f64 / n.vm_halts as f64 } else { 0.0 },
             host_cpu_pct: host.pct(),
             host_irq_cores_cpu_pct: has_irq_cores.then(|| host_irq.pct()),
-            tx_kicks_per_s: virtio.then(|| per(k.virtio_kicks)),
+            tx_kicks_per_s: virtio.then(|| per(n.virtio_kicks)),
             vms: self.cfg.vm.count,
-            host_cpus: self.kernel.cores.len() as u32,
+            host_cpus: k.cores.len() as u32,
             host_busy_cpus: busy_ns as f64 / 1e9 / self.cfg.run.duration_s,
         })
     }
@@ -594,23 +605,24 @@ impl World for Server {
 
     #[inline]
     fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {
+        let Server { kernel: k, m } = self;
         match ev {
-            Ev::Kernel(e) => self.kernel_event(sched, e),
+            Ev::Kernel(e) => k.kernel_event(m, sched, e),
             Ev::Nic(e) => {
-                let out = self.nic.on_event(sched, e);
-                self.nic_out(sched, out)
+                let out = m.nic.on_event(sched, e);
+                m.nic_out(k, sched, out)
             }
             Ev::Client(e) => {
-                let mut cx = WorkloadCx { sched, nic: &mut self.nic, run: &mut self.run };
-                self.clients.on_event(&mut cx, e)
+                let mut cx = WorkloadCx { sched, nic: &mut m.nic, run: &mut m.run };
+                m.clients.on_event(&mut cx, e)
             }
             Ev::Tcp(e) => {
-                let b = &mut **self.bulk.as_mut().expect("bulk workload");
-                let mut cx = WorkloadCx { sched, nic: &mut self.nic, run: &mut self.run };
+                let b = &mut **m.bulk.as_mut().expect("bulk workload");
+                let mut cx = WorkloadCx { sched, nic: &mut m.nic, run: &mut m.run };
                 b.senders.on_event(&mut cx, &b.unread, e)
             }
-            Ev::Storage(e) => self.storage_event(sched, e),
-            Ev::WarmupEnd => self.warmup_end(sched),
+            Ev::Storage(e) => m.storage_event(k, sched, e),
+            Ev::WarmupEnd => m.warmup_end(k, sched),
         }
     }
 }

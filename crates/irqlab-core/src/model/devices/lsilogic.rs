@@ -16,9 +16,10 @@ use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 
-impl Server {
+impl Machine {
     /// Cycles of a storage interrupt source, on the active kernel: the
     /// host's traps and HBA interrupt, the guest's ISR and clock.
     pub(crate) fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
@@ -42,14 +43,14 @@ impl Server {
     }
 
     /// End of a storage interrupt source's handler.
-    pub(crate) fn storage_irq_done(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+    pub(crate) fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         match src {
             IrqSrc::ScsiIssue => self.vscsi_issue(sched, core),
             // The VMM has control now; it looks at the completion queue
             // when the vCPU enters guest mode again (`vmm.rs`).
             IrqSrc::ScsiAck => {}
-            IrqSrc::Hba => self.hba_handler_done(sched),
-            IrqSrc::Scsi => self.lsilogic_isr_done(sched, core),
+            IrqSrc::Hba => self.hba_handler_done(k, sched),
+            IrqSrc::Scsi => self.lsilogic_isr_done(k, sched, core),
             IrqSrc::GuestTimer => {
                 if self.run.measuring {
                     self.storage_mut().counters.guest_irqs += 1;
@@ -61,7 +62,7 @@ impl Server {
 
     /// The guest's ISR on CPU `gc` took the replies: they go to the
     /// worker, the line is acknowledged (a register write that traps).
-    fn lsilogic_isr_done(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
+    fn lsilogic_isr_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
         let now = sched.now();
         let measuring = self.run.measuring;
         let st = self.storage_mut();
@@ -82,23 +83,23 @@ impl Server {
             }
         }
         for &t in &woken {
-            self.storage_thread_wake(sched, t);
+            self.storage_thread_wake(k, sched, t);
         }
         woken.clear();
         self.storage_mut().woken = woken;
-        let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-        self.in_kernel(HOST, |s| {
-            let core = s.kernel.thread_core(vcpu);
-            s.raise_irq(sched, core, IrqSrc::ScsiAck);
+        let vcpu = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        self.in_kernel(k, HOST, |k, s| {
+            let core = k.thread_core(vcpu);
+            k.raise_irq(s, sched, core, IrqSrc::ScsiAck);
         });
     }
 
     /// The guest's clock: Windows' periodic tick on CPU 0, an interrupt the
     /// VMM injects (the vCPU exits if it runs, or wakes if it halted).
-    pub(crate) fn guest_tick(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn guest_tick(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let hz = self.cfg.storage.guest_timer_hz as u64;
         let guest = self.storage_mut().guest;
-        self.in_kernel(HOST, |s| s.kvm_inject(sched, guest, 0, IrqSrc::GuestTimer));
+        self.in_kernel(k, HOST, |k, s| s.kvm_inject(k, sched, guest, 0, IrqSrc::GuestTimer));
         sched.at(sched.now() + 1_000_000_000 / hz, Ev::Storage(StorageEv::GuestTick));
     }
 

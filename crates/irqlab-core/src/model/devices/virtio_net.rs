@@ -31,9 +31,9 @@
 //! and NIC. TX completions are reclaimed by the guest's next transmit
 //! (`free_old_xmit_skbs`); TX interrupts are not modelled.
 
-use crate::model::kernel::{KernelId, HOST};
+use crate::model::kernel::{Kernel, KernelId, HOST};
 use crate::model::devices::nic::{Cq, CqSettings, Post, QueuePair, RxPacket, Signal};
-use crate::model::server::{DropSite, Ev, Server};
+use crate::model::server::{DropSite, Ev, Machine};
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::IrqSrc;
 use std::collections::VecDeque;
@@ -82,14 +82,14 @@ impl VirtioNet {
     }
 }
 
-impl Server {
+impl Machine {
     fn virtio(&mut self) -> &mut VirtioNet {
         self.virtio.as_mut().expect("a VirtIO run has a virtio-net device")
     }
 
     /// The host's stack delivers received packets to the bridge: each goes
     /// to its flow's tap queue and wakes that queue's vhost worker.
-    pub(crate) fn bridge_deliver(&mut self, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>) {
+    pub(crate) fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>) {
         for p in buf.drain(..) {
             let v = self.virtio();
             let q = v.conn_queue[p.conn as usize];
@@ -98,31 +98,31 @@ impl Server {
                 continue;
             }
             v.tap[q as usize].push_back(p);
-            self.vhost_wake(sched, q);
+            self.vhost_wake(k, sched, q);
         }
     }
 
     /// The worker copied `p` into RX virtqueue `q`: a used buffer, and a
     /// notification if the guest's callback is on.
-    pub(crate) fn virtio_rx_used(&mut self, sched: &mut Scheduler<Ev>, q: u32, mut p: RxPacket) {
+    pub(crate) fn virtio_rx_used(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32, mut p: RxPacket) {
         let now = sched.now();
         p.arrived_ns = now;
         let vq = &mut self.virtio().queues[q as usize];
         let posted = vq.post(p);
         debug_assert!(posted == Post::Ring, "the worker copies only into free descriptors");
         let signal = vq.completion(now, Cq::Rx);
-        self.virtio_signal(sched, q, Cq::Rx, signal);
+        self.virtio_signal(k, sched, q, Cq::Rx, signal);
     }
 
     /// `vhost_notify` → irqfd → KVM: the queue's vector into its guest CPU.
-    pub(crate) fn virtio_signal(&mut self, sched: &mut Scheduler<Ev>, q: u32, cq: Cq, signal: Signal) {
+    pub(crate) fn virtio_signal(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32, cq: Cq, signal: Signal) {
         match signal {
             Signal::Nothing => {}
             Signal::FireNow => {
                 let v = self.virtio();
                 v.queues[q as usize].fire(sched.now(), cq);
                 let (guest, gc) = (v.guest, v.irq_core[q as usize]);
-                self.kvm_inject(sched, guest, gc, IrqSrc::Queue(q));
+                self.kvm_inject(k, sched, guest, gc, IrqSrc::Queue(q));
             }
             Signal::PostTimer(..) => unreachable!("a virtqueue has no coalescing timer"),
         }
@@ -131,10 +131,10 @@ impl Server {
     /// The guest's `start_xmit` on queue `q`: queue the reply and, unless
     /// the worker is awake or already notified, notify it (an MMIO exit on
     /// the vCPU's core). Called with the guest active, on guest CPU `gc`.
-    pub(crate) fn virtio_transmit(&mut self, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+    pub(crate) fn virtio_transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
         self.virtio().tx[q as usize].push_back((conn, sent_ns, bytes));
         let worker = q as usize;
-        let awake = self.kernel_ref(HOST).vhosts[worker].awake;
+        let awake = self.kernel_ref(k, HOST).vhosts[worker].awake;
         if awake || self.virtio().kick_pending[q as usize] {
             return;
         }
@@ -142,25 +142,25 @@ impl Server {
         if self.run.measuring {
             self.run.counters.virtio_kicks += 1;
         }
-        let t = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-        self.in_kernel(HOST, |s| {
-            let core = s.kernel.thread_core(t);
-            s.raise_irq(sched, core, IrqSrc::VirtioKick(q));
+        let t = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        self.in_kernel(k, HOST, |k, s| {
+            let core = k.thread_core(t);
+            k.raise_irq(s, sched, core, IrqSrc::VirtioKick(q));
         });
     }
 
     /// The host handled the TX notification of queue `q` (ioeventfd):
     /// wake the worker.
-    pub(crate) fn virtio_kicked(&mut self, sched: &mut Scheduler<Ev>, q: u32) {
+    pub(crate) fn virtio_kicked(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
         self.virtio().kick_pending[q as usize] = false;
-        self.vhost_wake(sched, q);
+        self.vhost_wake(k, sched, q);
     }
 
     /// `virtqueue_napi_complete` after `napi_complete_done` returned true:
     /// enable the callback; if buffers were used meanwhile
     /// (`virtqueue_poll`), disable it again and schedule NAPI here, with no
     /// interrupt.
-    pub(crate) fn virtqueue_napi_complete(&mut self, core: u32, napi: u32, q: u32, now: Nanos) {
+    pub(crate) fn virtqueue_napi_complete(&mut self, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos) {
         let vq = &mut self.virtio().queues[q as usize];
         let mut pending = false;
         for (cq, signal) in vq.arm(now) {
@@ -169,17 +169,17 @@ impl Server {
                 pending = true;
             }
         }
-        if pending && self.kernel.napis[napi as usize].schedule_prep() {
-            self.napi_enqueue(core, napi);
+        if pending && k.napis[napi as usize].schedule_prep() {
+            k.napi_enqueue(self, core, napi);
         }
     }
 
     /// The guest's driver took buffers from RX virtqueue `q`: a worker
     /// waiting for room goes on (the refill notification, taken as free:
     /// vhost suppresses most of them while it works).
-    pub(crate) fn virtio_refilled(&mut self, sched: &mut Scheduler<Ev>, q: u32) {
+    pub(crate) fn virtio_refilled(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
         if !self.virtio().tap[q as usize].is_empty() {
-            self.in_kernel(HOST, |s| s.vhost_wake(sched, q));
+            self.in_kernel(k, HOST, |k, s| s.vhost_wake(k, sched, q));
         }
     }
 }

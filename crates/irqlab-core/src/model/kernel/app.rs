@@ -10,7 +10,8 @@ use crate::model::kernel::cpu::{CpuClass, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::Device;
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 use std::collections::VecDeque;
@@ -119,19 +120,19 @@ impl AppThread {
     }
 }
 
-impl Server {
+impl Kernel {
     /// The peer's receive softirq after a reply (`Phase::PeerRx`). Waking a
     /// load generator that sleeps on its core costs the IPI here
     /// (`sock_def_readable` → `try_to_wake_up`).
     #[cold]
     #[inline(never)]
-    fn peer_rx(&mut self, now: Nanos, t: ThreadId) -> Seg {
-        self.kernel.threads[t as usize].phase = Phase::InPeerRx;
-        if self.run.measuring {
-            self.run.counters.softirq_rounds += 1;
+    fn peer_rx(&mut self, m: &mut Machine, now: Nanos, t: ThreadId) -> Seg {
+        self.threads[t as usize].phase = Phase::InPeerRx;
+        if m.run.measuring {
+            m.run.counters.softirq_rounds += 1;
         }
-        let wake = if self.clients.thread_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };
-        let ns = self.ns(self.cfg.costs.peer_rx_cycles + wake);
+        let wake = if m.clients.thread_asleep(now) { m.cfg.costs.remote_wake_cycles } else { 0 };
+        let ns = self.ns(m.cfg.costs.peer_rx_cycles + wake);
         Seg { class: CpuClass::Softirq, ns, bh_disabled: true }
     }
 }
@@ -140,44 +141,44 @@ fn sys(ns: Nanos) -> Seg {
     Seg { class: CpuClass::System, ns, bh_disabled: false }
 }
 
-impl Server {
+impl Kernel {
     /// The thread's next segment, or None when it blocks.
-    pub(crate) fn thread_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+    pub(crate) fn thread_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         loop {
-            let th = &mut self.kernel.threads[t as usize];
+            let th = &mut self.threads[t as usize];
             match th.phase {
-                Phase::Start => return Some(self.epoll_entry(t)),
+                Phase::Start => return Some(self.epoll_entry(m, t)),
                 Phase::EpCheck => {
-                    if let Some(seg) = self.ep_poll_step(sched, t) {
+                    if let Some(seg) = self.ep_poll_step(m, sched, t) {
                         return Some(seg);
                     }
-                    if self.kernel.threads[t as usize].phase == Phase::Sleeping {
+                    if self.threads[t as usize].phase == Phase::Sleeping {
                         return None;
                     }
                 }
                 Phase::NextConn => match th.events.pop_front() {
                     None => th.phase = Phase::Start,
-                    Some(conn) => return Some(self.recv_start(t, conn)),
+                    Some(conn) => return Some(self.recv_start(m, t, conn)),
                 },
-                Phase::NextReq => return Some(self.next_request(t)),
-                Phase::SendReady => return Some(self.send_start(t)),
-                Phase::PeerRx => return Some(self.peer_rx(sched.now(), t)),
+                Phase::NextReq => return Some(self.next_request(m, t)),
+                Phase::SendReady => return Some(self.send_start(m, t)),
+                Phase::PeerRx => return Some(self.peer_rx(m, sched.now(), t)),
                 Phase::BusySpin { owned } => {
                     th.phase = Phase::InBusySpin { owned };
-                    return Some(sys(self.ns(self.cfg.costs.busy_poll_iteration_cycles)));
+                    return Some(sys(self.ns(m.cfg.costs.busy_poll_iteration_cycles)));
                 }
                 Phase::BusyNext { owned } => {
                     let napi = th.busy_napi;
-                    let prefer = self.kernel.epolls[t as usize].prefer_busy_poll;
-                    let owned = owned || self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
-                    return Some(self.busy_iteration(sched.current_key(), t, owned));
+                    let prefer = self.epolls[t as usize].prefer_busy_poll;
+                    let owned = owned || self.napis[napi as usize].busy_poll_acquire(prefer);
+                    return Some(self.busy_iteration(m, sched.current_key(), t, owned));
                 }
-                Phase::BusyStopReady => return Some(self.busy_poll_stop(sched, t)),
+                Phase::BusyStopReady => return Some(self.busy_poll_stop(m, sched, t)),
                 Phase::Sleeping => return None,
-                Phase::ReadCheck => return self.reader_next(sched, t),
-                Phase::IoNext => return self.iometer_next(sched, t),
-                Phase::Spin => return self.background_next(t),
-                Phase::TxnNext => return self.oltp_next(sched, t),
+                Phase::ReadCheck => return m.reader_next(self, sched, t),
+                Phase::IoNext => return m.iometer_next(self, sched, t),
+                Phase::Spin => return m.background_next(self, t),
+                Phase::TxnNext => return m.oltp_next(self, sched, t),
                 // In-segment phases never ask for a next segment.
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
@@ -189,9 +190,9 @@ impl Server {
     /// request the socket holds. A request that arrives during it makes the
     /// socket ready again.
     #[inline(always)]
-    fn recv_start(&mut self, t: ThreadId, conn: u32) -> Seg {
-        let th = &mut self.kernel.threads[t as usize];
-        let c = &mut self.kernel.conns[conn as usize];
+    fn recv_start(&mut self, m: &mut Machine, t: ThreadId, conn: u32) -> Seg {
+        let th = &mut self.threads[t as usize];
+        let c = &mut self.conns[conn as usize];
         c.on_ready = false;
         c.rx_bytes = 0;
         let n = c.rx.len() as u64;
@@ -203,23 +204,23 @@ impl Server {
             th.reqs.extend(c.rx.drain(..));
         }
         th.phase = Phase::InRecv(conn);
-        sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n))
+        sys(self.ns(m.cfg.costs.recv_cycles + m.cfg.costs.recv_cycles_per_request * n))
     }
 
     /// `sendmsg` ended (`Phase::InSend`): the reply leaves; the peer's
     /// receive runs next on this CPU if it is modelled, else the next
     /// request.
     #[inline(always)]
-    fn reply_sent(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let p = self.kernel.threads[t as usize].cur.take().expect("request being sent");
-        self.kernel.threads[t as usize].phase =
-            if self.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
-        let queue = self.kernel.conns[p.conn as usize].tx_queue;
-        match self.kernel.device {
-            Device::Nic => self.transmit(sched, queue, p.conn, p.sent_ns, p.reply_bytes),
+    fn reply_sent(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let p = self.threads[t as usize].cur.take().expect("request being sent");
+        self.threads[t as usize].phase =
+            if m.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
+        let queue = self.conns[p.conn as usize].tx_queue;
+        match self.device {
+            Device::Nic => m.transmit(self, sched, queue, p.conn, p.sent_ns, p.reply_bytes),
             Device::Virtio => {
-                let core = self.kernel.threads[t as usize].core;
-                self.virtio_transmit(sched, core, queue, p.conn, p.sent_ns, p.reply_bytes)
+                let core = self.threads[t as usize].core;
+                m.virtio_transmit(self, sched, core, queue, p.conn, p.sent_ns, p.reply_bytes)
             }
         }
     }
@@ -227,42 +228,42 @@ impl Server {
     /// `Phase::NextReq`: the next request read, else the next ready
     /// connection, else `epoll_wait` again.
     #[inline(always)]
-    fn next_request(&mut self, t: ThreadId) -> Seg {
-        let th = &mut self.kernel.threads[t as usize];
+    fn next_request(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+        let th = &mut self.threads[t as usize];
         if let Some(p) = th.reqs.pop_front() {
-            self.service_start(t, p)
+            self.service_start(m, t, p)
         } else if let Some(conn) = th.events.pop_front() {
-            self.recv_start(t, conn)
+            self.recv_start(m, t, conn)
         } else {
-            self.epoll_entry(t)
+            self.epoll_entry(m, t)
         }
     }
 
     /// `Phase::Start`: enter `epoll_wait`.
     #[inline(always)]
-    fn epoll_entry(&mut self, t: ThreadId) -> Seg {
-        self.kernel.threads[t as usize].phase = Phase::InEpollEntry;
-        sys(self.ns(self.cfg.costs.epoll_wait_cycles))
+    fn epoll_entry(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+        self.threads[t as usize].phase = Phase::InEpollEntry;
+        sys(self.ns(m.cfg.costs.epoll_wait_cycles))
     }
 
     /// memcached processes request `p` (`Phase::NextReq` with a request).
     #[inline(always)]
-    fn service_start(&mut self, t: ThreadId, p: RxPacket) -> Seg {
-        let th = &mut self.kernel.threads[t as usize];
+    fn service_start(&mut self, m: &mut Machine, t: ThreadId, p: RxPacket) -> Seg {
+        let th = &mut self.threads[t as usize];
         th.cur = Some(p);
         th.phase = Phase::InService;
-        let base = self.kernel.service[t as usize].cycles();
-        let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
+        let base = self.service[t as usize].cycles();
+        let cycles = base + m.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
         Seg { class: CpuClass::User, ns: self.ns(cycles), bh_disabled: false }
     }
 
     /// memcached sends the reply it built (`Phase::SendReady`).
     #[inline(always)]
-    fn send_start(&mut self, t: ThreadId) -> Seg {
-        let th = &mut self.kernel.threads[t as usize];
+    fn send_start(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+        let th = &mut self.threads[t as usize];
         let p = th.cur.expect("request in service");
         th.phase = Phase::InSend;
-        let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
+        let cycles = m.cfg.costs.send_cycles + m.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
         sys(self.ns(cycles))
     }
 
@@ -275,8 +276,8 @@ impl Server {
     /// `thread_next` does then, without looking at everything those look
     /// at; returns false, having changed nothing, in every other case.
     #[inline(always)]
-    pub(crate) fn thread_step_fast(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> bool {
-        let c = &self.kernel.cores[core as usize];
+    pub(crate) fn thread_step_fast(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> bool {
+        let c = &self.cores[core as usize];
         let Some(Running { owner: Owner::Thread(t, ThreadSeg::Step), .. }) = c.running else {
             return false;
         };
@@ -289,56 +290,56 @@ impl Server {
             || c.ksoftirqd_mode
             || c.frozen
             || c.current_thread != Some(t)
-            || t >= self.kernel.vcpu_base
+            || t >= self.vcpu_base
         {
             return false;
         }
-        let th = &mut self.kernel.threads[t as usize];
+        let th = &mut self.threads[t as usize];
         let seg = match th.phase {
             // InRecv → NextReq, which takes the next request.
             Phase::InRecv(_) => match th.reqs.pop_front() {
-                Some(p) => self.service_start(t, p),
+                Some(p) => self.service_start(m, t, p),
                 None => return false,
             },
             // InService → SendReady.
-            Phase::InService => self.send_start(t),
+            Phase::InService => self.send_start(m, t),
             // InSend → NextReq (no peer receive on this CPU), a NIC.
-            Phase::InSend if self.cfg.costs.peer_rx_cycles == 0 && self.kernel.device == Device::Nic => {
-                self.kernel.cores[core as usize].running = None;
-                self.reply_sent(sched, t);
-                self.next_request(t)
+            Phase::InSend if m.cfg.costs.peer_rx_cycles == 0 && self.device == Device::Nic => {
+                self.cores[core as usize].running = None;
+                self.reply_sent(m, sched, t);
+                self.next_request(m, t)
             }
             _ => return false,
         };
-        self.kernel.cores[core as usize].running = None;
+        self.cores[core as usize].running = None;
         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Step), seg);
         true
     }
 
     /// One pass of `ep_poll`'s loop; returns a segment to run, or None after
     /// setting the phase (Sleeping, or Start for a non-blocking return).
-    fn ep_poll_step(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        let k = &self.cfg.costs;
-        let ep = &self.kernel.epolls[t as usize];
+    fn ep_poll_step(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        let k = &m.cfg.costs;
+        let ep = &self.epolls[t as usize];
         if !ep.ready.is_empty() {
             let n = (ep.ready.len() as u32).min(ep.maxevents);
-            self.kernel.threads[t as usize].phase = Phase::InSendEvents(n);
+            self.threads[t as usize].phase = Phase::InSendEvents(n);
             return Some(sys(self.ns(k.epoll_event_cycles * n as u64)));
         }
         if let (Some(napi), true) = (ep.napi_id, ep.busy_loop_on()) {
             // ep_busy_loop → napi_busy_loop: first iteration.
-            let th = &mut self.kernel.threads[t as usize];
+            let th = &mut self.threads[t as usize];
             th.busy_start_ns = sched.now();
             th.busy_napi = napi;
             let prefer = ep.prefer_busy_poll;
-            let owned = self.kernel.napis[napi as usize].busy_poll_acquire(prefer);
-            return Some(self.busy_iteration(sched.current_key(), t, owned));
+            let owned = self.napis[napi as usize].busy_poll_acquire(prefer);
+            return Some(self.busy_iteration(m, sched.current_key(), t, owned));
         }
         // Nothing to poll: sleep, or return 0 at once when non-blocking.
-        let th = &mut self.kernel.threads[t as usize];
+        let th = &mut self.threads[t as usize];
         if ep.blocking {
             th.phase = Phase::Sleeping;
-            self.tr(sched.now(), TraceEvent::Sleep { thread: t });
+            m.tr(sched.now(), TraceEvent::Sleep { thread: t });
         } else {
             th.phase = Phase::Start;
         }
@@ -349,29 +350,29 @@ impl Server {
     /// epoll budget if the thread owns the NAPI (nothing if it does not).
     /// Runs with bottom halves disabled; the loop's own cost is the spin
     /// that follows when the loop goes on.
-    fn busy_iteration(&mut self, key: u128, t: ThreadId, owned: bool) -> Seg {
-        let napi = self.kernel.threads[t as usize].busy_napi;
-        let budget = self.kernel.epolls[t as usize].busy_poll_budget;
+    fn busy_iteration(&mut self, m: &mut Machine, key: u128, t: ThreadId, owned: bool) -> Seg {
+        let napi = self.threads[t as usize].busy_napi;
+        let budget = self.epolls[t as usize].busy_poll_budget;
         let mut cycles = 0;
         if owned {
-            let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
-            let (_, c) = self.driver_poll_take(key, napi, budget, &mut buf);
-            self.kernel.threads[t as usize].polled = buf;
+            let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+            let (_, c) = self.driver_poll_take(m, key, napi, budget, &mut buf);
+            self.threads[t as usize].polled = buf;
             cycles += c;
         }
-        self.kernel.threads[t as usize].phase = Phase::InBusyIter { owned };
+        self.threads[t as usize].phase = Phase::InBusyIter { owned };
         Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: true }
     }
 
     /// Effects of the thread's completed step.
-    pub(crate) fn thread_step_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    pub(crate) fn thread_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let now = sched.now();
-        let phase = self.kernel.threads[t as usize].phase;
+        let phase = self.threads[t as usize].phase;
         match phase {
-            Phase::InEpollEntry => self.kernel.threads[t as usize].phase = Phase::EpCheck,
+            Phase::InEpollEntry => self.threads[t as usize].phase = Phase::EpCheck,
             Phase::InSendEvents(n) => {
-                let ep = &mut self.kernel.epolls[t as usize];
-                let th = &mut self.kernel.threads[t as usize];
+                let ep = &mut self.epolls[t as usize];
+                let th = &mut self.threads[t as usize];
                 for _ in 0..n {
                     match ep.ready.pop_front() {
                         Some(c) => th.events.push_back(c),
@@ -382,63 +383,63 @@ impl Server {
                 // napi_suspend_irqs (thesis Fig. 3.1 line 6).
                 if ep.prefer_busy_poll && !th.events.is_empty() {
                     if let Some(napi) = ep.napi_id {
-                        self.tr(now, TraceEvent::SuspendIrqs { napi });
-                        if let Some(d) = self.kernel.napis[napi as usize].suspend_irqs() {
-                            let core = self.kernel.threads[t as usize].core;
-                            self.napi_timer_start(sched, napi, core, d, TimerReason::Suspend);
+                        m.tr(now, TraceEvent::SuspendIrqs { napi });
+                        if let Some(d) = self.napis[napi as usize].suspend_irqs() {
+                            let core = self.threads[t as usize].core;
+                            self.napi_timer_start(m, sched, napi, core, d, TimerReason::Suspend);
                         }
                     }
                 }
             }
-            Phase::InRecv(_) => self.kernel.threads[t as usize].phase = Phase::NextReq,
-            Phase::InService => self.kernel.threads[t as usize].phase = Phase::SendReady,
-            Phase::InPeerRx => self.kernel.threads[t as usize].phase = Phase::NextReq,
-            Phase::InSend => self.reply_sent(sched, t),
+            Phase::InRecv(_) => self.threads[t as usize].phase = Phase::NextReq,
+            Phase::InService => self.threads[t as usize].phase = Phase::SendReady,
+            Phase::InPeerRx => self.threads[t as usize].phase = Phase::NextReq,
+            Phase::InSend => self.reply_sent(m, sched, t),
             Phase::InBusyIter { owned } => {
-                let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
-                let napi = self.kernel.threads[t as usize].busy_napi;
+                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+                let napi = self.threads[t as usize].busy_napi;
                 if owned {
-                    self.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
-                    self.driver_poll_done(sched, napi);
+                    m.tr(now, TraceEvent::Poll { napi, packets: buf.len() as u32, busy: true });
+                    self.driver_poll_done(m, sched, napi);
                 }
-                self.deliver(sched, napi, &mut buf, true);
-                self.kernel.threads[t as usize].polled = buf;
-                let ep = &self.kernel.epolls[t as usize];
-                let elapsed = now - self.kernel.threads[t as usize].busy_start_ns;
+                self.deliver(m, sched, napi, &mut buf, true);
+                self.threads[t as usize].polled = buf;
+                let ep = &self.epolls[t as usize];
+                let elapsed = now - self.threads[t as usize].busy_start_ns;
                 let loop_end = !ep.ready.is_empty() || elapsed >= ep.busy_poll_usecs as Nanos * 1_000;
                 if !loop_end {
-                    self.kernel.threads[t as usize].phase = Phase::BusySpin { owned };
+                    self.threads[t as usize].phase = Phase::BusySpin { owned };
                     return;
                 }
                 if owned {
-                    self.kernel.threads[t as usize].phase = Phase::BusyStopReady;
+                    self.threads[t as usize].phase = Phase::BusyStopReady;
                     return;
                 }
-                self.busy_loop_finished(sched, t);
+                self.busy_loop_finished(m, sched, t);
             }
-            Phase::InBusySpin { owned } => self.kernel.threads[t as usize].phase = Phase::BusyNext { owned },
-            Phase::InRead(bytes) => self.reader_done(sched, t, bytes),
-            Phase::InIoIssue => self.iometer_issued(sched, t),
-            Phase::InIoComplete => self.iometer_completed(sched, t),
-            Phase::InSpin => self.background_done(sched, t),
-            Phase::InTxnCompute | Phase::InTxnIssue | Phase::InTxnComplete => self.oltp_step_done(sched, t, phase),
+            Phase::InBusySpin { owned } => self.threads[t as usize].phase = Phase::BusyNext { owned },
+            Phase::InRead(bytes) => m.reader_done(self, sched, t, bytes),
+            Phase::InIoIssue => m.iometer_issued(self, sched, t),
+            Phase::InIoComplete => m.iometer_completed(self, sched, t),
+            Phase::InSpin => m.background_done(self, sched, t),
+            Phase::InTxnCompute | Phase::InTxnIssue | Phase::InTxnComplete => m.oltp_step_done(self, sched, t, phase),
             Phase::InBusyStop { skip_schedule } => {
-                let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
+                let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
                 let rc = buf.len() as u32;
-                let napi = self.kernel.threads[t as usize].busy_napi;
-                self.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
-                self.driver_poll_done(sched, napi);
-                self.deliver(sched, napi, &mut buf, true);
-                self.kernel.threads[t as usize].polled = buf;
-                let napi = self.kernel.threads[t as usize].busy_napi;
-                let core = self.kernel.threads[t as usize].core;
-                let budget = self.kernel.epolls[t as usize].busy_poll_budget;
+                let napi = self.threads[t as usize].busy_napi;
+                m.tr(now, TraceEvent::Poll { napi, packets: rc, busy: true });
+                self.driver_poll_done(m, sched, napi);
+                self.deliver(m, sched, napi, &mut buf, true);
+                self.threads[t as usize].polled = buf;
+                let napi = self.threads[t as usize].busy_napi;
+                let core = self.threads[t as usize].core;
+                let budget = self.epolls[t as usize].busy_poll_budget;
                 if rc < budget {
-                    self.driver_complete(sched, core, napi, rc);
-                } else if self.kernel.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
-                    self.napi_enqueue(core, napi);
+                    self.driver_complete(m, sched, core, napi, rc);
+                } else if self.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
+                    self.napi_enqueue(m, core, napi);
                 }
-                self.busy_loop_finished(sched, t);
+                self.busy_loop_finished(m, sched, t);
             }
             other => unreachable!("step done in phase {other:?}"),
         }
@@ -446,47 +447,47 @@ impl Server {
 
     /// `busy_poll_stop`: leave busy-poll mode, with prefer_busy_poll reload
     /// the deferral count and arm the watchdog, then poll once more.
-    fn busy_poll_stop(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Seg {
-        let napi = self.kernel.threads[t as usize].busy_napi;
-        let prefer = self.kernel.epolls[t as usize].prefer_busy_poll;
-        let (skip, timer) = self.kernel.napis[napi as usize].busy_poll_stop(prefer);
-        let core = self.kernel.threads[t as usize].core;
+    fn busy_poll_stop(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Seg {
+        let napi = self.threads[t as usize].busy_napi;
+        let prefer = self.epolls[t as usize].prefer_busy_poll;
+        let (skip, timer) = self.napis[napi as usize].busy_poll_stop(prefer);
+        let core = self.threads[t as usize].core;
         if let Some(d) = timer {
-            self.napi_timer_start(sched, napi, core, d, TimerReason::BusyPollStop);
+            self.napi_timer_start(m, sched, napi, core, d, TimerReason::BusyPollStop);
         }
-        let budget = self.kernel.epolls[t as usize].busy_poll_budget;
-        let mut buf = std::mem::take(&mut self.kernel.threads[t as usize].polled);
-        let (_, c) = self.driver_poll_take(sched.current_key(), napi, budget, &mut buf);
-        self.kernel.threads[t as usize].polled = buf;
-        self.kernel.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
+        let budget = self.epolls[t as usize].busy_poll_budget;
+        let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
+        let (_, c) = self.driver_poll_take(m, sched.current_key(), napi, budget, &mut buf);
+        self.threads[t as usize].polled = buf;
+        self.threads[t as usize].phase = Phase::InBusyStop { skip_schedule: skip };
         Seg { class: CpuClass::System, ns: self.ns(c), bh_disabled: true }
     }
 
     /// Back in `ep_busy_loop` after the busy loop: events → send them;
     /// nothing → `napi_resume_irqs` (prefer_busy_poll), forget the NAPI id,
     /// then sleep or return 0.
-    fn busy_loop_finished(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    fn busy_loop_finished(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let _ = sched;
-        if !self.kernel.epolls[t as usize].ready.is_empty() {
-            self.kernel.threads[t as usize].phase = Phase::EpCheck;
+        if !self.epolls[t as usize].ready.is_empty() {
+            self.threads[t as usize].phase = Phase::EpCheck;
             return;
         }
-        let napi = self.kernel.threads[t as usize].busy_napi;
-        if self.kernel.epolls[t as usize].prefer_busy_poll {
-            let scheduled = self.kernel.napis[napi as usize].resume_irqs();
-            self.tr(sched.now(), TraceEvent::ResumeIrqs { napi, scheduled });
+        let napi = self.threads[t as usize].busy_napi;
+        if self.epolls[t as usize].prefer_busy_poll {
+            let scheduled = self.napis[napi as usize].resume_irqs();
+            m.tr(sched.now(), TraceEvent::ResumeIrqs { napi, scheduled });
             if scheduled {
-                let core = self.kernel.threads[t as usize].core;
-                self.napi_enqueue(core, napi);
+                let core = self.threads[t as usize].core;
+                self.napi_enqueue(m, core, napi);
             }
         }
-        let ep = &mut self.kernel.epolls[t as usize];
+        let ep = &mut self.epolls[t as usize];
         ep.napi_id = None;
         if ep.blocking {
-            self.kernel.threads[t as usize].phase = Phase::Sleeping;
-            self.tr(sched.now(), TraceEvent::Sleep { thread: t });
+            self.threads[t as usize].phase = Phase::Sleeping;
+            m.tr(sched.now(), TraceEvent::Sleep { thread: t });
         } else {
-            self.kernel.threads[t as usize].phase = Phase::Start;
+            self.threads[t as usize].phase = Phase::Start;
         }
     }
 }

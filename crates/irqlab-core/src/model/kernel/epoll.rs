@@ -4,7 +4,8 @@
 
 use crate::model::kernel::RxSink;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
 use crate::engine::Scheduler;
 use crate::scenario::EpollCfg;
@@ -44,32 +45,32 @@ impl Epoll {
     }
 }
 
-impl Server {
+impl Kernel {
     /// Deliver polled packets to their sockets (TCP receive, then
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
-    pub(crate) fn deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
-        match self.kernel.rx_sink {
+    pub(crate) fn deliver(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
+        match self.rx_sink {
             RxSink::Sockets => {}
             // A VirtIO host: the stack forwards to the guest's tap.
-            RxSink::Bridge => return self.bridge_deliver(sched, buf),
-            RxSink::Forward => return self.forward_deliver(sched, napi, buf),
-            RxSink::Stream => return self.stream_deliver(sched, napi),
+            RxSink::Bridge => return m.bridge_deliver(self, sched, buf),
+            RxSink::Forward => return m.forward_deliver(self, sched, napi, buf),
+            RxSink::Stream => return m.stream_deliver(self, sched, napi),
         }
         let now = sched.now();
         for p in buf.drain(..) {
-            if self.run.measuring {
-                self.run.counters.packets_polled += 1;
+            if m.run.measuring {
+                m.run.counters.packets_polled += 1;
                 if busy_polled {
-                    self.run.counters.packets_busy_polled += 1;
+                    m.run.counters.packets_busy_polled += 1;
                 }
-                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+                m.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
-            let conn = &mut self.kernel.conns[p.conn as usize];
-            if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {
+            let conn = &mut self.conns[p.conn as usize];
+            if conn.rx_bytes + p.bytes as u64 > m.cfg.socket.rcvbuf_bytes {
                 // tcp_data_queue: no receive-buffer room, the segment is
                 // dropped after the protocol work was done.
-                self.dropped(sched, crate::model::server::DropSite::Socket, p.conn, p.sent_ns);
+                m.dropped(sched, crate::model::server::DropSite::Socket, p.conn, p.sent_ns);
                 continue;
             }
             conn.rx_bytes += p.bytes as u64;
@@ -77,17 +78,17 @@ impl Server {
             let t = conn.thread;
             if !conn.on_ready {
                 conn.on_ready = true;
-                let ep = &mut self.kernel.epolls[t as usize];
+                let ep = &mut self.epolls[t as usize];
                 ep.ready.push_back(p.conn);
                 if ep.busy_loop_on() {
                     // sk_mark_napi_id: the socket learns the NAPI that
                     // received it, and ep_poll_callback hands it to epoll.
                     ep.napi_id = Some(napi);
                 }
-                if self.kernel.threads[t as usize].is_sleeping() {
-                    self.tr(now, TraceEvent::Wake { thread: t });
-                    self.kernel.threads[t as usize].wake();
-                    self.thread_make_runnable(sched, t);
+                if self.threads[t as usize].is_sleeping() {
+                    m.tr(now, TraceEvent::Wake { thread: t });
+                    self.threads[t as usize].wake();
+                    self.thread_make_runnable(m, sched, t);
                 }
             }
         }

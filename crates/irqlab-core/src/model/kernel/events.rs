@@ -7,7 +7,8 @@ use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::{KernelId, HOST};
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 
 /// A kernel's events.
@@ -23,50 +24,50 @@ pub enum KernelEv {
     NapiThreadIpi { core: u32 },
 }
 
-impl Server {
+impl Kernel {
     #[inline]
-    pub(crate) fn kernel_event(&mut self, sched: &mut Scheduler<Ev>, ev: KernelEv) {
+    pub(crate) fn kernel_event(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, ev: KernelEv) {
         match ev {
             KernelEv::CoreDone { kernel, core, gen } => {
-                self.switch_to(kernel);
-                if self.kernel.cores[core as usize].gen == gen && !self.thread_step_fast(sched, core) {
-                    self.core_segment_done(sched, core);
+                m.switch_to(self, kernel);
+                if self.cores[core as usize].gen == gen && !self.thread_step_fast(m, sched, core) {
+                    self.core_segment_done(m, sched, core);
                 }
             }
             KernelEv::NapiTimer { kernel, napi, gen } => {
-                self.switch_to(kernel);
-                let t = &mut self.kernel.napi_timer[napi as usize];
+                m.switch_to(self, kernel);
+                let t = &mut self.napi_timer[napi as usize];
                 match t.timer.on_event(sched.now(), gen) {
                     TimerFire::Ignore => {}
                     TimerFire::Repost(at, gen) => sched.at(at, Ev::Kernel(KernelEv::NapiTimer { kernel, napi, gen })),
                     TimerFire::Expire => {
                         let core = t.core;
                         if kernel == HOST {
-                            self.raise_irq(sched, core, IrqSrc::NapiTimer(napi));
+                            self.raise_irq(m, sched, core, IrqSrc::NapiTimer(napi));
                         } else {
                             // A guest hrtimer is emulated by the host: it
                             // expires as an injected interrupt.
-                            self.kvm_inject(sched, kernel, core, IrqSrc::NapiTimer(napi));
+                            m.kvm_inject(self, sched, kernel, core, IrqSrc::NapiTimer(napi));
                         }
                     }
                 }
             }
-            KernelEv::NapiThreadIpi { core } => self.napi_thread_ipi(sched, core),
+            KernelEv::NapiThreadIpi { core } => self.napi_thread_ipi(m, sched, core),
         }
     }
 
     /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
     /// (`hrtimer_start` replaces any earlier expiry).
-    pub fn napi_timer_start(&mut self, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
-        self.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
-        let t = &mut self.kernel.napi_timer[napi as usize];
+    pub fn napi_timer_start(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
+        m.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
+        let t = &mut self.napi_timer[napi as usize];
         if t.core != core && t.timer.is_armed() {
             // Re-armed from another CPU: the old expiry must not fire there.
             t.timer.cancel();
         }
         t.core = core;
         if let TimerPost::At(at, gen) = t.timer.start(sched.now() + delay_ns) {
-            sched.at(at, Ev::Kernel(KernelEv::NapiTimer { kernel: self.active_kernel(), napi, gen }));
+            sched.at(at, Ev::Kernel(KernelEv::NapiTimer { kernel: self.id, napi, gen }));
         }
     }
 

@@ -7,9 +7,13 @@
 //! machine has one kernel; a guest is another instance of the same
 //! struct, run by the same code.
 //!
-//! The code of a kernel runs on `Server::kernel`, the *active* kernel, as
-//! a CPU runs one address space at a time: `Server::switch_to` parks the
-//! active kernel in its slot of `Server::kernels` and brings in another.
+//! The code of a kernel is `impl Kernel`: it runs on the *active* kernel
+//! (`Server::kernel`), as a CPU runs one address space at a time, and
+//! reaches the machine around it (devices, VMs, workloads, the run's
+//! statistics: `Machine`) as its argument `m`. `Machine::switch_to` parks
+//! the active kernel in its slot of `Machine::kernels` and brings another
+//! into the same place, so the kernel code that called it goes on with the
+//! other kernel.
 //! The alternative, a kernel id on every call and `kernels[k]` at every
 //! access, cost the bare-metal scenario 6-9 % more instructions
 //! (callgrind, codegen-units=1); a switch happens only where a path
@@ -37,11 +41,12 @@ use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::softirq::SoftirqState;
 use crate::model::vm::vcpu::VcpuThread;
 use crate::model::vm::vhost::VhostWorker;
+use crate::engine::time::CycleClock;
 use crate::engine::timer::LazyTimer;
 use crate::engine::Nanos;
 use std::collections::VecDeque;
 
-/// Index of a kernel in `Server::kernels`.
+/// Index of a kernel in `Machine::kernels`.
 pub type KernelId = usize;
 
 /// The host kernel: the only one of a bare-metal machine.
@@ -100,6 +105,8 @@ pub struct Kernel {
     pub softirq_buf: Vec<Vec<RxPacket>>,
     /// Per application thread: its service-time stream.
     pub service: Vec<crate::workload::ServiceDraws>,
+    /// Cycles to nanoseconds at `cpu.freq_ghz` (set by the builder).
+    pub clock: CycleClock,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO
@@ -142,6 +149,12 @@ pub enum ThreadKind {
 }
 
 impl Kernel {
+    /// `cycles` of this kernel's CPUs in nanoseconds.
+    #[inline]
+    pub fn ns(&self, cycles: u64) -> Nanos {
+        self.clock.ns(cycles)
+    }
+
     #[inline]
     pub fn thread_kind(&self, t: u32) -> ThreadKind {
         if t < self.vcpu_base {

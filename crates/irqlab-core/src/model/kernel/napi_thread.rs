@@ -41,7 +41,8 @@
 
 use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::kernel::events::KernelEv;
 use crate::engine::Scheduler;
 
@@ -57,65 +58,65 @@ impl Core {
     }
 }
 
-impl Server {
+impl Kernel {
     /// The peer's `napi_schedule` of queue `queue`'s NAPI on `core`, from
     /// another CPU: the NAPI thread is woken by an IPI (see the module),
     /// unless it is awake already.
-    pub(crate) fn napi_thread_schedule(&mut self, sched: &mut Scheduler<Ev>, core: u32, queue: u32) {
-        let napi = self.kernel.queue_napi[queue as usize];
-        if !self.kernel.napis[napi as usize].schedule_prep() {
+    pub(crate) fn napi_thread_schedule(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, queue: u32) {
+        let napi = self.queue_napi[queue as usize];
+        if !self.napis[napi as usize].schedule_prep() {
             return;
         }
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         c.poll_list.push_back(napi);
         if c.ksoftirqd_mode || c.napi_thread_ipi_in_flight || c.irq_pending.contains(&IrqSrc::NapiThreadIpi) {
             return;
         }
-        if self.clients.thread_modelled() {
+        if m.clients.thread_modelled() {
             // The sender's `try_to_wake_up` pays for the IPI.
-            let ns = self.ns(self.cfg.costs.remote_wake_cycles);
-            self.clients.spends(sched.now(), ns);
+            let ns = self.ns(m.cfg.costs.remote_wake_cycles);
+            m.clients.spends(sched.now(), ns);
         }
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         if c.running.is_none() {
             c.napi_thread_wake();
             if c.waking_done {
-                self.kick(sched, core);
+                self.kick(m, sched, core);
             } else {
-                self.kick_after_wakeup(sched, core);
+                self.kick_after_wakeup(m, sched, core);
             }
-        } else if self.cfg.cpu.ipi_latency_ns > 0 {
+        } else if m.cfg.cpu.ipi_latency_ns > 0 {
             c.napi_thread_ipi_in_flight = true;
-            sched.after(self.cfg.cpu.ipi_latency_ns, Ev::Kernel(KernelEv::NapiThreadIpi { core }));
+            sched.after(m.cfg.cpu.ipi_latency_ns, Ev::Kernel(KernelEv::NapiThreadIpi { core }));
         } else {
-            self.raise_irq(sched, core, IrqSrc::NapiThreadIpi);
+            self.raise_irq(m, sched, core, IrqSrc::NapiThreadIpi);
         }
     }
 
     /// The wake-up IPI reaches `core`: its handler runs, or, if the core
     /// went idle meanwhile, the thread runs at once.
-    pub(crate) fn napi_thread_ipi(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let c = &mut self.kernel.cores[core as usize];
+    pub(crate) fn napi_thread_ipi(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+        let c = &mut self.cores[core as usize];
         c.napi_thread_ipi_in_flight = false;
         if c.ksoftirqd_mode {
             return;
         }
         if c.running.is_none() {
             c.napi_thread_wake();
-            self.kick(sched, core);
+            self.kick(m, sched, core);
         } else {
-            self.raise_irq(sched, core, IrqSrc::NapiThreadIpi);
+            self.raise_irq(m, sched, core, IrqSrc::NapiThreadIpi);
         }
     }
 
     /// The NAPI thread takes `core`: a preempted application thread goes
     /// back to the run queue (it pays its switch back in), and the thread's
     /// first segment carries the switch to it.
-    pub(crate) fn napi_thread_turn(&mut self, core: u32) {
-        if self.run.measuring {
-            self.run.counters.napi_thread_runs += 1;
+    pub(crate) fn napi_thread_turn(&mut self, m: &mut Machine, core: u32) {
+        if m.run.measuring {
+            m.run.counters.napi_thread_runs += 1;
         }
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         c.napi_thread_woken = false;
         if let Some(t) = c.current_thread.take() {
             c.runqueue.push_front(t);
@@ -125,10 +126,10 @@ impl Server {
     }
 
     /// A segment of the NAPI thread: system time, after the switch to it if due.
-    pub(crate) fn napi_thread_segment(&mut self, core: u32, mut seg: Seg) -> Seg {
+    pub(crate) fn napi_thread_segment(&mut self, m: &mut Machine, core: u32, mut seg: Seg) -> Seg {
         seg.class = CpuClass::System;
-        if std::mem::take(&mut self.kernel.cores[core as usize].napi_thread_switch_due) {
-            seg.ns += self.ns(self.cfg.costs.context_switch_cycles);
+        if std::mem::take(&mut self.cores[core as usize].napi_thread_switch_due) {
+            seg.ns += self.ns(m.cfg.costs.context_switch_cycles);
         }
         seg
     }

@@ -9,7 +9,8 @@ use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::{ThreadKind, HOST};
 use crate::model::vm::vcpu::VcpuPhase;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
 
@@ -21,12 +22,12 @@ pub struct Seg {
     pub bh_disabled: bool,
 }
 
-impl Server {
+impl Kernel {
     /// Start `owner`'s segment on `core` now.
     #[inline(always)]
     pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
         let now = sched.now();
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         debug_assert!(c.running.is_none());
         // A frozen guest core executes nothing until its vCPU enters guest
         // mode again; a segment started on it would complete regardless
@@ -39,9 +40,9 @@ impl Server {
         c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
         // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
         if seg.ns != Nanos::MAX {
-            let ev = Ev::Kernel(KernelEv::CoreDone { kernel: self.kernel.id, core, gen: c.gen });
+            let ev = Ev::Kernel(KernelEv::CoreDone { kernel: self.id, core, gen: c.gen });
             // A host core has at most one live segment end: its own slot.
-            if self.kernel.id == HOST && (core as usize) < sched.owners() {
+            if self.id == HOST && (core as usize) < sched.owners() {
                 sched.at_owned(core as usize, end_ns, ev);
             } else {
                 sched.at(end_ns, ev);
@@ -50,9 +51,9 @@ impl Server {
     }
 
     /// A hard interrupt is raised on `core`.
-    pub(crate) fn raise_irq(&mut self, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+    pub(crate) fn raise_irq(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         let now = sched.now();
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         c.irq_pending.push_back(src);
         match c.running {
             Some(Running { owner: Owner::HardIrq(_), .. }) | Some(Running { owner: Owner::Waking, .. }) => {}
@@ -65,43 +66,43 @@ impl Server {
                 }
                 if let Owner::Thread(t, ThreadSeg::Guest) = owner {
                     // A VM exit: the guest stops where it is.
-                    self.vcpu_preempted(sched, t);
+                    m.vcpu_preempted(self, sched, t);
                 }
-                self.kick(sched, core);
+                self.kick(m, sched, core);
             }
-            None => self.kick(sched, core),
+            None => self.kick(m, sched, core),
         }
     }
 
     /// Decide what `core` runs now that nothing is running on it.
-    pub(crate) fn kick(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn kick(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
         let now = sched.now();
-        let c = &self.kernel.cores[core as usize];
+        let c = &self.cores[core as usize];
         if c.running.is_some() || c.frozen {
             return;
         }
         loop {
-            let c = &mut self.kernel.cores[core as usize];
+            let c = &mut self.cores[core as usize];
             if c.running.is_some() {
                 return;
             }
             // 1. Hard IRQs, after waking from idle if the core slept.
             if let Some(&src) = c.irq_pending.front() {
-                if self.kernel.wakeup_latency_ns > 0 && !c.waking_done {
+                if self.wakeup_latency_ns > 0 && !c.waking_done {
                     c.wakeups_from_idle += 1;
                     c.waking_done = true;
-                    let seg = Seg { class: CpuClass::Idle, ns: self.kernel.wakeup_latency_ns, bh_disabled: false };
+                    let seg = Seg { class: CpuClass::Idle, ns: self.wakeup_latency_ns, bh_disabled: false };
                     self.start_segment(sched, core, Owner::Waking, seg);
                     return;
                 }
                 c.irq_pending.pop_front();
                 let cycles = match src {
-                    IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
-                    IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
-                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
-                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_irq_cycles(src),
+                    IrqSrc::Queue(_) => m.cfg.costs.hardirq_cycles,
+                    IrqSrc::NapiTimer(_) => m.cfg.costs.timer_irq_cycles,
+                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => m.cfg.costs.ipi_irq_cycles,
+                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_irq_cycles(self, src),
                     IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
-                        self.storage_irq_cycles(src)
+                        m.storage_irq_cycles(src)
                     }
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
@@ -110,16 +111,16 @@ impl Server {
             }
             // 2. The NET_RX softirq at IRQ exit / bottom-half enable.
             if c.softirq_can_run() {
-                if let Some(seg) = self.softirq_next(sched, core) {
+                if let Some(seg) = self.softirq_next(m, sched, core) {
                     self.start_segment(sched, core, Owner::Softirq, seg);
                     return;
                 }
                 continue;
             }
-            let c = &mut self.kernel.cores[core as usize];
+            let c = &mut self.cores[core as usize];
             // 3. Resume what was preempted.
             if let Some(f) = c.stack.pop() {
-                self.resume_frame(sched, core, f);
+                self.resume_frame(m, sched, core, f);
                 // A step completed here (preempted at its very end) may have
                 // taken a VM exit: a guest's virtio or SCSI doorbell traps
                 // on its own vCPU's core (`vcpu_preempted`), and the frozen
@@ -127,7 +128,7 @@ impl Server {
                 // (`vcpu_entered` kicks it). Only here does the loop
                 // complete a segment; `start_segment` asserts that nothing
                 // else starts on a frozen core.
-                let c = &self.kernel.cores[core as usize];
+                let c = &self.cores[core as usize];
                 if c.running.is_some() || c.frozen {
                     return;
                 }
@@ -147,7 +148,7 @@ impl Server {
             let c = if c.ksoftirqd_mode {
                 let mut thread_turn = false;
                 let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();
-                let slice_over = now - c.turn_start_ns >= self.cfg.cpu.sched_base_slice_ns;
+                let slice_over = now - c.turn_start_ns >= m.cfg.cpu.sched_base_slice_ns;
                 if c.ksoftirqd_turn && app_runnable && slice_over {
                     c.ksoftirqd_turn = false;
                     c.turn_start_ns = now;
@@ -156,46 +157,46 @@ impl Server {
                     c.ksoftirqd_turn = true;
                     c.turn_start_ns = now;
                     c.context_switches += 1;
-                    thread_turn = self.cfg.napi.threaded;
+                    thread_turn = m.cfg.napi.threaded;
                 }
                 if thread_turn {
-                    self.napi_thread_turn(core);
+                    self.napi_thread_turn(m, core);
                 }
-                if self.kernel.cores[core as usize].ksoftirqd_turn {
-                    if let Some(mut seg) = self.ksoftirqd_next(sched, core) {
-                        if self.cfg.napi.threaded {
-                            seg = self.napi_thread_segment(core, seg);
+                if self.cores[core as usize].ksoftirqd_turn {
+                    if let Some(mut seg) = self.ksoftirqd_next(m, sched, core) {
+                        if m.cfg.napi.threaded {
+                            seg = self.napi_thread_segment(m, core, seg);
                         }
                         self.start_segment(sched, core, Owner::Softirq, seg);
                         return;
                     }
                     // Nothing left: ksoftirqd sleeps; switch away from it.
-                    let c = &mut self.kernel.cores[core as usize];
+                    let c = &mut self.cores[core as usize];
                     c.ksoftirqd_mode = false;
                     c.ksoftirqd_turn = false;
                     c.context_switches += 1;
-                    if self.cfg.napi.threaded {
+                    if m.cfg.napi.threaded {
                         // The application's thread pays a switch back in.
                         c.switched_out = true;
                     }
                     continue;
                 }
-                &mut self.kernel.cores[core as usize]
+                &mut self.cores[core as usize]
             } else {
                 c
             };
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {
-                let next = match self.kernel.thread_kind(t) {
-                    ThreadKind::App(_) => self.thread_next(sched, t),
-                    ThreadKind::Vcpu(v) => self.vcpu_next(sched, v),
-                    ThreadKind::Vhost(w) => self.vhost_next(w),
+                let next = match self.thread_kind(t) {
+                    ThreadKind::App(_) => self.thread_next(m, sched, t),
+                    ThreadKind::Vcpu(v) => m.vcpu_next(self, sched, v),
+                    ThreadKind::Vhost(w) => m.vhost_next(self, w),
                 };
                 match next {
                     Some(seg) if seg.class == CpuClass::Guest => {
                         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Guest), seg);
-                        let v = self.vcpu_index(t).expect("only a vCPU runs guest mode");
-                        self.vcpu_entered(sched, v);
+                        let v = m.vcpu_index(self, t).expect("only a vCPU runs guest mode");
+                        m.vcpu_entered(self, sched, v);
                         return;
                     }
                     Some(seg) => {
@@ -204,12 +205,12 @@ impl Server {
                     }
                     None => {
                         // Blocked: the core looks for other work.
-                        self.kernel.cores[core as usize].current_thread = None;
+                        self.cores[core as usize].current_thread = None;
                         continue;
                     }
                 }
             }
-            let c = &mut self.kernel.cores[core as usize];
+            let c = &mut self.cores[core as usize];
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
                 if c.last_thread != Some(t) || c.switched_out {
@@ -218,8 +219,8 @@ impl Server {
                 let switched = c.last_thread != Some(t) || c.switched_out;
                 c.last_thread = Some(t);
                 c.switched_out = false;
-                if switched && self.cfg.costs.context_switch_cycles > 0 {
-                    let seg = Seg { class: CpuClass::System, ns: self.ns(self.cfg.costs.context_switch_cycles), bh_disabled: false };
+                if switched && m.cfg.costs.context_switch_cycles > 0 {
+                    let seg = Seg { class: CpuClass::System, ns: self.ns(m.cfg.costs.context_switch_cycles), bh_disabled: false };
                     self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
                     return;
                 }
@@ -235,30 +236,30 @@ impl Server {
             }
             if let Some(t) = c.vcpu {
                 // A guest CPU idles by halting its vCPU.
-                self.vcpu_halt(sched, t, core);
+                m.vcpu_halt(self, sched, t, core);
             }
             return;
         }
     }
 
-    fn resume_frame(&mut self, sched: &mut Scheduler<Ev>, core: u32, f: Frame) {
+    fn resume_frame(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, f: Frame) {
         if let Owner::Thread(t, seg) = f.owner {
-            if let Some(v) = self.vcpu_index(t) {
+            if let Some(v) = m.vcpu_index(self, t) {
                 if seg == ThreadSeg::Guest {
                     // Back to a vCPU that was in guest mode: it enters again.
-                    self.vcpu_resume(t, sched.now());
+                    m.vcpu_resume(self, t, sched.now());
                     return;
                 }
-                if std::mem::take(&mut self.kernel.vcpus[v].poll_frame_stale) {
+                if std::mem::take(&mut self.vcpus[v].poll_frame_stale) {
                     // A halt poll that a wake-up ended while it was preempted.
                     return;
                 }
-                let c = &mut self.kernel.cores[core as usize];
-                if self.kernel.vcpus[v].phase == VcpuPhase::HaltPoll && !c.runqueue.is_empty() {
+                let c = &mut self.cores[core as usize];
+                if self.vcpus[v].phase == VcpuPhase::HaltPoll && !c.runqueue.is_empty() {
                     // Another task became runnable: the poll stops and the
                     // vCPU sleeps (`kvm_vcpu_can_poll`).
                     c.current_thread = None;
-                    self.kernel.vcpus[v].phase = VcpuPhase::Blocked;
+                    self.vcpus[v].phase = VcpuPhase::Blocked;
                     return;
                 }
                 // The host's own entry or poll: no penalty (the guest's
@@ -270,7 +271,7 @@ impl Server {
         }
         let penalty = match f.owner {
             // Cache and pipeline disturbance after an interruption.
-            Owner::Thread(..) if f.interrupted => self.ns(self.cfg.costs.interrupt_penalty_cycles),
+            Owner::Thread(..) if f.interrupted => self.ns(m.cfg.costs.interrupt_penalty_cycles),
             _ => 0,
         };
         if f.remaining_ns > 0 {
@@ -280,9 +281,9 @@ impl Server {
         }
         // Preempted at the very instant it ended: complete it, then pay
         // the penalty as overhead before the thread's next step.
-        self.apply_effects(sched, core, f.owner);
+        self.apply_effects(m, sched, core, f.owner);
         if let (Owner::Thread(t, _), true) = (f.owner, penalty > 0) {
-            let c = &mut self.kernel.cores[core as usize];
+            let c = &mut self.cores[core as usize];
             if c.frozen {
                 // The step's effects took a VM exit on this guest core's
                 // vCPU (a doorbell write): the core stops here, so the
@@ -306,58 +307,58 @@ impl Server {
     }
 
     /// The running segment of `core` completed.
-    pub(crate) fn core_segment_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let r = self.kernel.cores[core as usize].running.take().expect("a segment was running");
-        debug_assert!(!self.kernel.cores[core as usize].frozen, "a frozen core completes nothing");
-        self.segment_effects(sched, core, r.owner);
+    pub(crate) fn core_segment_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+        let r = self.cores[core as usize].running.take().expect("a segment was running");
+        debug_assert!(!self.cores[core as usize].frozen, "a frozen core completes nothing");
+        self.segment_effects(m, sched, core, r.owner);
     }
 
-    fn segment_effects(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
-        self.apply_effects(sched, core, owner);
-        self.kick(sched, core);
+    fn segment_effects(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+        self.apply_effects(m, sched, core, owner);
+        self.kick(m, sched, core);
     }
 
-    fn apply_effects(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+    fn apply_effects(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
         match owner {
             Owner::Waking => {}
-            Owner::HardIrq(src) => self.hardirq_done(sched, core, src),
-            Owner::Softirq => self.softirq_step_done(sched, core),
-            Owner::Thread(t, ThreadSeg::Step) => match self.kernel.thread_kind(t) {
-                ThreadKind::App(_) => self.thread_step_done(sched, t),
-                ThreadKind::Vcpu(v) => self.vcpu_step_done(v),
-                ThreadKind::Vhost(w) => self.vhost_step_done(sched, w),
+            Owner::HardIrq(src) => self.hardirq_done(m, sched, core, src),
+            Owner::Softirq => self.softirq_step_done(m, sched, core),
+            Owner::Thread(t, ThreadSeg::Step) => match self.thread_kind(t) {
+                ThreadKind::App(_) => self.thread_step_done(m, sched, t),
+                ThreadKind::Vcpu(v) => m.vcpu_step_done(self, v),
+                ThreadKind::Vhost(w) => m.vhost_step_done(self, sched, w),
             },
             Owner::Thread(_, ThreadSeg::Overhead) => {}
             // Only a turn on a shared CPU ends a guest-mode segment.
-            Owner::Thread(t, ThreadSeg::Guest) => self.vcpu_turn_over(sched, core, t),
+            Owner::Thread(t, ThreadSeg::Guest) => m.vcpu_turn_over(self, sched, core, t),
         }
     }
 
     /// End of a hard IRQ handler: the driver schedules NAPI (mlx5e
     /// completion handler → `napi_schedule`), or the hrtimer runs
     /// `napi_watchdog`.
-    fn hardirq_done(&mut self, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+    fn hardirq_done(&mut self, m: &mut Machine, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
         match src {
             IrqSrc::Queue(q) => {
-                let napi = self.kernel.queue_napi[q as usize];
-                if self.kernel.napis[napi as usize].schedule_prep() {
-                    self.napi_enqueue(core, napi);
+                let napi = self.queue_napi[q as usize];
+                if self.napis[napi as usize].schedule_prep() {
+                    self.napi_enqueue(m, core, napi);
                 }
             }
-            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => self.vm_hardirq_done(_sched, src),
-            IrqSrc::RpsIpi => self.rps_ipi_handled(_sched, core),
-            IrqSrc::NapiThreadIpi => self.kernel.cores[core as usize].napi_thread_wake(),
+            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_hardirq_done(self, _sched, src),
+            IrqSrc::RpsIpi => self.rps_ipi_handled(m, _sched, core),
+            IrqSrc::NapiThreadIpi => self.cores[core as usize].napi_thread_wake(),
             IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
-                self.storage_irq_done(_sched, core, src)
+                m.storage_irq_done(self, _sched, core, src)
             }
             IrqSrc::NapiTimer(n) => {
-                if self.run.measuring {
-                    self.run.counters.watchdog_fires += 1;
+                if m.run.measuring {
+                    m.run.counters.watchdog_fires += 1;
                 }
-                let scheduled = self.kernel.napis[n as usize].watchdog();
-                self.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
+                let scheduled = self.napis[n as usize].watchdog();
+                m.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
                 if scheduled {
-                    self.napi_enqueue(core, n);
+                    self.napi_enqueue(m, core, n);
                 }
             }
         }
@@ -365,10 +366,10 @@ impl Server {
 
     /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX
     /// (or, threaded, wake the NAPI thread).
-    pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
-        let c = &mut self.kernel.cores[core as usize];
+    pub(crate) fn napi_enqueue(&mut self, m: &mut Machine, core: u32, napi: u32) {
+        let c = &mut self.cores[core as usize];
         c.poll_list.push_back(napi);
-        if self.cfg.napi.threaded {
+        if m.cfg.napi.threaded {
             c.napi_thread_wake();
         } else {
             c.softirq_pending = true;
@@ -376,36 +377,36 @@ impl Server {
     }
 
     /// A thread becomes runnable on its core (`try_to_wake_up`).
-    pub(crate) fn thread_make_runnable(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let core = self.kernel.thread_core(t);
-        let c = &mut self.kernel.cores[core as usize];
+    pub(crate) fn thread_make_runnable(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let core = self.thread_core(t);
+        let c = &mut self.cores[core as usize];
         if c.current_thread == Some(t) || c.runqueue.contains(&t) {
             return;
         }
         c.runqueue.push_back(t);
         if c.frozen {
             // A guest CPU out of guest mode: its vCPU must enter first.
-            self.guest_core_wake(sched, core);
+            m.guest_core_wake(self, sched, core);
             return;
         }
         if let Some(Running { owner: Owner::Thread(other, seg), .. }) = c.running {
-            if !self.kernel.vcpus.is_empty() && other != t && self.vcpu_index(other).is_some() {
+            if !self.vcpus.is_empty() && other != t && m.vcpu_index(self, other).is_some() {
                 // The core runs a vCPU: the woken thread takes it.
-                self.vcpu_contended(sched, core, other, seg);
+                m.vcpu_contended(self, sched, core, other, seg);
                 return;
             }
         }
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut self.cores[core as usize];
         if !c.waking_done {
             // A wake-up of a sleeping core: IPI, then C-state exit.
-            self.kick_after_wakeup(sched, core);
+            self.kick_after_wakeup(m, sched, core);
         }
     }
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
-    pub(crate) fn kick_after_wakeup(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let c = &mut self.kernel.cores[core as usize];
-        let lat = self.kernel.wakeup_latency_ns;
+    pub(crate) fn kick_after_wakeup(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+        let c = &mut self.cores[core as usize];
+        let lat = self.wakeup_latency_ns;
         if lat > 0 && sched.now() > 0 {
             c.wakeups_from_idle += 1;
             c.waking_done = true;
@@ -413,6 +414,6 @@ impl Server {
             self.start_segment(sched, core, Owner::Waking, seg);
             return;
         }
-        self.kick(sched, core);
+        self.kick(m, sched, core);
     }
 }

@@ -17,7 +17,8 @@ use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::{Device, RxSink};
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
 
@@ -45,16 +46,16 @@ pub struct SoftirqState {
     pub entered: bool,
 }
 
-impl Server {
+impl Kernel {
     /// Next softirq segment of `core`, or None when the softirq is done
     /// (pending flag cleared, or handed to ksoftirqd).
-    pub(crate) fn softirq_next(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+    pub(crate) fn softirq_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
         let now = sched.now();
-        let weight = self.cfg.napi.weight;
-        let st = &mut self.kernel.softirq[core as usize];
+        let weight = m.cfg.napi.weight;
+        let st = &mut self.softirq[core as usize];
         if !st.active {
             // handle_softirqs: start (or restart) a round.
-            let c = &mut self.kernel.cores[core as usize];
+            let c = &mut self.cores[core as usize];
             c.softirq_pending = false;
             if c.poll_list.is_empty() {
                 st.restarts = 0;
@@ -67,42 +68,42 @@ impl Server {
             c.softirq_in_round = true;
             st.entered = false;
             st.to_poll = c.poll_list.len() as u32;
-            st.budget_left = self.cfg.napi.netdev_budget as i64;
+            st.budget_left = m.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
             // A NAPI thread's polls are not NET_RX softirqs.
-            if self.run.measuring && self.kernel.id >= self.app_kernel && !self.cfg.napi.threaded {
-                self.run.counters.softirq_rounds += 1;
+            if m.run.measuring && self.id >= m.app_kernel && !m.cfg.napi.threaded {
+                m.run.counters.softirq_rounds += 1;
             }
         }
-        if let Some((napi, taken)) = self.kernel.softirq[core as usize].poll_continues.take() {
+        if let Some((napi, taken)) = self.softirq[core as usize].poll_continues.take() {
             if napi == BACKLOG_NAPI {
-                let (n, cycles) = self.process_backlog_take(sched, core, taken);
-                let st = &mut self.kernel.softirq[core as usize];
+                let (n, cycles) = self.process_backlog_take(m, sched, core, taken);
+                let st = &mut self.softirq[core as usize];
                 st.polling = Some((BACKLOG_NAPI, n));
                 st.poll_taken_before = taken;
                 return Some(Seg { class: CpuClass::Softirq, ns: self.ns(cycles), bh_disabled: false });
             }
-            return Some(self.forward_poll_continue(core, napi, taken, weight));
+            return Some(self.forward_poll_continue(m, core, napi, taken, weight));
         }
-        let st = &mut self.kernel.softirq[core as usize];
-        let c = &mut self.kernel.cores[core as usize];
-        let budget_us = self.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
+        let st = &mut self.softirq[core as usize];
+        let c = &mut self.cores[core as usize];
+        let budget_us = m.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
         if st.to_poll == 0 || c.poll_list.is_empty() || st.budget_left <= 0 || now - st.round_start_ns >= budget_us {
             // Software steering: the IPIs this round scheduled leave first
             // (`net_rps_action_and_irq_enable`).
-            if self.bulk.is_some() {
-                if let Some(seg) = self.rps_send_ipis(core) {
+            if m.bulk.is_some() {
+                if let Some(seg) = self.rps_send_ipis(m, core) {
                     return Some(seg);
                 }
             }
-            let st = &mut self.kernel.softirq[core as usize];
-            let c = &mut self.kernel.cores[core as usize];
+            let st = &mut self.softirq[core as usize];
+            let c = &mut self.cores[core as usize];
             // End of the round: anything left re-raises NET_RX.
             st.active = false;
             c.softirq_in_round = false;
             if !c.poll_list.is_empty() {
                 st.restarts += 1;
-                if st.restarts >= self.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
+                if st.restarts >= m.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
                     // wakeup_softirqd: the rest runs at thread priority.
                     st.restarts = 0;
                     if !c.ksoftirqd_mode {
@@ -118,7 +119,7 @@ impl Server {
                     return None;
                 }
                 c.softirq_pending = true;
-                return self.softirq_next(sched, core);
+                return self.softirq_next(m, sched, core);
             }
             st.restarts = 0;
             return None;
@@ -133,20 +134,20 @@ impl Server {
                 c.stack.last(),
                 Some(crate::model::kernel::cpu::Frame { owner: crate::model::kernel::cpu::Owner::Thread(..), interrupted: true, .. })
             );
-            self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
+            m.cfg.costs.softirq_entry_cycles + if interrupted_thread { m.cfg.costs.irq_cold_cycles } else { 0 }
         };
         st.entered = true;
         let (n, cycles) = if napi == BACKLOG_NAPI {
-            self.process_backlog_take(sched, core, 0)
-        } else if self.kernel.rx_sink == RxSink::Stream {
-            self.stream_poll_take(now, napi, weight)
+            self.process_backlog_take(m, sched, core, 0)
+        } else if self.rx_sink == RxSink::Stream {
+            m.stream_poll_take(self, now, napi, weight)
         } else {
-            let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
-            let r = self.driver_poll_take(sched.current_key(), napi, weight, &mut buf);
-            self.kernel.softirq_buf[core as usize] = buf;
+            let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+            let r = self.driver_poll_take(m, sched.current_key(), napi, weight, &mut buf);
+            self.softirq_buf[core as usize] = buf;
             r
         };
-        let st = &mut self.kernel.softirq[core as usize];
+        let st = &mut self.softirq[core as usize];
         st.polling = Some((napi, n));
         st.poll_taken_before = 0;
         Some(Seg { class: CpuClass::Softirq, ns: self.ns(entry + cycles), bh_disabled: false })
@@ -158,78 +159,78 @@ impl Server {
     /// no new poll's overhead and no TX reaping (`ixgbe_poll` cleans TX
     /// first). The model takes a poll's packets as a batch and continues
     /// it with a segment of its own for those that came meanwhile.
-    fn forward_poll_continue(&mut self, core: u32, napi: u32, taken: u32, weight: u32) -> Seg {
-        let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
+    fn forward_poll_continue(&mut self, m: &mut Machine, core: u32, napi: u32, taken: u32, weight: u32) -> Seg {
+        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
         buf.clear();
-        let qi = self.kernel.napi_queue[napi as usize] as usize;
-        self.nic.queues[qi].take(weight - taken, &mut buf);
+        let qi = self.napi_queue[napi as usize] as usize;
+        m.nic.queues[qi].take(weight - taken, &mut buf);
         let n = buf.len() as u32;
-        self.kernel.softirq_buf[core as usize] = buf;
-        let st = &mut self.kernel.softirq[core as usize];
+        self.softirq_buf[core as usize] = buf;
+        let st = &mut self.softirq[core as usize];
         st.polling = Some((napi, n));
         st.poll_taken_before = taken;
-        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * self.cfg.costs.forward_packet_cycles), bh_disabled: false }
+        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * m.cfg.costs.forward_packet_cycles), bh_disabled: false }
     }
 
     /// Next segment of ksoftirqd (`run_ksoftirqd`: `handle_softirqs` again
     /// while work is pending), or None when the poll list is empty and it
     /// goes back to sleep.
-    pub(crate) fn ksoftirqd_next(&mut self, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+    pub(crate) fn ksoftirqd_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
         loop {
-            if let Some(seg) = self.softirq_next(sched, core) {
+            if let Some(seg) = self.softirq_next(m, sched, core) {
                 return Some(seg);
             }
             // handle_softirqs returned: done, or out of restarts/time, in
             // which case ksoftirqd (already running) starts another call.
-            if self.kernel.cores[core as usize].poll_list.is_empty() {
+            if self.cores[core as usize].poll_list.is_empty() {
                 return None;
             }
         }
     }
 
     /// The poll segment completed: deliver what it took, then complete or requeue.
-    pub(crate) fn softirq_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let Some((napi, n)) = self.kernel.softirq[core as usize].polling.take() else { return };
+    pub(crate) fn softirq_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+        let Some((napi, n)) = self.softirq[core as usize].polling.take() else { return };
         if napi >= IPI_SEND {
-            return self.steering_step_done(sched, core, napi, n);
+            return self.steering_step_done(m, sched, core, napi, n);
         }
-        let mut buf = std::mem::take(&mut self.kernel.softirq_buf[core as usize]);
-        self.deliver(sched, napi, &mut buf, false);
-        self.kernel.softirq_buf[core as usize] = buf;
-        self.kernel.softirq[core as usize].budget_left -= n as i64;
-        self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
-        let weight = self.cfg.napi.weight;
-        let n = n + std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
-        if self.kernel.rx_sink == RxSink::Forward && n < weight {
-            let qi = self.kernel.napi_queue[napi as usize] as usize;
-            self.nic.deferred_handled += self.nic.queues[qi].catch_up(sched.current_key());
-            if self.nic.queues[qi].rx_pending() > 0 {
-                self.kernel.softirq[core as usize].poll_continues = Some((napi, n));
+        let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
+        self.deliver(m, sched, napi, &mut buf, false);
+        self.softirq_buf[core as usize] = buf;
+        self.softirq[core as usize].budget_left -= n as i64;
+        m.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
+        let weight = m.cfg.napi.weight;
+        let n = n + std::mem::take(&mut self.softirq[core as usize].poll_taken_before);
+        if self.rx_sink == RxSink::Forward && n < weight {
+            let qi = self.napi_queue[napi as usize] as usize;
+            m.nic.deferred_handled += m.nic.queues[qi].catch_up(sched.current_key());
+            if m.nic.queues[qi].rx_pending() > 0 {
+                self.softirq[core as usize].poll_continues = Some((napi, n));
                 return;
             }
         }
         // Reaped TX descriptors restart a stopped queue; freed virtqueue buffers a worker.
-        self.driver_poll_done(sched, napi);
-        if n < weight || self.kernel.napis[napi as usize].prefer_busy_poll {
-            self.driver_complete(sched, core, napi, n);
+        self.driver_poll_done(m, sched, napi);
+        if n < weight || self.napis[napi as usize].prefer_busy_poll {
+            self.driver_complete(m, sched, core, napi, n);
         } else {
             // Whole weight used: stay scheduled, poll again next round.
-            self.kernel.cores[core as usize].poll_list.push_back(napi);
+            self.cores[core as usize].poll_list.push_back(napi);
         }
     }
 
     /// A segment of software steering ended: the IPIs left, or a
     /// `process_backlog` step (which may go on, `model/kernel/backlog.rs`).
     #[cold]
-    fn steering_step_done(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, n: u32) {
+    fn steering_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, napi: u32, n: u32) {
         if napi == IPI_SEND {
-            return self.rps_ipis_sent(sched, core);
+            return self.rps_ipis_sent(m, sched, core);
         }
-        let before = std::mem::take(&mut self.kernel.softirq[core as usize].poll_taken_before);
-        self.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
-        self.kernel.softirq[core as usize].budget_left -= n as i64;
-        if let Some(work) = self.process_backlog_done(sched, core, n, before) {
-            self.kernel.softirq[core as usize].poll_continues = Some((BACKLOG_NAPI, work));
+        let before = std::mem::take(&mut self.softirq[core as usize].poll_taken_before);
+        m.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
+        self.softirq[core as usize].budget_left -= n as i64;
+        if let Some(work) = self.process_backlog_done(m, sched, core, n, before) {
+            self.softirq[core as usize].poll_continues = Some((BACKLOG_NAPI, work));
         }
     }
 
@@ -239,12 +240,12 @@ impl Server {
     /// `key` is the engine's key of the event being handled: the TX
     /// completions and arrivals the queue kept (`QueuePair::tx_defer`,
     /// `rx_defer`) whose keys are below it are applied first.
-    pub(crate) fn driver_poll_take(&mut self, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
+    pub(crate) fn driver_poll_take(&mut self, m: &mut Machine, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
-        let qi = self.kernel.napi_queue[napi as usize] as usize;
-        let q = match self.kernel.device {
-            Device::Nic => &mut self.nic.queues[qi],
-            Device::Virtio => &mut self.virtio.as_mut().expect("virtio device").queues[qi],
+        let qi = self.napi_queue[napi as usize] as usize;
+        let q = match self.device {
+            Device::Nic => &mut m.nic.queues[qi],
+            Device::Virtio => &mut m.virtio.as_mut().expect("virtio device").queues[qi],
         };
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
@@ -253,21 +254,21 @@ impl Server {
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
-        self.nic.deferred_handled += deferred_done;
-        let k = &self.cfg.costs;
-        if self.kernel.rx_sink == RxSink::Forward {
+        m.nic.deferred_handled += deferred_done;
+        let k = &m.cfg.costs;
+        if self.rx_sink == RxSink::Forward {
             // No socket, no waiter: each packet is switched and sent.
             return (n, k.napi_poll_cycles + n as u64 * k.forward_packet_cycles + tx as u64 * k.tx_clean_cycles);
         }
         let mut cycles = k.napi_poll_cycles + n as u64 * k.rx_packet_cycles + tx as u64 * k.tx_clean_cycles;
-        if self.kernel.rx_sink == RxSink::Bridge {
+        if self.rx_sink == RxSink::Bridge {
             // The tap wakes the guest's vhost worker (`sk_data_ready`).
             if n > 0 {
                 cycles += k.wakeup_cycles;
             }
             return (n, cycles);
         }
-        cycles += self.wakeup_cycles_for(buf.iter().map(|p| p.conn));
+        cycles += self.wakeup_cycles_for(m, buf.iter().map(|p| p.conn));
         (n, cycles)
     }
 
@@ -275,14 +276,14 @@ impl Server {
     /// `ep_poll_callback` (or a socket's `sk_data_ready`) wakes each
     /// sleeping waiter once.
     #[inline]
-    pub(crate) fn wakeup_cycles_for(&self, conns: impl Iterator<Item = u32>) -> u64 {
+    pub(crate) fn wakeup_cycles_for(&self, m: &Machine, conns: impl Iterator<Item = u32>) -> u64 {
         let mut woken: u64 = 0;
         let mut cycles = 0;
         for conn in conns {
-            let t = self.kernel.conns[conn as usize].thread;
-            if self.kernel.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
+            let t = self.conns[conn as usize].thread;
+            if self.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
                 woken |= 1u64 << (t % 64);
-                cycles += self.cfg.costs.wakeup_cycles;
+                cycles += m.cfg.costs.wakeup_cycles;
             }
         }
         cycles
@@ -291,41 +292,41 @@ impl Server {
     /// After a poll of `napi` (softirq or busy poll): on the NIC, reaped TX
     /// descriptors let the stack restart a stopped queue; on virtio-net,
     /// the RX buffers it freed let a waiting vhost worker go on.
-    pub(crate) fn driver_poll_done(&mut self, sched: &mut Scheduler<Ev>, napi: u32) {
-        let queue = self.kernel.napi_queue[napi as usize];
-        match self.kernel.device {
-            Device::Nic => self.tx_restart(sched, queue),
-            Device::Virtio => self.virtio_refilled(sched, queue),
+    pub(crate) fn driver_poll_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32) {
+        let queue = self.napi_queue[napi as usize];
+        match self.device {
+            Device::Nic => m.tx_restart(sched, queue),
+            Device::Virtio => m.virtio_refilled(self, sched, queue),
         }
     }
 
     /// The driver's completion after a poll that used less than its budget:
     /// `napi_complete_done`, then re-arm the IRQ (with a DIM sample) if it
     /// returned true, arm the watchdog, or reschedule on MISSED.
-    pub(crate) fn driver_complete(&mut self, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
-        let c = self.kernel.napis[napi as usize].complete_done(work);
+    pub(crate) fn driver_complete(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
+        let c = self.napis[napi as usize].complete_done(work);
         if let Some(t) = c.start_timer_ns {
-            self.napi_timer_start(sched, napi, core, t, TimerReason::Complete);
+            self.napi_timer_start(m, sched, napi, core, t, TimerReason::Complete);
         }
         if c.reschedule {
-            self.napi_enqueue(core, napi);
+            self.napi_enqueue(m, core, napi);
         }
         if c.rearm_irq {
             let now = sched.now();
-            let queue = self.kernel.napi_queue[napi as usize];
-            self.tr(now, TraceEvent::IrqRearmed { queue });
-            if self.kernel.device == Device::Virtio {
-                return self.virtqueue_napi_complete(core, napi, queue, now);
+            let queue = self.napi_queue[napi as usize];
+            m.tr(now, TraceEvent::IrqRearmed { queue });
+            if self.device == Device::Virtio {
+                return m.virtqueue_napi_complete(self, core, napi, queue, now);
             }
-            let q = &mut self.nic.queues[queue as usize];
-            self.nic.deferred_handled += q.catch_up(sched.current_key());
+            let q = &mut m.nic.queues[queue as usize];
+            m.nic.deferred_handled += q.catch_up(sched.current_key());
             q.dim_sample(now);
             for (cq, signal) in q.arm(now) {
-                self.moderation(sched, queue, cq, signal);
+                m.moderation(self, sched, queue, cq, signal);
             }
             // A CQ may signal now: completions and arrivals still to come
             // are events again, with the keys they were given.
-            let q = &mut self.nic.queues[queue as usize];
+            let q = &mut m.nic.queues[queue as usize];
             if !q.tx_done_deferrable() {
                 while let Some((key, bytes)) = q.tx_deferred.pop_front() {
                     sched.at_key(key, Ev::Nic(NicEv::TxDone { queue, bytes }));

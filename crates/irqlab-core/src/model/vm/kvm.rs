@@ -20,27 +20,28 @@
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::{IrqSrc, Owner, ThreadSeg};
 use crate::model::kernel::{KernelId, HOST};
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::vm::vcpu::VcpuPhase;
 
-impl Server {
+impl Machine {
     /// Deliver interrupt `src` to CPU `gc` of guest `guest`: kick the
     /// vCPU, then raise the interrupt on the guest core, where it runs as
     /// soon as the vCPU is in guest mode.
     #[inline(never)]
-    pub(crate) fn kvm_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
+    pub(crate) fn kvm_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
         if self.run.measuring {
             self.run.counters.virtual_irqs += 1;
         }
-        self.kvm_vcpu_kick(sched, guest, gc);
-        self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
+        self.kvm_vcpu_kick(k, sched, guest, gc);
+        self.in_kernel(k, guest, |k, s| k.raise_irq(s, sched, gc, src));
     }
 
     /// The vCPU of CPU `gc` of guest `guest` runs in guest mode now (its
     /// thread's guest-mode segment runs on its core).
-    pub(crate) fn vcpu_in_guest_mode(&self, guest: KernelId, gc: u32) -> bool {
-        let Some(t) = self.kernel_ref(guest).cores[gc as usize].vcpu else { return false };
-        let host = self.kernel_ref(HOST);
+    pub(crate) fn vcpu_in_guest_mode(&self, k: &Kernel, guest: KernelId, gc: u32) -> bool {
+        let Some(t) = self.kernel_ref(k, guest).cores[gc as usize].vcpu else { return false };
+        let host = self.kernel_ref(k, HOST);
         let core = host.thread_core(t);
         matches!(host.cores[core as usize].running, Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest))
     }
@@ -51,24 +52,24 @@ impl Server {
     /// delivers it without an exit or any host handler. A vCPU out of guest
     /// mode gets the host's notification instead (the VFIO path).
     #[inline(never)]
-    pub(crate) fn posted_inject(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
+    pub(crate) fn posted_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
         if self.run.measuring {
             self.run.counters.virtual_irqs += 1;
         }
-        self.in_kernel(guest, |s| s.raise_irq(sched, gc, src));
+        self.in_kernel(k, guest, |k, s| k.raise_irq(s, sched, gc, src));
     }
 
     /// `kvm_vcpu_kick` for the vCPU of CPU `gc` of guest `guest`: make it
     /// leave guest mode or wake it up, so that it enters (again) and sees
     /// what is pending.
     #[inline(never)]
-    pub(crate) fn kvm_vcpu_kick(&mut self, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32) {
-        let t = self.kernel_ref(guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+    pub(crate) fn kvm_vcpu_kick(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32) {
+        let t = self.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         let now = sched.now();
-        self.in_kernel(HOST, |s| {
-            let v = s.vcpu_index(t).expect("a vCPU thread");
-            let core = s.kernel.vcpus[v].core;
-            match s.kernel.vcpus[v].phase {
+        self.in_kernel(k, HOST, |k, s| {
+            let v = s.vcpu_index(k, t).expect("a vCPU thread");
+            let core = k.vcpus[v].core;
+            match k.vcpus[v].phase {
                 VcpuPhase::InGuest => {
                     // Running in guest mode (not preempted on its core):
                     // the IPI forces the exit. (A device vector on the
@@ -76,31 +77,31 @@ impl Server {
                     // then preempted, not running. A guest timer expiring
                     // there is the same exit, taken for the timer.)
                     let running = matches!(
-                        s.kernel.cores[core as usize].running,
+                        k.cores[core as usize].running,
                         Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest)
                     );
                     if running {
-                        s.raise_irq(sched, core, IrqSrc::VcpuKick(t));
+                        k.raise_irq(s, sched, core, IrqSrc::VcpuKick(t));
                     }
                 }
                 VcpuPhase::Entering => {}
                 VcpuPhase::HaltPoll => {
-                    s.vcpu_woken(v, now);
-                    let c = &mut s.kernel.cores[core as usize];
+                    s.vcpu_woken(k, v, now);
+                    let c = &mut k.cores[core as usize];
                     match c.running {
                         Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Step) => {
                             // The poll loop sees the pending interrupt.
                             c.abandon();
-                            s.kick(sched, core);
+                            k.kick(s, sched, core);
                         }
                         // The poll was preempted by a host interrupt: it
                         // must not resume.
-                        _ => s.kernel.vcpus[v].poll_frame_stale = true,
+                        _ => k.vcpus[v].poll_frame_stale = true,
                     }
                 }
                 VcpuPhase::Blocked => {
-                    s.vcpu_woken(v, now);
-                    s.thread_make_runnable(sched, t);
+                    s.vcpu_woken(k, v, now);
+                    k.thread_make_runnable(s, sched, t);
                 }
             }
         });
@@ -108,8 +109,8 @@ impl Server {
 
     /// The halted vCPU `v` has an event: it enters guest mode next, and
     /// KVM adapts its poll window to how long it was halted.
-    fn vcpu_woken(&mut self, v: usize, now: crate::engine::Nanos) {
-        let vcpu = &mut self.kernel.vcpus[v];
+    fn vcpu_woken(&mut self, k: &mut Kernel, v: usize, now: crate::engine::Nanos) {
+        let vcpu = &mut k.vcpus[v];
         let polled = vcpu.phase == VcpuPhase::HaltPoll;
         vcpu.phase = VcpuPhase::Entering;
         let halt_ns = now - vcpu.halt_start_ns;
@@ -123,15 +124,15 @@ impl Server {
     /// (host) kernel: a VFIO vector that must also wake a sleeping vCPU
     /// thread pays `try_to_wake_up`.
     #[inline(never)]
-    pub(crate) fn vm_irq_cycles(&self, src: IrqSrc) -> u64 {
+    pub(crate) fn vm_irq_cycles(&self, k: &Kernel, src: IrqSrc) -> u64 {
         match src {
             IrqSrc::Vfio(q) => {
                 let route = self.nic.route(q);
                 let blocked = route
                     .vfio_vcpu()
-                    .and_then(|(g, gc)| self.kernel_ref(g).cores[gc as usize].vcpu)
-                    .and_then(|t| self.vcpu_index(t))
-                    .is_some_and(|v| self.kernel.vcpus[v].phase == VcpuPhase::Blocked);
+                    .and_then(|(g, gc)| self.kernel_ref(k, g).cores[gc as usize].vcpu)
+                    .and_then(|t| self.vcpu_index(k, t))
+                    .is_some_and(|v| k.vcpus[v].phase == VcpuPhase::Blocked);
                 self.cfg.vm.vfio_irq_cycles + if blocked { self.cfg.costs.wakeup_cycles } else { 0 }
             }
             IrqSrc::VcpuKick(_) => self.cfg.vm.ipi_cycles,
@@ -142,17 +143,17 @@ impl Server {
 
     /// End of a VM-related host hard IRQ on `core`.
     #[inline(never)]
-    pub(crate) fn vm_hardirq_done(&mut self, sched: &mut Scheduler<Ev>, src: IrqSrc) {
+    pub(crate) fn vm_hardirq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, src: IrqSrc) {
         match src {
             IrqSrc::Vfio(q) => {
                 if let Some((guest, gc)) = self.nic.route(q).vfio_vcpu() {
-                    self.kvm_inject(sched, guest, gc, IrqSrc::Queue(q));
+                    self.kvm_inject(k, sched, guest, gc, IrqSrc::Queue(q));
                 }
             }
             // The exit happened; the entry follows when the vCPU thread
             // resumes.
             IrqSrc::VcpuKick(_) => {}
-            IrqSrc::VirtioKick(q) => self.virtio_kicked(sched, q),
+            IrqSrc::VirtioKick(q) => self.virtio_kicked(k, sched, q),
             _ => unreachable!("not a VM interrupt source"),
         }
     }
@@ -160,8 +161,8 @@ impl Server {
     /// A thread became runnable on a guest core whose vCPU is halted or
     /// out of guest mode: the guest's reschedule IPI kicks the vCPU.
     #[inline(never)]
-    pub(crate) fn guest_core_wake(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
-        let guest = self.active_kernel();
-        self.kvm_vcpu_kick(sched, guest, gc);
+    pub(crate) fn guest_core_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
+        let guest = k.id;
+        self.kvm_vcpu_kick(k, sched, guest, gc);
     }
 }

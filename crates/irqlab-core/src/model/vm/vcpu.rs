@@ -29,7 +29,8 @@ use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
 use crate::model::kernel::{KernelId, ThreadKind, HOST};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::scenario::VmCfg;
 
 /// Where a vCPU thread is in `vcpu_run`.
@@ -111,11 +112,11 @@ impl VcpuThread {
     }
 }
 
-impl Server {
+impl Machine {
     /// The vCPU thread's next host segment, or None when it sleeps.
     #[inline(never)]
-    pub(crate) fn vcpu_next(&mut self, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
-        let vcpu = &mut self.kernel.vcpus[v];
+    pub(crate) fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
+        let vcpu = &mut k.vcpus[v];
         match vcpu.phase {
             VcpuPhase::Entering => {
                 if self.run.measuring {
@@ -123,7 +124,7 @@ impl Server {
                 }
                 if vcpu.shares_core {
                     // A context switch since it last entered: a new turn.
-                    let switches = self.kernel.cores[vcpu.core as usize].context_switches;
+                    let switches = k.cores[vcpu.core as usize].context_switches;
                     if switches != vcpu.turn_switches {
                         vcpu.turn_switches = switches;
                         vcpu.turn_start_ns = sched.now();
@@ -131,13 +132,13 @@ impl Server {
                 }
                 // The VMM has control: it picks up storage completions
                 // (`model/vm/vmm.rs`).
-                let vmm_cycles = if self.storage.is_some() { self.vmm_drain(sched, sched.now()) } else { 0 };
+                let vmm_cycles = if self.storage.is_some() { self.vmm_drain(k, sched, sched.now()) } else { 0 };
                 let cycles = self.cfg.vm.exit_entry_cycles + vmm_cycles;
                 Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
             }
             VcpuPhase::InGuest => {
-                let (core, t) = (vcpu.core, self.kernel.vcpu_base + v as u32);
-                let c = &mut self.kernel.cores[core as usize];
+                let (core, t) = (vcpu.core, k.vcpu_base + v as u32);
+                let c = &mut k.cores[core as usize];
                 if !c.runqueue.is_empty() && vcpu.shares_core {
                     // Another vCPU waits: the rest of this one's turn.
                     let used = sched.now() - vcpu.turn_start_ns;
@@ -163,8 +164,8 @@ impl Server {
 
     /// A host segment of the vCPU thread completed.
     #[inline(never)]
-    pub(crate) fn vcpu_step_done(&mut self, v: usize) {
-        let vcpu = &mut self.kernel.vcpus[v];
+    pub(crate) fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize) {
+        let vcpu = &mut k.vcpus[v];
         vcpu.phase = match vcpu.phase {
             VcpuPhase::Entering => VcpuPhase::InGuest,
             // The poll found nothing: `kvm_vcpu_block`.
@@ -176,11 +177,11 @@ impl Server {
     /// The vCPU thread's guest-mode segment started on its host core: the
     /// guest core runs again.
     #[inline(never)]
-    pub(crate) fn vcpu_entered(&mut self, sched: &mut Scheduler<Ev>, v: usize) {
-        let (guest, gc) = (self.kernel.vcpus[v].guest, self.kernel.vcpus[v].guest_core);
-        self.in_kernel(guest, |s| {
-            s.kernel.cores[gc as usize].frozen = false;
-            s.kick(sched, gc);
+    pub(crate) fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) {
+        let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
+        self.in_kernel(k, guest, |k, s| {
+            k.cores[gc as usize].frozen = false;
+            k.kick(s, sched, gc);
         });
     }
 
@@ -189,12 +190,12 @@ impl Server {
     /// interruption penalty when it resumes, as after a hard IRQ on bare
     /// metal.
     #[inline(never)]
-    pub(crate) fn vcpu_preempted(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let v = self.vcpu_index(t).expect("a vCPU thread");
-        let (guest, gc) = (self.kernel.vcpus[v].guest, self.kernel.vcpus[v].guest_core);
+    pub(crate) fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
         let now = sched.now();
-        self.in_kernel(guest, |s| {
-            let c = &mut s.kernel.cores[gc as usize];
+        self.in_kernel(k, guest, |k, _| {
+            let c = &mut k.cores[gc as usize];
             c.frozen = true;
             if let Some(r) = c.running {
                 let thread = matches!(r.owner, Owner::Thread(..));
@@ -211,11 +212,11 @@ impl Server {
     /// over: the tick's exit stops its guest core, and it waits behind the
     /// vCPU that takes the CPU.
     #[inline(never)]
-    pub(crate) fn vcpu_turn_over(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
-        self.vcpu_preempted(sched, t);
-        let v = self.vcpu_index(t).expect("a vCPU thread");
-        self.kernel.vcpus[v].phase = VcpuPhase::Entering;
-        let c = &mut self.kernel.cores[core as usize];
+    pub(crate) fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
+        self.vcpu_preempted(k, sched, t);
+        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        k.vcpus[v].phase = VcpuPhase::Entering;
+        let c = &mut k.cores[core as usize];
         c.current_thread = None;
         c.runqueue.push_back(t);
     }
@@ -223,10 +224,10 @@ impl Server {
     /// A preempted guest-mode segment comes back to the top of the host
     /// core's stack: enter guest mode again (an exit was taken).
     #[inline(never)]
-    pub(crate) fn vcpu_resume(&mut self, t: ThreadId, now: Nanos) {
-        let v = self.vcpu_index(t).expect("a vCPU thread");
+    pub(crate) fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
+        let v = self.vcpu_index(k, t).expect("a vCPU thread");
         let slice = self.cfg.cpu.sched_base_slice_ns;
-        let vcpu = &mut self.kernel.vcpus[v];
+        let vcpu = &mut k.vcpus[v];
         vcpu.phase = VcpuPhase::Entering;
         let core = vcpu.core;
         // On a shared CPU an exit ends the turn only if a woken thread
@@ -234,7 +235,7 @@ impl Server {
         let turn_over = !vcpu.shares_core
             || std::mem::take(&mut vcpu.wake_preempted)
             || now - vcpu.turn_start_ns >= slice;
-        let c = &mut self.kernel.cores[core as usize];
+        let c = &mut k.cores[core as usize];
         if !c.runqueue.is_empty() && turn_over {
             // Another host thread (a vhost worker, a woken vCPU) was woken
             // meanwhile: it runs first, and the vCPU waits its turn.
@@ -246,32 +247,32 @@ impl Server {
     /// The guest core of vCPU thread `host_thread` has nothing to run: HLT.
     /// Called with the guest active; the guest core is frozen from now on.
     #[inline(never)]
-    pub(crate) fn vcpu_halt(&mut self, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
-        self.kernel.cores[gc as usize].frozen = true;
+    pub(crate) fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
+        k.cores[gc as usize].frozen = true;
         let now = sched.now();
-        self.in_kernel(HOST, |s| {
-            let v = s.vcpu_index(host_thread).expect("a vCPU thread");
-            let core = s.kernel.vcpus[v].core;
-            let c = &mut s.kernel.cores[core as usize];
+        self.in_kernel(k, HOST, |k, s| {
+            let v = s.vcpu_index(k, host_thread).expect("a vCPU thread");
+            let core = k.vcpus[v].core;
+            let c = &mut k.cores[core as usize];
             let r = c.abandon().expect("a halting vCPU is in guest mode");
             debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
-            let vcpu = &mut s.kernel.vcpus[v];
+            let vcpu = &mut k.vcpus[v];
             vcpu.halt_start_ns = now;
             vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
             if s.run.measuring {
                 s.run.counters.vm_halts += 1;
             }
-            s.kick(sched, core);
+            k.kick(s, sched, core);
         });
         if self.storage.is_some() {
-            self.vmm_halt_check(sched, gc);
+            self.vmm_halt_check(k, sched, gc);
         }
     }
 
     /// Host thread `t` is a vCPU thread: its index in `kernel.vcpus`.
     #[inline]
-    pub(crate) fn vcpu_index(&self, t: ThreadId) -> Option<usize> {
-        match self.kernel.thread_kind(t) {
+    pub(crate) fn vcpu_index(&self, k: &Kernel, t: ThreadId) -> Option<usize> {
+        match k.thread_kind(t) {
             ThreadKind::Vcpu(v) => Some(v),
             _ => None,
         }
@@ -282,20 +283,20 @@ impl Server {
     /// exit (it then yields, `vcpu_resume`); halt polling stops at once
     /// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
     #[inline(never)]
-    pub(crate) fn vcpu_contended(&mut self, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
-        let v = self.vcpu_index(t).expect("a vCPU thread");
-        match (seg, self.kernel.vcpus[v].phase) {
+    pub(crate) fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
+        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        match (seg, k.vcpus[v].phase) {
             (ThreadSeg::Guest, _) => {
-                let vcpu = &mut self.kernel.vcpus[v];
+                let vcpu = &mut k.vcpus[v];
                 vcpu.wake_preempted = vcpu.shares_core;
-                self.raise_irq(sched, core, crate::model::kernel::cpu::IrqSrc::VcpuKick(t))
+                k.raise_irq(self, sched, core, crate::model::kernel::cpu::IrqSrc::VcpuKick(t))
             }
             (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
-                let c = &mut self.kernel.cores[core as usize];
+                let c = &mut k.cores[core as usize];
                 c.abandon();
                 c.current_thread = None;
-                self.kernel.vcpus[v].phase = VcpuPhase::Blocked;
-                self.kick(sched, core);
+                k.vcpus[v].phase = VcpuPhase::Blocked;
+                k.kick(self, sched, core);
             }
             _ => {}
         }

@@ -19,7 +19,8 @@ use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::HOST;
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::engine::{Nanos, Scheduler};
 
 /// `VHOST_NET_BATCH`.
@@ -49,26 +50,26 @@ impl VhostWorker {
     }
 }
 
-impl Server {
+impl Machine {
     /// Wake the worker of queue `q` if it sleeps (host kernel active).
-    pub(crate) fn vhost_wake(&mut self, sched: &mut Scheduler<Ev>, q: u32) {
-        debug_assert_eq!(self.active_kernel(), HOST);
+    pub(crate) fn vhost_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
+        debug_assert_eq!(k.id, HOST);
         let w = q as usize;
-        if self.kernel.vhosts[w].awake {
+        if k.vhosts[w].awake {
             return;
         }
-        self.kernel.vhosts[w].awake = true;
-        let t = self.kernel.vhost_thread(w);
-        self.thread_make_runnable(sched, t);
+        k.vhosts[w].awake = true;
+        let t = k.vhost_thread(w);
+        k.thread_make_runnable(self, sched, t);
     }
 
     /// The worker's next batch, or None when the tap and the TX
     /// virtqueue are empty (it sleeps).
     #[inline(never)]
-    pub(crate) fn vhost_next(&mut self, w: usize) -> Option<Seg> {
-        let q = self.kernel.vhosts[w].queue as usize;
+    pub(crate) fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg> {
+        let q = k.vhosts[w].queue as usize;
         let v = self.virtio.as_mut().expect("virtio device");
-        let worker = &mut self.kernel.vhosts[w];
+        let worker = &mut k.vhosts[w];
         let n = if !v.tx[q].is_empty() {
             let n = v.tx[q].len().min(VHOST_NET_BATCH);
             worker.tx_batch.extend(v.tx[q].drain(..n));
@@ -95,26 +96,26 @@ impl Server {
     /// A batch is done: replies go to the host's NIC; packets become used
     /// buffers of the guest's RX virtqueue.
     #[inline(never)]
-    pub(crate) fn vhost_step_done(&mut self, sched: &mut Scheduler<Ev>, w: usize) {
-        let q = self.kernel.vhosts[w].queue;
-        match self.kernel.vhosts[w].work {
+    pub(crate) fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
+        let q = k.vhosts[w].queue;
+        match k.vhosts[w].work {
             Work::Tx => {
-                let mut batch = std::mem::take(&mut self.kernel.vhosts[w].tx_batch);
+                let mut batch = std::mem::take(&mut k.vhosts[w].tx_batch);
                 for (conn, sent_ns, bytes) in batch.drain(..) {
                     let queue = self.nic.rss_queue(conn);
-                    self.transmit(sched, queue, conn, sent_ns, bytes);
+                    self.transmit(k, sched, queue, conn, sent_ns, bytes);
                 }
-                self.kernel.vhosts[w].tx_batch = batch;
+                k.vhosts[w].tx_batch = batch;
             }
             Work::Rx => {
-                let mut batch = std::mem::take(&mut self.kernel.vhosts[w].rx_batch);
+                let mut batch = std::mem::take(&mut k.vhosts[w].rx_batch);
                 for p in batch.drain(..) {
-                    self.virtio_rx_used(sched, q, p);
+                    self.virtio_rx_used(k, sched, q, p);
                 }
-                self.kernel.vhosts[w].rx_batch = batch;
+                k.vhosts[w].rx_batch = batch;
             }
             Work::None => unreachable!("a worker segment without work"),
         }
-        self.kernel.vhosts[w].work = Work::None;
+        k.vhosts[w].work = Work::None;
     }
 }

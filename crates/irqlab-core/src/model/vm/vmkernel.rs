@@ -17,10 +17,11 @@ use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::vm::vcpu::VcpuPhase;
 
-impl Server {
+impl Machine {
     /// vSCSI issues the trapped read to the HBA: the array completes it at
     /// a time known now.
     pub(crate) fn vscsi_issue(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
@@ -34,7 +35,7 @@ impl Server {
     }
 
     /// A read's status reached the HBA (`Ev::Storage(StorageEv::HbaComplete)`).
-    pub(crate) fn hba_complete(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn hba_complete(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let measuring = self.run.measuring;
         let st = self.storage_mut();
         let io = st.in_array.pop_front().expect("an I/O at the array");
@@ -47,7 +48,7 @@ impl Server {
             st.counters.hba_irqs += 1;
         }
         let core = st.hba_core;
-        self.in_kernel(HOST, |s| s.raise_irq(sched, core, IrqSrc::Hba));
+        self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, core, IrqSrc::Hba));
     }
 
     /// The HBA's handler starts: it takes the response queue; its cycles.
@@ -63,14 +64,14 @@ impl Server {
     }
 
     /// The handler posted its completions to the VM's queue: notify the VMM.
-    pub(crate) fn hba_handler_done(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn hba_handler_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         let measuring = self.run.measuring;
         let st = self.storage_mut();
         let taken = std::mem::take(&mut st.in_handler);
         st.posted.extend(taken);
         let (guest, gc) = (st.guest, st.irq_cpu);
-        if self.vcpu_in_guest_mode(guest, gc) {
+        if self.vcpu_in_guest_mode(k, guest, gc) {
             let st = self.storage_mut();
             let last = st.vic.as_ref().and_then(|v| v.last_delivery_ns());
             if !st.ipi.send_ipi(now, last) {
@@ -83,12 +84,12 @@ impl Server {
                 st.counters.ipis += 1;
             }
         } else if measuring {
-            let t = self.kernel_ref(guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-            let v = self.vcpu_index(t).expect("a vCPU thread");
-            if matches!(self.kernel.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
+            let t = self.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+            let v = self.vcpu_index(k, t).expect("a vCPU thread");
+            if matches!(k.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
                 self.storage_mut().counters.vm_wakeups += 1;
             }
         }
-        self.kvm_vcpu_kick(sched, guest, gc);
+        self.kvm_vcpu_kick(k, sched, guest, gc);
     }
 }

@@ -9,12 +9,13 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::IrqSrc;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 
-impl Server {
+impl Machine {
     /// Pick up the posted completions at `now`; the VMM's cycles for them.
     /// Called with the host active, as a vCPU of the VM enters guest mode.
-    pub(crate) fn vmm_drain(&mut self, sched: &mut Scheduler<Ev>, now: Nanos) -> u64 {
+    pub(crate) fn vmm_drain(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, now: Nanos) -> u64 {
         let measuring = self.run.measuring;
         let st = self.storage.as_mut().expect("storage workload");
         if st.posted.is_empty() {
@@ -58,18 +59,18 @@ impl Server {
             }
             cycles += self.cfg.storage.vmm_intr_cycles;
             let (guest, gc) = (st.guest, st.irq_cpu);
-            self.kvm_inject(sched, guest, gc, IrqSrc::Scsi);
+            self.kvm_inject(k, sched, guest, gc, IrqSrc::Scsi);
         }
         cycles
     }
 
     /// A vCPU of the VM halts: the VMM has control and finds completions
     /// posted meanwhile, so the VM does not sleep.
-    pub(crate) fn vmm_halt_check(&mut self, sched: &mut Scheduler<Ev>, gc: u32) {
+    pub(crate) fn vmm_halt_check(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
         let Some(st) = self.storage.as_ref() else { return };
         if !st.posted.is_empty() {
             let guest = st.guest;
-            self.kvm_vcpu_kick(sched, guest, gc);
+            self.kvm_vcpu_kick(k, sched, guest, gc);
         }
     }
 }

@@ -30,7 +30,8 @@ use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::KernelId;
 use crate::model::kernel::gro::{GroTable, Skb};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
@@ -162,13 +163,13 @@ impl Bulk {
     }
 }
 
-impl Server {
+impl Machine {
     /// The driver's poll of `napi` on `core` at `now`: take up to `budget`
     /// frames, merge them with GRO and flush what the poll flushes; returns
     /// (frames, cycles). The stack's work on the flushed packets is in the
     /// poll's cycles: the protocol (no software steering) or the steering.
-    pub(crate) fn stream_poll_take(&mut self, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
-        let qi = self.kernel.napi_queue[napi as usize] as usize;
+    pub(crate) fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
+        let qi = k.napi_queue[napi as usize] as usize;
         let mut frames = std::mem::take(&mut self.bulk.as_mut().expect("bulk workload").frames);
         frames.clear();
         self.nic.queues[qi].take(budget, &mut frames);
@@ -203,28 +204,28 @@ impl Server {
         }
         frames.clear();
         self.bulk.as_mut().expect("bulk workload").frames = frames;
-        let k = &self.cfg.costs;
+        let costs = &self.cfg.costs;
         let mut cycles =
-            k.napi_poll_cycles + n as u64 * k.rx_frame_cycles + skbs * k.gro_skb_cycles;
+            costs.napi_poll_cycles + n as u64 * costs.rx_frame_cycles + skbs * costs.gro_skb_cycles;
         let b = self.bulk.as_ref().expect("bulk workload");
         if b.scheme.is_software() {
-            cycles += skbs * k.steer_skb_cycles;
+            cycles += skbs * costs.steer_skb_cycles;
         } else {
-            cycles += self.tcp_rx_cycles(&b.ready[qi]);
+            cycles += self.tcp_rx_cycles(k, &b.ready[qi]);
         }
         (n, cycles)
     }
 
     /// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
     /// readers they reach.
-    pub(crate) fn tcp_rx_cycles(&self, skbs: &[Skb]) -> u64 {
-        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + self.wakeup_cycles_for(skbs.iter().map(|s| s.conn))
+    pub(crate) fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64 {
+        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + k.wakeup_cycles_for(self, skbs.iter().map(|s| s.conn))
     }
 
     /// The poll's segment ended: the flushed packets go to the protocol
     /// here, or to their cores' backlogs.
-    pub(crate) fn stream_deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32) {
-        let queue = self.kernel.napi_queue[napi as usize];
+    pub(crate) fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32) {
+        let queue = k.napi_queue[napi as usize];
         let b = self.bulk.as_mut().expect("bulk workload");
         let mut ready = std::mem::take(&mut b.ready[queue as usize]);
         // Software steering (bare metal only) hands packets on from the
@@ -242,9 +243,9 @@ impl Server {
             match b.steering.as_mut() {
                 Some(st) => {
                     let (target, flow) = st.target(b.hash[skb.conn as usize], measuring);
-                    self.enqueue_to_backlog(sched, core, target, skb, flow);
+                    k.enqueue_to_backlog(self, sched, core, target, skb, flow);
                 }
-                None => self.tcp_rcv(sched, skb),
+                None => self.tcp_rcv(k, sched, skb),
             }
         }
         self.bulk.as_mut().expect("bulk workload").ready[queue as usize] = ready;
@@ -252,7 +253,7 @@ impl Server {
 
     /// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
     /// joins the socket, its ACK leaves, a sleeping reader wakes.
-    pub(crate) fn tcp_rcv(&mut self, sched: &mut Scheduler<Ev>, skb: Skb) {
+    pub(crate) fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, skb: Skb) {
         let now = sched.now();
         let rcvbuf = self.cfg.bulk.rcvbuf_bytes;
         let b = self.bulk.as_mut().expect("bulk workload");
@@ -266,7 +267,7 @@ impl Server {
         }
         *unread += skb.bytes as u64;
         // The stream's reader, in this (the polling) kernel.
-        let t = self.kernel.conns[skb.conn as usize].thread;
+        let t = k.conns[skb.conn as usize].thread;
         if self.run.measuring {
             self.run.latency.record(now - skb.sent_ns);
         }
@@ -278,22 +279,22 @@ impl Server {
                 sent_ns: skb.sent_ns,
             }),
         );
-        if self.kernel.threads[t as usize].is_sleeping() {
+        if k.threads[t as usize].is_sleeping() {
             self.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
-            self.kernel.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
-            self.thread_make_runnable(sched, t);
+            k.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
+            k.thread_make_runnable(self, sched, t);
         }
     }
 
     /// iperf3's reading thread `t` (stream t): a blocking `read` of up to
     /// `bulk.read_bytes`, or sleep when the socket is empty. Threads that
     /// share a core take turns of `cpu.sched_base_slice_ns`.
-    pub(crate) fn reader_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+    pub(crate) fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let now = sched.now();
         let b = self.bulk.as_ref().expect("bulk workload");
-        let unread = b.unread[b.stream_of(self.kernel.id, t)];
+        let unread = b.unread[b.stream_of(k.id, t)];
         let slice = self.cfg.cpu.sched_base_slice_ns;
-        let th = &mut self.kernel.threads[t as usize];
+        let th = &mut k.threads[t as usize];
         if unread == 0 {
             th.phase = crate::model::kernel::app::Phase::Sleeping;
             th.slice_start_ns = None;
@@ -304,12 +305,12 @@ impl Server {
             None => th.slice_start_ns = Some(now),
             Some(start)
                 if now - start >= slice
-                    && !self.kernel.cores[th.core as usize].runqueue.is_empty() =>
+                    && !k.cores[th.core as usize].runqueue.is_empty() =>
             {
                 // Its turn is over: to the back of the run queue.
                 th.slice_start_ns = None;
                 let core = th.core as usize;
-                self.kernel.cores[core].runqueue.push_back(t);
+                k.cores[core].runqueue.push_back(t);
                 return None;
             }
             Some(_) => {}
@@ -328,13 +329,13 @@ impl Server {
     /// The read of `bytes` ended: the socket has room again (the window
     /// update reaches the sender one wire latency later) and RFS learns
     /// where the flow is read (`sock_rps_record_flow`).
-    pub(crate) fn reader_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
+    pub(crate) fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
         let now = sched.now();
-        let core = self.kernel.threads[t as usize].core;
-        self.kernel.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
+        let core = k.threads[t as usize].core;
+        k.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
         let measuring = self.run.measuring;
         let b = self.bulk.as_mut().expect("bulk workload");
-        let stream = b.stream_of(self.kernel.id, t);
+        let stream = b.stream_of(k.id, t);
         b.unread[stream] -= bytes as u64;
         if measuring {
             b.bytes_read += bytes as u64;
@@ -355,10 +356,9 @@ impl Server {
     }
 
     /// What the streams did (`Summary::bulk`).
-    pub(crate) fn bulk_report(&mut self, now: Nanos, dur_s: f64) -> Option<BulkReport> {
+    pub(crate) fn bulk_report(&mut self, k: &mut Kernel, now: Nanos, dur_s: f64) -> Option<BulkReport> {
         self.bulk.as_ref()?;
-        let core_busy_pct = self
-            .kernel
+        let core_busy_pct = k
             .cores
             .iter_mut()
             .map(|c| {

@@ -13,14 +13,15 @@
 
 use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{DropSite, Ev, Server};
+use crate::model::server::{DropSite, Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::engine::{Nanos, Scheduler};
 
-impl Server {
+impl Machine {
     /// Forward the packets a poll of `napi` took (the poll's segment ends now).
-    pub(crate) fn forward_deliver(&mut self, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
+    pub(crate) fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
         let now = sched.now();
-        let queue = self.kernel.napi_queue[napi as usize];
+        let queue = k.napi_queue[napi as usize];
         let per_packet_ns = self.ns(self.cfg.costs.forward_packet_cycles);
         let n = buf.len() as u64;
         for (i, p) in buf.drain(..).enumerate() {

@@ -13,27 +13,28 @@ use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 
 /// The background threads' unit of work, ns of one guest CPU.
 pub const CHUNK_NS: Nanos = 10_000;
 
-impl Server {
+impl Machine {
     /// A background thread's next chunk, or None when it gives way.
-    pub(crate) fn background_next(&mut self, t: ThreadId) -> Option<Seg> {
-        let core = self.kernel.threads[t as usize].core as usize;
-        if !self.kernel.cores[core].runqueue.is_empty() {
+    pub(crate) fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg> {
+        let core = k.threads[t as usize].core as usize;
+        if !k.cores[core].runqueue.is_empty() {
             // Idle priority: whoever else is runnable goes first.
-            self.kernel.cores[core].runqueue.push_back(t);
+            k.cores[core].runqueue.push_back(t);
             return None;
         }
-        self.kernel.threads[t as usize].phase = Phase::InSpin;
+        k.threads[t as usize].phase = Phase::InSpin;
         Some(Seg { class: CpuClass::User, ns: CHUNK_NS, bh_disabled: false })
     }
 
     /// A chunk completed.
-    pub(crate) fn background_done(&mut self, _sched: &mut Scheduler<Ev>, t: ThreadId) {
-        self.kernel.threads[t as usize].phase = Phase::Spin;
+    pub(crate) fn background_done(&mut self, k: &mut Kernel, _sched: &mut Scheduler<Ev>, t: ThreadId) {
+        k.threads[t as usize].phase = Phase::Spin;
         if self.run.measuring {
             self.storage_mut().counters.background_chunks += 1;
         }

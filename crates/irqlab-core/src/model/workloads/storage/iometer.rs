@@ -18,14 +18,15 @@ use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{CpuClass, IrqSrc, ThreadId};
 use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 
 /// How often SQLIOSim-like tuning looks at the latency.
 pub const TUNE_INTERVAL_NS: crate::engine::Nanos = 100_000_000;
 
-impl Server {
+impl Machine {
     /// The worker's next step, or None when it waits for a completion.
-    pub(crate) fn iometer_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+    pub(crate) fn iometer_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let st = self.storage.as_mut().expect("storage workload");
         let oio = st.oio_now;
         let th = &mut st.threads[t as usize];
@@ -36,39 +37,39 @@ impl Server {
             th.completing = io;
             (Phase::InIoComplete, self.cfg.storage.guest_complete_cycles)
         } else {
-            self.kernel.threads[t as usize].phase = Phase::Sleeping;
+            k.threads[t as usize].phase = Phase::Sleeping;
             self.tr(sched.now(), crate::model::trace::TraceEvent::Sleep { thread: t });
             return None;
         };
-        self.kernel.threads[t as usize].phase = phase;
+        k.threads[t as usize].phase = phase;
         Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
     }
 
     /// The worker wrote the doorbell of a new read.
-    pub(crate) fn iometer_issued(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        self.kernel.threads[t as usize].phase = Phase::IoNext;
-        self.scsi_doorbell(sched, t);
+    pub(crate) fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        k.threads[t as usize].phase = Phase::IoNext;
+        self.scsi_doorbell(k, sched, t);
     }
 
     /// Guest thread `t` wrote the adapter's doorbell for a new I/O: the
     /// trap to the VMM on its vCPU's host core.
-    pub(crate) fn scsi_doorbell(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    pub(crate) fn scsi_doorbell(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let now = sched.now();
-        let gc = self.kernel.threads[t as usize].core;
-        let vcpu = self.kernel.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        let gc = k.threads[t as usize].core;
+        let vcpu = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         let st = self.storage_mut();
         st.threads[t as usize].outstanding += 1;
         // vCPU i runs on host core i.
         st.trapped[gc as usize].push_back(super::Io { sent_ns: now, owner: t });
-        self.in_kernel(HOST, |s| {
-            let core = s.kernel.thread_core(vcpu);
-            s.raise_irq(sched, core, IrqSrc::ScsiIssue);
+        self.in_kernel(k, HOST, |k, s| {
+            let core = k.thread_core(vcpu);
+            k.raise_irq(s, sched, core, IrqSrc::ScsiIssue);
         });
     }
 
     /// The worker completed a read.
-    pub(crate) fn iometer_completed(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        self.kernel.threads[t as usize].phase = Phase::IoNext;
+    pub(crate) fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        k.threads[t as usize].phase = Phase::IoNext;
         let now = sched.now();
         let st = self.storage_mut();
         let th = &mut st.threads[t as usize];
@@ -82,7 +83,7 @@ impl Server {
     /// SQLIOSim's tuning (`storage.target_latency_us`), every
     /// [`TUNE_INTERVAL_NS`]: double the outstanding reads while their mean
     /// latency is below the target, halve them while it is above.
-    pub(crate) fn iometer_tune(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn iometer_tune(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let (target_ns, cap) = (self.cfg.storage.target_latency_us * 1_000, self.cfg.storage.oio);
         let st = self.storage_mut();
         if st.tune_reads > 0 {
@@ -96,17 +97,17 @@ impl Server {
         st.tune_latency_ns = 0;
         st.tune_reads = 0;
         let guest = st.guest;
-        self.in_kernel(guest, |s| s.storage_thread_wake(sched, 0));
+        self.in_kernel(k, guest, |k, s| s.storage_thread_wake(k, sched, 0));
         sched.at(sched.now() + TUNE_INTERVAL_NS, Ev::Storage(StorageEv::OioTune));
     }
 
     /// The ISR handed thread `t` completions: wake it if it waits.
-    pub(crate) fn storage_thread_wake(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    pub(crate) fn storage_thread_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
         let next = if self.cfg.app.kind == crate::scenario::AppKind::Oltp { Phase::TxnNext } else { Phase::IoNext };
-        let th = &mut self.kernel.threads[t as usize];
+        let th = &mut k.threads[t as usize];
         if th.phase == Phase::Sleeping {
             th.phase = next;
-            self.thread_make_runnable(sched, t);
+            k.thread_make_runnable(self, sched, t);
         }
     }
 }

@@ -192,18 +192,18 @@ pub enum StorageEv {
     OioTune,
 }
 
-impl crate::model::server::Server {
-    pub(crate) fn storage_event(&mut self, sched: &mut crate::engine::Scheduler<crate::model::server::Ev>, ev: StorageEv) {
+impl crate::model::server::Machine {
+    pub(crate) fn storage_event(&mut self, k: &mut crate::model::kernel::Kernel, sched: &mut crate::engine::Scheduler<crate::model::server::Ev>, ev: StorageEv) {
         match ev {
-            StorageEv::HbaComplete => self.hba_complete(sched),
-            StorageEv::GuestTick => self.guest_tick(sched),
-            StorageEv::Checkpoint => self.oltp_checkpoint(sched),
-            StorageEv::OioTune => self.iometer_tune(sched),
+            StorageEv::HbaComplete => self.hba_complete(k, sched),
+            StorageEv::GuestTick => self.guest_tick(k, sched),
+            StorageEv::Checkpoint => self.oltp_checkpoint(k, sched),
+            StorageEv::OioTune => self.iometer_tune(k, sched),
         }
     }
 
     /// What the storage path did (`Summary::storage`); None without it.
-    pub(crate) fn storage_report(&mut self, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
+    pub(crate) fn storage_report(&mut self, k: &mut crate::model::kernel::Kernel, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
         use crate::model::kernel::HOST;
         use crate::stats::summary::{StorageReport, VicReport};
         let st = self.storage.as_ref()?;
@@ -212,10 +212,10 @@ impl crate::model::server::Server {
         let vic_on = st.vic.is_some();
         let freq = self.freq_ghz;
         let completed = self.run.counters.completed;
-        let (busy_ns, halt_pct, guest_pct, hba_pct) = self.in_kernel(HOST, |s| {
+        let (busy_ns, halt_pct, guest_pct, hba_pct) = self.in_kernel(k, HOST, |k, _| {
             let mut busy = 0;
             let (mut halt, mut guest, mut hba) = (0.0, 0.0, 0.0);
-            for (i, core) in s.kernel.cores.iter_mut().enumerate() {
+            for (i, core) in k.cores.iter_mut().enumerate() {
                 let a = core.accounted(now);
                 let total: Nanos = a.iter().sum();
                 let idle = a[crate::model::kernel::cpu::CpuClass::Idle as usize];

@@ -13,13 +13,14 @@ use crate::engine::Scheduler;
 use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Server};
+use crate::model::server::{Ev, Machine};
+use crate::model::kernel::Kernel;
 use crate::model::workloads::storage::StorageEv;
 use rand::Rng;
 
-impl Server {
+impl Machine {
     /// A user's (or the writer's) next step, or None when it waits.
-    pub(crate) fn oltp_next(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+    pub(crate) fn oltp_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         let writer = t >= self.cfg.oltp.users;
         // A user issues its transaction's reads together; the writer keeps
         // at most `checkpoint_depth` writes outstanding.
@@ -36,20 +37,20 @@ impl Server {
         } else if th.outstanding > 0 || writer {
             // Waiting for its reads, for room under its depth, or for the
             // next checkpoint.
-            self.kernel.threads[t as usize].phase = Phase::Sleeping;
+            k.threads[t as usize].phase = Phase::Sleeping;
             self.tr(sched.now(), crate::model::trace::TraceEvent::Sleep { thread: t });
             return None;
         } else {
             let u: f64 = st.compute_rng.gen::<f64>();
             (Phase::InTxnCompute, CpuClass::User, (-(1.0 - u).ln() * mean as f64).round() as u64)
         };
-        self.kernel.threads[t as usize].phase = phase;
+        k.threads[t as usize].phase = phase;
         Some(Seg { class, ns: self.ns(cycles), bh_disabled: false })
     }
 
     /// A step of a user or the writer ended.
-    pub(crate) fn oltp_step_done(&mut self, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
-        self.kernel.threads[t as usize].phase = Phase::TxnNext;
+    pub(crate) fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
+        k.threads[t as usize].phase = Phase::TxnNext;
         let reads = self.cfg.oltp.reads_per_txn;
         let writer = t >= self.cfg.oltp.users;
         let measuring = self.run.measuring;
@@ -57,7 +58,7 @@ impl Server {
             Phase::InTxnCompute => self.storage_mut().threads[t as usize].to_issue = reads,
             Phase::InTxnIssue => {
                 self.storage_mut().threads[t as usize].to_issue -= 1;
-                self.scsi_doorbell(sched, t);
+                self.scsi_doorbell(k, sched, t);
             }
             Phase::InTxnComplete => {
                 let st = self.storage_mut();
@@ -74,11 +75,11 @@ impl Server {
     }
 
     /// The checkpoint is due: the writer issues its burst.
-    pub(crate) fn oltp_checkpoint(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn oltp_checkpoint(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let (writer, writes) = (self.cfg.oltp.users, self.cfg.oltp.checkpoint_writes);
         let guest = self.storage_mut().guest;
         self.storage_mut().threads[writer as usize].to_issue += writes;
-        self.in_kernel(guest, |s| s.storage_thread_wake(sched, writer));
+        self.in_kernel(k, guest, |k, s| s.storage_thread_wake(k, sched, writer));
         sched.at(sched.now() + self.cfg.oltp.checkpoint_interval_ms * 1_000_000, Ev::Storage(StorageEv::Checkpoint));
     }
 }
