@@ -188,8 +188,10 @@ pub(crate) fn connections(
 pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
     let (mut active, mut parked) = kernels_of(cfg, l, streams, conns);
     let clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
+    let shared = std::rc::Rc::new(cfg.clone());
     for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
         k.clock = clock;
+        k.cfg = shared.clone();
     }
     (active, parked)
 }
@@ -310,5 +312,6 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         softirq_buf: vec![Vec::with_capacity(64); l.ncores as usize],
         service,
         clock: Default::default(),
+        cfg: Default::default(),
     }
 }

@@ -11,7 +11,14 @@
 
 use crate::model::workloads::client::Clients;
 use crate::model::kernel::cpu::{CpuClass, IrqSrc, CLASSES};
-use crate::model::kernel::{CoreRole, Kernel, KernelId, HOST};
+use crate::model::kernel::{CoreRole, Device, Kernel, KernelId, HOST};
+use crate::model::kernel::host::Host;
+use crate::model::kernel::steering::Steering;
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::{ThreadId, ThreadSeg};
+use crate::model::kernel::gro::Skb;
+use crate::model::kernel::sched::Seg;
+use crate::model::devices::nic::RxPacket;
 use crate::model::devices::nic::{Cq, IrqRoute, PhysicalNic, QueuePair, Signal};
 use crate::model::devices::virtio_net::VirtioNet;
 use crate::engine::time::{secs_to_ns, CycleClock};
@@ -51,6 +58,13 @@ pub enum Ev {
     Storage(StorageEv),
     /// Warm-up ends: statistics restart.
     WarmupEnd,
+}
+
+impl From<KernelEv> for Ev {
+    #[inline]
+    fn from(e: KernelEv) -> Self {
+        Ev::Kernel(e)
+    }
 }
 
 /// The engine's FIFO lanes ([`crate::engine::queue`]) for the events the
@@ -598,6 +612,270 @@ impl Machine {
         }
         w
     }
+}
+
+/// The machine as the kernel's code sees it (`model/kernel/host.rs`).
+impl Host for Machine {
+    type Ev = Ev;
+
+
+    #[inline]
+    fn run(&mut self) -> &mut RunStats {
+        &mut self.run
+    }
+
+    #[inline]
+    fn tr(&mut self, now: Nanos, e: TraceEvent) {
+        Machine::tr(self, now, e)
+    }
+
+    #[inline]
+    fn app_kernel(&self) -> KernelId {
+        self.app_kernel
+    }
+
+    #[inline]
+    fn switch_to(&mut self, k: &mut Kernel, id: KernelId) {
+        Machine::switch_to(self, k, id)
+    }
+
+    #[inline]
+    fn queue(&mut self, device: Device, q: u32) -> &mut QueuePair {
+        match device {
+            Device::Nic => &mut self.nic.queues[q as usize],
+            Device::Virtio => &mut self.virtio.as_mut().expect("virtio device").queues[q as usize],
+        }
+    }
+
+    #[inline]
+    fn deferred_handled(&mut self, n: u64) {
+        self.nic.deferred_handled += n;
+    }
+
+    #[inline]
+    fn moderation(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) {
+        Machine::moderation(self, k, sched, queue, cq, signal)
+    }
+
+    #[inline]
+    fn transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+        Machine::transmit(self, k, sched, queue, conn, sent_ns, bytes)
+    }
+
+    #[inline]
+    fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        Machine::tx_restart(self, sched, queue)
+    }
+
+    #[inline]
+    fn nic_rearmed(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        self.nic.rearmed(sched, queue)
+    }
+
+    #[inline]
+    fn dropped(&mut self, sched: &mut Scheduler<Ev>, site: DropSite, conn: u32, sent_ns: Nanos) {
+        Machine::dropped(self, sched, site, conn, sent_ns)
+    }
+
+    #[inline]
+    fn virtio_transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+        Machine::virtio_transmit(self, k, sched, gc, q, conn, sent_ns, bytes)
+    }
+
+    #[inline]
+    fn virtio_refilled(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
+        Machine::virtio_refilled(self, k, sched, q)
+    }
+
+    #[inline]
+    fn virtqueue_napi_complete(&mut self, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos) {
+        Machine::virtqueue_napi_complete(self, k, core, napi, q, now)
+    }
+
+    #[inline]
+    fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>) {
+        Machine::bridge_deliver(self, k, sched, buf)
+    }
+
+    #[inline]
+    fn vm_irq_cycles(&self, k: &Kernel, src: IrqSrc) -> u64 {
+        Machine::vm_irq_cycles(self, k, src)
+    }
+
+    #[inline]
+    fn vm_hardirq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, src: IrqSrc) {
+        Machine::vm_hardirq_done(self, k, sched, src)
+    }
+
+    #[inline]
+    fn kvm_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
+        Machine::kvm_inject(self, k, sched, guest, gc, src)
+    }
+
+    #[inline]
+    fn guest_core_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
+        Machine::guest_core_wake(self, k, sched, gc)
+    }
+
+    #[inline]
+    fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
+        Machine::vcpu_next(self, k, sched, v)
+    }
+
+    #[inline]
+    fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize) {
+        Machine::vcpu_step_done(self, k, v)
+    }
+
+    #[inline]
+    fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) {
+        Machine::vcpu_entered(self, k, sched, v)
+    }
+
+    #[inline]
+    fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        Machine::vcpu_preempted(self, k, sched, t)
+    }
+
+    #[inline]
+    fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
+        Machine::vcpu_halt(self, k, sched, host_thread, gc)
+    }
+
+    #[inline]
+    fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
+        Machine::vcpu_resume(self, k, t, now)
+    }
+
+    #[inline]
+    fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
+        Machine::vcpu_contended(self, k, sched, core, t, seg)
+    }
+
+    #[inline]
+    fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
+        Machine::vcpu_turn_over(self, k, sched, core, t)
+    }
+
+    #[inline]
+    fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg> {
+        Machine::vhost_next(self, k, w)
+    }
+
+    #[inline]
+    fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
+        Machine::vhost_step_done(self, k, sched, w)
+    }
+
+    #[inline]
+    fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
+        Machine::storage_irq_cycles(self, src)
+    }
+
+    #[inline]
+    fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+        Machine::storage_irq_done(self, k, sched, core, src)
+    }
+
+    #[inline]
+    fn iometer_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        Machine::iometer_next(self, k, sched, t)
+    }
+
+    #[inline]
+    fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        Machine::iometer_issued(self, k, sched, t)
+    }
+
+    #[inline]
+    fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        Machine::iometer_completed(self, k, sched, t)
+    }
+
+    #[inline]
+    fn oltp_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        Machine::oltp_next(self, k, sched, t)
+    }
+
+    #[inline]
+    fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
+        Machine::oltp_step_done(self, k, sched, t, phase)
+    }
+
+    #[inline]
+    fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg> {
+        Machine::background_next(self, k, t)
+    }
+
+    #[inline]
+    fn background_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        Machine::background_done(self, k, sched, t)
+    }
+
+    #[inline]
+    fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        Machine::reader_next(self, k, sched, t)
+    }
+
+    #[inline]
+    fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
+        Machine::reader_done(self, k, sched, t, bytes)
+    }
+
+    #[inline]
+    fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
+        Machine::stream_poll_take(self, k, now, napi, budget)
+    }
+
+    #[inline]
+    fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32) {
+        Machine::stream_deliver(self, k, sched, napi)
+    }
+
+    #[inline]
+    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, skb: Skb) {
+        Machine::tcp_rcv(self, k, sched, skb)
+    }
+
+    #[inline]
+    fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64 {
+        Machine::tcp_rx_cycles(self, k, skbs)
+    }
+
+    fn stream_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
+        self.bulk.as_ref().expect("bulk workload").senders.lost(sched, conn, segs)
+    }
+
+    #[inline]
+    fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
+        Machine::forward_deliver(self, k, sched, napi, buf)
+    }
+
+    #[inline]
+    fn steering(&mut self) -> Option<&mut Steering> {
+        self.bulk.as_mut().and_then(|b| b.steering.as_mut())
+    }
+
+    #[inline]
+    fn steering_ref(&self) -> Option<&Steering> {
+        self.bulk.as_ref().and_then(|b| b.steering.as_ref())
+    }
+
+    #[inline]
+    fn peer_asleep(&self, now: Nanos) -> bool {
+        self.clients.thread_asleep(now)
+    }
+
+    #[inline]
+    fn peer_modelled(&self) -> bool {
+        self.clients.thread_modelled()
+    }
+
+    #[inline]
+    fn peer_spends(&mut self, now: Nanos, ns: Nanos) {
+        self.clients.spends(now, ns)
+    }
+
 }
 
 impl World for Server {

@@ -170,7 +170,7 @@ impl Machine {
             }
         }
         if pending && k.napis[napi as usize].schedule_prep() {
-            k.napi_enqueue(self, core, napi);
+            k.napi_enqueue(core, napi);
         }
     }
 

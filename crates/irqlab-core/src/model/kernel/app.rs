@@ -10,7 +10,7 @@ use crate::model::kernel::cpu::{CpuClass, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::Device;
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
@@ -126,13 +126,13 @@ impl Kernel {
     /// (`sock_def_readable` → `try_to_wake_up`).
     #[cold]
     #[inline(never)]
-    fn peer_rx(&mut self, m: &mut Machine, now: Nanos, t: ThreadId) -> Seg {
+    fn peer_rx<H: Host>(&mut self, m: &mut H, now: Nanos, t: ThreadId) -> Seg {
         self.threads[t as usize].phase = Phase::InPeerRx;
-        if m.run.measuring {
-            m.run.counters.softirq_rounds += 1;
+        if m.run().measuring {
+            m.run().counters.softirq_rounds += 1;
         }
-        let wake = if m.clients.thread_asleep(now) { m.cfg.costs.remote_wake_cycles } else { 0 };
-        let ns = self.ns(m.cfg.costs.peer_rx_cycles + wake);
+        let wake = if m.peer_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };
+        let ns = self.ns(self.cfg.costs.peer_rx_cycles + wake);
         Seg { class: CpuClass::Softirq, ns, bh_disabled: true }
     }
 }
@@ -143,11 +143,11 @@ fn sys(ns: Nanos) -> Seg {
 
 impl Kernel {
     /// The thread's next segment, or None when it blocks.
-    pub(crate) fn thread_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+    pub(crate) fn thread_next<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) -> Option<Seg> {
         loop {
             let th = &mut self.threads[t as usize];
             match th.phase {
-                Phase::Start => return Some(self.epoll_entry(m, t)),
+                Phase::Start => return Some(self.epoll_entry(t)),
                 Phase::EpCheck => {
                     if let Some(seg) = self.ep_poll_step(m, sched, t) {
                         return Some(seg);
@@ -158,14 +158,14 @@ impl Kernel {
                 }
                 Phase::NextConn => match th.events.pop_front() {
                     None => th.phase = Phase::Start,
-                    Some(conn) => return Some(self.recv_start(m, t, conn)),
+                    Some(conn) => return Some(self.recv_start(t, conn)),
                 },
-                Phase::NextReq => return Some(self.next_request(m, t)),
-                Phase::SendReady => return Some(self.send_start(m, t)),
+                Phase::NextReq => return Some(self.next_request(t)),
+                Phase::SendReady => return Some(self.send_start(t)),
                 Phase::PeerRx => return Some(self.peer_rx(m, sched.now(), t)),
                 Phase::BusySpin { owned } => {
                     th.phase = Phase::InBusySpin { owned };
-                    return Some(sys(self.ns(m.cfg.costs.busy_poll_iteration_cycles)));
+                    return Some(sys(self.ns(self.cfg.costs.busy_poll_iteration_cycles)));
                 }
                 Phase::BusyNext { owned } => {
                     let napi = th.busy_napi;
@@ -190,7 +190,7 @@ impl Kernel {
     /// request the socket holds. A request that arrives during it makes the
     /// socket ready again.
     #[inline(always)]
-    fn recv_start(&mut self, m: &mut Machine, t: ThreadId, conn: u32) -> Seg {
+    fn recv_start(&mut self, t: ThreadId, conn: u32) -> Seg {
         let th = &mut self.threads[t as usize];
         let c = &mut self.conns[conn as usize];
         c.on_ready = false;
@@ -204,17 +204,17 @@ impl Kernel {
             th.reqs.extend(c.rx.drain(..));
         }
         th.phase = Phase::InRecv(conn);
-        sys(self.ns(m.cfg.costs.recv_cycles + m.cfg.costs.recv_cycles_per_request * n))
+        sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n))
     }
 
     /// `sendmsg` ended (`Phase::InSend`): the reply leaves; the peer's
     /// receive runs next on this CPU if it is modelled, else the next
     /// request.
     #[inline(always)]
-    fn reply_sent(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    fn reply_sent<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) {
         let p = self.threads[t as usize].cur.take().expect("request being sent");
         self.threads[t as usize].phase =
-            if m.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
+            if self.cfg.costs.peer_rx_cycles > 0 { Phase::PeerRx } else { Phase::NextReq };
         let queue = self.conns[p.conn as usize].tx_queue;
         match self.device {
             Device::Nic => m.transmit(self, sched, queue, p.conn, p.sent_ns, p.reply_bytes),
@@ -228,42 +228,42 @@ impl Kernel {
     /// `Phase::NextReq`: the next request read, else the next ready
     /// connection, else `epoll_wait` again.
     #[inline(always)]
-    fn next_request(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+    fn next_request(&mut self, t: ThreadId) -> Seg {
         let th = &mut self.threads[t as usize];
         if let Some(p) = th.reqs.pop_front() {
-            self.service_start(m, t, p)
+            self.service_start(t, p)
         } else if let Some(conn) = th.events.pop_front() {
-            self.recv_start(m, t, conn)
+            self.recv_start(t, conn)
         } else {
-            self.epoll_entry(m, t)
+            self.epoll_entry(t)
         }
     }
 
     /// `Phase::Start`: enter `epoll_wait`.
     #[inline(always)]
-    fn epoll_entry(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+    fn epoll_entry(&mut self, t: ThreadId) -> Seg {
         self.threads[t as usize].phase = Phase::InEpollEntry;
-        sys(self.ns(m.cfg.costs.epoll_wait_cycles))
+        sys(self.ns(self.cfg.costs.epoll_wait_cycles))
     }
 
     /// memcached processes request `p` (`Phase::NextReq` with a request).
     #[inline(always)]
-    fn service_start(&mut self, m: &mut Machine, t: ThreadId, p: RxPacket) -> Seg {
+    fn service_start(&mut self, t: ThreadId, p: RxPacket) -> Seg {
         let th = &mut self.threads[t as usize];
         th.cur = Some(p);
         th.phase = Phase::InService;
         let base = self.service[t as usize].cycles();
-        let cycles = base + m.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
+        let cycles = base + self.cfg.app.service_cycles_per_64b * (p.reply_bytes as u64 / 64);
         Seg { class: CpuClass::User, ns: self.ns(cycles), bh_disabled: false }
     }
 
     /// memcached sends the reply it built (`Phase::SendReady`).
     #[inline(always)]
-    fn send_start(&mut self, m: &mut Machine, t: ThreadId) -> Seg {
+    fn send_start(&mut self, t: ThreadId) -> Seg {
         let th = &mut self.threads[t as usize];
         let p = th.cur.expect("request in service");
         th.phase = Phase::InSend;
-        let cycles = m.cfg.costs.send_cycles + m.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
+        let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
         sys(self.ns(cycles))
     }
 
@@ -276,7 +276,7 @@ impl Kernel {
     /// `thread_next` does then, without looking at everything those look
     /// at; returns false, having changed nothing, in every other case.
     #[inline(always)]
-    pub(crate) fn thread_step_fast(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> bool {
+    pub(crate) fn thread_step_fast<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) -> bool {
         let c = &self.cores[core as usize];
         let Some(Running { owner: Owner::Thread(t, ThreadSeg::Step), .. }) = c.running else {
             return false;
@@ -298,16 +298,16 @@ impl Kernel {
         let seg = match th.phase {
             // InRecv → NextReq, which takes the next request.
             Phase::InRecv(_) => match th.reqs.pop_front() {
-                Some(p) => self.service_start(m, t, p),
+                Some(p) => self.service_start(t, p),
                 None => return false,
             },
             // InService → SendReady.
-            Phase::InService => self.send_start(m, t),
+            Phase::InService => self.send_start(t),
             // InSend → NextReq (no peer receive on this CPU), a NIC.
-            Phase::InSend if m.cfg.costs.peer_rx_cycles == 0 && self.device == Device::Nic => {
+            Phase::InSend if self.cfg.costs.peer_rx_cycles == 0 && self.device == Device::Nic => {
                 self.cores[core as usize].running = None;
                 self.reply_sent(m, sched, t);
-                self.next_request(m, t)
+                self.next_request(t)
             }
             _ => return false,
         };
@@ -318,8 +318,8 @@ impl Kernel {
 
     /// One pass of `ep_poll`'s loop; returns a segment to run, or None after
     /// setting the phase (Sleeping, or Start for a non-blocking return).
-    fn ep_poll_step(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        let k = &m.cfg.costs;
+    fn ep_poll_step<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) -> Option<Seg> {
+        let k = &self.cfg.costs;
         let ep = &self.epolls[t as usize];
         if !ep.ready.is_empty() {
             let n = (ep.ready.len() as u32).min(ep.maxevents);
@@ -350,7 +350,7 @@ impl Kernel {
     /// epoll budget if the thread owns the NAPI (nothing if it does not).
     /// Runs with bottom halves disabled; the loop's own cost is the spin
     /// that follows when the loop goes on.
-    fn busy_iteration(&mut self, m: &mut Machine, key: u128, t: ThreadId, owned: bool) -> Seg {
+    fn busy_iteration<H: Host>(&mut self, m: &mut H, key: u128, t: ThreadId, owned: bool) -> Seg {
         let napi = self.threads[t as usize].busy_napi;
         let budget = self.epolls[t as usize].busy_poll_budget;
         let mut cycles = 0;
@@ -365,7 +365,7 @@ impl Kernel {
     }
 
     /// Effects of the thread's completed step.
-    pub(crate) fn thread_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    pub(crate) fn thread_step_done<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) {
         let now = sched.now();
         let phase = self.threads[t as usize].phase;
         match phase {
@@ -437,7 +437,7 @@ impl Kernel {
                 if rc < budget {
                     self.driver_complete(m, sched, core, napi, rc);
                 } else if self.napis[napi as usize].busy_poll_stop_full(skip_schedule) {
-                    self.napi_enqueue(m, core, napi);
+                    self.napi_enqueue(core, napi);
                 }
                 self.busy_loop_finished(m, sched, t);
             }
@@ -447,7 +447,7 @@ impl Kernel {
 
     /// `busy_poll_stop`: leave busy-poll mode, with prefer_busy_poll reload
     /// the deferral count and arm the watchdog, then poll once more.
-    fn busy_poll_stop(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) -> Seg {
+    fn busy_poll_stop<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) -> Seg {
         let napi = self.threads[t as usize].busy_napi;
         let prefer = self.epolls[t as usize].prefer_busy_poll;
         let (skip, timer) = self.napis[napi as usize].busy_poll_stop(prefer);
@@ -466,7 +466,7 @@ impl Kernel {
     /// Back in `ep_busy_loop` after the busy loop: events → send them;
     /// nothing → `napi_resume_irqs` (prefer_busy_poll), forget the NAPI id,
     /// then sleep or return 0.
-    fn busy_loop_finished(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    fn busy_loop_finished<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) {
         let _ = sched;
         if !self.epolls[t as usize].ready.is_empty() {
             self.threads[t as usize].phase = Phase::EpCheck;
@@ -478,7 +478,7 @@ impl Kernel {
             m.tr(sched.now(), TraceEvent::ResumeIrqs { napi, scheduled });
             if scheduled {
                 let core = self.threads[t as usize].core;
-                self.napi_enqueue(m, core, napi);
+                self.napi_enqueue(core, napi);
             }
         }
         let ep = &mut self.epolls[t as usize];

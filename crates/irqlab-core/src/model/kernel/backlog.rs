@@ -21,7 +21,7 @@
 use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::gro::Skb;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
 use crate::engine::Scheduler;
@@ -32,37 +32,26 @@ pub const BACKLOG_NAPI: u32 = u32::MAX;
 /// Marks the segment in which `net_rx_action` sends its IPIs.
 pub const IPI_SEND: u32 = u32::MAX - 1;
 
-impl Machine {
-    /// The software steering state (only called where a scheme is set).
-    fn steering_mut(&mut self) -> &mut crate::model::kernel::steering::Steering {
-        self.bulk.as_mut().and_then(|b| b.steering.as_mut()).expect("software steering")
-    }
-
-    fn steering_ref(&self) -> &crate::model::kernel::steering::Steering {
-        self.bulk.as_ref().and_then(|b| b.steering.as_ref()).expect("software steering")
-    }
-}
-
 impl Kernel {
     /// `enqueue_to_backlog` on core `from` of a packet for core `target`;
     /// `flow` is its RFS flow-table slot, if RFS chose the core.
-    pub(crate) fn enqueue_to_backlog(
-        &mut self, m: &mut Machine,
-        sched: &mut Scheduler<Ev>,
+    pub(crate) fn enqueue_to_backlog<H: Host>(
+        &mut self, m: &mut H,
+        sched: &mut Scheduler<H::Ev>,
         from: u32,
         target: u32,
         skb: Skb,
         flow: Option<u32>,
     ) {
-        let measuring = m.run.measuring;
-        let st = m.steering_mut();
+        let measuring = m.run().measuring;
+        let st = m.steering().expect("software steering");
         let t = target as usize;
         let qlen = st.backlogs[t].input.len();
         if qlen >= st.max_backlog {
             if measuring {
                 st.counters.backlog_drops += 1;
             }
-            return m.bulk.as_ref().expect("bulk workload").senders.lost(sched, skb.conn, skb.segs);
+            return m.stream_lost(sched, skb.conn, skb.segs);
         }
         if measuring {
             st.counters.steered += 1;
@@ -96,15 +85,15 @@ impl Kernel {
                 },
             );
             if !remote {
-                self.napi_enqueue(m, from, BACKLOG_NAPI);
+                self.napi_enqueue(from, BACKLOG_NAPI);
             }
         }
     }
 
     /// `net_rps_action_and_irq_enable` at the end of `core`'s
     /// `net_rx_action`: a segment sending the listed IPIs, or None.
-    pub(crate) fn rps_send_ipis(&mut self, m: &mut Machine, core: u32) -> Option<Seg> {
-        let st = m.bulk.as_ref()?.steering.as_ref()?;
+    pub(crate) fn rps_send_ipis<H: Host>(&mut self, m: &mut H, core: u32) -> Option<Seg> {
+        let st = m.steering_ref()?;
         let n = st.ipi_list[core as usize].len() as u64;
         if n == 0 {
             return None;
@@ -112,60 +101,56 @@ impl Kernel {
         self.softirq[core as usize].polling = Some((IPI_SEND, n as u32));
         Some(Seg {
             class: CpuClass::Softirq,
-            ns: self.ns(n * m.cfg.costs.ipi_send_cycles),
+            ns: self.ns(n * self.cfg.costs.ipi_send_cycles),
             bh_disabled: false,
         })
     }
 
     /// The IPIs of `core`'s list leave (`net_rps_send_ipi`).
-    pub(crate) fn rps_ipis_sent(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
-        let mut list = std::mem::take(&mut m.steering_mut().ipi_list[core as usize]);
+    pub(crate) fn rps_ipis_sent<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
+        let mut list = std::mem::take(&mut m.steering().expect("software steering").ipi_list[core as usize]);
         for &target in &list {
             self.raise_irq(m, sched, target, crate::model::kernel::cpu::IrqSrc::RpsIpi);
         }
         // Emptied, the list keeps its allocation.
         list.clear();
-        m.steering_mut().ipi_list[core as usize] = list;
+        m.steering().expect("software steering").ipi_list[core as usize] = list;
     }
 
     /// The IPI's handler ended (`rps_trigger_softirq`): the backlog NAPI
     /// goes on this core's poll list.
-    pub(crate) fn rps_ipi_handled(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
-        if m.run.measuring {
-            m.steering_mut().counters.ipis += 1;
+    pub(crate) fn rps_ipi_handled<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
+        if m.run().measuring {
+            m.steering().expect("software steering").counters.ipis += 1;
         }
         m.tr(sched.now(), TraceEvent::IpiHandled { core });
-        self.napi_enqueue(m, core, BACKLOG_NAPI);
+        self.napi_enqueue(core, BACKLOG_NAPI);
     }
 
     /// `process_backlog` on `core`, having processed `done` packets in this
     /// call so far: take up to the rest of the weight, splicing the input
     /// queue when the process queue is empty; returns (packets, cycles).
-    pub(crate) fn process_backlog_take(
-        &mut self, m: &mut Machine,
-        sched: &mut Scheduler<Ev>,
+    pub(crate) fn process_backlog_take<H: Host>(
+        &mut self, m: &mut H,
+        sched: &mut Scheduler<H::Ev>,
         core: u32,
         done: u32,
     ) -> (u32, u64) {
-        let quota = m.cfg.napi.weight;
+        let quota = self.cfg.napi.weight;
         let mut cycles = if done == 0 {
-            m.cfg.costs.napi_poll_cycles
+            self.cfg.costs.napi_poll_cycles
         } else {
             0
         };
         // IPIs still waiting go first (`sd_has_rps_ipi_waiting`).
         if done == 0 {
-            let n = m
-                .bulk
-                .as_ref()
-                .and_then(|b| b.steering.as_ref())
-                .map_or(0, |s| s.ipi_list[core as usize].len());
+            let n = m.steering_ref().map_or(0, |s| s.ipi_list[core as usize].len());
             if n > 0 {
-                cycles += n as u64 * m.cfg.costs.ipi_send_cycles;
+                cycles += n as u64 * self.cfg.costs.ipi_send_cycles;
                 self.rps_ipis_sent(m, sched, core);
             }
         }
-        let st = m.steering_mut();
+        let st = m.steering().expect("software steering");
         let c = core as usize;
         let mut buf = std::mem::take(&mut st.processing[c]);
         buf.clear();
@@ -184,7 +169,7 @@ impl Kernel {
         }
         let n = buf.len() as u32;
         st.processing[c] = buf;
-        cycles += m.tcp_rx_cycles(self, &m.steering_ref().processing[c]);
+        cycles += m.tcp_rx_cycles(self, &m.steering_ref().expect("software steering").processing[c]);
         (n, cycles)
     }
 
@@ -192,15 +177,15 @@ impl Kernel {
     /// sockets; then go on, complete, or stay scheduled for the next round.
     /// Returns Some(packets so far) when the call goes on with the input
     /// queue filled meanwhile.
-    pub(crate) fn process_backlog_done(
-        &mut self, m: &mut Machine,
-        sched: &mut Scheduler<Ev>,
+    pub(crate) fn process_backlog_done<H: Host>(
+        &mut self, m: &mut H,
+        sched: &mut Scheduler<H::Ev>,
         core: u32,
         n: u32,
         before: u32,
     ) -> Option<u32> {
         let c = core as usize;
-        let st = m.steering_mut();
+        let st = m.steering().expect("software steering");
         let mut buf = std::mem::take(&mut st.processing[c]);
         st.backlogs[c].head = st.backlogs[c].head.wrapping_add(n);
         st.views[c].input_queue_head = st.backlogs[c].head;
@@ -209,8 +194,8 @@ impl Kernel {
             m.tcp_rcv(self, sched, skb);
         }
         let work = before + n;
-        let weight = m.cfg.napi.weight;
-        let st = m.steering_mut();
+        let weight = self.cfg.napi.weight;
+        let st = m.steering().expect("software steering");
         st.processing[c] = buf;
         let b = &mut st.backlogs[c];
         if work < weight {

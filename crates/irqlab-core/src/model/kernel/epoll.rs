@@ -4,7 +4,7 @@
 
 use crate::model::kernel::RxSink;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
 use crate::engine::Scheduler;
@@ -49,7 +49,7 @@ impl Kernel {
     /// Deliver polled packets to their sockets (TCP receive, then
     /// `ep_poll_callback`: queue the socket on the ready list, learn the
     /// NAPI id, wake the waiter).
-    pub(crate) fn deliver(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
+    pub(crate) fn deliver<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, napi: u32, buf: &mut Vec<RxPacket>, busy_polled: bool) {
         match self.rx_sink {
             RxSink::Sockets => {}
             // A VirtIO host: the stack forwards to the guest's tap.
@@ -59,18 +59,18 @@ impl Kernel {
         }
         let now = sched.now();
         for p in buf.drain(..) {
-            if m.run.measuring {
-                m.run.counters.packets_polled += 1;
+            if m.run().measuring {
+                m.run().counters.packets_polled += 1;
                 if busy_polled {
-                    m.run.counters.packets_busy_polled += 1;
+                    m.run().counters.packets_busy_polled += 1;
                 }
-                m.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+                m.run().counters.ring_wait_ns += (now - p.arrived_ns) as u128;
             }
             let conn = &mut self.conns[p.conn as usize];
-            if conn.rx_bytes + p.bytes as u64 > m.cfg.socket.rcvbuf_bytes {
+            if conn.rx_bytes + p.bytes as u64 > self.cfg.socket.rcvbuf_bytes {
                 // tcp_data_queue: no receive-buffer room, the segment is
                 // dropped after the protocol work was done.
-                m.dropped(sched, crate::model::server::DropSite::Socket, p.conn, p.sent_ns);
+                m.dropped(sched, crate::model::run::DropSite::Socket, p.conn, p.sent_ns);
                 continue;
             }
             conn.rx_bytes += p.bytes as u64;

@@ -7,7 +7,7 @@ use crate::engine::timer::{TimerFire, TimerPost};
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::{KernelId, HOST};
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 
@@ -26,7 +26,7 @@ pub enum KernelEv {
 
 impl Kernel {
     #[inline]
-    pub(crate) fn kernel_event(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, ev: KernelEv) {
+    pub(crate) fn kernel_event<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, ev: KernelEv) {
         match ev {
             KernelEv::CoreDone { kernel, core, gen } => {
                 m.switch_to(self, kernel);
@@ -39,7 +39,7 @@ impl Kernel {
                 let t = &mut self.napi_timer[napi as usize];
                 match t.timer.on_event(sched.now(), gen) {
                     TimerFire::Ignore => {}
-                    TimerFire::Repost(at, gen) => sched.at(at, Ev::Kernel(KernelEv::NapiTimer { kernel, napi, gen })),
+                    TimerFire::Repost(at, gen) => sched.at(at, H::Ev::from(KernelEv::NapiTimer { kernel, napi, gen })),
                     TimerFire::Expire => {
                         let core = t.core;
                         if kernel == HOST {
@@ -58,7 +58,7 @@ impl Kernel {
 
     /// Arm the NAPI watchdog of `napi` on `core` to fire after `delay_ns`
     /// (`hrtimer_start` replaces any earlier expiry).
-    pub fn napi_timer_start(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
+    pub fn napi_timer_start<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, napi: u32, core: u32, delay_ns: Nanos, reason: TimerReason) {
         m.tr(sched.now(), TraceEvent::TimerArmed { napi, delay_ns, reason });
         let t = &mut self.napi_timer[napi as usize];
         if t.core != core && t.timer.is_armed() {
@@ -67,7 +67,7 @@ impl Kernel {
         }
         t.core = core;
         if let TimerPost::At(at, gen) = t.timer.start(sched.now() + delay_ns) {
-            sched.at(at, Ev::Kernel(KernelEv::NapiTimer { kernel: self.id, napi, gen }));
+            sched.at(at, H::Ev::from(KernelEv::NapiTimer { kernel: self.id, napi, gen }));
         }
     }
 

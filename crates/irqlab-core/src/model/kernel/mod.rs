@@ -27,6 +27,7 @@ pub mod cpu;
 pub mod epoll;
 pub mod events;
 pub mod gro;
+pub mod host;
 pub mod napi;
 pub mod napi_thread;
 pub mod sched;
@@ -39,18 +40,16 @@ use crate::model::kernel::epoll::Epoll;
 use crate::model::kernel::napi::Napi;
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::softirq::SoftirqState;
-use crate::model::vm::vcpu::VcpuThread;
-use crate::model::vm::vhost::VhostWorker;
+use crate::model::vm::vcpu_thread::VcpuThread;
+use crate::model::vm::vhost_worker::VhostWorker;
 use crate::engine::time::CycleClock;
 use crate::engine::timer::LazyTimer;
 use crate::engine::Nanos;
+use crate::scenario::Config;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
-/// Index of a kernel in `Machine::kernels`.
-pub type KernelId = usize;
-
-/// The host kernel: the only one of a bare-metal machine.
-pub const HOST: KernelId = 0;
+pub use crate::model::ids::{KernelId, HOST};
 
 /// What a core is for, as the summary groups them: the application's
 /// cores (`cpu_pct`) or cores that only take interrupts (`irq_cores_cpu_pct`,
@@ -107,6 +106,9 @@ pub struct Kernel {
     pub service: Vec<crate::workload::ServiceDraws>,
     /// Cycles to nanoseconds at `cpu.freq_ghz` (set by the builder).
     pub clock: CycleClock,
+    /// The scenario's settings: the kernel's sysctls and the costs of its
+    /// code (shared by every kernel of the machine; set by the builder).
+    pub cfg: Rc<Config>,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO
@@ -175,6 +177,15 @@ impl Kernel {
             ThreadKind::App(i) => self.threads[i as usize].core,
             ThreadKind::Vcpu(i) => self.vcpus[i].core,
             ThreadKind::Vhost(i) => self.vhosts[i].core,
+        }
+    }
+
+    /// The index of vCPU thread `t` in `vcpus`, if it is one.
+    #[inline]
+    pub fn vcpu_index(&self, t: u32) -> Option<usize> {
+        match self.thread_kind(t) {
+            ThreadKind::Vcpu(v) => Some(v),
+            _ => None,
         }
     }
 

@@ -41,7 +41,7 @@
 
 use crate::model::kernel::cpu::{Core, CpuClass, IrqSrc};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::kernel::events::KernelEv;
 use crate::engine::Scheduler;
@@ -62,7 +62,7 @@ impl Kernel {
     /// The peer's `napi_schedule` of queue `queue`'s NAPI on `core`, from
     /// another CPU: the NAPI thread is woken by an IPI (see the module),
     /// unless it is awake already.
-    pub(crate) fn napi_thread_schedule(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, queue: u32) {
+    pub(crate) fn napi_thread_schedule<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, queue: u32) {
         let napi = self.queue_napi[queue as usize];
         if !self.napis[napi as usize].schedule_prep() {
             return;
@@ -72,10 +72,10 @@ impl Kernel {
         if c.ksoftirqd_mode || c.napi_thread_ipi_in_flight || c.irq_pending.contains(&IrqSrc::NapiThreadIpi) {
             return;
         }
-        if m.clients.thread_modelled() {
+        if m.peer_modelled() {
             // The sender's `try_to_wake_up` pays for the IPI.
-            let ns = self.ns(m.cfg.costs.remote_wake_cycles);
-            m.clients.spends(sched.now(), ns);
+            let ns = self.ns(self.cfg.costs.remote_wake_cycles);
+            m.peer_spends(sched.now(), ns);
         }
         let c = &mut self.cores[core as usize];
         if c.running.is_none() {
@@ -85,9 +85,9 @@ impl Kernel {
             } else {
                 self.kick_after_wakeup(m, sched, core);
             }
-        } else if m.cfg.cpu.ipi_latency_ns > 0 {
+        } else if self.cfg.cpu.ipi_latency_ns > 0 {
             c.napi_thread_ipi_in_flight = true;
-            sched.after(m.cfg.cpu.ipi_latency_ns, Ev::Kernel(KernelEv::NapiThreadIpi { core }));
+            sched.after(self.cfg.cpu.ipi_latency_ns, H::Ev::from(KernelEv::NapiThreadIpi { core }));
         } else {
             self.raise_irq(m, sched, core, IrqSrc::NapiThreadIpi);
         }
@@ -95,7 +95,7 @@ impl Kernel {
 
     /// The wake-up IPI reaches `core`: its handler runs, or, if the core
     /// went idle meanwhile, the thread runs at once.
-    pub(crate) fn napi_thread_ipi(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn napi_thread_ipi<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let c = &mut self.cores[core as usize];
         c.napi_thread_ipi_in_flight = false;
         if c.ksoftirqd_mode {
@@ -112,9 +112,9 @@ impl Kernel {
     /// The NAPI thread takes `core`: a preempted application thread goes
     /// back to the run queue (it pays its switch back in), and the thread's
     /// first segment carries the switch to it.
-    pub(crate) fn napi_thread_turn(&mut self, m: &mut Machine, core: u32) {
-        if m.run.measuring {
-            m.run.counters.napi_thread_runs += 1;
+    pub(crate) fn napi_thread_turn<H: Host>(&mut self, m: &mut H, core: u32) {
+        if m.run().measuring {
+            m.run().counters.napi_thread_runs += 1;
         }
         let c = &mut self.cores[core as usize];
         c.napi_thread_woken = false;
@@ -126,10 +126,10 @@ impl Kernel {
     }
 
     /// A segment of the NAPI thread: system time, after the switch to it if due.
-    pub(crate) fn napi_thread_segment(&mut self, m: &mut Machine, core: u32, mut seg: Seg) -> Seg {
+    pub(crate) fn napi_thread_segment(&mut self, core: u32, mut seg: Seg) -> Seg {
         seg.class = CpuClass::System;
         if std::mem::take(&mut self.cores[core as usize].napi_thread_switch_due) {
-            seg.ns += self.ns(m.cfg.costs.context_switch_cycles);
+            seg.ns += self.ns(self.cfg.costs.context_switch_cycles);
         }
         seg
     }

@@ -8,8 +8,8 @@
 use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::{ThreadKind, HOST};
-use crate::model::vm::vcpu::VcpuPhase;
-use crate::model::server::{Ev, Machine};
+use crate::model::vm::vcpu_thread::VcpuPhase;
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
@@ -25,7 +25,7 @@ pub struct Seg {
 impl Kernel {
     /// Start `owner`'s segment on `core` now.
     #[inline(always)]
-    pub(crate) fn start_segment(&mut self, sched: &mut Scheduler<Ev>, core: u32, owner: Owner, seg: Seg) {
+    pub(crate) fn start_segment<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32, owner: Owner, seg: Seg) {
         let now = sched.now();
         let c = &mut self.cores[core as usize];
         debug_assert!(c.running.is_none());
@@ -40,7 +40,7 @@ impl Kernel {
         c.running = Some(Running { owner, class: seg.class, end_ns, bh_disabled: seg.bh_disabled });
         // A guest-mode segment (Nanos::MAX) ends by preemption or halt only.
         if seg.ns != Nanos::MAX {
-            let ev = Ev::Kernel(KernelEv::CoreDone { kernel: self.id, core, gen: c.gen });
+            let ev = E::from(KernelEv::CoreDone { kernel: self.id, core, gen: c.gen });
             // A host core has at most one live segment end: its own slot.
             if self.id == HOST && (core as usize) < sched.owners() {
                 sched.at_owned(core as usize, end_ns, ev);
@@ -51,7 +51,7 @@ impl Kernel {
     }
 
     /// A hard interrupt is raised on `core`.
-    pub(crate) fn raise_irq(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+    pub(crate) fn raise_irq<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, src: IrqSrc) {
         let now = sched.now();
         let c = &mut self.cores[core as usize];
         c.irq_pending.push_back(src);
@@ -75,7 +75,7 @@ impl Kernel {
     }
 
     /// Decide what `core` runs now that nothing is running on it.
-    pub(crate) fn kick(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn kick<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let now = sched.now();
         let c = &self.cores[core as usize];
         if c.running.is_some() || c.frozen {
@@ -97,9 +97,9 @@ impl Kernel {
                 }
                 c.irq_pending.pop_front();
                 let cycles = match src {
-                    IrqSrc::Queue(_) => m.cfg.costs.hardirq_cycles,
-                    IrqSrc::NapiTimer(_) => m.cfg.costs.timer_irq_cycles,
-                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => m.cfg.costs.ipi_irq_cycles,
+                    IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
+                    IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
+                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
                     IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_irq_cycles(self, src),
                     IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
                         m.storage_irq_cycles(src)
@@ -148,7 +148,7 @@ impl Kernel {
             let c = if c.ksoftirqd_mode {
                 let mut thread_turn = false;
                 let app_runnable = c.current_thread.is_some() || !c.runqueue.is_empty();
-                let slice_over = now - c.turn_start_ns >= m.cfg.cpu.sched_base_slice_ns;
+                let slice_over = now - c.turn_start_ns >= self.cfg.cpu.sched_base_slice_ns;
                 if c.ksoftirqd_turn && app_runnable && slice_over {
                     c.ksoftirqd_turn = false;
                     c.turn_start_ns = now;
@@ -157,15 +157,15 @@ impl Kernel {
                     c.ksoftirqd_turn = true;
                     c.turn_start_ns = now;
                     c.context_switches += 1;
-                    thread_turn = m.cfg.napi.threaded;
+                    thread_turn = self.cfg.napi.threaded;
                 }
                 if thread_turn {
                     self.napi_thread_turn(m, core);
                 }
                 if self.cores[core as usize].ksoftirqd_turn {
                     if let Some(mut seg) = self.ksoftirqd_next(m, sched, core) {
-                        if m.cfg.napi.threaded {
-                            seg = self.napi_thread_segment(m, core, seg);
+                        if self.cfg.napi.threaded {
+                            seg = self.napi_thread_segment(core, seg);
                         }
                         self.start_segment(sched, core, Owner::Softirq, seg);
                         return;
@@ -175,7 +175,7 @@ impl Kernel {
                     c.ksoftirqd_mode = false;
                     c.ksoftirqd_turn = false;
                     c.context_switches += 1;
-                    if m.cfg.napi.threaded {
+                    if self.cfg.napi.threaded {
                         // The application's thread pays a switch back in.
                         c.switched_out = true;
                     }
@@ -195,7 +195,7 @@ impl Kernel {
                 match next {
                     Some(seg) if seg.class == CpuClass::Guest => {
                         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Guest), seg);
-                        let v = m.vcpu_index(self, t).expect("only a vCPU runs guest mode");
+                        let v = self.vcpu_index(t).expect("only a vCPU runs guest mode");
                         m.vcpu_entered(self, sched, v);
                         return;
                     }
@@ -219,8 +219,8 @@ impl Kernel {
                 let switched = c.last_thread != Some(t) || c.switched_out;
                 c.last_thread = Some(t);
                 c.switched_out = false;
-                if switched && m.cfg.costs.context_switch_cycles > 0 {
-                    let seg = Seg { class: CpuClass::System, ns: self.ns(m.cfg.costs.context_switch_cycles), bh_disabled: false };
+                if switched && self.cfg.costs.context_switch_cycles > 0 {
+                    let seg = Seg { class: CpuClass::System, ns: self.ns(self.cfg.costs.context_switch_cycles), bh_disabled: false };
                     self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Overhead), seg);
                     return;
                 }
@@ -242,9 +242,9 @@ impl Kernel {
         }
     }
 
-    fn resume_frame(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, f: Frame) {
+    fn resume_frame<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, f: Frame) {
         if let Owner::Thread(t, seg) = f.owner {
-            if let Some(v) = m.vcpu_index(self, t) {
+            if let Some(v) = self.vcpu_index(t) {
                 if seg == ThreadSeg::Guest {
                     // Back to a vCPU that was in guest mode: it enters again.
                     m.vcpu_resume(self, t, sched.now());
@@ -271,7 +271,7 @@ impl Kernel {
         }
         let penalty = match f.owner {
             // Cache and pipeline disturbance after an interruption.
-            Owner::Thread(..) if f.interrupted => self.ns(m.cfg.costs.interrupt_penalty_cycles),
+            Owner::Thread(..) if f.interrupted => self.ns(self.cfg.costs.interrupt_penalty_cycles),
             _ => 0,
         };
         if f.remaining_ns > 0 {
@@ -307,18 +307,18 @@ impl Kernel {
     }
 
     /// The running segment of `core` completed.
-    pub(crate) fn core_segment_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn core_segment_done<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let r = self.cores[core as usize].running.take().expect("a segment was running");
         debug_assert!(!self.cores[core as usize].frozen, "a frozen core completes nothing");
         self.segment_effects(m, sched, core, r.owner);
     }
 
-    fn segment_effects(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+    fn segment_effects<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, owner: Owner) {
         self.apply_effects(m, sched, core, owner);
         self.kick(m, sched, core);
     }
 
-    fn apply_effects(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, owner: Owner) {
+    fn apply_effects<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, owner: Owner) {
         match owner {
             Owner::Waking => {}
             Owner::HardIrq(src) => self.hardirq_done(m, sched, core, src),
@@ -337,12 +337,12 @@ impl Kernel {
     /// End of a hard IRQ handler: the driver schedules NAPI (mlx5e
     /// completion handler → `napi_schedule`), or the hrtimer runs
     /// `napi_watchdog`.
-    fn hardirq_done(&mut self, m: &mut Machine, _sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
+    fn hardirq_done<H: Host>(&mut self, m: &mut H, _sched: &mut Scheduler<H::Ev>, core: u32, src: IrqSrc) {
         match src {
             IrqSrc::Queue(q) => {
                 let napi = self.queue_napi[q as usize];
                 if self.napis[napi as usize].schedule_prep() {
-                    self.napi_enqueue(m, core, napi);
+                    self.napi_enqueue(core, napi);
                 }
             }
             IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_hardirq_done(self, _sched, src),
@@ -352,13 +352,13 @@ impl Kernel {
                 m.storage_irq_done(self, _sched, core, src)
             }
             IrqSrc::NapiTimer(n) => {
-                if m.run.measuring {
-                    m.run.counters.watchdog_fires += 1;
+                if m.run().measuring {
+                    m.run().counters.watchdog_fires += 1;
                 }
                 let scheduled = self.napis[n as usize].watchdog();
                 m.tr(_sched.now(), TraceEvent::WatchdogFired { napi: n, scheduled });
                 if scheduled {
-                    self.napi_enqueue(m, core, n);
+                    self.napi_enqueue(core, n);
                 }
             }
         }
@@ -366,10 +366,10 @@ impl Kernel {
 
     /// `____napi_schedule`: put NAPI on this core's poll list, raise NET_RX
     /// (or, threaded, wake the NAPI thread).
-    pub(crate) fn napi_enqueue(&mut self, m: &mut Machine, core: u32, napi: u32) {
+    pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
         let c = &mut self.cores[core as usize];
         c.poll_list.push_back(napi);
-        if m.cfg.napi.threaded {
+        if self.cfg.napi.threaded {
             c.napi_thread_wake();
         } else {
             c.softirq_pending = true;
@@ -377,7 +377,7 @@ impl Kernel {
     }
 
     /// A thread becomes runnable on its core (`try_to_wake_up`).
-    pub(crate) fn thread_make_runnable(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, t: ThreadId) {
+    pub(crate) fn thread_make_runnable<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) {
         let core = self.thread_core(t);
         let c = &mut self.cores[core as usize];
         if c.current_thread == Some(t) || c.runqueue.contains(&t) {
@@ -390,7 +390,7 @@ impl Kernel {
             return;
         }
         if let Some(Running { owner: Owner::Thread(other, seg), .. }) = c.running {
-            if !self.vcpus.is_empty() && other != t && m.vcpu_index(self, other).is_some() {
+            if !self.vcpus.is_empty() && other != t && self.vcpu_index(other).is_some() {
                 // The core runs a vCPU: the woken thread takes it.
                 m.vcpu_contended(self, sched, core, other, seg);
                 return;
@@ -404,7 +404,7 @@ impl Kernel {
     }
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
-    pub(crate) fn kick_after_wakeup(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn kick_after_wakeup<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let c = &mut self.cores[core as usize];
         let lat = self.wakeup_latency_ns;
         if lat > 0 && sched.now() > 0 {

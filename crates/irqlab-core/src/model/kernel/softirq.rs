@@ -11,13 +11,12 @@
 //! ksoftirqd, which runs the same rounds as a thread sharing the core with
 //! the application (see [`crate::model::kernel::sched`]).
 
-use crate::model::devices::nic::events::NicEv;
 use crate::model::kernel::backlog::{BACKLOG_NAPI, IPI_SEND};
 use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::{Device, RxSink};
 use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::{TimerReason, TraceEvent};
 use crate::engine::{Nanos, Scheduler};
@@ -49,9 +48,9 @@ pub struct SoftirqState {
 impl Kernel {
     /// Next softirq segment of `core`, or None when the softirq is done
     /// (pending flag cleared, or handed to ksoftirqd).
-    pub(crate) fn softirq_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+    pub(crate) fn softirq_next<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) -> Option<Seg> {
         let now = sched.now();
-        let weight = m.cfg.napi.weight;
+        let weight = self.cfg.napi.weight;
         let st = &mut self.softirq[core as usize];
         if !st.active {
             // handle_softirqs: start (or restart) a round.
@@ -68,11 +67,11 @@ impl Kernel {
             c.softirq_in_round = true;
             st.entered = false;
             st.to_poll = c.poll_list.len() as u32;
-            st.budget_left = m.cfg.napi.netdev_budget as i64;
+            st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
             // A NAPI thread's polls are not NET_RX softirqs.
-            if m.run.measuring && self.id >= m.app_kernel && !m.cfg.napi.threaded {
-                m.run.counters.softirq_rounds += 1;
+            if m.run().measuring && self.id >= m.app_kernel() && !self.cfg.napi.threaded {
+                m.run().counters.softirq_rounds += 1;
             }
         }
         if let Some((napi, taken)) = self.softirq[core as usize].poll_continues.take() {
@@ -87,11 +86,11 @@ impl Kernel {
         }
         let st = &mut self.softirq[core as usize];
         let c = &mut self.cores[core as usize];
-        let budget_us = m.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
+        let budget_us = self.cfg.napi.netdev_budget_usecs as Nanos * 1_000;
         if st.to_poll == 0 || c.poll_list.is_empty() || st.budget_left <= 0 || now - st.round_start_ns >= budget_us {
             // Software steering: the IPIs this round scheduled leave first
             // (`net_rps_action_and_irq_enable`).
-            if m.bulk.is_some() {
+            if m.steering_ref().is_some() {
                 if let Some(seg) = self.rps_send_ipis(m, core) {
                     return Some(seg);
                 }
@@ -103,7 +102,7 @@ impl Kernel {
             c.softirq_in_round = false;
             if !c.poll_list.is_empty() {
                 st.restarts += 1;
-                if st.restarts >= m.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
+                if st.restarts >= self.cfg.napi.max_softirq_restart || now - st.first_start_ns >= 2_000_000 {
                     // wakeup_softirqd: the rest runs at thread priority.
                     st.restarts = 0;
                     if !c.ksoftirqd_mode {
@@ -134,7 +133,7 @@ impl Kernel {
                 c.stack.last(),
                 Some(crate::model::kernel::cpu::Frame { owner: crate::model::kernel::cpu::Owner::Thread(..), interrupted: true, .. })
             );
-            m.cfg.costs.softirq_entry_cycles + if interrupted_thread { m.cfg.costs.irq_cold_cycles } else { 0 }
+            self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
         };
         st.entered = true;
         let (n, cycles) = if napi == BACKLOG_NAPI {
@@ -159,23 +158,23 @@ impl Kernel {
     /// no new poll's overhead and no TX reaping (`ixgbe_poll` cleans TX
     /// first). The model takes a poll's packets as a batch and continues
     /// it with a segment of its own for those that came meanwhile.
-    fn forward_poll_continue(&mut self, m: &mut Machine, core: u32, napi: u32, taken: u32, weight: u32) -> Seg {
+    fn forward_poll_continue<H: Host>(&mut self, m: &mut H, core: u32, napi: u32, taken: u32, weight: u32) -> Seg {
         let mut buf = std::mem::take(&mut self.softirq_buf[core as usize]);
         buf.clear();
         let qi = self.napi_queue[napi as usize] as usize;
-        m.nic.queues[qi].take(weight - taken, &mut buf);
+        m.queue(Device::Nic, qi as u32).take(weight - taken, &mut buf);
         let n = buf.len() as u32;
         self.softirq_buf[core as usize] = buf;
         let st = &mut self.softirq[core as usize];
         st.polling = Some((napi, n));
         st.poll_taken_before = taken;
-        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * m.cfg.costs.forward_packet_cycles), bh_disabled: false }
+        Seg { class: CpuClass::Softirq, ns: self.ns(n as u64 * self.cfg.costs.forward_packet_cycles), bh_disabled: false }
     }
 
     /// Next segment of ksoftirqd (`run_ksoftirqd`: `handle_softirqs` again
     /// while work is pending), or None when the poll list is empty and it
     /// goes back to sleep.
-    pub(crate) fn ksoftirqd_next(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) -> Option<Seg> {
+    pub(crate) fn ksoftirqd_next<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) -> Option<Seg> {
         loop {
             if let Some(seg) = self.softirq_next(m, sched, core) {
                 return Some(seg);
@@ -189,7 +188,7 @@ impl Kernel {
     }
 
     /// The poll segment completed: deliver what it took, then complete or requeue.
-    pub(crate) fn softirq_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32) {
+    pub(crate) fn softirq_step_done<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let Some((napi, n)) = self.softirq[core as usize].polling.take() else { return };
         if napi >= IPI_SEND {
             return self.steering_step_done(m, sched, core, napi, n);
@@ -199,12 +198,13 @@ impl Kernel {
         self.softirq_buf[core as usize] = buf;
         self.softirq[core as usize].budget_left -= n as i64;
         m.tr(sched.now(), TraceEvent::Poll { napi, packets: n, busy: false });
-        let weight = m.cfg.napi.weight;
+        let weight = self.cfg.napi.weight;
         let n = n + std::mem::take(&mut self.softirq[core as usize].poll_taken_before);
         if self.rx_sink == RxSink::Forward && n < weight {
             let qi = self.napi_queue[napi as usize] as usize;
-            m.nic.deferred_handled += m.nic.queues[qi].catch_up(sched.current_key());
-            if m.nic.queues[qi].rx_pending() > 0 {
+            let done = m.queue(Device::Nic, qi as u32).catch_up(sched.current_key());
+            m.deferred_handled(done);
+            if m.queue(Device::Nic, qi as u32).rx_pending() > 0 {
                 self.softirq[core as usize].poll_continues = Some((napi, n));
                 return;
             }
@@ -222,7 +222,7 @@ impl Kernel {
     /// A segment of software steering ended: the IPIs left, or a
     /// `process_backlog` step (which may go on, `model/kernel/backlog.rs`).
     #[cold]
-    fn steering_step_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, napi: u32, n: u32) {
+    fn steering_step_done<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, napi: u32, n: u32) {
         if napi == IPI_SEND {
             return self.rps_ipis_sent(m, sched, core);
         }
@@ -240,13 +240,10 @@ impl Kernel {
     /// `key` is the engine's key of the event being handled: the TX
     /// completions and arrivals the queue kept (`QueuePair::tx_defer`,
     /// `rx_defer`) whose keys are below it are applied first.
-    pub(crate) fn driver_poll_take(&mut self, m: &mut Machine, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
+    pub(crate) fn driver_poll_take<H: Host>(&mut self, m: &mut H, key: u128, napi: u32, budget: u32, buf: &mut Vec<RxPacket>) -> (u32, u64) {
         buf.clear();
         let qi = self.napi_queue[napi as usize] as usize;
-        let q = match self.device {
-            Device::Nic => &mut m.nic.queues[qi],
-            Device::Virtio => &mut m.virtio.as_mut().expect("virtio device").queues[qi],
-        };
+        let q = m.queue(self.device, qi as u32);
         // mlx5e_napi_poll reaps TX completions first (not counted as work);
         // ixgbe_poll too, up to its own TX work limit.
         let tx_budget = if q.eitr.is_some() { crate::model::devices::nic::eitr::IXGBE_DEFAULT_TX_WORK } else { budget };
@@ -254,8 +251,8 @@ impl Kernel {
         let tx = q.reap_tx(tx_budget);
         q.take(budget, buf);
         let n = buf.len() as u32;
-        m.nic.deferred_handled += deferred_done;
-        let k = &m.cfg.costs;
+        m.deferred_handled(deferred_done);
+        let k = &self.cfg.costs;
         if self.rx_sink == RxSink::Forward {
             // No socket, no waiter: each packet is switched and sent.
             return (n, k.napi_poll_cycles + n as u64 * k.forward_packet_cycles + tx as u64 * k.tx_clean_cycles);
@@ -268,7 +265,7 @@ impl Kernel {
             }
             return (n, cycles);
         }
-        cycles += self.wakeup_cycles_for(m, buf.iter().map(|p| p.conn));
+        cycles += self.wakeup_cycles_for(buf.iter().map(|p| p.conn));
         (n, cycles)
     }
 
@@ -276,14 +273,14 @@ impl Kernel {
     /// `ep_poll_callback` (or a socket's `sk_data_ready`) wakes each
     /// sleeping waiter once.
     #[inline]
-    pub(crate) fn wakeup_cycles_for(&self, m: &Machine, conns: impl Iterator<Item = u32>) -> u64 {
+    pub(crate) fn wakeup_cycles_for(&self, conns: impl Iterator<Item = u32>) -> u64 {
         let mut woken: u64 = 0;
         let mut cycles = 0;
         for conn in conns {
             let t = self.conns[conn as usize].thread;
             if self.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
                 woken |= 1u64 << (t % 64);
-                cycles += m.cfg.costs.wakeup_cycles;
+                cycles += self.cfg.costs.wakeup_cycles;
             }
         }
         cycles
@@ -292,7 +289,7 @@ impl Kernel {
     /// After a poll of `napi` (softirq or busy poll): on the NIC, reaped TX
     /// descriptors let the stack restart a stopped queue; on virtio-net,
     /// the RX buffers it freed let a waiting vhost worker go on.
-    pub(crate) fn driver_poll_done(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, napi: u32) {
+    pub(crate) fn driver_poll_done<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, napi: u32) {
         let queue = self.napi_queue[napi as usize];
         match self.device {
             Device::Nic => m.tx_restart(sched, queue),
@@ -303,13 +300,13 @@ impl Kernel {
     /// The driver's completion after a poll that used less than its budget:
     /// `napi_complete_done`, then re-arm the IRQ (with a DIM sample) if it
     /// returned true, arm the watchdog, or reschedule on MISSED.
-    pub(crate) fn driver_complete(&mut self, m: &mut Machine, sched: &mut Scheduler<Ev>, core: u32, napi: u32, work: u32) {
+    pub(crate) fn driver_complete<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, napi: u32, work: u32) {
         let c = self.napis[napi as usize].complete_done(work);
         if let Some(t) = c.start_timer_ns {
             self.napi_timer_start(m, sched, napi, core, t, TimerReason::Complete);
         }
         if c.reschedule {
-            self.napi_enqueue(m, core, napi);
+            self.napi_enqueue(core, napi);
         }
         if c.rearm_irq {
             let now = sched.now();
@@ -318,26 +315,17 @@ impl Kernel {
             if self.device == Device::Virtio {
                 return m.virtqueue_napi_complete(self, core, napi, queue, now);
             }
-            let q = &mut m.nic.queues[queue as usize];
-            m.nic.deferred_handled += q.catch_up(sched.current_key());
+            let q = m.queue(Device::Nic, queue);
+            let done = q.catch_up(sched.current_key());
             q.dim_sample(now);
-            for (cq, signal) in q.arm(now) {
+            let signals = q.arm(now);
+            m.deferred_handled(done);
+            for (cq, signal) in signals {
                 m.moderation(self, sched, queue, cq, signal);
             }
             // A CQ may signal now: completions and arrivals still to come
             // are events again, with the keys they were given.
-            let q = &mut m.nic.queues[queue as usize];
-            if !q.tx_done_deferrable() {
-                while let Some((key, bytes)) = q.tx_deferred.pop_front() {
-                    sched.at_key(key, Ev::Nic(NicEv::TxDone { queue, bytes }));
-                }
-            }
-            if q.rx.armed {
-                while let Some((key, pkt)) = q.rx_deferred.pop_front() {
-                    q.rx_in_flight += 1;
-                    sched.at_key(key, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
-                }
-            }
+            m.nic_rearmed(sched, queue);
         }
     }
 }

@@ -67,7 +67,7 @@ impl Machine {
         let t = self.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
         let now = sched.now();
         self.in_kernel(k, HOST, |k, s| {
-            let v = s.vcpu_index(k, t).expect("a vCPU thread");
+            let v = k.vcpu_index(t).expect("a vCPU thread");
             let core = k.vcpus[v].core;
             match k.vcpus[v].phase {
                 VcpuPhase::InGuest => {
@@ -131,7 +131,7 @@ impl Machine {
                 let blocked = route
                     .vfio_vcpu()
                     .and_then(|(g, gc)| self.kernel_ref(k, g).cores[gc as usize].vcpu)
-                    .and_then(|t| self.vcpu_index(k, t))
+                    .and_then(|t| k.vcpu_index(t))
                     .is_some_and(|v| k.vcpus[v].phase == VcpuPhase::Blocked);
                 self.cfg.vm.vfio_irq_cycles + if blocked { self.cfg.costs.wakeup_cycles } else { 0 }
             }

@@ -22,7 +22,9 @@
 
 pub mod kvm;
 pub mod vcpu;
+pub mod vcpu_thread;
 pub mod vhost;
+pub mod vhost_worker;
 pub mod vmkernel;
 pub mod vmm;
 

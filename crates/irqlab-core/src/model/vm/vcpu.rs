@@ -27,90 +27,11 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
-use crate::model::kernel::{KernelId, ThreadKind, HOST};
+use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
-use crate::scenario::VmCfg;
-
-/// Where a vCPU thread is in `vcpu_run`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VcpuPhase {
-    /// Back from an exit (or woken): the world switch into guest mode is next.
-    Entering,
-    /// In guest mode: the guest core runs while this thread's host segment
-    /// runs.
-    InGuest,
-    /// `kvm_vcpu_halt` polling for a wake-up.
-    HaltPoll,
-    /// Asleep in `kvm_vcpu_block` until an interrupt for the guest wakes it.
-    Blocked,
-}
-
-pub struct VcpuThread {
-    /// Host core it is pinned to.
-    pub core: u32,
-    /// The guest and the guest CPU it runs.
-    pub guest: KernelId,
-    pub guest_core: u32,
-    pub phase: VcpuPhase,
-    /// KVM's per-vCPU poll window (`vcpu->halt_poll_ns`), starting at 0.
-    pub halt_poll_ns: Nanos,
-    /// When the guest last halted.
-    pub halt_start_ns: Nanos,
-    /// A poll segment preempted on the host stack was ended by a wake-up:
-    /// it must not resume.
-    pub poll_frame_stale: bool,
-    /// Another vCPU is pinned to the same host CPU (`vm.host_cpus`): the
-    /// two take turns of `cpu.sched_base_slice_ns` while both run.
-    pub shares_core: bool,
-    /// When its thread last got the CPU from another thread (or from
-    /// idle), and the CPU's context-switch count then.
-    pub turn_start_ns: Nanos,
-    turn_switches: u64,
-    /// A thread woken on its shared CPU preempts it at the coming exit.
-    pub wake_preempted: bool,
-}
-
-impl VcpuThread {
-    pub fn new(core: u32, guest: KernelId, guest_core: u32) -> Self {
-        VcpuThread {
-            core,
-            guest,
-            guest_core,
-            phase: VcpuPhase::Entering,
-            halt_poll_ns: 0,
-            halt_start_ns: 0,
-            poll_frame_stale: false,
-            shares_core: false,
-            turn_start_ns: 0,
-            turn_switches: u64::MAX,
-            wake_preempted: false,
-        }
-    }
-
-    /// `kvm_vcpu_halt`'s adaptation after a halt of `halt_ns` (polling
-    /// included) that ended with a wake-up.
-    pub fn adapt_halt_poll(&mut self, halt_ns: Nanos, c: &VmCfg) {
-        let max = c.halt_poll_ns;
-        if self.halt_poll_ns > max {
-            self.halt_poll_ns = max;
-        }
-        if halt_ns <= self.halt_poll_ns {
-            // The poll caught the wake-up: keep the window.
-        } else if self.halt_poll_ns > 0 && halt_ns > max {
-            // shrink_halt_poll_ns
-            let v = if c.halt_poll_ns_shrink == 0 { 0 } else { self.halt_poll_ns / c.halt_poll_ns_shrink as u64 };
-            self.halt_poll_ns = if v < c.halt_poll_ns_grow_start { 0 } else { v };
-        } else if self.halt_poll_ns < max && halt_ns < max {
-            // grow_halt_poll_ns
-            if c.halt_poll_ns_grow >= 1 {
-                let v = (self.halt_poll_ns * c.halt_poll_ns_grow as u64).max(c.halt_poll_ns_grow_start);
-                self.halt_poll_ns = v.min(max);
-            }
-        }
-    }
-}
+pub use crate::model::vm::vcpu_thread::{VcpuPhase, VcpuThread};
 
 impl Machine {
     /// The vCPU thread's next host segment, or None when it sleeps.
@@ -191,7 +112,7 @@ impl Machine {
     /// metal.
     #[inline(never)]
     pub(crate) fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        let v = k.vcpu_index(t).expect("a vCPU thread");
         let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
         let now = sched.now();
         self.in_kernel(k, guest, |k, _| {
@@ -214,7 +135,7 @@ impl Machine {
     #[inline(never)]
     pub(crate) fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
         self.vcpu_preempted(k, sched, t);
-        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        let v = k.vcpu_index(t).expect("a vCPU thread");
         k.vcpus[v].phase = VcpuPhase::Entering;
         let c = &mut k.cores[core as usize];
         c.current_thread = None;
@@ -225,7 +146,7 @@ impl Machine {
     /// core's stack: enter guest mode again (an exit was taken).
     #[inline(never)]
     pub(crate) fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
-        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        let v = k.vcpu_index(t).expect("a vCPU thread");
         let slice = self.cfg.cpu.sched_base_slice_ns;
         let vcpu = &mut k.vcpus[v];
         vcpu.phase = VcpuPhase::Entering;
@@ -251,7 +172,7 @@ impl Machine {
         k.cores[gc as usize].frozen = true;
         let now = sched.now();
         self.in_kernel(k, HOST, |k, s| {
-            let v = s.vcpu_index(k, host_thread).expect("a vCPU thread");
+            let v = k.vcpu_index(host_thread).expect("a vCPU thread");
             let core = k.vcpus[v].core;
             let c = &mut k.cores[core as usize];
             let r = c.abandon().expect("a halting vCPU is in guest mode");
@@ -269,22 +190,13 @@ impl Machine {
         }
     }
 
-    /// Host thread `t` is a vCPU thread: its index in `kernel.vcpus`.
-    #[inline]
-    pub(crate) fn vcpu_index(&self, k: &Kernel, t: ThreadId) -> Option<usize> {
-        match k.thread_kind(t) {
-            ThreadKind::Vcpu(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// Another host thread became runnable on `core`, where vCPU `v`'s
     /// thread runs: in guest mode, the wake-up's reschedule IPI makes it
     /// exit (it then yields, `vcpu_resume`); halt polling stops at once
     /// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
     #[inline(never)]
     pub(crate) fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
-        let v = self.vcpu_index(k, t).expect("a vCPU thread");
+        let v = k.vcpu_index(t).expect("a vCPU thread");
         match (seg, k.vcpus[v].phase) {
             (ThreadSeg::Guest, _) => {
                 let vcpu = &mut k.vcpus[v];

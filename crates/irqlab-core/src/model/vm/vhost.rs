@@ -17,38 +17,11 @@
 
 use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::HOST;
-use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
-use crate::engine::{Nanos, Scheduler};
-
-/// `VHOST_NET_BATCH`.
-pub const VHOST_NET_BATCH: usize = 64;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Work {
-    None,
-    Tx,
-    Rx,
-}
-
-pub struct VhostWorker {
-    pub core: u32,
-    /// The guest queue pair it serves.
-    pub queue: u32,
-    /// Runnable or running (notifications from the guest are suppressed).
-    pub awake: bool,
-    work: Work,
-    rx_batch: Vec<RxPacket>,
-    tx_batch: Vec<(u32, Nanos, u32)>,
-}
-
-impl VhostWorker {
-    pub fn new(core: u32, queue: u32) -> Self {
-        VhostWorker { core, queue, awake: false, work: Work::None, rx_batch: Vec::new(), tx_batch: Vec::new() }
-    }
-}
+use crate::engine::Scheduler;
+pub use crate::model::vm::vhost_worker::{VhostWorker, Work, VHOST_NET_BATCH};
 
 impl Machine {
     /// Wake the worker of queue `q` if it sleeps (host kernel active).

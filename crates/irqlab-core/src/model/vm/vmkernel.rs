@@ -85,7 +85,7 @@ impl Machine {
             }
         } else if measuring {
             let t = self.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-            let v = self.vcpu_index(k, t).expect("a vCPU thread");
+            let v = k.vcpu_index(t).expect("a vCPU thread");
             if matches!(k.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
                 self.storage_mut().counters.vm_wakeups += 1;
             }

@@ -219,7 +219,7 @@ impl Machine {
     /// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
     /// readers they reach.
     pub(crate) fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64 {
-        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + k.wakeup_cycles_for(self, skbs.iter().map(|s| s.conn))
+        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + k.wakeup_cycles_for(skbs.iter().map(|s| s.conn))
     }
 
     /// The poll's segment ended: the flushed packets go to the protocol

@@ -51,6 +51,25 @@ pub enum NicOut {
 }
 
 impl PhysicalNic {
+    /// Queue `queue` was armed again after a poll (the driver's
+    /// completion): the TX completions and arrivals it kept while it could
+    /// not signal (`QueuePair::tx_defer`, `rx_defer`) are events again,
+    /// with the keys they were given.
+    pub(crate) fn rearmed(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+        let q = &mut self.queues[queue as usize];
+        if !q.tx_done_deferrable() {
+            while let Some((key, bytes)) = q.tx_deferred.pop_front() {
+                sched.at_key(key, Ev::Nic(NicEv::TxDone { queue, bytes }));
+            }
+        }
+        if q.rx.armed {
+            while let Some((key, pkt)) = q.rx_deferred.pop_front() {
+                q.rx_in_flight += 1;
+                sched.at_key(key, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn on_event(&mut self, sched: &mut Scheduler<Ev>, ev: NicEv) -> NicOut {
         match ev {

@@ -1,7 +1,7 @@
 //! Where a device queue's MSI-X vector is delivered: the interrupt path is
 //! chosen by the device, not by the kernel that handles it.
 
-use crate::model::kernel::KernelId;
+use crate::model::ids::KernelId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IrqRoute {

@@ -18,7 +18,7 @@
 //! between cores (a tuned host; irqbalance is off in the thesis, §4.1.2).
 
 use crate::model::devices::nic::route::IrqRoute;
-use crate::model::kernel::KernelId;
+use crate::model::ids::KernelId;
 use crate::scenario::{Config, VmKind};
 
 /// Routes for `queues` queue pairs assigned `per_vm` at a time to the

@@ -1,0 +1,113 @@
+//! What a kernel's code asks of the machine around it: the devices whose
+//! queues its drivers poll, the VM layer whose threads and interrupts it
+//! schedules, the workloads whose threads it runs, and the run's
+//! statistics. The kernel's code (`impl Kernel` in this folder) is generic
+//! over it and names no other part of the model; the machine implements it
+//! once (`model/server.rs`), so the calls compile to direct calls.
+//!
+//! Each method takes the active kernel `k` when the code behind it runs
+//! kernel code in turn (a vCPU entering guest mode kicks the guest's core;
+//! a reply sent raises an interrupt): the kernel passes itself.
+
+use crate::engine::{Nanos, Scheduler};
+use crate::model::devices::nic::{Cq, QueuePair, RxPacket, Signal};
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::{IrqSrc, ThreadId, ThreadSeg};
+use crate::model::kernel::events::KernelEv;
+use crate::model::kernel::gro::Skb;
+use crate::model::kernel::sched::Seg;
+use crate::model::kernel::steering::Steering;
+use crate::model::kernel::{Device, Kernel, KernelId};
+use crate::model::run::{DropSite, RunStats};
+use crate::model::trace::TraceEvent;
+
+pub trait Host {
+    /// The machine's events, of which the kernel's are one kind.
+    type Ev: From<KernelEv>;
+
+    // The machine.
+    /// The run's window and counters.
+    fn run(&mut self) -> &mut RunStats;
+    /// Record a kernel-level event in the trace, if one is kept.
+    fn tr(&mut self, now: Nanos, e: TraceEvent);
+    /// The first kernel that runs the application (the host on bare metal).
+    fn app_kernel(&self) -> KernelId;
+    /// Make kernel `id` the active one, in `k`'s place.
+    fn switch_to(&mut self, k: &mut Kernel, id: KernelId);
+
+    // The network devices.
+    /// Queue pair `q` of the kernel's device.
+    fn queue(&mut self, device: Device, q: u32) -> &mut QueuePair;
+    /// The physical NIC handled `n` events it had kept (`QueuePair::catch_up`).
+    fn deferred_handled(&mut self, n: u64);
+    /// The driver applies a completion queue's moderation decision.
+    fn moderation(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, queue: u32, cq: Cq, signal: Signal);
+    /// The kernel sends a reply through the NIC's TX queue `queue`.
+    fn transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32);
+    /// The driver reaped TX descriptors: the qdisc may send.
+    fn tx_restart(&mut self, sched: &mut Scheduler<Self::Ev>, queue: u32);
+    /// The NIC's queue `queue` is armed again after a poll: what it kept
+    /// while disarmed becomes events again.
+    fn nic_rearmed(&mut self, sched: &mut Scheduler<Self::Ev>, queue: u32);
+    /// A request or reply was dropped at `site`.
+    fn dropped(&mut self, sched: &mut Scheduler<Self::Ev>, site: DropSite, conn: u32, sent_ns: Nanos);
+    /// A guest sends through its virtio-net device.
+    #[allow(clippy::too_many_arguments)]
+    fn virtio_transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32);
+    /// The guest's poll freed RX buffers of virtqueue `q`.
+    fn virtio_refilled(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, q: u32);
+    /// The guest's NAPI of virtqueue `q` completed: it enables callbacks.
+    fn virtqueue_napi_complete(&mut self, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos);
+    /// The VirtIO host's bridge takes received packets to the guests' taps.
+    fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, buf: &mut Vec<RxPacket>);
+
+    // The VM layer (`model/vm/`).
+    fn vm_irq_cycles(&self, k: &Kernel, src: IrqSrc) -> u64;
+    fn vm_hardirq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, src: IrqSrc);
+    fn kvm_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, guest: KernelId, gc: u32, src: IrqSrc);
+    fn guest_core_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, gc: u32);
+    fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, v: usize) -> Option<Seg>;
+    fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize);
+    fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, v: usize);
+    fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+    fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, host_thread: ThreadId, gc: u32);
+    fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos);
+    fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, t: ThreadId, seg: ThreadSeg);
+    fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, t: ThreadId);
+    fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg>;
+    fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, w: usize);
+
+    // The storage path (`model/workloads/storage/`, `devices/lsilogic.rs`).
+    fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64;
+    fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, src: IrqSrc);
+    fn iometer_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
+    fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+    fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+    fn oltp_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
+    fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId, phase: Phase);
+    fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg>;
+    fn background_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+
+    // Bulk TCP and forwarding (`model/workloads/bulk.rs`, `forward.rs`).
+    fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
+    fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId, bytes: u32);
+    fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64);
+    fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32);
+    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, skb: Skb);
+    fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64;
+    /// A stream's sender learns that `segs` segments of connection `conn` were lost.
+    fn stream_lost(&mut self, sched: &mut Scheduler<Self::Ev>, conn: u32, segs: u32);
+    fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32, buf: &mut Vec<RxPacket>);
+    /// Software steering's state (RPS, RFS, IAPS), if a scheme is set.
+    fn steering(&mut self) -> Option<&mut Steering>;
+    fn steering_ref(&self) -> Option<&Steering>;
+
+    // The load generator's thread where it shares the server's CPUs
+    // (`model/workloads/client.rs`).
+    /// It sleeps at `now` (waking it costs an IPI).
+    fn peer_asleep(&self, now: Nanos) -> bool;
+    /// Its CPU time is modelled.
+    fn peer_modelled(&self) -> bool;
+    /// It spends `ns` of its CPU from `now`.
+    fn peer_spends(&mut self, now: Nanos, ns: Nanos);
+}
