@@ -216,24 +216,26 @@ fn app_threads(cfg: &Config, l: &Layout, nthreads: u32) -> Vec<AppThread> {
     let reader_cores = bulk::reader_cores(l.app_cores, l.app_nq);
     (0..nthreads)
         .map(|t| {
+            // A workload's own loop starts where its state says
+            // (`Storage::threads`, `Bulk::readers`).
             if l.oltp {
                 let mut th = AppThread::new(t, t % cfg.vcpus());
-                th.phase = Phase::TxnNext;
+                th.phase = Phase::Workload;
                 th
             } else if l.storage_io && t == 0 {
                 // Iometer's worker (`workloads/storage/iometer.rs`).
                 let mut th = AppThread::new(t, cfg.storage.worker_vcpu);
-                th.phase = Phase::IoNext;
+                th.phase = Phase::Workload;
                 th
             } else if l.storage_io {
                 // A background thread (`workloads/storage/background.rs`).
                 let mut th = AppThread::new(t, (t - 1) % cfg.vcpus());
-                th.phase = Phase::Spin;
+                th.phase = Phase::Workload;
                 th
             } else if l.bulk {
                 // iperf3's reader of stream t (`workloads/bulk.rs`).
                 let mut th = AppThread::new(t, reader_cores[t as usize % reader_cores.len()]);
-                th.phase = Phase::ReadCheck;
+                th.phase = Phase::Workload;
                 th
             } else {
                 AppThread::new(t, t)

@@ -14,7 +14,8 @@ use crate::model::kernel::cpu::{CpuClass, IrqSrc, CLASSES};
 use crate::model::kernel::{CoreRole, Device, Kernel, KernelId, HOST};
 use crate::model::kernel::host::Host;
 use crate::model::kernel::steering::Steering;
-use crate::model::kernel::app::Phase;
+use crate::model::workloads::bulk::ReaderPhase;
+use crate::model::workloads::storage::StoragePhase;
 use crate::model::kernel::cpu::{ThreadId, ThreadSeg};
 use crate::model::kernel::gro::Skb;
 use crate::model::kernel::sched::Seg;
@@ -777,49 +778,44 @@ impl Host for Machine {
         Machine::storage_irq_done(self, k, sched, core, src)
     }
 
-    #[inline]
-    fn iometer_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        Machine::iometer_next(self, k, sched, t)
+
+
+
+
+
+
+
+
+
+    fn workload_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
+        if let Some(b) = self.bulk.as_ref() {
+            debug_assert_eq!(b.readers[b.stream_of(k.id, t)], ReaderPhase::ReadCheck);
+            return self.reader_next(k, sched, t);
+        }
+        match self.storage.as_ref().expect("a workload with threads of its own").threads[t as usize].phase {
+            StoragePhase::IoNext => self.iometer_next(k, sched, t),
+            StoragePhase::TxnNext => self.oltp_next(k, sched, t),
+            StoragePhase::Spin => self.background_next(k, t),
+            p => unreachable!("a storage thread's next step in phase {p:?}"),
+        }
     }
 
-    #[inline]
-    fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        Machine::iometer_issued(self, k, sched, t)
-    }
-
-    #[inline]
-    fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        Machine::iometer_completed(self, k, sched, t)
-    }
-
-    #[inline]
-    fn oltp_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        Machine::oltp_next(self, k, sched, t)
-    }
-
-    #[inline]
-    fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
-        Machine::oltp_step_done(self, k, sched, t, phase)
-    }
-
-    #[inline]
-    fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg> {
-        Machine::background_next(self, k, t)
-    }
-
-    #[inline]
-    fn background_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        Machine::background_done(self, k, sched, t)
-    }
-
-    #[inline]
-    fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        Machine::reader_next(self, k, sched, t)
-    }
-
-    #[inline]
-    fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
-        Machine::reader_done(self, k, sched, t, bytes)
+    fn workload_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
+        if let Some(b) = self.bulk.as_ref() {
+            return match b.readers[b.stream_of(k.id, t)] {
+                ReaderPhase::InRead(bytes) => self.reader_done(k, sched, t, bytes),
+                p => unreachable!("a reader's step done in phase {p:?}"),
+            };
+        }
+        match self.storage.as_ref().expect("a workload with threads of its own").threads[t as usize].phase {
+            StoragePhase::InIoIssue => self.iometer_issued(k, sched, t),
+            StoragePhase::InIoComplete => self.iometer_completed(k, sched, t),
+            StoragePhase::InSpin => self.background_done(k, sched, t),
+            p @ (StoragePhase::InTxnCompute | StoragePhase::InTxnIssue | StoragePhase::InTxnComplete) => {
+                self.oltp_step_done(k, sched, t, p)
+            }
+            p => unreachable!("a storage thread's step done in phase {p:?}"),
+        }
     }
 
     #[inline]

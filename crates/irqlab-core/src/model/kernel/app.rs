@@ -50,29 +50,14 @@ pub enum Phase {
     InBusyIter { owned: bool },
     /// The final poll of `busy_poll_stop`.
     InBusyStop { skip_schedule: bool },
-    /// Blocked in `epoll_wait` (or, a bulk reader, in `read`).
+    /// Blocked in `epoll_wait` (or, a workload's thread, in its own wait).
     Sleeping,
-    /// A bulk reader (`model/workloads/bulk.rs`): about to `read` its socket.
-    ReadCheck,
-    /// A bulk reader copying this many bytes out of its socket.
-    InRead(u32),
-    /// Iometer's worker (`model/workloads/storage/iometer.rs`): complete a read or
-    /// issue one next.
-    IoNext,
-    /// Issuing a read, up to the doorbell write.
-    InIoIssue,
-    /// Completing a read.
-    InIoComplete,
-    /// An OLTP user or the checkpoint writer (`model/workloads/storage/oltp.rs`):
-    /// what next; computing; issuing an I/O; completing one.
-    TxnNext,
-    InTxnCompute,
-    InTxnIssue,
-    InTxnComplete,
-    /// A CPU-bound background thread of the storage guest
-    /// (`model/workloads/storage/background.rs`): its next chunk, or giving way.
-    Spin,
-    InSpin,
+    /// A thread of a workload with a loop of its own (bulk TCP's readers,
+    /// Iometer, OLTP, background threads): runnable, its next step is the
+    /// workload's to choose (`Host::workload_next`), from its own phase.
+    Workload,
+    /// In a step the workload chose (`Host::workload_step_done` when it ends).
+    InWorkload,
     /// The reply was sent to a peer that receives on this CPU
     /// (`costs.peer_rx_cycles`): its receive softirq runs next, at the
     /// `local_bh_enable` of `__dev_queue_xmit`.
@@ -175,10 +160,7 @@ impl Kernel {
                 }
                 Phase::BusyStopReady => return Some(self.busy_poll_stop(m, sched, t)),
                 Phase::Sleeping => return None,
-                Phase::ReadCheck => return m.reader_next(self, sched, t),
-                Phase::IoNext => return m.iometer_next(self, sched, t),
-                Phase::Spin => return m.background_next(self, t),
-                Phase::TxnNext => return m.oltp_next(self, sched, t),
+                Phase::Workload => return m.workload_next(self, sched, t),
                 // In-segment phases never ask for a next segment.
                 _ => unreachable!("thread_next in phase {:?}", th.phase),
             }
@@ -418,11 +400,7 @@ impl Kernel {
                 self.busy_loop_finished(m, sched, t);
             }
             Phase::InBusySpin { owned } => self.threads[t as usize].phase = Phase::BusyNext { owned },
-            Phase::InRead(bytes) => m.reader_done(self, sched, t, bytes),
-            Phase::InIoIssue => m.iometer_issued(self, sched, t),
-            Phase::InIoComplete => m.iometer_completed(self, sched, t),
-            Phase::InSpin => m.background_done(self, sched, t),
-            Phase::InTxnCompute | Phase::InTxnIssue | Phase::InTxnComplete => m.oltp_step_done(self, sched, t, phase),
+            Phase::InWorkload => m.workload_step_done(self, sched, t),
             Phase::InBusyStop { skip_schedule } => {
                 let mut buf = std::mem::take(&mut self.threads[t as usize].polled);
                 let rc = buf.len() as u32;

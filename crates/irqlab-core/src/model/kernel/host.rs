@@ -11,7 +11,6 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::devices::nic::{Cq, QueuePair, RxPacket, Signal};
-use crate::model::kernel::app::Phase;
 use crate::model::kernel::cpu::{IrqSrc, ThreadId, ThreadSeg};
 use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::gro::Skb;
@@ -80,17 +79,14 @@ pub trait Host {
     // The storage path (`model/workloads/storage/`, `devices/lsilogic.rs`).
     fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64;
     fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, src: IrqSrc);
-    fn iometer_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
-    fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
-    fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
-    fn oltp_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
-    fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId, phase: Phase);
-    fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg>;
-    fn background_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+
+    // The threads of a workload with a loop of its own (`Phase::Workload`).
+    /// Thread `t`'s next step (None: it blocks or gives way).
+    fn workload_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
+    /// Thread `t`'s step ended (`Phase::InWorkload`).
+    fn workload_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
 
     // Bulk TCP and forwarding (`model/workloads/bulk.rs`, `forward.rs`).
-    fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId) -> Option<Seg>;
-    fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId, bytes: u32);
     fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64);
     fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32);
     fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, skb: Skb);

@@ -44,6 +44,9 @@ use rand::Rng;
 /// The bulk receiver's state beside the kernel's.
 pub struct Bulk {
     pub senders: Senders,
+    /// Per stream: where its reader is in its loop (the kernel sees
+    /// `Phase::Workload`, `InWorkload` or `Sleeping`).
+    pub readers: Vec<ReaderPhase>,
     /// Per stream: its flow hash (`skb->hash`, the NIC's RSS hash).
     pub hash: Vec<u32>,
     /// Per NIC queue (its driver's NAPI): what GRO holds, and what the poll
@@ -117,6 +120,7 @@ impl Bulk {
             hash.iter().enumerate().map(|(i, &h)| (i as u32 % vms) * per_vm + table.queue(h)).collect();
         Bulk {
             senders: Senders::new(cfg, stream_queue),
+            readers: vec![ReaderPhase::ReadCheck; n as usize],
             hash,
             gro: vec![GroTable::default(); queues as usize],
             ready: vec![Vec::with_capacity(64); queues as usize],
@@ -161,6 +165,15 @@ impl Bulk {
             s.counters = Default::default();
         }
     }
+}
+
+/// Where iperf3's reader of a stream is in its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReaderPhase {
+    /// About to `read` its socket.
+    ReadCheck,
+    /// Copying this many bytes out of its socket.
+    InRead(u32),
 }
 
 impl Machine {
@@ -281,7 +294,10 @@ impl Machine {
         );
         if k.threads[t as usize].is_sleeping() {
             self.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
-            k.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
+            k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
+            let b = self.bulk.as_mut().expect("bulk workload");
+            let stream = b.stream_of(k.id, t);
+            b.readers[stream] = ReaderPhase::ReadCheck;
             k.thread_make_runnable(self, sched, t);
         }
     }
@@ -316,7 +332,10 @@ impl Machine {
             Some(_) => {}
         }
         let bytes = unread.min(self.cfg.bulk.read_bytes as u64) as u32;
-        th.phase = crate::model::kernel::app::Phase::InRead(bytes);
+        th.phase = crate::model::kernel::app::Phase::InWorkload;
+        let b = self.bulk.as_mut().expect("bulk workload");
+        let stream = b.stream_of(k.id, t);
+        b.readers[stream] = ReaderPhase::InRead(bytes);
         let k = &self.cfg.costs;
         let cycles = k.recv_cycles + k.copy_cycles_per_kib * bytes as u64 / 1024;
         Some(Seg {
@@ -332,10 +351,11 @@ impl Machine {
     pub(crate) fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
         let now = sched.now();
         let core = k.threads[t as usize].core;
-        k.threads[t as usize].phase = crate::model::kernel::app::Phase::ReadCheck;
+        k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
         let measuring = self.run.measuring;
         let b = self.bulk.as_mut().expect("bulk workload");
         let stream = b.stream_of(k.id, t);
+        b.readers[stream] = ReaderPhase::ReadCheck;
         b.unread[stream] -= bytes as u64;
         if measuring {
             b.bytes_read += bytes as u64;

@@ -11,6 +11,7 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::app::Phase;
+use crate::model::workloads::storage::StoragePhase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Machine};
@@ -28,13 +29,15 @@ impl Machine {
             k.cores[core].runqueue.push_back(t);
             return None;
         }
-        k.threads[t as usize].phase = Phase::InSpin;
+        k.threads[t as usize].phase = Phase::InWorkload;
+        self.storage_mut().threads[t as usize].phase = StoragePhase::InSpin;
         Some(Seg { class: CpuClass::User, ns: CHUNK_NS, bh_disabled: false })
     }
 
     /// A chunk completed.
     pub(crate) fn background_done(&mut self, k: &mut Kernel, _sched: &mut Scheduler<Ev>, t: ThreadId) {
-        k.threads[t as usize].phase = Phase::Spin;
+        k.threads[t as usize].phase = Phase::Workload;
+        self.storage_mut().threads[t as usize].phase = StoragePhase::Spin;
         if self.run.measuring {
             self.storage_mut().counters.background_chunks += 1;
         }

@@ -15,6 +15,7 @@
 use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::app::Phase;
+use crate::model::workloads::storage::StoragePhase;
 use crate::model::kernel::cpu::{CpuClass, IrqSrc, ThreadId};
 use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
@@ -32,22 +33,24 @@ impl Machine {
         let th = &mut st.threads[t as usize];
         // Iometer's loop: each completion is followed by a new read.
         let (phase, cycles) = if th.outstanding < oio {
-            (Phase::InIoIssue, self.cfg.storage.guest_issue_cycles)
+            (StoragePhase::InIoIssue, self.cfg.storage.guest_issue_cycles)
         } else if let Some(io) = th.done.pop_front() {
             th.completing = io;
-            (Phase::InIoComplete, self.cfg.storage.guest_complete_cycles)
+            (StoragePhase::InIoComplete, self.cfg.storage.guest_complete_cycles)
         } else {
             k.threads[t as usize].phase = Phase::Sleeping;
             self.tr(sched.now(), crate::model::trace::TraceEvent::Sleep { thread: t });
             return None;
         };
-        k.threads[t as usize].phase = phase;
+        th.phase = phase;
+        k.threads[t as usize].phase = Phase::InWorkload;
         Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
     }
 
     /// The worker wrote the doorbell of a new read.
     pub(crate) fn iometer_issued(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        k.threads[t as usize].phase = Phase::IoNext;
+        k.threads[t as usize].phase = Phase::Workload;
+        self.storage_mut().threads[t as usize].phase = StoragePhase::IoNext;
         self.scsi_doorbell(k, sched, t);
     }
 
@@ -69,10 +72,11 @@ impl Machine {
 
     /// The worker completed a read.
     pub(crate) fn iometer_completed(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        k.threads[t as usize].phase = Phase::IoNext;
+        k.threads[t as usize].phase = Phase::Workload;
         let now = sched.now();
         let st = self.storage_mut();
         let th = &mut st.threads[t as usize];
+        th.phase = StoragePhase::IoNext;
         th.outstanding -= 1;
         let sent = th.completing.sent_ns;
         st.tune_latency_ns += now - sent;
@@ -103,10 +107,11 @@ impl Machine {
 
     /// The ISR handed thread `t` completions: wake it if it waits.
     pub(crate) fn storage_thread_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let next = if self.cfg.app.kind == crate::scenario::AppKind::Oltp { Phase::TxnNext } else { Phase::IoNext };
+        let next = if self.cfg.app.kind == crate::scenario::AppKind::Oltp { StoragePhase::TxnNext } else { StoragePhase::IoNext };
         let th = &mut k.threads[t as usize];
         if th.phase == Phase::Sleeping {
-            th.phase = next;
+            th.phase = Phase::Workload;
+            self.storage_mut().threads[t as usize].phase = next;
             k.thread_make_runnable(self, sched, t);
         }
     }

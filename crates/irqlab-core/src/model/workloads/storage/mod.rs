@@ -86,6 +86,9 @@ pub struct Io {
 /// A guest thread's I/O state (the worker's, a user's, the writer's).
 #[derive(Clone, Debug, Default)]
 pub struct IoThread {
+    /// Where its loop is (the kernel sees `Phase::Workload`, `InWorkload`
+    /// or `Sleeping`).
+    pub phase: StoragePhase,
     /// Issued and not yet completed by the thread.
     pub outstanding: u32,
     /// Still to issue in the transaction or checkpoint in progress.
@@ -96,7 +99,29 @@ pub struct IoThread {
     pub completing: Io,
 }
 
-/// The storage path's state (`Server::storage`).
+/// Where a thread of the storage guest is in its loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StoragePhase {
+    /// Iometer's worker (`iometer.rs`): complete a read or issue one next.
+    #[default]
+    IoNext,
+    /// Issuing a read, up to the doorbell write.
+    InIoIssue,
+    /// Completing a read.
+    InIoComplete,
+    /// An OLTP user or the checkpoint writer (`oltp.rs`): what next;
+    /// computing; issuing an I/O; completing one.
+    TxnNext,
+    InTxnCompute,
+    InTxnIssue,
+    InTxnComplete,
+    /// A CPU-bound background thread (`background.rs`): its next chunk, or
+    /// giving way; in a chunk.
+    Spin,
+    InSpin,
+}
+
+/// The storage path's state (`Machine::storage`).
 pub struct Storage {
     /// The guest, the guest CPU of the worker and the one the adapter
     /// interrupts, and the host core that takes the HBA's interrupts.
@@ -163,7 +188,18 @@ impl Storage {
             posted: VecDeque::new(),
             replies: VecDeque::new(),
             line_asserted: false,
-            threads: vec![IoThread::default(); guest_threads as usize],
+            // Iometer's worker is thread 0, the background threads follow;
+            // under OLTP every thread is a user or the writer.
+            threads: (0..guest_threads)
+                .map(|t| IoThread {
+                    phase: match (cfg.app.kind == crate::scenario::AppKind::Oltp, t) {
+                        (true, _) => StoragePhase::TxnNext,
+                        (false, 0) => StoragePhase::IoNext,
+                        (false, _) => StoragePhase::Spin,
+                    },
+                    ..IoThread::default()
+                })
+                .collect(),
             woken: Vec::new(),
             compute_rng: streams.stream(crate::engine::rng::kind::STORAGE, 1),
             oio_now: if s.target_latency_us > 0 { s.oio.min(1) } else { s.oio },

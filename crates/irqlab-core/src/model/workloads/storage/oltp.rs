@@ -11,6 +11,7 @@
 
 use crate::engine::Scheduler;
 use crate::model::kernel::app::Phase;
+use crate::model::workloads::storage::StoragePhase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
 use crate::model::server::{Ev, Machine};
@@ -31,9 +32,9 @@ impl Machine {
         let th = &mut st.threads[t as usize];
         let (phase, class, cycles) = if let Some(io) = th.done.pop_front() {
             th.completing = io;
-            (Phase::InTxnComplete, CpuClass::System, complete)
+            (StoragePhase::InTxnComplete, CpuClass::System, complete)
         } else if th.to_issue > 0 && th.outstanding < depth {
-            (Phase::InTxnIssue, CpuClass::System, issue)
+            (StoragePhase::InTxnIssue, CpuClass::System, issue)
         } else if th.outstanding > 0 || writer {
             // Waiting for its reads, for room under its depth, or for the
             // next checkpoint.
@@ -42,25 +43,27 @@ impl Machine {
             return None;
         } else {
             let u: f64 = st.compute_rng.gen::<f64>();
-            (Phase::InTxnCompute, CpuClass::User, (-(1.0 - u).ln() * mean as f64).round() as u64)
+            (StoragePhase::InTxnCompute, CpuClass::User, (-(1.0 - u).ln() * mean as f64).round() as u64)
         };
-        k.threads[t as usize].phase = phase;
+        th.phase = phase;
+        k.threads[t as usize].phase = Phase::InWorkload;
         Some(Seg { class, ns: self.ns(cycles), bh_disabled: false })
     }
 
     /// A step of a user or the writer ended.
-    pub(crate) fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, phase: Phase) {
-        k.threads[t as usize].phase = Phase::TxnNext;
+    pub(crate) fn oltp_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, phase: StoragePhase) {
+        k.threads[t as usize].phase = Phase::Workload;
+        self.storage_mut().threads[t as usize].phase = StoragePhase::TxnNext;
         let reads = self.cfg.oltp.reads_per_txn;
         let writer = t >= self.cfg.oltp.users;
         let measuring = self.run.measuring;
         match phase {
-            Phase::InTxnCompute => self.storage_mut().threads[t as usize].to_issue = reads,
-            Phase::InTxnIssue => {
+            StoragePhase::InTxnCompute => self.storage_mut().threads[t as usize].to_issue = reads,
+            StoragePhase::InTxnIssue => {
                 self.storage_mut().threads[t as usize].to_issue -= 1;
                 self.scsi_doorbell(k, sched, t);
             }
-            Phase::InTxnComplete => {
+            StoragePhase::InTxnComplete => {
                 let st = self.storage_mut();
                 let th = &mut st.threads[t as usize];
                 th.outstanding -= 1;
