@@ -13,6 +13,7 @@ use crate::model::workloads::client::Clients;
 use crate::model::kernel::cpu::{CpuClass, IrqSrc, CLASSES};
 use crate::model::kernel::{CoreRole, Device, Kernel, KernelId, HOST};
 use crate::model::kernel::host::Host;
+use crate::model::vm::hypervisor::Hypervisor;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::bulk::ReaderPhase;
 use crate::model::workloads::storage::StoragePhase;
@@ -381,9 +382,9 @@ impl Machine {
             IrqRoute::Host { core } if self.cfg.napi.threaded => k.napi_thread_schedule(self, sched, core, queue),
             IrqRoute::Host { core } => self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, core, IrqSrc::Queue(queue))),
             IrqRoute::Vfio { host_core, guest, guest_core } => {
-                if self.cfg.vm.posted_interrupts && self.vcpu_in_guest_mode(k, guest, guest_core) {
+                if self.cfg.vm.posted_interrupts && crate::model::vm::kvm::vcpu_in_guest_mode(self, k, guest, guest_core) {
                     // VT-d posted interrupt: straight into the running guest.
-                    self.posted_inject(k, sched, guest, guest_core, IrqSrc::Queue(queue));
+                    crate::model::vm::kvm::posted_inject(self, k, sched, guest, guest_core, IrqSrc::Queue(queue));
                 } else {
                     self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, host_core, IrqSrc::Vfio(queue)))
                 }
@@ -636,6 +637,17 @@ impl Host for Machine {
     }
 
     #[inline]
+    fn parked(&self, id: KernelId) -> &Kernel {
+        debug_assert_ne!(id, self.active);
+        &self.kernels[id]
+    }
+
+    #[inline]
+    fn irq_route(&self, q: u32) -> IrqRoute {
+        self.nic.route(q)
+    }
+
+    #[inline]
     fn switch_to(&mut self, k: &mut Kernel, id: KernelId) {
         Machine::switch_to(self, k, id)
     }
@@ -700,62 +712,62 @@ impl Host for Machine {
 
     #[inline]
     fn vm_irq_cycles(&self, k: &Kernel, src: IrqSrc) -> u64 {
-        Machine::vm_irq_cycles(self, k, src)
+        crate::model::vm::kvm::vm_irq_cycles(self, k, src)
     }
 
     #[inline]
     fn vm_hardirq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, src: IrqSrc) {
-        Machine::vm_hardirq_done(self, k, sched, src)
+        crate::model::vm::kvm::vm_hardirq_done(self, k, sched, src)
     }
 
     #[inline]
     fn kvm_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, guest: KernelId, gc: u32, src: IrqSrc) {
-        Machine::kvm_inject(self, k, sched, guest, gc, src)
+        crate::model::vm::kvm::kvm_inject(self, k, sched, guest, gc, src)
     }
 
     #[inline]
     fn guest_core_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
-        Machine::guest_core_wake(self, k, sched, gc)
+        crate::model::vm::kvm::guest_core_wake(self, k, sched, gc)
     }
 
     #[inline]
     fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
-        Machine::vcpu_next(self, k, sched, v)
+        crate::model::vm::vcpu::vcpu_next(self, k, sched, v)
     }
 
     #[inline]
     fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize) {
-        Machine::vcpu_step_done(self, k, v)
+        crate::model::vm::vcpu::vcpu_step_done(k, v)
     }
 
     #[inline]
     fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) {
-        Machine::vcpu_entered(self, k, sched, v)
+        crate::model::vm::vcpu::vcpu_entered(self, k, sched, v)
     }
 
     #[inline]
     fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        Machine::vcpu_preempted(self, k, sched, t)
+        crate::model::vm::vcpu::vcpu_preempted(self, k, sched, t)
     }
 
     #[inline]
     fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
-        Machine::vcpu_halt(self, k, sched, host_thread, gc)
+        crate::model::vm::vcpu::vcpu_halt(self, k, sched, host_thread, gc)
     }
 
     #[inline]
     fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
-        Machine::vcpu_resume(self, k, t, now)
+        crate::model::vm::vcpu::vcpu_resume(k, t, now)
     }
 
     #[inline]
     fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
-        Machine::vcpu_contended(self, k, sched, core, t, seg)
+        crate::model::vm::vcpu::vcpu_contended(self, k, sched, core, t, seg)
     }
 
     #[inline]
     fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
-        Machine::vcpu_turn_over(self, k, sched, core, t)
+        crate::model::vm::vcpu::vcpu_turn_over(self, k, sched, core, t)
     }
 
     #[inline]
@@ -872,6 +884,30 @@ impl Host for Machine {
         self.clients.spends(now, ns)
     }
 
+}
+
+/// The machine as KVM's code sees it (`model/vm/hypervisor.rs`).
+impl Hypervisor for Machine {
+    #[inline]
+    fn vmm_entry(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, now: Nanos) -> u64 {
+        if self.storage.is_some() {
+            self.vmm_drain(k, sched, now)
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn vmm_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
+        if self.storage.is_some() {
+            self.vmm_halt_check(k, sched, gc);
+        }
+    }
+
+    #[inline]
+    fn virtio_kicked(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
+        Machine::virtio_kicked(self, k, sched, q)
+    }
 }
 
 impl World for Server {

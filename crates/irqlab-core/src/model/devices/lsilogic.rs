@@ -99,7 +99,7 @@ impl Machine {
     pub(crate) fn guest_tick(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let hz = self.cfg.storage.guest_timer_hz as u64;
         let guest = self.storage_mut().guest;
-        self.in_kernel(k, HOST, |k, s| s.kvm_inject(k, sched, guest, 0, IrqSrc::GuestTimer));
+        self.in_kernel(k, HOST, |k, s| crate::model::vm::kvm::kvm_inject(s, k, sched, guest, 0, IrqSrc::GuestTimer));
         sched.at(sched.now() + 1_000_000_000 / hz, Ev::Storage(StorageEv::GuestTick));
     }
 

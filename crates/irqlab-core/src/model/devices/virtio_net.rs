@@ -122,7 +122,7 @@ impl Machine {
                 let v = self.virtio();
                 v.queues[q as usize].fire(sched.now(), cq);
                 let (guest, gc) = (v.guest, v.irq_core[q as usize]);
-                self.kvm_inject(k, sched, guest, gc, IrqSrc::Queue(q));
+                crate::model::vm::kvm::kvm_inject(self, k, sched, guest, gc, IrqSrc::Queue(q));
             }
             Signal::PostTimer(..) => unreachable!("a virtqueue has no coalescing timer"),
         }

@@ -10,7 +10,7 @@
 //! a reply sent raises an interrupt): the kernel passes itself.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::model::devices::nic::{Cq, QueuePair, RxPacket, Signal};
+use crate::model::devices::nic::{Cq, IrqRoute, QueuePair, RxPacket, Signal};
 use crate::model::kernel::cpu::{IrqSrc, ThreadId, ThreadSeg};
 use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::gro::Skb;
@@ -33,8 +33,36 @@ pub trait Host {
     fn app_kernel(&self) -> KernelId;
     /// Make kernel `id` the active one, in `k`'s place.
     fn switch_to(&mut self, k: &mut Kernel, id: KernelId);
+    /// Kernel `id` while another is active (`id` is not `k.id`).
+    fn parked(&self, id: KernelId) -> &Kernel;
+
+    /// Run `f` with kernel `id` active in `k`'s place, then make `k`'s
+    /// kernel active again.
+    #[inline]
+    fn in_kernel<R>(&mut self, k: &mut Kernel, id: KernelId, f: impl FnOnce(&mut Kernel, &mut Self) -> R) -> R
+    where
+        Self: Sized,
+    {
+        let prev = k.id;
+        self.switch_to(k, id);
+        let r = f(k, self);
+        self.switch_to(k, prev);
+        r
+    }
+
+    /// Kernel `id`, active (`k`) or parked.
+    #[inline]
+    fn kernel_ref<'a>(&'a self, k: &'a Kernel, id: KernelId) -> &'a Kernel {
+        if id == k.id {
+            k
+        } else {
+            self.parked(id)
+        }
+    }
 
     // The network devices.
+    /// Where the interrupt of the physical NIC's queue `q` goes.
+    fn irq_route(&self, q: u32) -> IrqRoute;
     /// Queue pair `q` of the kernel's device.
     fn queue(&mut self, device: Device, q: u32) -> &mut QueuePair;
     /// The physical NIC handled `n` events it had kept (`QueuePair::catch_up`).

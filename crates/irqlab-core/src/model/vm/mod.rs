@@ -20,6 +20,7 @@
 //! interrupt for a running vCPU costs an exit; the guest's EOI is taken as
 //! exit-free (PV EOI).
 
+pub mod hypervisor;
 pub mod kvm;
 pub mod vcpu;
 pub mod vcpu_thread;

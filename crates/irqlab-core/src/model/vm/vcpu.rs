@@ -25,195 +25,192 @@
 //! rest of its turn of `cpu.sched_base_slice_ns`, after which the tick
 //! makes it exit and go to the back of the run queue.
 
+use crate::model::vm::hypervisor::Hypervisor;
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
 use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
 pub use crate::model::vm::vcpu_thread::{VcpuPhase, VcpuThread};
 
-impl Machine {
-    /// The vCPU thread's next host segment, or None when it sleeps.
-    #[inline(never)]
-    pub(crate) fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) -> Option<Seg> {
-        let vcpu = &mut k.vcpus[v];
-        match vcpu.phase {
-            VcpuPhase::Entering => {
-                if self.run.measuring {
-                    self.run.counters.vm_exits += 1;
-                }
-                if vcpu.shares_core {
-                    // A context switch since it last entered: a new turn.
-                    let switches = k.cores[vcpu.core as usize].context_switches;
-                    if switches != vcpu.turn_switches {
-                        vcpu.turn_switches = switches;
-                        vcpu.turn_start_ns = sched.now();
-                    }
-                }
-                // The VMM has control: it picks up storage completions
-                // (`model/vm/vmm.rs`).
-                let vmm_cycles = if self.storage.is_some() { self.vmm_drain(k, sched, sched.now()) } else { 0 };
-                let cycles = self.cfg.vm.exit_entry_cycles + vmm_cycles;
-                Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
+/// The vCPU thread's next host segment, or None when it sleeps.
+#[inline(never)]
+pub(crate) fn vcpu_next<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, v: usize) -> Option<Seg> {
+    let vcpu = &mut k.vcpus[v];
+    match vcpu.phase {
+        VcpuPhase::Entering => {
+            if m.run().measuring {
+                m.run().counters.vm_exits += 1;
             }
-            VcpuPhase::InGuest => {
-                let (core, t) = (vcpu.core, k.vcpu_base + v as u32);
-                let c = &mut k.cores[core as usize];
-                if !c.runqueue.is_empty() && vcpu.shares_core {
-                    // Another vCPU waits: the rest of this one's turn.
-                    let used = sched.now() - vcpu.turn_start_ns;
-                    let slice = self.cfg.cpu.sched_base_slice_ns;
-                    if used < slice {
-                        return Some(Seg { class: CpuClass::Guest, ns: slice - used, bh_disabled: false });
-                    }
-                    vcpu.phase = VcpuPhase::Entering;
-                    c.runqueue.push_back(t);
-                    return None;
+            if vcpu.shares_core {
+                // A context switch since it last entered: a new turn.
+                let switches = k.cores[vcpu.core as usize].context_switches;
+                if switches != vcpu.turn_switches {
+                    vcpu.turn_switches = switches;
+                    vcpu.turn_start_ns = sched.now();
                 }
-                if !c.runqueue.is_empty() {
-                    // A host thread woke meanwhile: it runs first.
-                    c.runqueue.push_back(t);
-                    return None;
-                }
-                Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
             }
-            VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
-            VcpuPhase::Blocked => None,
+            // The VMM has control: it picks up storage completions
+            // (`model/vm/vmm.rs`).
+            let vmm_cycles = m.vmm_entry(k, sched, sched.now());
+            let cycles = k.cfg.vm.exit_entry_cycles + vmm_cycles;
+            Some(Seg { class: CpuClass::System, ns: k.ns(cycles), bh_disabled: false })
         }
-    }
-
-    /// A host segment of the vCPU thread completed.
-    #[inline(never)]
-    pub(crate) fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize) {
-        let vcpu = &mut k.vcpus[v];
-        vcpu.phase = match vcpu.phase {
-            VcpuPhase::Entering => VcpuPhase::InGuest,
-            // The poll found nothing: `kvm_vcpu_block`.
-            VcpuPhase::HaltPoll => VcpuPhase::Blocked,
-            p => unreachable!("vCPU host segment done in phase {p:?}"),
-        };
-    }
-
-    /// The vCPU thread's guest-mode segment started on its host core: the
-    /// guest core runs again.
-    #[inline(never)]
-    pub(crate) fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, v: usize) {
-        let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
-        self.in_kernel(k, guest, |k, s| {
-            k.cores[gc as usize].frozen = false;
-            k.kick(s, sched, gc);
-        });
-    }
-
-    /// The host preempted vCPU thread `t` in guest mode (a VM exit): the
-    /// guest core stops where it is, and a thread it was running pays the
-    /// interruption penalty when it resumes, as after a hard IRQ on bare
-    /// metal.
-    #[inline(never)]
-    pub(crate) fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
-        let v = k.vcpu_index(t).expect("a vCPU thread");
-        let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
-        let now = sched.now();
-        self.in_kernel(k, guest, |k, _| {
-            let c = &mut k.cores[gc as usize];
-            c.frozen = true;
-            if let Some(r) = c.running {
-                let thread = matches!(r.owner, Owner::Thread(..));
-                c.preempt(now, true);
-                if thread {
-                    c.interruptions += 1;
+        VcpuPhase::InGuest => {
+            let (core, t) = (vcpu.core, k.vcpu_base + v as u32);
+            let c = &mut k.cores[core as usize];
+            if !c.runqueue.is_empty() && vcpu.shares_core {
+                // Another vCPU waits: the rest of this one's turn.
+                let used = sched.now() - vcpu.turn_start_ns;
+                let slice = k.cfg.cpu.sched_base_slice_ns;
+                if used < slice {
+                    return Some(Seg { class: CpuClass::Guest, ns: slice - used, bh_disabled: false });
                 }
-                c.set_class(now, CpuClass::Steal);
+                vcpu.phase = VcpuPhase::Entering;
+                c.runqueue.push_back(t);
+                return None;
             }
-        });
+            if !c.runqueue.is_empty() {
+                // A host thread woke meanwhile: it runs first.
+                c.runqueue.push_back(t);
+                return None;
+            }
+            Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
+        }
+        VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
+        VcpuPhase::Blocked => None,
     }
+}
 
-    /// The turn of vCPU thread `t` in guest mode on a shared host CPU is
-    /// over: the tick's exit stops its guest core, and it waits behind the
-    /// vCPU that takes the CPU.
-    #[inline(never)]
-    pub(crate) fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId) {
-        self.vcpu_preempted(k, sched, t);
-        let v = k.vcpu_index(t).expect("a vCPU thread");
-        k.vcpus[v].phase = VcpuPhase::Entering;
-        let c = &mut k.cores[core as usize];
+/// A host segment of the vCPU thread completed.
+#[inline(never)]
+pub(crate) fn vcpu_step_done(k: &mut Kernel, v: usize) {
+    let vcpu = &mut k.vcpus[v];
+    vcpu.phase = match vcpu.phase {
+        VcpuPhase::Entering => VcpuPhase::InGuest,
+        // The poll found nothing: `kvm_vcpu_block`.
+        VcpuPhase::HaltPoll => VcpuPhase::Blocked,
+        p => unreachable!("vCPU host segment done in phase {p:?}"),
+    };
+}
+
+/// The vCPU thread's guest-mode segment started on its host core: the
+/// guest core runs again.
+#[inline(never)]
+pub(crate) fn vcpu_entered<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, v: usize) {
+    let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
+    m.in_kernel(k, guest, |k, m| {
+        k.cores[gc as usize].frozen = false;
+        k.kick(m, sched, gc);
+    });
+}
+
+/// The host preempted vCPU thread `t` in guest mode (a VM exit): the
+/// guest core stops where it is, and a thread it was running pays the
+/// interruption penalty when it resumes, as after a hard IRQ on bare
+/// metal.
+#[inline(never)]
+pub(crate) fn vcpu_preempted<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, t: ThreadId) {
+    let v = k.vcpu_index(t).expect("a vCPU thread");
+    let (guest, gc) = (k.vcpus[v].guest, k.vcpus[v].guest_core);
+    let now = sched.now();
+    m.in_kernel(k, guest, |k, _| {
+        let c = &mut k.cores[gc as usize];
+        c.frozen = true;
+        if let Some(r) = c.running {
+            let thread = matches!(r.owner, Owner::Thread(..));
+            c.preempt(now, true);
+            if thread {
+                c.interruptions += 1;
+            }
+            c.set_class(now, CpuClass::Steal);
+        }
+    });
+}
+
+/// The turn of vCPU thread `t` in guest mode on a shared host CPU is
+/// over: the tick's exit stops its guest core, and it waits behind the
+/// vCPU that takes the CPU.
+#[inline(never)]
+pub(crate) fn vcpu_turn_over<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, core: u32, t: ThreadId) {
+    vcpu_preempted(m, k, sched, t);
+    let v = k.vcpu_index(t).expect("a vCPU thread");
+    k.vcpus[v].phase = VcpuPhase::Entering;
+    let c = &mut k.cores[core as usize];
+    c.current_thread = None;
+    c.runqueue.push_back(t);
+}
+
+/// A preempted guest-mode segment comes back to the top of the host
+/// core's stack: enter guest mode again (an exit was taken).
+#[inline(never)]
+pub(crate) fn vcpu_resume(k: &mut Kernel, t: ThreadId, now: Nanos) {
+    let v = k.vcpu_index(t).expect("a vCPU thread");
+    let slice = k.cfg.cpu.sched_base_slice_ns;
+    let vcpu = &mut k.vcpus[v];
+    vcpu.phase = VcpuPhase::Entering;
+    let core = vcpu.core;
+    // On a shared CPU an exit ends the turn only if a woken thread
+    // preempts it or the turn is used up.
+    let turn_over = !vcpu.shares_core
+        || std::mem::take(&mut vcpu.wake_preempted)
+        || now - vcpu.turn_start_ns >= slice;
+    let c = &mut k.cores[core as usize];
+    if !c.runqueue.is_empty() && turn_over {
+        // Another host thread (a vhost worker, a woken vCPU) was woken
+        // meanwhile: it runs first, and the vCPU waits its turn.
         c.current_thread = None;
         c.runqueue.push_back(t);
     }
+}
 
-    /// A preempted guest-mode segment comes back to the top of the host
-    /// core's stack: enter guest mode again (an exit was taken).
-    #[inline(never)]
-    pub(crate) fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
-        let v = k.vcpu_index(t).expect("a vCPU thread");
-        let slice = self.cfg.cpu.sched_base_slice_ns;
-        let vcpu = &mut k.vcpus[v];
-        vcpu.phase = VcpuPhase::Entering;
-        let core = vcpu.core;
-        // On a shared CPU an exit ends the turn only if a woken thread
-        // preempts it or the turn is used up.
-        let turn_over = !vcpu.shares_core
-            || std::mem::take(&mut vcpu.wake_preempted)
-            || now - vcpu.turn_start_ns >= slice;
+/// The guest core of vCPU thread `host_thread` has nothing to run: HLT.
+/// Called with the guest active; the guest core is frozen from now on.
+#[inline(never)]
+pub(crate) fn vcpu_halt<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, host_thread: ThreadId, gc: u32) {
+    k.cores[gc as usize].frozen = true;
+    let now = sched.now();
+    m.in_kernel(k, HOST, |k, m| {
+        let v = k.vcpu_index(host_thread).expect("a vCPU thread");
+        let core = k.vcpus[v].core;
         let c = &mut k.cores[core as usize];
-        if !c.runqueue.is_empty() && turn_over {
-            // Another host thread (a vhost worker, a woken vCPU) was woken
-            // meanwhile: it runs first, and the vCPU waits its turn.
-            c.current_thread = None;
-            c.runqueue.push_back(t);
+        let r = c.abandon().expect("a halting vCPU is in guest mode");
+        debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
+        let vcpu = &mut k.vcpus[v];
+        vcpu.halt_start_ns = now;
+        vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
+        if m.run().measuring {
+            m.run().counters.vm_halts += 1;
         }
-    }
+        k.kick(m, sched, core);
+    });
+    m.vmm_halt(k, sched, gc);
+}
 
-    /// The guest core of vCPU thread `host_thread` has nothing to run: HLT.
-    /// Called with the guest active; the guest core is frozen from now on.
-    #[inline(never)]
-    pub(crate) fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, host_thread: ThreadId, gc: u32) {
-        k.cores[gc as usize].frozen = true;
-        let now = sched.now();
-        self.in_kernel(k, HOST, |k, s| {
-            let v = k.vcpu_index(host_thread).expect("a vCPU thread");
-            let core = k.vcpus[v].core;
-            let c = &mut k.cores[core as usize];
-            let r = c.abandon().expect("a halting vCPU is in guest mode");
-            debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
+/// Another host thread became runnable on `core`, where vCPU `v`'s
+/// thread runs: in guest mode, the wake-up's reschedule IPI makes it
+/// exit (it then yields, `vcpu_resume`); halt polling stops at once
+/// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
+#[inline(never)]
+pub(crate) fn vcpu_contended<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
+    let v = k.vcpu_index(t).expect("a vCPU thread");
+    match (seg, k.vcpus[v].phase) {
+        (ThreadSeg::Guest, _) => {
             let vcpu = &mut k.vcpus[v];
-            vcpu.halt_start_ns = now;
-            vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
-            if s.run.measuring {
-                s.run.counters.vm_halts += 1;
-            }
-            k.kick(s, sched, core);
-        });
-        if self.storage.is_some() {
-            self.vmm_halt_check(k, sched, gc);
+            vcpu.wake_preempted = vcpu.shares_core;
+            k.raise_irq(m, sched, core, crate::model::kernel::cpu::IrqSrc::VcpuKick(t))
         }
-    }
-
-    /// Another host thread became runnable on `core`, where vCPU `v`'s
-    /// thread runs: in guest mode, the wake-up's reschedule IPI makes it
-    /// exit (it then yields, `vcpu_resume`); halt polling stops at once
-    /// (`kvm_vcpu_can_poll`: `single_task_running()`) and the vCPU sleeps.
-    #[inline(never)]
-    pub(crate) fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, t: ThreadId, seg: ThreadSeg) {
-        let v = k.vcpu_index(t).expect("a vCPU thread");
-        match (seg, k.vcpus[v].phase) {
-            (ThreadSeg::Guest, _) => {
-                let vcpu = &mut k.vcpus[v];
-                vcpu.wake_preempted = vcpu.shares_core;
-                k.raise_irq(self, sched, core, crate::model::kernel::cpu::IrqSrc::VcpuKick(t))
-            }
-            (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
-                let c = &mut k.cores[core as usize];
-                c.abandon();
-                c.current_thread = None;
-                k.vcpus[v].phase = VcpuPhase::Blocked;
-                k.kick(self, sched, core);
-            }
-            _ => {}
+        (ThreadSeg::Step, VcpuPhase::HaltPoll) => {
+            let c = &mut k.cores[core as usize];
+            c.abandon();
+            c.current_thread = None;
+            k.vcpus[v].phase = VcpuPhase::Blocked;
+            k.kick(m, sched, core);
         }
+        _ => {}
     }
 }
+
 
 #[cfg(test)]
 mod tests {

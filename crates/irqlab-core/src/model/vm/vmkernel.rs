@@ -71,7 +71,7 @@ impl Machine {
         let taken = std::mem::take(&mut st.in_handler);
         st.posted.extend(taken);
         let (guest, gc) = (st.guest, st.irq_cpu);
-        if self.vcpu_in_guest_mode(k, guest, gc) {
+        if crate::model::vm::kvm::vcpu_in_guest_mode(self, k, guest, gc) {
             let st = self.storage_mut();
             let last = st.vic.as_ref().and_then(|v| v.last_delivery_ns());
             if !st.ipi.send_ipi(now, last) {
@@ -90,6 +90,6 @@ impl Machine {
                 self.storage_mut().counters.vm_wakeups += 1;
             }
         }
-        self.kvm_vcpu_kick(k, sched, guest, gc);
+        crate::model::vm::kvm::kvm_vcpu_kick(self, k, sched, guest, gc);
     }
 }

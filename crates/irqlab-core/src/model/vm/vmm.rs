@@ -59,7 +59,7 @@ impl Machine {
             }
             cycles += self.cfg.storage.vmm_intr_cycles;
             let (guest, gc) = (st.guest, st.irq_cpu);
-            self.kvm_inject(k, sched, guest, gc, IrqSrc::Scsi);
+            crate::model::vm::kvm::kvm_inject(self, k, sched, guest, gc, IrqSrc::Scsi);
         }
         cycles
     }
@@ -70,7 +70,7 @@ impl Machine {
         let Some(st) = self.storage.as_ref() else { return };
         if !st.posted.is_empty() {
             let guest = st.guest;
-            self.kvm_vcpu_kick(k, sched, guest, gc);
+            crate::model::vm::kvm::kvm_vcpu_kick(self, k, sched, guest, gc);
         }
     }
 }
