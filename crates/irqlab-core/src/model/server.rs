@@ -14,6 +14,7 @@ use crate::model::kernel::cpu::{CpuClass, IrqSrc, CLASSES};
 use crate::model::kernel::{CoreRole, Device, Kernel, KernelId, HOST};
 use crate::model::kernel::host::Host;
 use crate::model::vm::hypervisor::Hypervisor;
+use crate::model::devices::virtio_net::VirtioHost;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::bulk::ReaderPhase;
 use crate::model::workloads::storage::StoragePhase;
@@ -692,22 +693,22 @@ impl Host for Machine {
 
     #[inline]
     fn virtio_transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
-        Machine::virtio_transmit(self, k, sched, gc, q, conn, sent_ns, bytes)
+        crate::model::devices::virtio_net::virtio_transmit(self, k, sched, gc, q, conn, sent_ns, bytes)
     }
 
     #[inline]
     fn virtio_refilled(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
-        Machine::virtio_refilled(self, k, sched, q)
+        crate::model::devices::virtio_net::virtio_refilled(self, k, sched, q)
     }
 
     #[inline]
     fn virtqueue_napi_complete(&mut self, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos) {
-        Machine::virtqueue_napi_complete(self, k, core, napi, q, now)
+        crate::model::devices::virtio_net::virtqueue_napi_complete(self, k, core, napi, q, now)
     }
 
     #[inline]
     fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>) {
-        Machine::bridge_deliver(self, k, sched, buf)
+        crate::model::devices::virtio_net::bridge_deliver(self, k, sched, buf)
     }
 
     #[inline]
@@ -772,12 +773,12 @@ impl Host for Machine {
 
     #[inline]
     fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg> {
-        Machine::vhost_next(self, k, w)
+        crate::model::vm::vhost::vhost_next(self, k, w)
     }
 
     #[inline]
     fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
-        Machine::vhost_step_done(self, k, sched, w)
+        crate::model::vm::vhost::vhost_step_done(self, k, sched, w)
     }
 
     #[inline]
@@ -906,7 +907,25 @@ impl Hypervisor for Machine {
 
     #[inline]
     fn virtio_kicked(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
-        Machine::virtio_kicked(self, k, sched, q)
+        crate::model::devices::virtio_net::virtio_kicked(self, k, sched, q)
+    }
+}
+
+/// The machine as virtio-net's code sees it (`model/devices/virtio_net.rs`).
+impl VirtioHost for Machine {
+    #[inline]
+    fn virtio(&mut self) -> &mut VirtioNet {
+        self.virtio.as_mut().expect("a VirtIO run has a virtio-net device")
+    }
+
+    #[inline]
+    fn vhost_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
+        crate::model::vm::vhost::vhost_wake(self, k, sched, q)
+    }
+
+    #[inline]
+    fn rss_queue(&self, conn: u32) -> u32 {
+        self.nic.rss_queue(conn)
     }
 }
 

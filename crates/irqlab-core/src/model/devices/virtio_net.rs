@@ -33,8 +33,9 @@
 
 use crate::model::kernel::{Kernel, KernelId, HOST};
 use crate::model::devices::nic::{Cq, CqSettings, Post, QueuePair, RxPacket, Signal};
-use crate::model::server::{DropSite, Ev, Machine};
+use crate::model::run::DropSite;
 use crate::engine::{Nanos, Scheduler};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::cpu::IrqSrc;
 use std::collections::VecDeque;
 
@@ -82,104 +83,112 @@ impl VirtioNet {
     }
 }
 
-impl Machine {
-    fn virtio(&mut self) -> &mut VirtioNet {
-        self.virtio.as_mut().expect("a VirtIO run has a virtio-net device")
-    }
+/// What virtio-net's code and the host's vhost workers (`vm/vhost.rs`)
+/// ask of the machine beyond a kernel's `Host`: the device, the worker of
+/// a queue to wake, and the NIC's queue for a flow's replies. The machine
+/// implements it once (`model/server.rs`).
+pub trait VirtioHost: Host {
+    /// The guest's virtio-net device.
+    fn virtio(&mut self) -> &mut VirtioNet;
+    /// Wake queue `q`'s vhost worker if it sleeps (the host active).
+    fn vhost_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, q: u32);
+    /// The physical NIC's queue for connection `conn` (RSS).
+    fn rss_queue(&self, conn: u32) -> u32;
+}
 
-    /// The host's stack delivers received packets to the bridge: each goes
-    /// to its flow's tap queue and wakes that queue's vhost worker.
-    pub(crate) fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, buf: &mut Vec<RxPacket>) {
-        for p in buf.drain(..) {
-            let v = self.virtio();
-            let q = v.conn_queue[p.conn as usize];
-            if v.tap[q as usize].len() >= v.tap_capacity {
-                self.dropped(sched, DropSite::Ring, p.conn, p.sent_ns);
-                continue;
-            }
-            v.tap[q as usize].push_back(p);
-            self.vhost_wake(k, sched, q);
+/// The host's stack delivers received packets to the bridge: each goes
+/// to its flow's tap queue and wakes that queue's vhost worker.
+pub(crate) fn bridge_deliver<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, buf: &mut Vec<RxPacket>) {
+    for p in buf.drain(..) {
+        let v = m.virtio();
+        let q = v.conn_queue[p.conn as usize];
+        if v.tap[q as usize].len() >= v.tap_capacity {
+            m.dropped(sched, DropSite::Ring, p.conn, p.sent_ns);
+            continue;
         }
-    }
-
-    /// The worker copied `p` into RX virtqueue `q`: a used buffer, and a
-    /// notification if the guest's callback is on.
-    pub(crate) fn virtio_rx_used(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32, mut p: RxPacket) {
-        let now = sched.now();
-        p.arrived_ns = now;
-        let vq = &mut self.virtio().queues[q as usize];
-        let posted = vq.post(p);
-        debug_assert!(posted == Post::Ring, "the worker copies only into free descriptors");
-        let signal = vq.completion(now, Cq::Rx);
-        self.virtio_signal(k, sched, q, Cq::Rx, signal);
-    }
-
-    /// `vhost_notify` → irqfd → KVM: the queue's vector into its guest CPU.
-    pub(crate) fn virtio_signal(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32, cq: Cq, signal: Signal) {
-        match signal {
-            Signal::Nothing => {}
-            Signal::FireNow => {
-                let v = self.virtio();
-                v.queues[q as usize].fire(sched.now(), cq);
-                let (guest, gc) = (v.guest, v.irq_core[q as usize]);
-                crate::model::vm::kvm::kvm_inject(self, k, sched, guest, gc, IrqSrc::Queue(q));
-            }
-            Signal::PostTimer(..) => unreachable!("a virtqueue has no coalescing timer"),
-        }
-    }
-
-    /// The guest's `start_xmit` on queue `q`: queue the reply and, unless
-    /// the worker is awake or already notified, notify it (an MMIO exit on
-    /// the vCPU's core). Called with the guest active, on guest CPU `gc`.
-    pub(crate) fn virtio_transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
-        self.virtio().tx[q as usize].push_back((conn, sent_ns, bytes));
-        let worker = q as usize;
-        let awake = self.kernel_ref(k, HOST).vhosts[worker].awake;
-        if awake || self.virtio().kick_pending[q as usize] {
-            return;
-        }
-        self.virtio().kick_pending[q as usize] = true;
-        if self.run.measuring {
-            self.run.counters.virtio_kicks += 1;
-        }
-        let t = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-        self.in_kernel(k, HOST, |k, s| {
-            let core = k.thread_core(t);
-            k.raise_irq(s, sched, core, IrqSrc::VirtioKick(q));
-        });
-    }
-
-    /// The host handled the TX notification of queue `q` (ioeventfd):
-    /// wake the worker.
-    pub(crate) fn virtio_kicked(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
-        self.virtio().kick_pending[q as usize] = false;
-        self.vhost_wake(k, sched, q);
-    }
-
-    /// `virtqueue_napi_complete` after `napi_complete_done` returned true:
-    /// enable the callback; if buffers were used meanwhile
-    /// (`virtqueue_poll`), disable it again and schedule NAPI here, with no
-    /// interrupt.
-    pub(crate) fn virtqueue_napi_complete(&mut self, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos) {
-        let vq = &mut self.virtio().queues[q as usize];
-        let mut pending = false;
-        for (cq, signal) in vq.arm(now) {
-            if signal == Signal::FireNow {
-                vq.fire(now, cq);
-                pending = true;
-            }
-        }
-        if pending && k.napis[napi as usize].schedule_prep() {
-            k.napi_enqueue(core, napi);
-        }
-    }
-
-    /// The guest's driver took buffers from RX virtqueue `q`: a worker
-    /// waiting for room goes on (the refill notification, taken as free:
-    /// vhost suppresses most of them while it works).
-    pub(crate) fn virtio_refilled(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
-        if !self.virtio().tap[q as usize].is_empty() {
-            self.in_kernel(k, HOST, |k, s| s.vhost_wake(k, sched, q));
-        }
+        v.tap[q as usize].push_back(p);
+        m.vhost_wake(k, sched, q);
     }
 }
+
+/// The worker copied `p` into RX virtqueue `q`: a used buffer, and a
+/// notification if the guest's callback is on.
+pub(crate) fn virtio_rx_used<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, q: u32, mut p: RxPacket) {
+    let now = sched.now();
+    p.arrived_ns = now;
+    let vq = &mut m.virtio().queues[q as usize];
+    let posted = vq.post(p);
+    debug_assert!(posted == Post::Ring, "the worker copies only into free descriptors");
+    let signal = vq.completion(now, Cq::Rx);
+    virtio_signal(m, k, sched, q, Cq::Rx, signal);
+}
+
+/// `vhost_notify` → irqfd → KVM: the queue's vector into its guest CPU.
+pub(crate) fn virtio_signal<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, q: u32, cq: Cq, signal: Signal) {
+    match signal {
+        Signal::Nothing => {}
+        Signal::FireNow => {
+            let v = m.virtio();
+            v.queues[q as usize].fire(sched.now(), cq);
+            let (guest, gc) = (v.guest, v.irq_core[q as usize]);
+            m.kvm_inject(k, sched, guest, gc, IrqSrc::Queue(q));
+        }
+        Signal::PostTimer(..) => unreachable!("a virtqueue has no coalescing timer"),
+    }
+}
+
+/// The guest's `start_xmit` on queue `q`: queue the reply and, unless
+/// the worker is awake or already notified, notify it (an MMIO exit on
+/// the vCPU's core). Called with the guest active, on guest CPU `gc`.
+pub(crate) fn virtio_transmit<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+    m.virtio().tx[q as usize].push_back((conn, sent_ns, bytes));
+    let worker = q as usize;
+    let awake = m.kernel_ref(k, HOST).vhosts[worker].awake;
+    if awake || m.virtio().kick_pending[q as usize] {
+        return;
+    }
+    m.virtio().kick_pending[q as usize] = true;
+    if m.run().measuring {
+        m.run().counters.virtio_kicks += 1;
+    }
+    let t = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+    m.in_kernel(k, HOST, |k, m| {
+        let core = k.thread_core(t);
+        k.raise_irq(m, sched, core, IrqSrc::VirtioKick(q));
+    });
+}
+
+/// The host handled the TX notification of queue `q` (ioeventfd):
+/// wake the worker.
+pub(crate) fn virtio_kicked<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, q: u32) {
+    m.virtio().kick_pending[q as usize] = false;
+    m.vhost_wake(k, sched, q);
+}
+
+/// `virtqueue_napi_complete` after `napi_complete_done` returned true:
+/// enable the callback; if buffers were used meanwhile
+/// (`virtqueue_poll`), disable it again and schedule NAPI here, with no
+/// interrupt.
+pub(crate) fn virtqueue_napi_complete<M: VirtioHost>(m: &mut M, k: &mut Kernel, core: u32, napi: u32, q: u32, now: Nanos) {
+    let vq = &mut m.virtio().queues[q as usize];
+    let mut pending = false;
+    for (cq, signal) in vq.arm(now) {
+        if signal == Signal::FireNow {
+            vq.fire(now, cq);
+            pending = true;
+        }
+    }
+    if pending && k.napis[napi as usize].schedule_prep() {
+        k.napi_enqueue(core, napi);
+    }
+}
+
+/// The guest's driver took buffers from RX virtqueue `q`: a worker
+/// waiting for room goes on (the refill notification, taken as free:
+/// vhost suppresses most of them while it works).
+pub(crate) fn virtio_refilled<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, q: u32) {
+    if !m.virtio().tap[q as usize].is_empty() {
+        m.in_kernel(k, HOST, |k, m| m.vhost_wake(k, sched, q));
+    }
+}
+

@@ -18,77 +18,76 @@
 use crate::model::kernel::cpu::CpuClass;
 use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
 use crate::engine::Scheduler;
+use crate::model::devices::virtio_net::{virtio_rx_used, VirtioHost};
 pub use crate::model::vm::vhost_worker::{VhostWorker, Work, VHOST_NET_BATCH};
 
-impl Machine {
-    /// Wake the worker of queue `q` if it sleeps (host kernel active).
-    pub(crate) fn vhost_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, q: u32) {
-        debug_assert_eq!(k.id, HOST);
-        let w = q as usize;
-        if k.vhosts[w].awake {
-            return;
-        }
-        k.vhosts[w].awake = true;
-        let t = k.vhost_thread(w);
-        k.thread_make_runnable(self, sched, t);
+/// Wake the worker of queue `q` if it sleeps (host kernel active).
+pub(crate) fn vhost_wake<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, q: u32) {
+    debug_assert_eq!(k.id, HOST);
+    let w = q as usize;
+    if k.vhosts[w].awake {
+        return;
     }
-
-    /// The worker's next batch, or None when the tap and the TX
-    /// virtqueue are empty (it sleeps).
-    #[inline(never)]
-    pub(crate) fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg> {
-        let q = k.vhosts[w].queue as usize;
-        let v = self.virtio.as_mut().expect("virtio device");
-        let worker = &mut k.vhosts[w];
-        let n = if !v.tx[q].is_empty() {
-            let n = v.tx[q].len().min(VHOST_NET_BATCH);
-            worker.tx_batch.extend(v.tx[q].drain(..n));
-            worker.work = Work::Tx;
-            n
-        } else {
-            let n = v.tap[q].len().min(VHOST_NET_BATCH).min(v.rx_room(q as u32));
-            if n == 0 {
-                // handle_rx found nothing it can copy (or no free guest
-                // buffers): sleep until the tap or the guest wakes it.
-                worker.awake = false;
-                worker.work = Work::None;
-                return None;
-            }
-            worker.rx_batch.extend(v.tap[q].drain(..n));
-            worker.work = Work::Rx;
-            n
-        };
-        let vm = &self.cfg.vm;
-        let cycles = vm.vhost_batch_cycles + n as u64 * vm.vhost_packet_cycles;
-        Some(Seg { class: CpuClass::System, ns: self.ns(cycles), bh_disabled: false })
-    }
-
-    /// A batch is done: replies go to the host's NIC; packets become used
-    /// buffers of the guest's RX virtqueue.
-    #[inline(never)]
-    pub(crate) fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
-        let q = k.vhosts[w].queue;
-        match k.vhosts[w].work {
-            Work::Tx => {
-                let mut batch = std::mem::take(&mut k.vhosts[w].tx_batch);
-                for (conn, sent_ns, bytes) in batch.drain(..) {
-                    let queue = self.nic.rss_queue(conn);
-                    self.transmit(k, sched, queue, conn, sent_ns, bytes);
-                }
-                k.vhosts[w].tx_batch = batch;
-            }
-            Work::Rx => {
-                let mut batch = std::mem::take(&mut k.vhosts[w].rx_batch);
-                for p in batch.drain(..) {
-                    self.virtio_rx_used(k, sched, q, p);
-                }
-                k.vhosts[w].rx_batch = batch;
-            }
-            Work::None => unreachable!("a worker segment without work"),
-        }
-        k.vhosts[w].work = Work::None;
-    }
+    k.vhosts[w].awake = true;
+    let t = k.vhost_thread(w);
+    k.thread_make_runnable(m, sched, t);
 }
+
+/// The worker's next batch, or None when the tap and the TX
+/// virtqueue are empty (it sleeps).
+#[inline(never)]
+pub(crate) fn vhost_next<M: VirtioHost>(m: &mut M, k: &mut Kernel, w: usize) -> Option<Seg> {
+    let q = k.vhosts[w].queue as usize;
+    let v = m.virtio();
+    let worker = &mut k.vhosts[w];
+    let n = if !v.tx[q].is_empty() {
+        let n = v.tx[q].len().min(VHOST_NET_BATCH);
+        worker.tx_batch.extend(v.tx[q].drain(..n));
+        worker.work = Work::Tx;
+        n
+    } else {
+        let n = v.tap[q].len().min(VHOST_NET_BATCH).min(v.rx_room(q as u32));
+        if n == 0 {
+            // handle_rx found nothing it can copy (or no free guest
+            // buffers): sleep until the tap or the guest wakes it.
+            worker.awake = false;
+            worker.work = Work::None;
+            return None;
+        }
+        worker.rx_batch.extend(v.tap[q].drain(..n));
+        worker.work = Work::Rx;
+        n
+    };
+    let vm = &k.cfg.vm;
+    let cycles = vm.vhost_batch_cycles + n as u64 * vm.vhost_packet_cycles;
+    Some(Seg { class: CpuClass::System, ns: k.ns(cycles), bh_disabled: false })
+}
+
+/// A batch is done: replies go to the host's NIC; packets become used
+/// buffers of the guest's RX virtqueue.
+#[inline(never)]
+pub(crate) fn vhost_step_done<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, w: usize) {
+    let q = k.vhosts[w].queue;
+    match k.vhosts[w].work {
+        Work::Tx => {
+            let mut batch = std::mem::take(&mut k.vhosts[w].tx_batch);
+            for (conn, sent_ns, bytes) in batch.drain(..) {
+                let queue = m.rss_queue(conn);
+                m.transmit(k, sched, queue, conn, sent_ns, bytes);
+            }
+            k.vhosts[w].tx_batch = batch;
+        }
+        Work::Rx => {
+            let mut batch = std::mem::take(&mut k.vhosts[w].rx_batch);
+            for p in batch.drain(..) {
+                virtio_rx_used(m, k, sched, q, p);
+            }
+            k.vhosts[w].rx_batch = batch;
+        }
+        Work::None => unreachable!("a worker segment without work"),
+    }
+    k.vhosts[w].work = Work::None;
+}
+
