@@ -15,6 +15,7 @@ use crate::model::kernel::{CoreRole, Device, Kernel, KernelId, HOST};
 use crate::model::kernel::host::Host;
 use crate::model::vm::hypervisor::Hypervisor;
 use crate::model::devices::virtio_net::VirtioHost;
+use crate::model::workloads::storage::StorageHost;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::bulk::ReaderPhase;
 use crate::model::workloads::storage::StoragePhase;
@@ -317,6 +318,16 @@ impl Machine {
         }
     }
 
+    /// A storage guest's I/O path's event (`workloads/storage/mod.rs`).
+    fn storage_event(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, ev: StorageEv) {
+        match ev {
+            StorageEv::HbaComplete => crate::model::vm::vmkernel::hba_complete(self, k, sched),
+            StorageEv::GuestTick => crate::model::devices::lsilogic::guest_tick(self, k, sched),
+            StorageEv::Checkpoint => crate::model::workloads::storage::oltp::oltp_checkpoint(self, k, sched),
+            StorageEv::OioTune => crate::model::workloads::storage::iometer::iometer_tune(self, k, sched),
+        }
+    }
+
     fn warmup_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.run.measuring = true;
@@ -451,7 +462,7 @@ impl Machine {
         self.switch_to(k, HOST);
         let bulk = self.bulk_report(k, now, dur_s);
         let steering = self.steering_report(dur_s);
-        let storage = self.storage_report(k, now, dur_s);
+        let storage = if self.storage.is_some() { crate::model::workloads::storage::storage_report(self, k, now, dur_s) } else { None };
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).
             self.run.counters.completed = b.bytes_read / self.cfg.bulk.mss_bytes as u64;
@@ -633,6 +644,11 @@ impl Host for Machine {
     }
 
     #[inline]
+    fn cfg(&self) -> &Config {
+        &self.cfg
+    }
+
+    #[inline]
     fn app_kernel(&self) -> KernelId {
         self.app_kernel
     }
@@ -783,12 +799,12 @@ impl Host for Machine {
 
     #[inline]
     fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
-        Machine::storage_irq_cycles(self, src)
+        crate::model::devices::lsilogic::storage_irq_cycles(self, src)
     }
 
     #[inline]
     fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
-        Machine::storage_irq_done(self, k, sched, core, src)
+        crate::model::devices::lsilogic::storage_irq_done(self, k, sched, core, src)
     }
 
 
@@ -806,9 +822,9 @@ impl Host for Machine {
             return self.reader_next(k, sched, t);
         }
         match self.storage.as_ref().expect("a workload with threads of its own").threads[t as usize].phase {
-            StoragePhase::IoNext => self.iometer_next(k, sched, t),
-            StoragePhase::TxnNext => self.oltp_next(k, sched, t),
-            StoragePhase::Spin => self.background_next(k, t),
+            StoragePhase::IoNext => crate::model::workloads::storage::iometer::iometer_next(self, k, sched, t),
+            StoragePhase::TxnNext => crate::model::workloads::storage::oltp::oltp_next(self, k, sched, t),
+            StoragePhase::Spin => crate::model::workloads::storage::background::background_next(self, k, t),
             p => unreachable!("a storage thread's next step in phase {p:?}"),
         }
     }
@@ -821,11 +837,11 @@ impl Host for Machine {
             };
         }
         match self.storage.as_ref().expect("a workload with threads of its own").threads[t as usize].phase {
-            StoragePhase::InIoIssue => self.iometer_issued(k, sched, t),
-            StoragePhase::InIoComplete => self.iometer_completed(k, sched, t),
-            StoragePhase::InSpin => self.background_done(k, sched, t),
+            StoragePhase::InIoIssue => crate::model::workloads::storage::iometer::iometer_issued(self, k, sched, t),
+            StoragePhase::InIoComplete => crate::model::workloads::storage::iometer::iometer_completed(self, k, sched, t),
+            StoragePhase::InSpin => crate::model::workloads::storage::background::background_done(self, k, sched, t),
             p @ (StoragePhase::InTxnCompute | StoragePhase::InTxnIssue | StoragePhase::InTxnComplete) => {
-                self.oltp_step_done(k, sched, t, p)
+                crate::model::workloads::storage::oltp::oltp_step_done(self, k, sched, t, p)
             }
             p => unreachable!("a storage thread's step done in phase {p:?}"),
         }
@@ -892,7 +908,7 @@ impl Hypervisor for Machine {
     #[inline]
     fn vmm_entry(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, now: Nanos) -> u64 {
         if self.storage.is_some() {
-            self.vmm_drain(k, sched, now)
+            crate::model::vm::vmm::vmm_drain(self, k, sched, now)
         } else {
             0
         }
@@ -901,7 +917,7 @@ impl Hypervisor for Machine {
     #[inline]
     fn vmm_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
         if self.storage.is_some() {
-            self.vmm_halt_check(k, sched, gc);
+            crate::model::vm::vmm::vmm_halt_check(self, k, sched, gc);
         }
     }
 
@@ -926,6 +942,21 @@ impl VirtioHost for Machine {
     #[inline]
     fn rss_queue(&self, conn: u32) -> u32 {
         self.nic.rss_queue(conn)
+    }
+}
+
+/// The machine as the storage path's code sees it (`model/workloads/storage/mod.rs`).
+impl StorageHost for Machine {
+    #[inline]
+    fn storage(&mut self) -> &mut Storage {
+        self.storage.as_mut().expect("a storage run has a storage path")
+    }
+}
+
+impl From<StorageEv> for Ev {
+    #[inline]
+    fn from(e: StorageEv) -> Self {
+        Ev::Storage(e)
     }
 }
 

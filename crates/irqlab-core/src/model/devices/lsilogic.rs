@@ -16,94 +16,93 @@ use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
-use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
+use crate::model::workloads::storage::StorageHost;
+use crate::model::vm::vmkernel::hba_handler_done;
+use crate::model::vm::vmkernel::hba_handler_start;
+use crate::model::workloads::storage::iometer::storage_thread_wake;
+use crate::model::vm::vmkernel::vscsi_issue;
 
-impl Machine {
-    /// Cycles of a storage interrupt source, on the active kernel: the
-    /// host's traps and HBA interrupt, the guest's ISR and clock.
-    pub(crate) fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64 {
-        let s = &self.cfg.storage;
-        let trap = match src {
-            IrqSrc::ScsiIssue => s.issue_trap_cycles,
-            IrqSrc::ScsiAck => s.ack_trap_cycles,
-            _ => 0,
-        };
-        if trap > 0 && self.run.measuring {
-            self.storage_mut().counters.emulation_cycles += trap;
-        }
-        let s = &self.cfg.storage;
-        match src {
-            IrqSrc::ScsiIssue | IrqSrc::ScsiAck => trap,
-            IrqSrc::Hba => self.hba_handler_start(),
-            IrqSrc::Scsi => s.guest_isr_cycles,
-            IrqSrc::GuestTimer => self.cfg.costs.timer_irq_cycles,
-            _ => unreachable!("not a storage interrupt source"),
-        }
+/// Cycles of a storage interrupt source, on the active kernel: the
+/// host's traps and HBA interrupt, the guest's ISR and clock.
+pub(crate) fn storage_irq_cycles<M: StorageHost>(m: &mut M, src: IrqSrc) -> u64 {
+    let s = &m.cfg().storage;
+    let trap = match src {
+        IrqSrc::ScsiIssue => s.issue_trap_cycles,
+        IrqSrc::ScsiAck => s.ack_trap_cycles,
+        _ => 0,
+    };
+    if trap > 0 && m.run().measuring {
+        m.storage().counters.emulation_cycles += trap;
     }
-
-    /// End of a storage interrupt source's handler.
-    pub(crate) fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, src: IrqSrc) {
-        match src {
-            IrqSrc::ScsiIssue => self.vscsi_issue(sched, core),
-            // The VMM has control now; it looks at the completion queue
-            // when the vCPU enters guest mode again (`vmm.rs`).
-            IrqSrc::ScsiAck => {}
-            IrqSrc::Hba => self.hba_handler_done(k, sched),
-            IrqSrc::Scsi => self.lsilogic_isr_done(k, sched, core),
-            IrqSrc::GuestTimer => {
-                if self.run.measuring {
-                    self.storage_mut().counters.guest_irqs += 1;
-                }
-            }
-            _ => unreachable!("not a storage interrupt source"),
-        }
-    }
-
-    /// The guest's ISR on CPU `gc` took the replies: they go to the
-    /// worker, the line is acknowledged (a register write that traps).
-    fn lsilogic_isr_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
-        let now = sched.now();
-        let measuring = self.run.measuring;
-        let st = self.storage_mut();
-        if measuring {
-            st.counters.guest_irqs += 1;
-        }
-        st.line_asserted = false;
-        // The owners to wake, in a buffer kept across interrupts.
-        let mut woken = std::mem::take(&mut st.woken);
-        while let Some((io, picked_ns)) = st.replies.pop_front() {
-            if measuring {
-                st.counters.isr_taken += 1;
-                st.counters.reply_wait_ns += now - picked_ns;
-            }
-            st.threads[io.owner as usize].done.push_back(io);
-            if !woken.contains(&io.owner) {
-                woken.push(io.owner);
-            }
-        }
-        for &t in &woken {
-            self.storage_thread_wake(k, sched, t);
-        }
-        woken.clear();
-        self.storage_mut().woken = woken;
-        let vcpu = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-        self.in_kernel(k, HOST, |k, s| {
-            let core = k.thread_core(vcpu);
-            k.raise_irq(s, sched, core, IrqSrc::ScsiAck);
-        });
-    }
-
-    /// The guest's clock: Windows' periodic tick on CPU 0, an interrupt the
-    /// VMM injects (the vCPU exits if it runs, or wakes if it halted).
-    pub(crate) fn guest_tick(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
-        let hz = self.cfg.storage.guest_timer_hz as u64;
-        let guest = self.storage_mut().guest;
-        self.in_kernel(k, HOST, |k, s| crate::model::vm::kvm::kvm_inject(s, k, sched, guest, 0, IrqSrc::GuestTimer));
-        sched.at(sched.now() + 1_000_000_000 / hz, Ev::Storage(StorageEv::GuestTick));
-    }
-
-    pub(crate) fn storage_mut(&mut self) -> &mut crate::model::workloads::storage::Storage {
-        self.storage.as_mut().expect("storage workload")
+    let s = &m.cfg().storage;
+    match src {
+        IrqSrc::ScsiIssue | IrqSrc::ScsiAck => trap,
+        IrqSrc::Hba => hba_handler_start(m),
+        IrqSrc::Scsi => s.guest_isr_cycles,
+        IrqSrc::GuestTimer => m.cfg().costs.timer_irq_cycles,
+        _ => unreachable!("not a storage interrupt source"),
     }
 }
+
+/// End of a storage interrupt source's handler.
+pub(crate) fn storage_irq_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, core: u32, src: IrqSrc) {
+    match src {
+        IrqSrc::ScsiIssue => vscsi_issue(m, sched, core),
+        // The VMM has control now; it looks at the completion queue
+        // when the vCPU enters guest mode again (`vmm.rs`).
+        IrqSrc::ScsiAck => {}
+        IrqSrc::Hba => hba_handler_done(m, k, sched),
+        IrqSrc::Scsi => lsilogic_isr_done(m, k, sched, core),
+        IrqSrc::GuestTimer => {
+            if m.run().measuring {
+                m.storage().counters.guest_irqs += 1;
+            }
+        }
+        _ => unreachable!("not a storage interrupt source"),
+    }
+}
+
+/// The guest's ISR on CPU `gc` took the replies: they go to the
+/// worker, the line is acknowledged (a register write that traps).
+fn lsilogic_isr_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32) {
+    let now = sched.now();
+    let measuring = m.run().measuring;
+    let st = m.storage();
+    if measuring {
+        st.counters.guest_irqs += 1;
+    }
+    st.line_asserted = false;
+    // The owners to wake, in a buffer kept across interrupts.
+    let mut woken = std::mem::take(&mut st.woken);
+    while let Some((io, picked_ns)) = st.replies.pop_front() {
+        if measuring {
+            st.counters.isr_taken += 1;
+            st.counters.reply_wait_ns += now - picked_ns;
+        }
+        st.threads[io.owner as usize].done.push_back(io);
+        if !woken.contains(&io.owner) {
+            woken.push(io.owner);
+        }
+    }
+    for &t in &woken {
+        storage_thread_wake(m, k, sched, t);
+    }
+    woken.clear();
+    m.storage().woken = woken;
+    let vcpu = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+    m.in_kernel(k, HOST, |k, m| {
+        let core = k.thread_core(vcpu);
+        k.raise_irq(m, sched, core, IrqSrc::ScsiAck);
+    });
+}
+
+/// The guest's clock: Windows' periodic tick on CPU 0, an interrupt the
+/// VMM injects (the vCPU exits if it runs, or wakes if it halted).
+pub(crate) fn guest_tick<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
+    let hz = k.cfg.storage.guest_timer_hz as u64;
+    let guest = m.storage().guest;
+    m.in_kernel(k, HOST, |k, m| crate::model::vm::kvm::kvm_inject(m, k, sched, guest, 0, IrqSrc::GuestTimer));
+    sched.at(sched.now() + 1_000_000_000 / hz, M::Ev::from(StorageEv::GuestTick));
+}
+

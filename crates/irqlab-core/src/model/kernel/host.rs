@@ -19,6 +19,7 @@ use crate::model::kernel::steering::Steering;
 use crate::model::kernel::{Device, Kernel, KernelId};
 use crate::model::run::{DropSite, RunStats};
 use crate::model::trace::TraceEvent;
+use crate::scenario::Config;
 
 pub trait Host {
     /// The machine's events, of which the kernel's are one kind.
@@ -29,6 +30,8 @@ pub trait Host {
     fn run(&mut self) -> &mut RunStats;
     /// Record a kernel-level event in the trace, if one is kept.
     fn tr(&mut self, now: Nanos, e: TraceEvent);
+    /// The scenario's settings.
+    fn cfg(&self) -> &Config;
     /// The first kernel that runs the application (the host on bare metal).
     fn app_kernel(&self) -> KernelId;
     /// Make kernel `id` the active one, in `k`'s place.

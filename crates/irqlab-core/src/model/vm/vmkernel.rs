@@ -17,79 +17,78 @@ use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
 use crate::model::kernel::cpu::IrqSrc;
 use crate::model::kernel::HOST;
-use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
 use crate::model::vm::vcpu::VcpuPhase;
+use crate::model::workloads::storage::StorageHost;
 
-impl Machine {
-    /// vSCSI issues the trapped read to the HBA: the array completes it at
-    /// a time known now.
-    pub(crate) fn vscsi_issue(&mut self, sched: &mut Scheduler<Ev>, core: u32) {
-        let now = sched.now();
-        let st = self.storage_mut();
-        let io = st.trapped[core as usize].pop_front().expect("a trapped I/O");
-        st.cif += 1;
-        let done = st.array.submit(now);
-        st.in_array.push_back(io);
-        sched.at(done, Ev::Storage(StorageEv::HbaComplete));
+/// vSCSI issues the trapped read to the HBA: the array completes it at
+/// a time known now.
+pub(crate) fn vscsi_issue<M: StorageHost>(m: &mut M, sched: &mut Scheduler<M::Ev>, core: u32) {
+    let now = sched.now();
+    let st = m.storage();
+    let io = st.trapped[core as usize].pop_front().expect("a trapped I/O");
+    st.cif += 1;
+    let done = st.array.submit(now);
+    st.in_array.push_back(io);
+    sched.at(done, M::Ev::from(StorageEv::HbaComplete));
+}
+
+/// A read's status reached the HBA (`Ev::Storage(StorageEv::HbaComplete)`).
+pub(crate) fn hba_complete<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
+    let measuring = m.run().measuring;
+    let st = m.storage();
+    let io = st.in_array.pop_front().expect("an I/O at the array");
+    st.hba_response.push_back(io);
+    if st.hba_irq_raised {
+        return;
     }
+    st.hba_irq_raised = true;
+    if measuring {
+        st.counters.hba_irqs += 1;
+    }
+    let core = st.hba_core;
+    m.in_kernel(k, HOST, |k, m| k.raise_irq(m, sched, core, IrqSrc::Hba));
+}
 
-    /// A read's status reached the HBA (`Ev::Storage(StorageEv::HbaComplete)`).
-    pub(crate) fn hba_complete(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
-        let measuring = self.run.measuring;
-        let st = self.storage_mut();
-        let io = st.in_array.pop_front().expect("an I/O at the array");
-        st.hba_response.push_back(io);
-        if st.hba_irq_raised {
+/// The HBA's handler starts: it takes the response queue; its cycles.
+pub(crate) fn hba_handler_start<M: StorageHost>(m: &mut M) -> u64 {
+    let s = &m.cfg().storage;
+    let (irq, per) = (s.hba_irq_cycles, s.vmk_complete_cycles);
+    let st = m.storage();
+    st.hba_irq_raised = false;
+    let n = st.hba_response.len() as u64;
+    let taken = std::mem::take(&mut st.hba_response);
+    st.in_handler.extend(taken);
+    irq + n * per
+}
+
+/// The handler posted its completions to the VM's queue: notify the VMM.
+pub(crate) fn hba_handler_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
+    let now = sched.now();
+    let measuring = m.run().measuring;
+    let st = m.storage();
+    let taken = std::mem::take(&mut st.in_handler);
+    st.posted.extend(taken);
+    let (guest, gc) = (st.guest, st.irq_cpu);
+    if crate::model::vm::kvm::vcpu_in_guest_mode(m, k, guest, gc) {
+        let st = m.storage();
+        let last = st.vic.as_ref().and_then(|v| v.last_delivery_ns());
+        if !st.ipi.send_ipi(now, last) {
+            if measuring {
+                st.counters.ipis_deferred += 1;
+            }
             return;
         }
-        st.hba_irq_raised = true;
         if measuring {
-            st.counters.hba_irqs += 1;
+            st.counters.ipis += 1;
         }
-        let core = st.hba_core;
-        self.in_kernel(k, HOST, |k, s| k.raise_irq(s, sched, core, IrqSrc::Hba));
-    }
-
-    /// The HBA's handler starts: it takes the response queue; its cycles.
-    pub(crate) fn hba_handler_start(&mut self) -> u64 {
-        let s = &self.cfg.storage;
-        let (irq, per) = (s.hba_irq_cycles, s.vmk_complete_cycles);
-        let st = self.storage_mut();
-        st.hba_irq_raised = false;
-        let n = st.hba_response.len() as u64;
-        let taken = std::mem::take(&mut st.hba_response);
-        st.in_handler.extend(taken);
-        irq + n * per
-    }
-
-    /// The handler posted its completions to the VM's queue: notify the VMM.
-    pub(crate) fn hba_handler_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
-        let now = sched.now();
-        let measuring = self.run.measuring;
-        let st = self.storage_mut();
-        let taken = std::mem::take(&mut st.in_handler);
-        st.posted.extend(taken);
-        let (guest, gc) = (st.guest, st.irq_cpu);
-        if crate::model::vm::kvm::vcpu_in_guest_mode(self, k, guest, gc) {
-            let st = self.storage_mut();
-            let last = st.vic.as_ref().and_then(|v| v.last_delivery_ns());
-            if !st.ipi.send_ipi(now, last) {
-                if measuring {
-                    st.counters.ipis_deferred += 1;
-                }
-                return;
-            }
-            if measuring {
-                st.counters.ipis += 1;
-            }
-        } else if measuring {
-            let t = self.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-            let v = k.vcpu_index(t).expect("a vCPU thread");
-            if matches!(k.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
-                self.storage_mut().counters.vm_wakeups += 1;
-            }
+    } else if measuring {
+        let t = m.kernel_ref(k, guest).cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+        let v = k.vcpu_index(t).expect("a vCPU thread");
+        if matches!(k.vcpus[v].phase, VcpuPhase::Blocked | VcpuPhase::HaltPoll) {
+            m.storage().counters.vm_wakeups += 1;
         }
-        crate::model::vm::kvm::kvm_vcpu_kick(self, k, sched, guest, gc);
     }
+    crate::model::vm::kvm::kvm_vcpu_kick(m, k, sched, guest, gc);
 }
+

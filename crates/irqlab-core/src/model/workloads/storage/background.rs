@@ -14,32 +14,31 @@ use crate::model::kernel::app::Phase;
 use crate::model::workloads::storage::StoragePhase;
 use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
 use crate::model::kernel::Kernel;
+use crate::model::workloads::storage::StorageHost;
 
 /// The background threads' unit of work, ns of one guest CPU.
 pub const CHUNK_NS: Nanos = 10_000;
 
-impl Machine {
-    /// A background thread's next chunk, or None when it gives way.
-    pub(crate) fn background_next(&mut self, k: &mut Kernel, t: ThreadId) -> Option<Seg> {
-        let core = k.threads[t as usize].core as usize;
-        if !k.cores[core].runqueue.is_empty() {
-            // Idle priority: whoever else is runnable goes first.
-            k.cores[core].runqueue.push_back(t);
-            return None;
-        }
-        k.threads[t as usize].phase = Phase::InWorkload;
-        self.storage_mut().threads[t as usize].phase = StoragePhase::InSpin;
-        Some(Seg { class: CpuClass::User, ns: CHUNK_NS, bh_disabled: false })
+/// A background thread's next chunk, or None when it gives way.
+pub(crate) fn background_next<M: StorageHost>(m: &mut M, k: &mut Kernel, t: ThreadId) -> Option<Seg> {
+    let core = k.threads[t as usize].core as usize;
+    if !k.cores[core].runqueue.is_empty() {
+        // Idle priority: whoever else is runnable goes first.
+        k.cores[core].runqueue.push_back(t);
+        return None;
     }
+    k.threads[t as usize].phase = Phase::InWorkload;
+    m.storage().threads[t as usize].phase = StoragePhase::InSpin;
+    Some(Seg { class: CpuClass::User, ns: CHUNK_NS, bh_disabled: false })
+}
 
-    /// A chunk completed.
-    pub(crate) fn background_done(&mut self, k: &mut Kernel, _sched: &mut Scheduler<Ev>, t: ThreadId) {
-        k.threads[t as usize].phase = Phase::Workload;
-        self.storage_mut().threads[t as usize].phase = StoragePhase::Spin;
-        if self.run.measuring {
-            self.storage_mut().counters.background_chunks += 1;
-        }
+/// A chunk completed.
+pub(crate) fn background_done<M: StorageHost>(m: &mut M, k: &mut Kernel, _sched: &mut Scheduler<M::Ev>, t: ThreadId) {
+    k.threads[t as usize].phase = Phase::Workload;
+    m.storage().threads[t as usize].phase = StoragePhase::Spin;
+    if m.run().measuring {
+        m.storage().counters.background_chunks += 1;
     }
 }
+

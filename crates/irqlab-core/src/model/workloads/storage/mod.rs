@@ -35,6 +35,8 @@ pub mod iometer;
 pub mod oltp;
 
 use crate::engine::{Nanos, RngStreams, StreamRng};
+use crate::model::kernel::host::Host;
+use crate::model::vm::hypervisor::Hypervisor;
 use crate::model::kernel::KernelId;
 use crate::scenario::Config;
 use irqlab_policy::vic::{IpiDeferral, Vic};
@@ -228,81 +230,82 @@ pub enum StorageEv {
     OioTune,
 }
 
-impl crate::model::server::Machine {
-    pub(crate) fn storage_event(&mut self, k: &mut crate::model::kernel::Kernel, sched: &mut crate::engine::Scheduler<crate::model::server::Ev>, ev: StorageEv) {
-        match ev {
-            StorageEv::HbaComplete => self.hba_complete(k, sched),
-            StorageEv::GuestTick => self.guest_tick(k, sched),
-            StorageEv::Checkpoint => self.oltp_checkpoint(k, sched),
-            StorageEv::OioTune => self.iometer_tune(k, sched),
-        }
-    }
-
-    /// What the storage path did (`Summary::storage`); None without it.
-    pub(crate) fn storage_report(&mut self, k: &mut crate::model::kernel::Kernel, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
-        use crate::model::kernel::HOST;
-        use crate::stats::summary::{StorageReport, VicReport};
-        let st = self.storage.as_ref()?;
-        let (hba_core, worker_cpu) = (st.hba_core as usize, st.worker_cpu as usize);
-        let c = st.counters.clone();
-        let vic_on = st.vic.is_some();
-        let freq = self.freq_ghz;
-        let completed = self.run.counters.completed;
-        let (busy_ns, halt_pct, guest_pct, hba_pct) = self.in_kernel(k, HOST, |k, _| {
-            let mut busy = 0;
-            let (mut halt, mut guest, mut hba) = (0.0, 0.0, 0.0);
-            for (i, core) in k.cores.iter_mut().enumerate() {
-                let a = core.accounted(now);
-                let total: Nanos = a.iter().sum();
-                let idle = a[crate::model::kernel::cpu::CpuClass::Idle as usize];
-                busy += total - idle;
-                let pct = |x: Nanos| if total > 0 { 100.0 * x as f64 / total as f64 } else { 0.0 };
-                // vCPU i runs on host core i.
-                if i == worker_cpu {
-                    halt = pct(idle);
-                    guest = pct(a[crate::model::kernel::cpu::CpuClass::Guest as usize]);
-                }
-                if i == hba_core {
-                    hba = pct(total - idle);
-                }
-            }
-            (busy, halt, guest, hba)
-        });
-        // Percent of one core over the measured window.
-        let core_pct = |cycles: u64| 100.0 * cycles as f64 / (freq * 1e9 * dur_s);
-        let per = |x: u64| x as f64 / dur_s;
-        let ratio = |a: f64, b: u64| if b > 0 { a / b as f64 } else { 0.0 };
-        let s = &self.cfg.storage;
-        let iops = per(completed);
-        let vic = vic_on.then(|| VicReport {
-            epoch_ratios: c.epoch_ratios.clone(),
-            mean_ratio: ratio(c.ratio_sum, c.vmm_completions),
-            delivered_ratio: ratio(c.vic_delivered as f64, c.vmm_completions),
-            low_cif_pct: 100.0 * ratio(c.low_cif as f64, c.vmm_completions),
-        });
-        Some(StorageReport {
-            iops,
-            mb_per_s: iops * s.block_bytes as f64 / 1e6,
-            cycles_per_io: ratio(busy_ns as f64 * freq, completed),
-            guest_irqs_per_s: per(c.guest_irqs),
-            virtual_irqs_per_s: per(c.virtual_irqs),
-            hba_irqs_per_s: per(c.hba_irqs),
-            ipis_per_s: per(c.ipis),
-            ipis_deferred_per_s: per(c.ipis_deferred),
-            vm_wakeups_per_s: per(c.vm_wakeups),
-            mean_cif: ratio(c.cif_sum as f64, c.vmm_completions),
-            reply_wait_us: ratio(c.reply_wait_ns as f64, c.isr_taken) / 1e3,
-            vcpu_halt_pct: halt_pct,
-            guest_pct,
-            emulation_pct: core_pct(c.emulation_cycles),
-            pickup_pct: core_pct(c.pickup_cycles),
-            background_cpu_pct: (self.cfg.storage.background_threads > 0).then(|| {
-                let per_thread_ns = dur_s * 1e9 * self.cfg.storage.background_threads as f64;
-                100.0 * (c.background_chunks * background::CHUNK_NS) as f64 / per_thread_ns
-            }),
-            hba_core_busy_pct: hba_pct,
-            vic,
-            transactions_per_s: (self.cfg.app.kind == crate::scenario::AppKind::Oltp).then(|| per(c.transactions)),
-        })
-    }
+/// What the storage path's code (the guest's workloads here, the
+/// emulated adapter `devices/lsilogic.rs`, the VMkernel and the VMM
+/// `vm/vmkernel.rs`, `vm/vmm.rs`) asks of the machine beyond a kernel's
+/// `Host`: the path's state and its own events; it runs in a VM
+/// (`Hypervisor`). The machine implements it
+/// once (`model/server.rs`).
+pub trait StorageHost: Hypervisor + Host<Ev: From<StorageEv>> {
+    /// The storage path's state.
+    fn storage(&mut self) -> &mut Storage;
 }
+
+/// What the storage path did (`Summary::storage`); None without it.
+pub(crate) fn storage_report<M: StorageHost>(m: &mut M, k: &mut crate::model::kernel::Kernel, now: Nanos, dur_s: f64) -> Option<crate::stats::summary::StorageReport> {
+    use crate::model::kernel::HOST;
+    use crate::stats::summary::{StorageReport, VicReport};
+    let st = m.storage();
+    let (hba_core, worker_cpu) = (st.hba_core as usize, st.worker_cpu as usize);
+    let c = st.counters.clone();
+    let vic_on = st.vic.is_some();
+    let freq = k.cfg.cpu.freq_ghz;
+    let completed = m.run().counters.completed;
+    let (busy_ns, halt_pct, guest_pct, hba_pct) = m.in_kernel(k, HOST, |k, _| {
+        let mut busy = 0;
+        let (mut halt, mut guest, mut hba) = (0.0, 0.0, 0.0);
+        for (i, core) in k.cores.iter_mut().enumerate() {
+            let a = core.accounted(now);
+            let total: Nanos = a.iter().sum();
+            let idle = a[crate::model::kernel::cpu::CpuClass::Idle as usize];
+            busy += total - idle;
+            let pct = |x: Nanos| if total > 0 { 100.0 * x as f64 / total as f64 } else { 0.0 };
+            // vCPU i runs on host core i.
+            if i == worker_cpu {
+                halt = pct(idle);
+                guest = pct(a[crate::model::kernel::cpu::CpuClass::Guest as usize]);
+            }
+            if i == hba_core {
+                hba = pct(total - idle);
+            }
+        }
+        (busy, halt, guest, hba)
+    });
+    // Percent of one core over the measured window.
+    let core_pct = |cycles: u64| 100.0 * cycles as f64 / (freq * 1e9 * dur_s);
+    let per = |x: u64| x as f64 / dur_s;
+    let ratio = |a: f64, b: u64| if b > 0 { a / b as f64 } else { 0.0 };
+    let s = &k.cfg.storage;
+    let iops = per(completed);
+    let vic = vic_on.then(|| VicReport {
+        epoch_ratios: c.epoch_ratios.clone(),
+        mean_ratio: ratio(c.ratio_sum, c.vmm_completions),
+        delivered_ratio: ratio(c.vic_delivered as f64, c.vmm_completions),
+        low_cif_pct: 100.0 * ratio(c.low_cif as f64, c.vmm_completions),
+    });
+    Some(StorageReport {
+        iops,
+        mb_per_s: iops * s.block_bytes as f64 / 1e6,
+        cycles_per_io: ratio(busy_ns as f64 * freq, completed),
+        guest_irqs_per_s: per(c.guest_irqs),
+        virtual_irqs_per_s: per(c.virtual_irqs),
+        hba_irqs_per_s: per(c.hba_irqs),
+        ipis_per_s: per(c.ipis),
+        ipis_deferred_per_s: per(c.ipis_deferred),
+        vm_wakeups_per_s: per(c.vm_wakeups),
+        mean_cif: ratio(c.cif_sum as f64, c.vmm_completions),
+        reply_wait_us: ratio(c.reply_wait_ns as f64, c.isr_taken) / 1e3,
+        vcpu_halt_pct: halt_pct,
+        guest_pct,
+        emulation_pct: core_pct(c.emulation_cycles),
+        pickup_pct: core_pct(c.pickup_cycles),
+        background_cpu_pct: (k.cfg.storage.background_threads > 0).then(|| {
+            let per_thread_ns = dur_s * 1e9 * k.cfg.storage.background_threads as f64;
+            100.0 * (c.background_chunks * background::CHUNK_NS) as f64 / per_thread_ns
+        }),
+        hba_core_busy_pct: hba_pct,
+        vic,
+        transactions_per_s: (k.cfg.app.kind == crate::scenario::AppKind::Oltp).then(|| per(c.transactions)),
+    })
+}
+
