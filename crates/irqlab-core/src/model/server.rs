@@ -16,6 +16,7 @@ use crate::model::kernel::host::Host;
 use crate::model::vm::hypervisor::Hypervisor;
 use crate::model::devices::virtio_net::VirtioHost;
 use crate::model::workloads::storage::StorageHost;
+use crate::model::workloads::bulk::BulkHost;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::bulk::ReaderPhase;
 use crate::model::workloads::storage::StoragePhase;
@@ -460,8 +461,8 @@ impl Machine {
             has_irq_cores |= k.core_role.contains(&CoreRole::Irq);
         }
         self.switch_to(k, HOST);
-        let bulk = self.bulk_report(k, now, dur_s);
-        let steering = self.steering_report(dur_s);
+        let bulk = self.bulk.as_ref().map(|b| b.report(k, now, dur_s));
+        let steering = self.bulk.as_ref().and_then(|b| b.steering_report(dur_s));
         let storage = if self.storage.is_some() { crate::model::workloads::storage::storage_report(self, k, now, dur_s) } else { None };
         if let Some(b) = &self.bulk {
             // Segments the readers read (whole ones).
@@ -819,7 +820,7 @@ impl Host for Machine {
     fn workload_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
         if let Some(b) = self.bulk.as_ref() {
             debug_assert_eq!(b.readers[b.stream_of(k.id, t)], ReaderPhase::ReadCheck);
-            return self.reader_next(k, sched, t);
+            return crate::model::workloads::bulk::reader_next(self, k, sched, t);
         }
         match self.storage.as_ref().expect("a workload with threads of its own").threads[t as usize].phase {
             StoragePhase::IoNext => crate::model::workloads::storage::iometer::iometer_next(self, k, sched, t),
@@ -832,7 +833,7 @@ impl Host for Machine {
     fn workload_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) {
         if let Some(b) = self.bulk.as_ref() {
             return match b.readers[b.stream_of(k.id, t)] {
-                ReaderPhase::InRead(bytes) => self.reader_done(k, sched, t, bytes),
+                ReaderPhase::InRead(bytes) => crate::model::workloads::bulk::reader_done(self, k, sched, t, bytes),
                 p => unreachable!("a reader's step done in phase {p:?}"),
             };
         }
@@ -849,22 +850,22 @@ impl Host for Machine {
 
     #[inline]
     fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
-        Machine::stream_poll_take(self, k, now, napi, budget)
+        crate::model::workloads::bulk::stream_poll_take(self, k, now, napi, budget)
     }
 
     #[inline]
     fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32) {
-        Machine::stream_deliver(self, k, sched, napi)
+        crate::model::workloads::bulk::stream_deliver(self, k, sched, napi)
     }
 
     #[inline]
     fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, skb: Skb) {
-        Machine::tcp_rcv(self, k, sched, skb)
+        crate::model::workloads::bulk::tcp_rcv(self, k, sched, skb)
     }
 
     #[inline]
     fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64 {
-        Machine::tcp_rx_cycles(self, k, skbs)
+        crate::model::workloads::bulk::tcp_rx_cycles(k, skbs)
     }
 
     fn stream_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
@@ -873,7 +874,7 @@ impl Host for Machine {
 
     #[inline]
     fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
-        Machine::forward_deliver(self, k, sched, napi, buf)
+        crate::model::workloads::forward::forward_deliver(self, k, sched, napi, buf)
     }
 
     #[inline]
@@ -957,6 +958,28 @@ impl From<StorageEv> for Ev {
     #[inline]
     fn from(e: StorageEv) -> Self {
         Ev::Storage(e)
+    }
+}
+
+/// The machine as bulk TCP's code sees it (`model/workloads/bulk.rs`).
+impl BulkHost for Machine {
+    #[inline]
+    fn bulk(&mut self) -> &mut Bulk {
+        self.bulk.as_mut().expect("a bulk run has its streams")
+    }
+}
+
+impl From<TcpEv> for Ev {
+    #[inline]
+    fn from(e: TcpEv) -> Self {
+        Ev::Tcp(e)
+    }
+}
+
+impl From<NicEv> for Ev {
+    #[inline]
+    fn from(e: NicEv) -> Self {
+        Ev::Nic(e)
     }
 }
 

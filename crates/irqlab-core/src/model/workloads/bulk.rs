@@ -30,8 +30,8 @@ use crate::model::kernel::cpu::{CpuClass, ThreadId};
 use crate::model::kernel::KernelId;
 use crate::model::kernel::gro::{GroTable, Skb};
 use crate::model::kernel::sched::Seg;
-use crate::model::server::{Ev, Machine};
-use crate::model::kernel::Kernel;
+use crate::model::kernel::{Device, Kernel};
+use crate::model::kernel::host::Host;
 use crate::model::kernel::steering::Steering;
 use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
@@ -167,217 +167,9 @@ impl Bulk {
     }
 }
 
-/// Where iperf3's reader of a stream is in its loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReaderPhase {
-    /// About to `read` its socket.
-    ReadCheck,
-    /// Copying this many bytes out of its socket.
-    InRead(u32),
-}
-
-impl Machine {
-    /// The driver's poll of `napi` on `core` at `now`: take up to `budget`
-    /// frames, merge them with GRO and flush what the poll flushes; returns
-    /// (frames, cycles). The stack's work on the flushed packets is in the
-    /// poll's cycles: the protocol (no software steering) or the steering.
-    pub(crate) fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
-        let qi = k.napi_queue[napi as usize] as usize;
-        let mut frames = std::mem::take(&mut self.bulk.as_mut().expect("bulk workload").frames);
-        frames.clear();
-        self.nic.queues[qi].take(budget, &mut frames);
-        let n = frames.len() as u32;
-        let measuring = self.run.measuring;
-        let hz = self.cfg.napi.hz;
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let (gro, ready) = (&mut b.gro[qi], &mut b.ready[qi]);
-        ready.clear();
-        for p in &frames {
-            gro.receive(
-                p.conn,
-                b.hash[p.conn as usize],
-                p.reply_bytes,
-                p.sent_ns,
-                p.arrived_ns,
-                now,
-                b.gro_max_segs,
-                ready,
-            );
-        }
-        // napi_complete_done flushes all; a poll that used its weight only
-        // what is from an earlier jiffy, or all when HZ < 1000.
-        gro.flush(now, n < budget || hz < 1000, ready);
-        let skbs = ready.len() as u64;
-        if measuring {
-            b.skbs_merged += skbs;
-            self.run.counters.packets_polled += n as u64;
-            for p in &frames {
-                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
-            }
-        }
-        frames.clear();
-        self.bulk.as_mut().expect("bulk workload").frames = frames;
-        let costs = &self.cfg.costs;
-        let mut cycles =
-            costs.napi_poll_cycles + n as u64 * costs.rx_frame_cycles + skbs * costs.gro_skb_cycles;
-        let b = self.bulk.as_ref().expect("bulk workload");
-        if b.scheme.is_software() {
-            cycles += skbs * costs.steer_skb_cycles;
-        } else {
-            cycles += self.tcp_rx_cycles(k, &b.ready[qi]);
-        }
-        (n, cycles)
-    }
-
-    /// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
-    /// readers they reach.
-    pub(crate) fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64 {
-        skbs.len() as u64 * self.cfg.costs.tcp_skb_cycles + k.wakeup_cycles_for(skbs.iter().map(|s| s.conn))
-    }
-
-    /// The poll's segment ended: the flushed packets go to the protocol
-    /// here, or to their cores' backlogs.
-    pub(crate) fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32) {
-        let queue = k.napi_queue[napi as usize];
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let mut ready = std::mem::take(&mut b.ready[queue as usize]);
-        // Software steering (bare metal only) hands packets on from the
-        // core that polled.
-        let core = match self.nic.route(queue) {
-            crate::model::devices::nic::IrqRoute::Host { core } => core,
-            crate::model::devices::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
-        };
-        let measuring = self.run.measuring;
-        for skb in ready.drain(..) {
-            let b = self.bulk.as_mut().expect("bulk workload");
-            if measuring {
-                b.frames_merged += skb.segs as u64;
-            }
-            match b.steering.as_mut() {
-                Some(st) => {
-                    let (target, flow) = st.target(b.hash[skb.conn as usize], measuring);
-                    k.enqueue_to_backlog(self, sched, core, target, skb, flow);
-                }
-                None => self.tcp_rcv(k, sched, skb),
-            }
-        }
-        self.bulk.as_mut().expect("bulk workload").ready[queue as usize] = ready;
-    }
-
-    /// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
-    /// joins the socket, its ACK leaves, a sleeping reader wakes.
-    pub(crate) fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, skb: Skb) {
-        let now = sched.now();
-        let rcvbuf = self.cfg.bulk.rcvbuf_bytes;
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let unread = &mut b.unread[skb.conn as usize];
-        if *unread + skb.bytes as u64 > rcvbuf {
-            if self.run.measuring {
-                b.socket_drops += 1;
-                self.run.counters.drops.socket += 1;
-            }
-            return self.bulk.as_ref().expect("bulk workload").senders.lost(sched, skb.conn, skb.segs);
-        }
-        *unread += skb.bytes as u64;
-        // The stream's reader, in this (the polling) kernel.
-        let t = k.conns[skb.conn as usize].thread;
-        if self.run.measuring {
-            self.run.latency.record(now - skb.sent_ns);
-        }
-        sched.at(
-            now + self.cfg.nic.wire_latency_ns,
-            Ev::Tcp(TcpEv::Ack {
-                conn: skb.conn,
-                segs: skb.segs,
-                sent_ns: skb.sent_ns,
-            }),
-        );
-        if k.threads[t as usize].is_sleeping() {
-            self.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
-            k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
-            let b = self.bulk.as_mut().expect("bulk workload");
-            let stream = b.stream_of(k.id, t);
-            b.readers[stream] = ReaderPhase::ReadCheck;
-            k.thread_make_runnable(self, sched, t);
-        }
-    }
-
-    /// iperf3's reading thread `t` (stream t): a blocking `read` of up to
-    /// `bulk.read_bytes`, or sleep when the socket is empty. Threads that
-    /// share a core take turns of `cpu.sched_base_slice_ns`.
-    pub(crate) fn reader_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId) -> Option<Seg> {
-        let now = sched.now();
-        let b = self.bulk.as_ref().expect("bulk workload");
-        let unread = b.unread[b.stream_of(k.id, t)];
-        let slice = self.cfg.cpu.sched_base_slice_ns;
-        let th = &mut k.threads[t as usize];
-        if unread == 0 {
-            th.phase = crate::model::kernel::app::Phase::Sleeping;
-            th.slice_start_ns = None;
-            self.tr(now, crate::model::trace::TraceEvent::Sleep { thread: t });
-            return None;
-        }
-        match th.slice_start_ns {
-            None => th.slice_start_ns = Some(now),
-            Some(start)
-                if now - start >= slice
-                    && !k.cores[th.core as usize].runqueue.is_empty() =>
-            {
-                // Its turn is over: to the back of the run queue.
-                th.slice_start_ns = None;
-                let core = th.core as usize;
-                k.cores[core].runqueue.push_back(t);
-                return None;
-            }
-            Some(_) => {}
-        }
-        let bytes = unread.min(self.cfg.bulk.read_bytes as u64) as u32;
-        th.phase = crate::model::kernel::app::Phase::InWorkload;
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let stream = b.stream_of(k.id, t);
-        b.readers[stream] = ReaderPhase::InRead(bytes);
-        let k = &self.cfg.costs;
-        let cycles = k.recv_cycles + k.copy_cycles_per_kib * bytes as u64 / 1024;
-        Some(Seg {
-            class: CpuClass::System,
-            ns: self.ns(cycles),
-            bh_disabled: false,
-        })
-    }
-
-    /// The read of `bytes` ended: the socket has room again (the window
-    /// update reaches the sender one wire latency later) and RFS learns
-    /// where the flow is read (`sock_rps_record_flow`).
-    pub(crate) fn reader_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, t: ThreadId, bytes: u32) {
-        let now = sched.now();
-        let core = k.threads[t as usize].core;
-        k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
-        let measuring = self.run.measuring;
-        let b = self.bulk.as_mut().expect("bulk workload");
-        let stream = b.stream_of(k.id, t);
-        b.readers[stream] = ReaderPhase::ReadCheck;
-        b.unread[stream] -= bytes as u64;
-        if measuring {
-            b.bytes_read += bytes as u64;
-            b.vm_bytes_read[stream % b.vms as usize] += bytes as u64;
-        }
-        let hash = b.hash[stream];
-        if let Some(st) = b.steering.as_mut() {
-            st.rfs.record(hash, core);
-        }
-        sched.at(
-            now + self.cfg.nic.wire_latency_ns,
-            Ev::Tcp(TcpEv::Ack {
-                conn: stream as u32,
-                segs: 0,
-                sent_ns: now,
-            }),
-        );
-    }
-
+impl Bulk {
     /// What the streams did (`Summary::bulk`).
-    pub(crate) fn bulk_report(&mut self, k: &mut Kernel, now: Nanos, dur_s: f64) -> Option<BulkReport> {
-        self.bulk.as_ref()?;
+    pub(crate) fn report(&self, k: &mut Kernel, now: Nanos, dur_s: f64) -> BulkReport {
         let core_busy_pct = k
             .cores
             .iter_mut()
@@ -392,12 +184,12 @@ impl Machine {
                 }
             })
             .collect();
-        let b = self.bulk.as_ref()?;
+        let b = self;
         let ratio = |a: u64, d: u64| if d > 0 { a as f64 / d as f64 } else { 0.0 };
         let s = &b.senders;
         let mean_cwnd = s.streams.iter().map(|x| x.cwnd).sum::<f64>() / s.streams.len() as f64;
         let gbps = |bytes: u64| bytes as f64 * 8.0 / dur_s / 1e9;
-        Some(BulkReport {
+        BulkReport {
             streams: s.streams.len() as u32,
             throughput_gbps: gbps(b.bytes_read),
             vm_gbps: (b.vms > 1).then(|| b.vm_bytes_read.iter().map(|&x| gbps(x)).collect()),
@@ -407,15 +199,12 @@ impl Machine {
             socket_drops: b.socket_drops,
             mean_cwnd_segments: mean_cwnd,
             core_busy_pct,
-        })
+        }
     }
 
     /// What software steering did (`Summary::steering`).
     pub(crate) fn steering_report(&self, dur_s: f64) -> Option<SteeringReport> {
-        let b = self
-            .bulk
-            .as_ref()
-            .filter(|b| b.scheme != SteeringScheme::None)?;
+        let b = Some(self).filter(|b| b.scheme != SteeringScheme::None)?;
         let scheme = serde_json::to_value(b.scheme)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -455,3 +244,220 @@ impl Machine {
         })
     }
 }
+
+/// Where iperf3's reader of a stream is in its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReaderPhase {
+    /// About to `read` its socket.
+    ReadCheck,
+    /// Copying this many bytes out of its socket.
+    InRead(u32),
+}
+
+/// What bulk TCP's code (the driver's poll with GRO, the protocol, the
+/// readers) asks of the machine beyond a kernel's `Host`: the workload's
+/// state, and its senders' events. The machine implements it once
+/// (`model/server.rs`).
+pub trait BulkHost: Host<Ev: From<TcpEv>> {
+    /// The workload's state.
+    fn bulk(&mut self) -> &mut Bulk;
+}
+
+/// The driver's poll of `napi` on `core` at `now`: take up to `budget`
+/// frames, merge them with GRO and flush what the poll flushes; returns
+/// (frames, cycles). The stack's work on the flushed packets is in the
+/// poll's cycles: the protocol (no software steering) or the steering.
+pub(crate) fn stream_poll_take<M: BulkHost>(m: &mut M, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64) {
+    let qi = k.napi_queue[napi as usize] as usize;
+    let mut frames = std::mem::take(&mut m.bulk().frames);
+    frames.clear();
+    m.queue(Device::Nic, qi as u32).take(budget, &mut frames);
+    let n = frames.len() as u32;
+    let measuring = m.run().measuring;
+    let hz = k.cfg.napi.hz;
+    let b = m.bulk();
+    let (gro, ready) = (&mut b.gro[qi], &mut b.ready[qi]);
+    ready.clear();
+    for p in &frames {
+        gro.receive(
+            p.conn,
+            b.hash[p.conn as usize],
+            p.reply_bytes,
+            p.sent_ns,
+            p.arrived_ns,
+            now,
+            b.gro_max_segs,
+            ready,
+        );
+    }
+    // napi_complete_done flushes all; a poll that used its weight only
+    // what is from an earlier jiffy, or all when HZ < 1000.
+    gro.flush(now, n < budget || hz < 1000, ready);
+    let skbs = ready.len() as u64;
+    if measuring {
+        b.skbs_merged += skbs;
+        m.run().counters.packets_polled += n as u64;
+        for p in &frames {
+            m.run().counters.ring_wait_ns += (now - p.arrived_ns) as u128;
+        }
+    }
+    frames.clear();
+    m.bulk().frames = frames;
+    let costs = &k.cfg.costs;
+    let mut cycles =
+        costs.napi_poll_cycles + n as u64 * costs.rx_frame_cycles + skbs * costs.gro_skb_cycles;
+    let b = m.bulk();
+    if b.scheme.is_software() {
+        cycles += skbs * costs.steer_skb_cycles;
+    } else {
+        cycles += tcp_rx_cycles(k, &b.ready[qi]);
+    }
+    (n, cycles)
+}
+
+/// The protocol's cycles for `skbs`, with the wake-ups of the sleeping
+/// readers they reach.
+pub(crate) fn tcp_rx_cycles(k: &Kernel, skbs: &[Skb]) -> u64 {
+    skbs.len() as u64 * k.cfg.costs.tcp_skb_cycles + k.wakeup_cycles_for(skbs.iter().map(|s| s.conn))
+}
+
+/// The poll's segment ended: the flushed packets go to the protocol
+/// here, or to their cores' backlogs.
+pub(crate) fn stream_deliver<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, napi: u32) {
+    let queue = k.napi_queue[napi as usize];
+    let b = m.bulk();
+    let mut ready = std::mem::take(&mut b.ready[queue as usize]);
+    // Software steering (bare metal only) hands packets on from the
+    // core that polled.
+    let core = match m.irq_route(queue) {
+        crate::model::devices::nic::IrqRoute::Host { core } => core,
+        crate::model::devices::nic::IrqRoute::Vfio { guest_core, .. } => guest_core,
+    };
+    let measuring = m.run().measuring;
+    for skb in ready.drain(..) {
+        let b = m.bulk();
+        if measuring {
+            b.frames_merged += skb.segs as u64;
+        }
+        match b.steering.as_mut() {
+            Some(st) => {
+                let (target, flow) = st.target(b.hash[skb.conn as usize], measuring);
+                k.enqueue_to_backlog(m, sched, core, target, skb, flow);
+            }
+            None => tcp_rcv(m, k, sched, skb),
+        }
+    }
+    m.bulk().ready[queue as usize] = ready;
+}
+
+/// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
+/// joins the socket, its ACK leaves, a sleeping reader wakes.
+pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, skb: Skb) {
+    let now = sched.now();
+    let rcvbuf = k.cfg.bulk.rcvbuf_bytes;
+    let measuring = m.run().measuring;
+    let unread = &mut m.bulk().unread[skb.conn as usize];
+    if *unread + skb.bytes as u64 > rcvbuf {
+        if measuring {
+            m.bulk().socket_drops += 1;
+            m.run().counters.drops.socket += 1;
+        }
+        return m.stream_lost(sched, skb.conn, skb.segs);
+    }
+    *unread += skb.bytes as u64;
+    // The stream's reader, in this (the polling) kernel.
+    let t = k.conns[skb.conn as usize].thread;
+    if m.run().measuring {
+        m.run().latency.record(now - skb.sent_ns);
+    }
+    sched.at(
+        now + k.cfg.nic.wire_latency_ns,
+        M::Ev::from(TcpEv::Ack {
+            conn: skb.conn,
+            segs: skb.segs,
+            sent_ns: skb.sent_ns,
+        }),
+    );
+    if k.threads[t as usize].is_sleeping() {
+        m.tr(now, crate::model::trace::TraceEvent::Wake { thread: t });
+        k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
+        let b = m.bulk();
+        let stream = b.stream_of(k.id, t);
+        b.readers[stream] = ReaderPhase::ReadCheck;
+        k.thread_make_runnable(m, sched, t);
+    }
+}
+
+/// iperf3's reading thread `t` (stream t): a blocking `read` of up to
+/// `bulk.read_bytes`, or sleep when the socket is empty. Threads that
+/// share a core take turns of `cpu.sched_base_slice_ns`.
+pub(crate) fn reader_next<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, t: ThreadId) -> Option<Seg> {
+    let now = sched.now();
+    let b = m.bulk();
+    let unread = b.unread[b.stream_of(k.id, t)];
+    let slice = k.cfg.cpu.sched_base_slice_ns;
+    let th = &mut k.threads[t as usize];
+    if unread == 0 {
+        th.phase = crate::model::kernel::app::Phase::Sleeping;
+        th.slice_start_ns = None;
+        m.tr(now, crate::model::trace::TraceEvent::Sleep { thread: t });
+        return None;
+    }
+    match th.slice_start_ns {
+        None => th.slice_start_ns = Some(now),
+        Some(start)
+            if now - start >= slice
+                && !k.cores[th.core as usize].runqueue.is_empty() =>
+        {
+            // Its turn is over: to the back of the run queue.
+            th.slice_start_ns = None;
+            let core = th.core as usize;
+            k.cores[core].runqueue.push_back(t);
+            return None;
+        }
+        Some(_) => {}
+    }
+    let bytes = unread.min(k.cfg.bulk.read_bytes as u64) as u32;
+    th.phase = crate::model::kernel::app::Phase::InWorkload;
+    let b = m.bulk();
+    let stream = b.stream_of(k.id, t);
+    b.readers[stream] = ReaderPhase::InRead(bytes);
+    let costs = &k.cfg.costs;
+    let cycles = costs.recv_cycles + costs.copy_cycles_per_kib * bytes as u64 / 1024;
+    Some(Seg {
+        class: CpuClass::System,
+        ns: k.ns(cycles),
+        bh_disabled: false,
+    })
+}
+
+/// The read of `bytes` ended: the socket has room again (the window
+/// update reaches the sender one wire latency later) and RFS learns
+/// where the flow is read (`sock_rps_record_flow`).
+pub(crate) fn reader_done<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, t: ThreadId, bytes: u32) {
+    let now = sched.now();
+    let core = k.threads[t as usize].core;
+    k.threads[t as usize].phase = crate::model::kernel::app::Phase::Workload;
+    let measuring = m.run().measuring;
+    let b = m.bulk();
+    let stream = b.stream_of(k.id, t);
+    b.readers[stream] = ReaderPhase::ReadCheck;
+    b.unread[stream] -= bytes as u64;
+    if measuring {
+        b.bytes_read += bytes as u64;
+        b.vm_bytes_read[stream % b.vms as usize] += bytes as u64;
+    }
+    let hash = b.hash[stream];
+    if let Some(st) = b.steering.as_mut() {
+        st.rfs.record(hash, core);
+    }
+    sched.at(
+        now + k.cfg.nic.wire_latency_ns,
+        M::Ev::from(TcpEv::Ack {
+            conn: stream as u32,
+            segs: 0,
+            sent_ns: now,
+        }),
+    );
+}
+

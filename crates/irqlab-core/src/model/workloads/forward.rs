@@ -13,49 +13,55 @@
 
 use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::{DropSite, Ev, Machine};
-use crate::model::kernel::Kernel;
+use crate::model::run::DropSite;
+use crate::model::kernel::{Device, Kernel};
+use crate::model::kernel::host::Host;
 use crate::engine::{Nanos, Scheduler};
 
-impl Machine {
-    /// Forward the packets a poll of `napi` took (the poll's segment ends now).
-    pub(crate) fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
-        let now = sched.now();
-        let queue = k.napi_queue[napi as usize];
-        let per_packet_ns = self.ns(self.cfg.costs.forward_packet_cycles);
-        let n = buf.len() as u64;
-        for (i, p) in buf.drain(..).enumerate() {
-            if self.run.measuring {
-                self.run.counters.packets_polled += 1;
-                self.run.counters.ring_wait_ns += (now - p.arrived_ns) as u128;
-            }
-            let done_ns = now.saturating_sub((n - 1 - i as u64) * per_packet_ns).max(p.arrived_ns);
-            self.forward_transmit(sched, queue, p, done_ns);
-        }
-    }
+/// What forwarding asks of the machine beyond a kernel's `Host`: that the
+/// NIC's events be among its events (a forwarded packet's TX completion).
+pub trait ForwardHost: Host<Ev: From<NicEv>> {}
 
-    /// `dev_queue_xmit` of a forwarded packet whose processing ended at
-    /// `done_ns`: onto the TX ring, or into the qdisc while the ring is full.
-    fn forward_transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, p: RxPacket, done_ns: Nanos) {
-        let q = &mut self.nic.queues[queue as usize];
-        if !q.tx_post() {
-            if q.qdisc.len() >= self.cfg.nic.txqueuelen as usize {
-                self.dropped(sched, DropSite::Qdisc, p.conn, p.sent_ns);
-            } else {
-                q.qdisc.push_back((p.conn, p.sent_ns, p.bytes));
-            }
-            return;
+impl<M: Host<Ev: From<NicEv>>> ForwardHost for M {}
+
+/// Forward the packets a poll of `napi` took (the poll's segment ends now).
+pub(crate) fn forward_deliver<M: ForwardHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, napi: u32, buf: &mut Vec<RxPacket>) {
+    let now = sched.now();
+    let queue = k.napi_queue[napi as usize];
+    let per_packet_ns = k.ns(k.cfg.costs.forward_packet_cycles);
+    let n = buf.len() as u64;
+    for (i, p) in buf.drain(..).enumerate() {
+        if m.run().measuring {
+            m.run().counters.packets_polled += 1;
+            m.run().counters.ring_wait_ns += (now - p.arrived_ns) as u128;
         }
-        let now = sched.now();
-        sched.at((done_ns + self.cfg.nic.dma_latency_ns).max(now), Ev::Nic(NicEv::TxDone { queue, bytes: p.bytes }));
-        // An open loop only records the packet's return (client_reply), so
-        // it is recorded here at its own time rather than through an event.
-        let back_ns = done_ns + self.cfg.nic.wire_latency_ns;
-        if back_ns < self.run.end_ns {
-            self.record_reply(back_ns, p.sent_ns);
-        }
+        let done_ns = now.saturating_sub((n - 1 - i as u64) * per_packet_ns).max(p.arrived_ns);
+        forward_transmit(m, k, sched, queue, p, done_ns);
     }
 }
+
+/// `dev_queue_xmit` of a forwarded packet whose processing ended at
+/// `done_ns`: onto the TX ring, or into the qdisc while the ring is full.
+fn forward_transmit<M: ForwardHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, queue: u32, p: RxPacket, done_ns: Nanos) {
+    let q = m.queue(Device::Nic, queue);
+    if !q.tx_post() {
+        if q.qdisc.len() >= k.cfg.nic.txqueuelen as usize {
+            m.dropped(sched, DropSite::Qdisc, p.conn, p.sent_ns);
+        } else {
+            q.qdisc.push_back((p.conn, p.sent_ns, p.bytes));
+        }
+        return;
+    }
+    let now = sched.now();
+    sched.at((done_ns + k.cfg.nic.dma_latency_ns).max(now), M::Ev::from(NicEv::TxDone { queue, bytes: p.bytes }));
+    // An open loop only records the packet's return (client_reply), so
+    // it is recorded here at its own time rather than through an event.
+    let back_ns = done_ns + k.cfg.nic.wire_latency_ns;
+    if back_ns < m.run().end_ns {
+        m.run().record_reply(back_ns, p.sent_ns);
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
