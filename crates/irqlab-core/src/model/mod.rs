@@ -30,6 +30,7 @@ pub mod devices;
 pub mod kernel;
 pub mod run;
 pub mod ids;
+pub mod lane;
 pub mod server;
 pub mod trace;
 pub mod vm;

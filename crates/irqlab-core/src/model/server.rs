@@ -34,7 +34,7 @@ use crate::scenario::{Config, Scenario, VmKind};
 use crate::stats::cycles::CycleTable;
 use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
-use crate::model::devices::nic::events::{NicEv, NicOut};
+use crate::model::devices::nic::events::{NicEv, NicOut, ReplyOnWire};
 use crate::model::trace::TraceEvent;
 use crate::model::kernel::events::KernelEv;
 use crate::model::workloads::client::ClientEv;
@@ -72,20 +72,7 @@ impl From<KernelEv> for Ev {
     }
 }
 
-/// The engine's FIFO lanes ([`crate::engine::queue`]) for the events the
-/// model schedules at a fixed delay: each lane's events then come in time
-/// order and skip the heap (one out of order goes to the heap).
-pub mod lane {
-    use crate::engine::Lane;
-    /// A request on its way to the NIC's ring (the wire and DMA delay).
-    pub const TO_SERVER: Lane = 0;
-    /// A reply on the wire to its client.
-    pub const TO_CLIENT: Lane = 1;
-    /// A TX descriptor's DMA completion.
-    pub const TX_DONE: Lane = 2;
-    /// An interrupt-moderation timer (`rx-usecs` after a completion).
-    pub const MODERATION: Lane = 3;
-}
+pub use crate::model::lane;
 
 /// The modelled server: the active kernel, whose code runs now
 /// (`model/kernel/`), and the machine around it.
@@ -966,6 +953,21 @@ impl BulkHost for Machine {
     #[inline]
     fn bulk(&mut self) -> &mut Bulk {
         self.bulk.as_mut().expect("a bulk run has its streams")
+    }
+}
+
+impl From<ReplyOnWire> for Ev {
+    /// A reply on the wire reaches its client.
+    #[inline]
+    fn from(r: ReplyOnWire) -> Self {
+        Ev::Client(ClientEv::ReplyArrive { conn: r.conn, sent_ns: r.sent_ns })
+    }
+}
+
+impl From<ClientEv> for Ev {
+    #[inline]
+    fn from(e: ClientEv) -> Self {
+        Ev::Client(e)
     }
 }
 

@@ -83,3 +83,57 @@ impl VcpuThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> VmCfg {
+        VmCfg::default()
+    }
+
+    #[test]
+    fn halt_poll_window_grows_from_grow_start_until_it_catches_the_wake_ups() {
+        let c = cfg();
+        let mut v = VcpuThread::new(0, 1, 0);
+        let mut seen = vec![];
+        for _ in 0..7 {
+            // Every halt ends with a wake-up 150 µs later.
+            v.adapt_halt_poll(150_000, &c);
+            seen.push(v.halt_poll_ns);
+        }
+        assert_eq!(seen, [10_000, 20_000, 40_000, 80_000, 160_000, 160_000, 160_000]);
+        // Grown past the maximum, the window is capped at it.
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.halt_poll_ns = 160_000;
+        v.adapt_halt_poll(190_000, &c);
+        assert_eq!(v.halt_poll_ns, 200_000);
+    }
+
+    #[test]
+    fn a_caught_wake_up_keeps_the_window_and_a_long_halt_halves_it() {
+        let c = cfg();
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.halt_poll_ns = 40_000;
+        v.adapt_halt_poll(30_000, &c);
+        assert_eq!(v.halt_poll_ns, 40_000);
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 20_000);
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 10_000);
+        // Below grow_start it drops to 0 (shrink_halt_poll_ns).
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+        // A window of 0 does not shrink; a long halt does not grow it.
+        v.adapt_halt_poll(500_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+    }
+
+    #[test]
+    fn halt_polling_off_never_polls() {
+        let c = VmCfg { halt_poll_ns: 0, ..cfg() };
+        let mut v = VcpuThread::new(0, 1, 0);
+        v.adapt_halt_poll(1_000, &c);
+        assert_eq!(v.halt_poll_ns, 0);
+    }
+}

@@ -18,7 +18,7 @@
 
 use crate::model::devices::nic::RxPacket;
 use crate::model::workloads::WorkloadCx;
-use crate::model::server::Ev;
+use crate::model::devices::nic::events::NicEvents;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
 use crate::error::Error;
@@ -80,6 +80,12 @@ fn size_dist(c: SizeCfg) -> SizeDist {
         SizeCfg::Fixed { bytes } => SizeDist::Fixed(bytes),
     }
 }
+
+/// The machine's events as the clients schedule them: their own, and the
+/// NIC's for the frames they put on the wire.
+pub trait ClientEvents: From<ClientEv> + NicEvents {}
+
+impl<E: From<ClientEv> + NicEvents> ClientEvents for E {}
 
 impl Clients {
     pub fn new(cfg: &Config, streams: &RngStreams) -> Result<Self, Error> {
@@ -182,7 +188,7 @@ pub(crate) fn holds_at_client(cfg: &Config) -> bool {
 
 impl Clients {
     #[inline]
-    pub fn on_event(&mut self, cx: &mut WorkloadCx, ev: ClientEv) {
+    pub fn on_event<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, ev: ClientEv) {
         match ev {
             ClientEv::ReplyArrive { conn, sent_ns } => self.reply(cx, conn, sent_ns),
             ClientEv::OpenArrival => self.open_arrival(cx),
@@ -207,7 +213,7 @@ impl Clients {
         self.occupy(now, ns);
     }
 
-    pub(crate) fn start(&mut self, sched: &mut Scheduler<Ev>) {
+    pub(crate) fn start<E: ClientEvents>(&mut self, sched: &mut Scheduler<E>) {
         if self.closed {
             // Stagger the first requests over 10 µs so they do not all land
             // in the same nanosecond.
@@ -215,30 +221,30 @@ impl Clients {
             for conn in 0..n {
                 for _ in 0..self.depth {
                     let at = (conn as u64 * 10_000) / n as u64;
-                    sched.at(at, Ev::Client(ClientEv::Send { conn }));
+                    sched.at(at, E::from(ClientEv::Send { conn }));
                 }
             }
         } else {
-            sched.at(0, Ev::Client(ClientEv::OpenArrival));
+            sched.at(0, E::from(ClientEv::OpenArrival));
         }
     }
 
     /// A client sends a request on `conn` now.
-    fn send(&mut self, cx: &mut WorkloadCx, conn: u32) {
+    fn send<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32) {
         let now = cx.sched.now();
         self.send_as_of(cx, conn, now);
     }
 
     /// A client's TCP sends a dropped request again; latency still runs
     /// from the first send.
-    fn retransmit(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
+    fn retransmit<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32, sent_ns: Nanos) {
         if cx.run.measuring && cx.sched.now() < cx.run.end_ns {
             cx.run.counters.retransmits += 1;
         }
         self.send_as_of(cx, conn, sent_ns);
     }
 
-    fn send_as_of(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
+    fn send_as_of<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32, sent_ns: Nanos) {
         let now = cx.sched.now();
         if now >= cx.run.end_ns {
             return;
@@ -249,7 +255,7 @@ impl Clients {
         cx.nic.frame_in(cx.sched, queue, written + self.to_ring_ns, pkt);
     }
 
-    fn open_arrival(&mut self, cx: &mut WorkloadCx) {
+    fn open_arrival<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>) {
         let now = cx.sched.now();
         let (gap, conn) = {
             let (ia, rng) = self.arrivals.as_mut().expect("open loop");
@@ -271,11 +277,11 @@ impl Clients {
         }
         let next = now.saturating_add(gap);
         if next < cx.run.end_ns {
-            cx.sched.at(next, Ev::Client(ClientEv::OpenArrival));
+            cx.sched.at(next, E::from(ClientEv::OpenArrival));
         }
     }
 
-    fn reply(&mut self, cx: &mut WorkloadCx, conn: u32, sent_ns: Nanos) {
+    fn reply<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32, sent_ns: Nanos) {
         let now = cx.sched.now();
         let read = if self.read_ns == 0 { now } else { self.read(now, self.wakeup_ns) };
         cx.run.record_reply(read, sent_ns);
@@ -283,7 +289,7 @@ impl Clients {
             if self.think_ns == 0 {
                 self.send(cx, conn);
             } else {
-                cx.sched.after(self.think_ns, Ev::Client(ClientEv::Send { conn }));
+                cx.sched.after(self.think_ns, E::from(ClientEv::Send { conn }));
             }
         } else if self.holds() {
             // The slot goes to a held request at once (its time has come);

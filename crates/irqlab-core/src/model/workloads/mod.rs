@@ -13,14 +13,13 @@ pub mod tcp_stream;
 use crate::engine::Scheduler;
 use crate::model::devices::nic::PhysicalNic;
 use crate::model::run::RunStats;
-use crate::model::server::Ev;
 
 /// What a workload outside the machine (the clients, the bulk senders)
 /// reaches: the engine's scheduler, the NIC's wire side and the run's window
 /// and statistics. Nothing of the kernel: a workload talks to the machine
 /// through the wire only.
-pub struct WorkloadCx<'a> {
-    pub sched: &'a mut Scheduler<Ev>,
+pub struct WorkloadCx<'a, E> {
+    pub sched: &'a mut Scheduler<E>,
     pub nic: &'a mut PhysicalNic,
     pub run: &'a mut RunStats,
 }

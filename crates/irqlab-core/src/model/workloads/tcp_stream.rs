@@ -24,7 +24,7 @@
 
 use crate::model::devices::nic::events::NicEv;
 use crate::model::devices::nic::RxPacket;
-use crate::model::server::Ev;
+use crate::model::devices::nic::events::NicEvents;
 use crate::model::workloads::WorkloadCx;
 use crate::engine::{Nanos, Scheduler};
 use crate::scenario::bulk::FRAME_OVERHEAD_BYTES;
@@ -79,6 +79,12 @@ pub struct Senders {
     pub reductions: u64,
     pub frames_sent: u64,
 }
+
+/// The machine's events as the senders schedule them: their own, and the
+/// NIC's for the frames they put on the wire.
+pub trait TcpEvents: From<TcpEv> + NicEvents {}
+
+impl<E: From<TcpEv> + NicEvents> TcpEvents for E {}
 
 impl Senders {
     pub fn new(cfg: &crate::scenario::Config, queues: Vec<u32>) -> Senders {
@@ -166,7 +172,7 @@ impl Senders {
     /// `unread`: what each stream's socket at the receiver holds (its
     /// window).
     #[inline]
-    pub fn on_event(&mut self, cx: &mut WorkloadCx, unread: &[u64], ev: TcpEv) {
+    pub fn on_event<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64], ev: TcpEv) {
         match ev {
             TcpEv::WireFree => self.wire_send(cx, unread),
             TcpEv::Ack { conn, segs, sent_ns } => self.ack(cx, unread, conn, segs, sent_ns),
@@ -175,14 +181,14 @@ impl Senders {
     }
 
     /// Start the senders (at time 0, every stream has its initial window).
-    pub(crate) fn start(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+    pub(crate) fn start<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64]) {
         self.wire_send(cx, unread);
     }
 
     /// The link is free: each sender queue with data puts one frame on
     /// it in turn (a round of at most `bulk.sender_queues` frames); a queue
     /// whose burst is done starts the next of its streams that has window.
-    fn wire_send(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+    fn wire_send<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64]) {
         let now = cx.sched.now();
         let nq = self.queues.len();
         let mut sent = 0u32;
@@ -207,7 +213,7 @@ impl Senders {
             };
             let queue = self.streams[i].queue;
             cx.nic.queues[queue as usize].rx_in_flight += 1;
-            cx.sched.at(done + self.to_ring_ns, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+            cx.sched.at(done + self.to_ring_ns, E::from(NicEv::PacketArrive { queue, pkt }));
             sent += 1;
         }
         if sent == 0 {
@@ -219,11 +225,11 @@ impl Senders {
         }
         self.next_queue = (self.next_queue + 1) % nq;
         self.wire_busy = true;
-        cx.sched.at(now + (sent as f64 * self.frame_ns).round() as Nanos, Ev::Tcp(TcpEv::WireFree));
+        cx.sched.at(now + (sent as f64 * self.frame_ns).round() as Nanos, E::from(TcpEv::WireFree));
     }
 
     /// Something opened a window: send if the link is idle.
-    fn kick(&mut self, cx: &mut WorkloadCx, unread: &[u64]) {
+    fn kick<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64]) {
         if !self.wire_busy {
             self.wire_send(cx, unread);
         }
@@ -231,7 +237,7 @@ impl Senders {
 
     /// An ACK of `segs` segments of stream `conn` (0: a window update after
     /// a read), for a packet whose first segment was sent at `sent_ns`.
-    fn ack(&mut self, cx: &mut WorkloadCx, unread: &[u64], conn: u32, segs: u32, sent_ns: Nanos) {
+    fn ack<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64], conn: u32, segs: u32, sent_ns: Nanos) {
         if segs > 0 {
             let now = cx.sched.now();
             let s = &mut self.streams[conn as usize];
@@ -250,13 +256,13 @@ impl Senders {
 
     /// `segs` segments of stream `conn` were dropped in the receiver: the
     /// sender learns it one wire latency later.
-    pub(crate) fn lost(&self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
-        sched.at(sched.now() + self.wire_ns, Ev::Tcp(TcpEv::Loss { conn, segs }));
+    pub(crate) fn lost<E: From<TcpEv>>(&self, sched: &mut Scheduler<E>, conn: u32, segs: u32) {
+        sched.at(sched.now() + self.wire_ns, E::from(TcpEv::Loss { conn, segs }));
     }
 
     /// The sender learns of a loss: the segments leave the flight, and the
     /// window shrinks once per round trip.
-    fn loss(&mut self, cx: &mut WorkloadCx, unread: &[u64], conn: u32, segs: u32) {
+    fn loss<E: TcpEvents>(&mut self, cx: &mut WorkloadCx<E>, unread: &[u64], conn: u32, segs: u32) {
         let now = cx.sched.now();
         let beta = self.beta;
         let s = &mut self.streams[conn as usize];

@@ -7,8 +7,7 @@
 use crate::engine::{Nanos, Scheduler};
 use crate::model::devices::nic::{Cq, PhysicalNic, Post, RxPacket, Signal};
 use crate::model::run::DropSite;
-use crate::model::server::{lane, Ev};
-use crate::model::workloads::client::ClientEv;
+use crate::model::lane;
 
 /// The NIC's events.
 #[derive(Clone, Copy, Debug)]
@@ -21,19 +20,34 @@ pub enum NicEv {
     TxDone { queue: u32, bytes: u32 },
 }
 
+/// A reply that leaves on the wire for its client, `reply_wire_ns` after
+/// its TX DMA: the NIC does not know who reads the wire; the machine makes
+/// it the client's event.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplyOnWire {
+    pub conn: u32,
+    pub sent_ns: Nanos,
+}
+
+/// The machine's events as the NIC schedules them: its own, and replies
+/// on the wire.
+pub trait NicEvents: From<NicEv> + From<ReplyOnWire> {}
+
+impl<E: From<NicEv> + From<ReplyOnWire>> NicEvents for E {}
+
 impl PhysicalNic {
     /// A frame from the wire reaches RX queue `queue`'s DMA at `at`. An
     /// arrival that can only join the ring waits in the queue, in its turn
     /// (`QueuePair::rx_deferrable`).
     #[inline]
-    pub(crate) fn frame_in(&mut self, sched: &mut Scheduler<Ev>, queue: u32, at: Nanos, mut pkt: RxPacket) {
+    pub(crate) fn frame_in<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, at: Nanos, mut pkt: RxPacket) {
         let q = &mut self.queues[queue as usize];
         if q.rx_deferrable() {
             pkt.arrived_ns = at;
             q.rx_defer(sched.reserve(at), pkt);
         } else {
             q.rx_in_flight += 1;
-            sched.at_fifo(lane::TO_SERVER, at, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+            sched.at_fifo(lane::TO_SERVER, at, E::from(NicEv::PacketArrive { queue, pkt }));
         }
     }
 }
@@ -55,23 +69,23 @@ impl PhysicalNic {
     /// completion): the TX completions and arrivals it kept while it could
     /// not signal (`QueuePair::tx_defer`, `rx_defer`) are events again,
     /// with the keys they were given.
-    pub(crate) fn rearmed(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+    pub(crate) fn rearmed<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32) {
         let q = &mut self.queues[queue as usize];
         if !q.tx_done_deferrable() {
             while let Some((key, bytes)) = q.tx_deferred.pop_front() {
-                sched.at_key(key, Ev::Nic(NicEv::TxDone { queue, bytes }));
+                sched.at_key(key, E::from(NicEv::TxDone { queue, bytes }));
             }
         }
         if q.rx.armed {
             while let Some((key, pkt)) = q.rx_deferred.pop_front() {
                 q.rx_in_flight += 1;
-                sched.at_key(key, Ev::Nic(NicEv::PacketArrive { queue, pkt }));
+                sched.at_key(key, E::from(NicEv::PacketArrive { queue, pkt }));
             }
         }
     }
 
     #[inline]
-    pub(crate) fn on_event(&mut self, sched: &mut Scheduler<Ev>, ev: NicEv) -> NicOut {
+    pub(crate) fn on_event<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, ev: NicEv) -> NicOut {
         match ev {
             NicEv::PacketArrive { queue, pkt } => self.packet_arrive(sched, queue, pkt),
             NicEv::ModerationTimer { queue, cq, gen } => {
@@ -86,7 +100,7 @@ impl PhysicalNic {
     }
 
     /// A packet reaches the ring: post it and apply moderation.
-    fn packet_arrive(&mut self, sched: &mut Scheduler<Ev>, queue: u32, mut pkt: RxPacket) -> NicOut {
+    fn packet_arrive<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, mut pkt: RxPacket) -> NicOut {
         let now = sched.now();
         pkt.arrived_ns = now;
         let q = &mut self.queues[queue as usize];
@@ -105,25 +119,25 @@ impl PhysicalNic {
     /// Apply a completion queue's moderation decision: fire its vector now,
     /// or arm its timer.
     #[inline]
-    pub(crate) fn moderation(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq, signal: Signal) -> NicOut {
+    pub(crate) fn moderation<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, cq: Cq, signal: Signal) -> NicOut {
         match signal {
             Signal::Nothing => NicOut::Nothing,
             Signal::FireNow => self.fire(sched, queue, cq),
             Signal::PostTimer(at, gen) => {
-                sched.at_fifo(lane::MODERATION, at, Ev::Nic(NicEv::ModerationTimer { queue, cq, gen }));
+                sched.at_fifo(lane::MODERATION, at, E::from(NicEv::ModerationTimer { queue, cq, gen }));
                 NicOut::Nothing
             }
         }
     }
 
-    fn fire(&mut self, sched: &mut Scheduler<Ev>, queue: u32, cq: Cq) -> NicOut {
+    fn fire<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, cq: Cq) -> NicOut {
         self.queues[queue as usize].fire(sched.now(), cq);
         NicOut::Irq { queue }
     }
 
     /// A reply leaves through queue `queue`'s TX ring, or waits in the qdisc
     /// while the ring is full.
-    pub(crate) fn transmit(&mut self, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) -> NicOut {
+    pub(crate) fn transmit<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) -> NicOut {
         let q = &mut self.queues[queue as usize];
         if !q.tx_post() {
             if q.qdisc.len() >= self.timing.txqueuelen as usize {
@@ -133,7 +147,7 @@ impl PhysicalNic {
             return NicOut::Nothing;
         }
         let now = sched.now();
-        sched.at_fifo(lane::TO_CLIENT, now + self.timing.reply_wire_ns, Ev::Client(ClientEv::ReplyArrive { conn, sent_ns }));
+        sched.at_fifo(lane::TO_CLIENT, now + self.timing.reply_wire_ns, E::from(ReplyOnWire { conn, sent_ns }));
         // The TX descriptor completes once the NIC has DMAed the reply; a
         // completion that can only count waits in the queue, in its turn.
         let done_ns = now + self.timing.tx_dma_ns;
@@ -141,14 +155,14 @@ impl PhysicalNic {
         if q.tx_done_deferrable() {
             q.tx_defer(sched.reserve(done_ns), bytes);
         } else {
-            sched.at_fifo(lane::TX_DONE, done_ns, Ev::Nic(NicEv::TxDone { queue, bytes }));
+            sched.at_fifo(lane::TX_DONE, done_ns, E::from(NicEv::TxDone { queue, bytes }));
         }
         NicOut::Nothing
     }
 
     /// Descriptors were reaped: send what waits in the qdisc (while the
     /// ring has room, so nothing is dropped).
-    pub(crate) fn tx_restart(&mut self, sched: &mut Scheduler<Ev>, queue: u32) {
+    pub(crate) fn tx_restart<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32) {
         while let Some(&(conn, sent_ns, bytes)) = self.queues[queue as usize].qdisc.front() {
             if self.queues[queue as usize].tx_in_use >= self.queues[queue as usize].tx_capacity {
                 break;
