@@ -29,6 +29,7 @@ pub mod build;
 pub mod devices;
 pub mod kernel;
 pub mod run;
+pub mod component;
 pub mod ids;
 pub mod lane;
 pub mod server;

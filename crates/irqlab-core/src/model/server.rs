@@ -36,6 +36,7 @@ use crate::stats::dim_profiles;
 use crate::stats::summary::{CpuPct, DimReport, Summary, VmReport};
 use crate::model::devices::nic::events::{NicEv, NicOut, ReplyOnWire};
 use crate::model::trace::TraceEvent;
+use crate::model::component::{Component, ComponentCx, ComponentId};
 use crate::model::kernel::events::KernelEv;
 use crate::model::workloads::client::ClientEv;
 use crate::model::workloads::WorkloadCx;
@@ -61,6 +62,9 @@ pub enum Ev {
     Tcp(TcpEv),
     /// A storage guest's I/O path (`workloads/storage/mod.rs`).
     Storage(StorageEv),
+    /// A component added to the machine (`model/component.rs`): its id
+    /// and the event it chose.
+    Component { id: ComponentId, ev: u64 },
     /// Warm-up ends: statistics restart.
     WarmupEnd,
 }
@@ -113,6 +117,11 @@ pub struct Machine {
     pub bulk: Option<Box<crate::model::workloads::bulk::Bulk>>,
     /// A guest's storage I/O path (`model/workloads/storage/`).
     pub storage: Option<Box<crate::model::workloads::storage::Storage>>,
+    /// Components added to the machine (`Server::with_component`), by id.
+    components: Vec<Box<dyn Component>>,
+    /// A component's requests while it is called (`ComponentCx`).
+    component_events: Vec<(Nanos, u64)>,
+    component_irqs: Vec<u32>,
 }
 
 impl Server {
@@ -156,6 +165,9 @@ impl Server {
             bulk,
             storage,
             cfg,
+            components: Vec::new(),
+            component_events: Vec::new(),
+            component_irqs: Vec::new(),
             },
         })
     }
@@ -163,6 +175,14 @@ impl Server {
     /// Record up to `limit` kernel-level events (see [`crate::model::trace`]).
     pub fn with_trace(mut self, limit: usize) -> Self {
         self.m.trace = Some(crate::model::trace::Trace::new(limit));
+        self
+    }
+
+    /// Add `c` to the machine (`model/component.rs`): it starts with the
+    /// run, handles its own events and may interrupt the host's cores.
+    pub fn with_component(mut self, c: Box<dyn Component>) -> Self {
+        assert!(self.m.components.len() < ComponentId::MAX as usize, "at most {} components", ComponentId::MAX);
+        self.m.components.push(c);
         self
     }
 
@@ -215,6 +235,9 @@ impl Server {
             }
         } else {
             m.clients.start(&mut sched);
+        }
+        for id in 0..m.components.len() {
+            m.component_call(k, &mut sched, id as ComponentId, |c, cx| c.start(cx));
         }
         if m.run.warmup_end_ns > 0 {
             sched.at(m.run.warmup_end_ns, Ev::WarmupEnd);
@@ -304,6 +327,29 @@ impl Machine {
         if let Some(t) = self.trace.as_mut() {
             t.push(now, e);
         }
+    }
+
+    /// Call component `id` with `f`, then carry out what it asked: its
+    /// events, then its interrupts on the host's cores.
+    fn component_call(
+        &mut self,
+        k: &mut Kernel,
+        sched: &mut Scheduler<Ev>,
+        id: ComponentId,
+        f: impl FnOnce(&mut dyn Component, &mut ComponentCx),
+    ) {
+        let mut events = std::mem::take(&mut self.component_events);
+        let mut irqs = std::mem::take(&mut self.component_irqs);
+        let mut cx = ComponentCx { now: sched.now(), measuring: self.run.measuring, events: &mut events, irqs: &mut irqs };
+        f(&mut *self.components[id as usize], &mut cx);
+        for (at, ev) in events.drain(..) {
+            sched.at(at, Ev::Component { id, ev });
+        }
+        for core in irqs.drain(..) {
+            self.in_kernel(k, HOST, |k, m| k.raise_irq(m, sched, core, IrqSrc::Component(id)));
+        }
+        self.component_events = events;
+        self.component_irqs = irqs;
     }
 
     /// A storage guest's I/O path's event (`workloads/storage/mod.rs`).
@@ -874,6 +920,14 @@ impl Host for Machine {
         self.bulk.as_ref().and_then(|b| b.steering.as_ref())
     }
 
+    fn component_irq_cycles(&self, id: u16) -> u64 {
+        self.components[id as usize].irq_cycles()
+    }
+
+    fn component_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, id: u16) {
+        self.component_call(k, sched, id, |c, cx| c.irq_done(cx, core));
+    }
+
     #[inline]
     fn peer_asleep(&self, now: Nanos) -> bool {
         self.clients.thread_asleep(now)
@@ -1008,6 +1062,7 @@ impl World for Server {
             }
             Ev::Storage(e) => m.storage_event(k, sched, e),
             Ev::WarmupEnd => m.warmup_end(k, sched),
+            Ev::Component { id, ev } => m.component_call(k, sched, id, |c, cx| c.on_event(cx, ev)),
         }
     }
 }

@@ -73,6 +73,9 @@ pub enum IrqSrc {
     ScsiAck,
     /// Host: the HBA's interrupt for the completions in its response queue.
     Hba,
+    /// Host: the interrupt of a component added to the machine
+    /// (`model/component.rs`).
+    Component(u16),
     /// Guest: the emulated storage adapter's (virtual) interrupt.
     Scsi,
     /// Guest: its clock's periodic interrupt (the storage guest's).

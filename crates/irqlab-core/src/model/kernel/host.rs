@@ -129,6 +129,12 @@ pub trait Host {
     fn steering(&mut self) -> Option<&mut Steering>;
     fn steering_ref(&self) -> Option<&Steering>;
 
+    // A component added to the machine (`model/component.rs`).
+    /// Cycles of component `id`'s interrupt handler.
+    fn component_irq_cycles(&self, id: u16) -> u64;
+    /// Component `id`'s interrupt handler ended on `core`.
+    fn component_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, id: u16);
+
     // The load generator's thread where it shares the server's CPUs
     // (`model/workloads/client.rs`).
     /// It sleeps at `now` (waking it costs an IPI).

@@ -104,6 +104,7 @@ impl Kernel {
                     IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
                         m.storage_irq_cycles(src)
                     }
+                    IrqSrc::Component(id) => m.component_irq_cycles(id),
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
@@ -351,6 +352,7 @@ impl Kernel {
             IrqSrc::ScsiIssue | IrqSrc::ScsiAck | IrqSrc::Hba | IrqSrc::Scsi | IrqSrc::GuestTimer => {
                 m.storage_irq_done(self, _sched, core, src)
             }
+            IrqSrc::Component(id) => m.component_irq_done(self, _sched, core, id),
             IrqSrc::NapiTimer(n) => {
                 if m.run().measuring {
                     m.run().counters.watchdog_fires += 1;
