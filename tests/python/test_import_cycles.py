@@ -173,13 +173,15 @@ def test_no_import_circle_between_the_models_components():
 
 
 def test_only_the_dispatcher_and_the_builder_are_the_machine():
-    """The machine's code is the dispatcher's (server.rs) and the builder's
-    (build.rs); every component's is its own, reaching the machine through
-    the traits it declares."""
+    """The machine's code is the dispatcher's (server.rs, with the machine's
+    registrations in machine.rs and its summary in report.rs) and the
+    builder's (build.rs); every component's is its own, reaching the machine
+    through the traits it declares."""
     for path in sorted((RUST_SRC / "model").rglob("*.rs")):
-        if path.name in ("server.rs", "build.rs"):
+        if path.name in ("server.rs", "machine.rs", "report.rs", "build.rs"):
             continue
-        text = path.read_text()
+        # A component's own tests may build a server to run it in.
+        text = path.read_text().split("#[cfg(test)]")[0]
         assert not re.search(r"^impl (crate::model::server::)?(Machine|Server)\b", text, re.M), path
         assert "crate::model::server" not in text, f"{path} names the dispatcher"
 
