@@ -86,7 +86,7 @@ impl VirtioNet {
 /// What virtio-net's code and the host's vhost workers (`vm/vhost.rs`)
 /// ask of the machine beyond a kernel's `Host`: the device, the worker of
 /// a queue to wake, and the NIC's queue for a flow's replies. The machine
-/// implements it once (`model/server.rs`).
+/// implements it once (`model/machine.rs`).
 pub trait VirtioHost: Host {
     /// The guest's virtio-net device.
     fn virtio(&mut self) -> &mut VirtioNet;

@@ -3,7 +3,7 @@
 //! schedules, the workloads whose threads it runs, and the run's
 //! statistics. The kernel's code (`impl Kernel` in this folder) is generic
 //! over it and names no other part of the model; the machine implements it
-//! once (`model/server.rs`), so the calls compile to direct calls.
+//! once (`model/machine.rs`), so the calls compile to direct calls.
 //!
 //! Each method takes the active kernel `k` when the code behind it runs
 //! kernel code in turn (a vCPU entering guest mode kicks the guest's core;

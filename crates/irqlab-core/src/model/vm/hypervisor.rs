@@ -2,7 +2,7 @@
 //! kernel asks (`kernel/host.rs`): the VMM's work when a vCPU enters guest
 //! mode or halts (the storage path's, `vmm.rs`), and the host's vhost
 //! worker when a guest's TX kick arrives. The machine implements it once
-//! (`model/server.rs`).
+//! (`model/machine.rs`).
 
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::host::Host;

@@ -257,7 +257,7 @@ pub enum ReaderPhase {
 /// What bulk TCP's code (the driver's poll with GRO, the protocol, the
 /// readers) asks of the machine beyond a kernel's `Host`: the workload's
 /// state, and its senders' events. The machine implements it once
-/// (`model/server.rs`).
+/// (`model/machine.rs`).
 pub trait BulkHost: Host<Ev: From<TcpEv>> {
     /// The workload's state.
     fn bulk(&mut self) -> &mut Bulk;

@@ -235,7 +235,7 @@ pub enum StorageEv {
 /// `vm/vmkernel.rs`, `vm/vmm.rs`) asks of the machine beyond a kernel's
 /// `Host`: the path's state and its own events; it runs in a VM
 /// (`Hypervisor`). The machine implements it
-/// once (`model/server.rs`).
+/// once (`model/machine.rs`).
 pub trait StorageHost: Hypervisor + Host<Ev: From<StorageEv>> {
     /// The storage path's state.
     fn storage(&mut self) -> &mut Storage;
