@@ -24,7 +24,6 @@ use crate::model::kernel::sched::Seg;
 use crate::model::devices::nic::RxPacket;
 use crate::model::devices::nic::{Cq, IrqRoute, PhysicalNic, QueuePair, Signal};
 use crate::model::devices::virtio_net::VirtioNet;
-use crate::engine::time::CycleClock;
 use crate::engine::{Nanos, RngStreams, Scheduler};
 use crate::scenario::Config;
 use crate::model::devices::nic::events::NicOut;
@@ -44,8 +43,6 @@ use crate::model::event::Ev;
 pub struct Machine {
     pub cfg: Config,
     pub freq_ghz: f64,
-    /// Cycles to nanoseconds at `freq_ghz`.
-    pub(crate) clock: CycleClock,
     /// Every kernel by [`KernelId`], the host's first ([`HOST`]); the
     /// active kernel's slot holds an empty placeholder meanwhile.
     pub(crate) kernels: Vec<Kernel>,
@@ -92,36 +89,6 @@ impl Machine {
         std::mem::swap(k, &mut self.kernels[self.active]);
         std::mem::swap(k, &mut self.kernels[id]);
         self.active = id;
-    }
-
-    /// Run `f` with kernel `id` active, then make the caller's kernel
-    /// active again.
-    #[inline]
-    pub(crate) fn in_kernel<R>(&mut self, k: &mut Kernel, id: KernelId, f: impl FnOnce(&mut Kernel, &mut Self) -> R) -> R {
-        let prev = self.active;
-        self.switch_to(k, id);
-        let r = f(k, self);
-        self.switch_to(k, prev);
-        r
-    }
-
-    /// Kernel `id`, active (`k`) or parked.
-    pub fn kernel_ref<'a>(&'a self, k: &'a Kernel, id: KernelId) -> &'a Kernel {
-        if id == self.active {
-            k
-        } else {
-            &self.kernels[id]
-        }
-    }
-
-    /// Number of kernels (1 on bare metal).
-    pub fn kernel_count(&self) -> usize {
-        self.kernels.len()
-    }
-
-    #[inline]
-    pub fn ns(&self, cycles: u64) -> Nanos {
-        self.clock.ns(cycles)
     }
 
     #[inline]

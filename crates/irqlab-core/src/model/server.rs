@@ -14,7 +14,8 @@ use crate::model::workloads::client::Clients;
 use crate::model::kernel::cpu::{CpuClass, CLASSES};
 use crate::model::kernel::{Kernel, HOST};
 use crate::model::devices::virtio_net::VirtioNet;
-use crate::engine::time::{secs_to_ns, CycleClock};
+use crate::engine::time::secs_to_ns;
+use crate::model::kernel::host::Host;
 use crate::engine::EventQueue;
 use crate::engine::{run_until, Nanos, RngStreams, Scheduler, Stopped, World};
 use crate::error::Error;
@@ -65,7 +66,6 @@ impl Server {
             kernel,
             m: Machine {
             freq_ghz: cfg.cpu.freq_ghz,
-            clock: CycleClock::new(cfg.cpu.freq_ghz),
             kernels,
             active: HOST,
             app_kernel: layout.app_kernel,
