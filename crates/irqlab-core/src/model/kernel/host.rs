@@ -92,23 +92,39 @@ pub trait Host {
     fn bridge_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, buf: &mut Vec<RxPacket>);
 
     // The VM layer (`model/vm/`).
+    /// Host cycles of a VM interrupt source's handler (VFIO, vCPU kick, virtio kick).
     fn vm_irq_cycles(&self, k: &Kernel, src: IrqSrc) -> u64;
+    /// A VM interrupt source's host handler ended.
     fn vm_hardirq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, src: IrqSrc);
+    /// Deliver `src` to CPU `gc` of guest `guest` (`kvm_set_msi`).
     fn kvm_inject(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, guest: KernelId, gc: u32, src: IrqSrc);
+    /// A thread became runnable on guest core `gc`, whose vCPU is out of guest mode.
     fn guest_core_wake(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, gc: u32);
+    /// vCPU thread `v`'s next host segment (None: it sleeps).
     fn vcpu_next(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, v: usize) -> Option<Seg>;
+    /// vCPU thread `v`'s host segment ended.
     fn vcpu_step_done(&mut self, k: &mut Kernel, v: usize);
+    /// vCPU thread `v` entered guest mode: its guest core runs again.
     fn vcpu_entered(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, v: usize);
+    /// The host preempted vCPU thread `t` in guest mode (a VM exit).
     fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
+    /// Guest core `gc`, run by host thread `host_thread`, has nothing to run: HLT.
     fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, host_thread: ThreadId, gc: u32);
+    /// A preempted guest-mode segment of `t` is back on top of its core's stack.
     fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos);
+    /// Another host thread became runnable on `core`, where vCPU thread `t` runs.
     fn vcpu_contended(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, t: ThreadId, seg: ThreadSeg);
+    /// vCPU thread `t`'s turn on a shared host CPU is over.
     fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, t: ThreadId);
+    /// vhost worker `w`'s next batch (None: it sleeps).
     fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg>;
+    /// vhost worker `w`'s batch ended.
     fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, w: usize);
 
     // The storage path (`model/workloads/storage/`, `devices/lsilogic.rs`).
+    /// Cycles of a storage interrupt source's handler.
     fn storage_irq_cycles(&mut self, src: IrqSrc) -> u64;
+    /// A storage interrupt source's handler ended on `core`.
     fn storage_irq_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, src: IrqSrc);
 
     // The threads of a workload with a loop of its own (`Phase::Workload`).
@@ -118,15 +134,21 @@ pub trait Host {
     fn workload_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
 
     // Bulk TCP and forwarding (`model/workloads/bulk.rs`, `forward.rs`).
+    /// Bulk TCP's driver poll of `napi` with GRO: (frames, cycles).
     fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64);
+    /// Bulk TCP's poll segment ended: its packets go to the protocol or to steering.
     fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32);
+    /// `tcp_v4_rcv` of `skb` after its protocol work (steered or not).
     fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, skb: Skb);
+    /// The protocol's cycles for `skbs`, with the wake-ups they cause.
     fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64;
     /// A stream's sender learns that `segs` segments of connection `conn` were lost.
     fn stream_lost(&mut self, sched: &mut Scheduler<Self::Ev>, conn: u32, segs: u32);
+    /// Forwarding: send the packets a poll of `napi` took back out.
     fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32, buf: &mut Vec<RxPacket>);
     /// Software steering's state (RPS, RFS, IAPS), if a scheme is set.
     fn steering(&mut self) -> Option<&mut Steering>;
+    /// Software steering's state, read only.
     fn steering_ref(&self) -> Option<&Steering>;
 
     // A component added to the machine (`model/component.rs`).
