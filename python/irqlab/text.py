@@ -51,6 +51,9 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
+        # The disruption model's perf-stat view of the application's cores.
+        *([("IPC", f"{_num(s.get('ipc'), 3)}   {_num(s.get('instructions_per_query'), 0)} instructions/query")]
+          if s.get("ipc") is not None else []),
         # The ITR paper's P_ll: busy cycles per query (packet) x mean latency.
         *([("load-latency product", f"{_num(s.get('load_latency_product'), 0)} cycles x us")]
           if s.get("load_latency_product") is not None else []),

@@ -86,6 +86,24 @@ def test_table_shows_the_headline_fields():
     assert "load-latency product" in result.stdout and "cycles x us" in result.stdout
 
 
+def test_the_disruption_model_reports_ipc_and_fixed_costs_do_not():
+    """`[microarch] ipc_model = "disruption"` (its footprints given, as
+    they are not yet calibrated) adds the perf-stat view: IPC and
+    instructions per query, in the JSON and in the table."""
+    assert "ipc" not in run_json()
+    sets = ("--set", "microarch.thread_code_bytes=28672", "--set", "microarch.softirq_code_bytes=20480",
+            "--set", "microarch.hardirq_code_bytes=4096", "--set", "microarch.ipc_model=disruption")
+    s = run_json("--profile", "no-coalescing", *sets)
+    assert 0 < s["ipc"] < 1 / 1.116 and s["instructions_per_query"] > 0
+    result = irqlab("run", S, "--duration", SHORT, "--profile", "no-coalescing", *sets)
+    assert result.returncode == 0, result.stderr
+    assert "IPC" in result.stdout and "instructions/query" in result.stdout
+    # Without its footprints the model is refused, in one sentence naming the field.
+    result = irqlab("run", S, "--duration", SHORT, "--set", "microarch.ipc_model=disruption")
+    assert result.returncode != 0 and "microarch.thread_code_bytes" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_set_qps_makes_an_open_loop():
     s = run_json("--set", "load.qps=20000")
     assert s["mode"] == "open"

@@ -189,9 +189,12 @@ pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec
     let (mut active, mut parked) = kernels_of(cfg, l, streams, conns);
     let clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
     let shared = std::rc::Rc::new(cfg.clone());
+    let disruption = (cfg.microarch.ipc_model == crate::scenario::IpcModel::Disruption)
+        .then(|| crate::model::kernel::disruption::Disruption::new(&cfg.microarch));
     for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
         k.clock = clock;
         k.cfg = shared.clone();
+        k.disruption = disruption;
     }
     (active, parked)
 }
@@ -315,5 +318,6 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         service,
         clock: Default::default(),
         cfg: Default::default(),
+        disruption: None,
     }
 }

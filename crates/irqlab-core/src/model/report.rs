@@ -24,6 +24,7 @@ impl Machine {
         let mut app_tab = CycleTable::default();
         let mut irq_tab = CycleTable::default();
         let mut ctx_switches = 0u64;
+        let mut disruption_cycles = 0u64;
         let mut has_irq_cores = false;
         for kid in self.app_kernel..self.kernels.len() {
             self.switch_to(k, kid);
@@ -34,6 +35,7 @@ impl Machine {
                     CoreRole::App => {
                         app_tab.add(&a);
                         ctx_switches += c.context_switches;
+                        disruption_cycles += c.disruption_cycles;
                     }
                     CoreRole::Irq => irq_tab.add(&a),
                     CoreRole::Other => {}
@@ -59,6 +61,10 @@ impl Machine {
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let latency_us = self.run.latency.summary_us();
         let cycles_per_query = ratio(busy_cycles, completed as f64);
+        // Instructions: the warm cycles at the warm CPI (`kernel/disruption.rs`).
+        let instructions = k
+            .disruption
+            .map(|d| (busy_cycles - disruption_cycles as f64).max(0.0) / d.cpi_warm);
         Summary {
             scenario: self.name.clone(),
             profile: self.profile.clone(),
@@ -75,6 +81,8 @@ impl Machine {
             context_switches_per_s: per(ctx_switches),
             context_switches_per_query: ratio(ctx_switches as f64, completed as f64),
             cycles_per_query,
+            ipc: instructions.map(|i| ratio(i, busy_cycles)),
+            instructions_per_query: instructions.map(|i| ratio(i, completed as f64)),
             drops,
             drops_by_site: d,
             retransmits: self.run.counters.retransmits,

@@ -21,6 +21,9 @@ pub struct Config {
     pub run: RunCfg,
     pub cpu: CpuCfg,
     pub costs: Costs,
+    /// How an operation's cycles follow from the core's recent history
+    /// (fixed costs, or warm costs plus disruption).
+    pub microarch: super::microarch::MicroarchCfg,
     pub nic: NicCfg,
     pub coalesce: CoalesceCfg,
     pub napi: NapiCfg,

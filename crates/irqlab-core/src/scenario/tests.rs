@@ -307,3 +307,18 @@ fn knob_ranges_defaults_and_sentences_are_the_knob_tables() {
     let e = s.set("coalesce.rx-usecs", "5000").unwrap_err().to_string();
     assert!(e.ends_with("(got 5000): the modelled ConnectX-4's mlx5 driver refuses more (MLX5E_MAX_COAL_TIME, drivers/net/ethernet/mellanox/mlx5/core/en_ethtool.c)"), "{e}");
 }
+
+#[test]
+fn the_disruption_model_needs_its_footprints_and_checks_its_ranges() {
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    let e = s.set("microarch.ipc_model", "disruption").unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `microarch.thread_code_bytes` must be given"), "{e}");
+    let e = s.set("microarch.ipc_model", "sometimes").unwrap_err().to_string();
+    assert!(e.contains("`microarch.ipc_model`"), "{e}");
+    let e = s.set("microarch.l1i_bytes", "0").unwrap_err().to_string();
+    assert_eq!(e, "scenario field `microarch.l1i_bytes` must be between 1024 and 16777216 (got 0)");
+    let e = s.set("microarch.cpi_warm", "0").unwrap_err().to_string();
+    assert!(e.contains("`microarch.cpi_warm`") && e.contains("between"), "{e}");
+    s.set("microarch.thread_code_bytes", "24576").unwrap();
+    s.set("microarch.ipc_model", "disruption").unwrap();
+}

@@ -53,6 +53,13 @@ macro_rules! knob_field {
 pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("run.seed", |c| c.run.seed, 0, i64::MAX as u64),
     int_field!("cpu.app_cores", |c| c.cpu.app_cores, 1, 1024),
+    int_field!("microarch.line_bytes", |c| c.microarch.line_bytes, 16, 256),
+    int_field!("microarch.l1i_bytes", |c| c.microarch.l1i_bytes, 1_024, 1 << 24),
+    int_field!("microarch.l2_latency_cycles", |c| c.microarch.l2_latency_cycles, 1, 1_000),
+    int_field!("microarch.flush_cycles", |c| c.microarch.flush_cycles, 0, MAX_CYCLES),
+    int_field!("microarch.thread_code_bytes", |c| c.microarch.thread_code_bytes, 0, 1 << 30),
+    int_field!("microarch.softirq_code_bytes", |c| c.microarch.softirq_code_bytes, 0, 1 << 30),
+    int_field!("microarch.hardirq_code_bytes", |c| c.microarch.hardirq_code_bytes, 0, 1 << 30),
     int_field!("cpu.wakeup_latency_ns", |c| c.cpu.wakeup_latency_ns, 0, MAX_NS),
     int_field!("cpu.ipi_latency_ns", |c| c.cpu.ipi_latency_ns, 0, MAX_NS),
     // EEVDF's base slice is tunable from 0.1 ms (`sched_base_slice_ns` in
@@ -204,6 +211,7 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "run.duration_s", get: |c| c.run.duration_s, lo: 1e-6, hi: 3600.0 },
     FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
     FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
+    FloatField { path: "microarch.cpi_warm", get: |c| c.microarch.cpi_warm, lo: 0.1, hi: 10.0 },
     FloatField { path: "load.qps", get: |c| c.load.qps.unwrap_or(1.0), lo: 1.0, hi: 1e9 },
     FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
     FloatField { path: "bulk.link_gbps", get: |c| c.bulk.link_gbps, lo: 0.01, hi: 1000.0 },
@@ -265,6 +273,18 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             Some(_) => {}
             None => int_range(f.path, v, f.lo, f.hi)?,
         }
+    }
+
+    if c.microarch.ipc_model == super::microarch::IpcModel::Disruption
+        && c.microarch.thread_code_bytes == 0
+        && c.microarch.softirq_code_bytes == 0
+        && c.microarch.hardirq_code_bytes == 0
+    {
+        return Err(Error::field(
+            "microarch.thread_code_bytes",
+            "must be given (with softirq_code_bytes and hardirq_code_bytes) when microarch.ipc_model is \"disruption\": \
+             the code footprints are not yet calibrated (docs/notes/ipc-disruption-design.md)",
+        ));
     }
 
     let k = &c.costs;

@@ -71,6 +71,15 @@ pub struct Summary {
     pub context_switches_per_query: f64,
     /// Busy cycles (all but idle) on the application cores per completed query.
     pub cycles_per_query: f64,
+    /// `[microarch] ipc_model = "disruption"`: instructions per cycle on
+    /// the application cores, as `perf stat -C` counts them (the warm
+    /// cycles over `microarch.cpi_warm`, over all busy cycles); null under
+    /// fixed costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<f64>,
+    /// The same instructions per completed query; null under fixed costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_query: Option<f64>,
     /// The load-latency product of Emmerich et al. (SPECTS 2015, §V-E),
     /// `P_ll = c_pkt · t`: the busy cycles per completed query or packet
     /// (`c_pkt = l · f_CPU / r`, here `cycles_per_query`) times the mean

@@ -178,6 +178,13 @@ pub struct Core {
     pub context_switches: u64,
     pub interruptions: u64,
     pub wakeups_from_idle: u64,
+    /// Per code class, the classes that ran here since it last ran
+    /// (`kernel/disruption.rs`; bits by class).
+    pub displaced_by: [u8; crate::model::kernel::disruption::CLASSES],
+    /// Cycles spent refilling displaced code and on interrupted contexts'
+    /// flushes, over the measured window (`[microarch] ipc_model =
+    /// "disruption"`).
+    pub disruption_cycles: u64,
 }
 
 impl Core {
@@ -210,6 +217,8 @@ impl Core {
             context_switches: 0,
             interruptions: 0,
             wakeups_from_idle: 0,
+            displaced_by: [0; crate::model::kernel::disruption::CLASSES],
+            disruption_cycles: 0,
         }
     }
 
@@ -237,6 +246,7 @@ impl Core {
         self.context_switches = 0;
         self.interruptions = 0;
         self.wakeups_from_idle = 0;
+        self.disruption_cycles = 0;
     }
 
     /// Nothing runs, nothing is preempted: the core sleeps.

@@ -24,6 +24,7 @@
 pub mod app;
 pub mod backlog;
 pub mod cpu;
+pub mod disruption;
 pub mod epoll;
 pub mod events;
 pub mod gro;
@@ -109,6 +110,9 @@ pub struct Kernel {
     /// The scenario's settings: the kernel's sysctls and the costs of its
     /// code (shared by every kernel of the machine; set by the builder).
     pub cfg: Rc<Config>,
+    /// `[microarch] ipc_model = "disruption"`: the cost of displaced code
+    /// (`disruption.rs`); None under fixed costs.
+    pub disruption: Option<crate::model::kernel::disruption::Disruption>,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO

@@ -25,9 +25,18 @@ pub struct Seg {
 impl Kernel {
     /// Start `owner`'s segment on `core` now.
     #[inline(always)]
-    pub(crate) fn start_segment<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32, owner: Owner, seg: Seg) {
+    pub(crate) fn start_segment<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32, owner: Owner, mut seg: Seg) {
         let now = sched.now();
         let c = &mut self.cores[core as usize];
+        if let Some(d) = &self.disruption {
+            // Its code refills what others displaced (not a guest-mode
+            // segment, whose guest core accounts its own).
+            if let (Some(class), true) = (crate::model::kernel::disruption::class_of(owner), seg.ns != Nanos::MAX) {
+                let cycles = d.refill_cycles(&mut c.displaced_by, class);
+                c.disruption_cycles += cycles;
+                seg.ns += self.clock.ns(cycles);
+            }
+        }
         debug_assert!(c.running.is_none());
         // A frozen guest core executes nothing until its vCPU enters guest
         // mode again; a segment started on it would complete regardless
@@ -272,7 +281,14 @@ impl Kernel {
         }
         let penalty = match f.owner {
             // Cache and pipeline disturbance after an interruption.
-            Owner::Thread(..) if f.interrupted => self.ns(self.cfg.costs.interrupt_penalty_cycles),
+            Owner::Thread(..) if f.interrupted => match &self.disruption {
+                None => self.ns(self.cfg.costs.interrupt_penalty_cycles),
+                // The flush; the refill comes with the segment (`start_segment`).
+                Some(d) => {
+                    self.cores[core as usize].disruption_cycles += d.flush_cycles;
+                    self.ns(d.flush_cycles)
+                }
+            },
             _ => 0,
         };
         if f.remaining_ns > 0 {

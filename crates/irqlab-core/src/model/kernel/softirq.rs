@@ -133,7 +133,10 @@ impl Kernel {
                 c.stack.last(),
                 Some(crate::model::kernel::cpu::Frame { owner: crate::model::kernel::cpu::Owner::Thread(..), interrupted: true, .. })
             );
-            self.cfg.costs.softirq_entry_cycles + if interrupted_thread { self.cfg.costs.irq_cold_cycles } else { 0 }
+            // Under the disruption model the cold start is the refill
+            // (`start_segment`).
+            let cold = interrupted_thread && self.disruption.is_none();
+            self.cfg.costs.softirq_entry_cycles + if cold { self.cfg.costs.irq_cold_cycles } else { 0 }
         };
         st.entered = true;
         let (n, cycles) = if napi == BACKLOG_NAPI {

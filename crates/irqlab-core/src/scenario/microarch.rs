@@ -1,0 +1,82 @@
+//! The `[microarch]` section: how an operation's cycles follow from the
+//! core's recent history (docs/notes/ipc-disruption-design.md).
+//!
+//! Under `ipc_model = "fixed"` (the default, and the thesis's
+//! calibration) every operation costs its `costs.*_cycles`. The
+//! disruption of an interrupt is two fitted penalties
+//! (`costs.interrupt_penalty_cycles`, `costs.irq_cold_cycles`).
+//!
+//! Under `"disruption"` those cycles are the operation's *warm* cost.
+//! Three code classes share each core's L1 instruction cache: the
+//! application's thread (with its syscalls and busy polls), the NET_RX
+//! softirq and the hard-IRQ handlers. When a class resumes after the others
+//! ran, the lines they displaced are refilled from L2. The loss is the LRU
+//! stack distance of its footprint: `min(F, max(0, D + F − C))` bytes,
+//! where `D` is the other classes' footprints that ran meanwhile and `C`
+//! the cache's size. An interrupted context also pays `flush_cycles` once
+//! (pipeline and branch-predictor state). These replace the two fitted
+//! penalties, and the summary reports instructions and IPC as
+//! `perf stat -C` counts them on the application's cores. The footprints
+//! and the flush cost are not yet calibrated, so this model must be given
+//! them.
+
+use serde::{Deserialize, Serialize};
+
+/// How an operation's cycles are found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IpcModel {
+    /// Each operation costs its `costs.*_cycles`, plus the two fitted
+    /// penalties for an interruption.
+    #[default]
+    Fixed,
+    /// `costs.*_cycles` are warm costs; disruption adds the refill of the
+    /// displaced L1i lines and a flush per interruption.
+    Disruption,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MicroarchCfg {
+    pub ipc_model: IpcModel,
+    /// Cycles per instruction of warm code. Default 1.116: busy-wait's
+    /// CPI in the thesis's Table 5.1 (IPC 0.896), whose path an interrupt
+    /// almost never disrupts; an upper bound for the E5-2670 (a fit).
+    pub cpi_warm: f64,
+    /// Cache line, bytes: 64 on every x86 core since the Pentium 4.
+    pub line_bytes: u64,
+    /// L1 instruction cache per core, bytes. Default 32 KiB: Sandy Bridge's
+    /// (Intel 64 and IA-32 Architectures Optimization Reference Manual,
+    /// "Intel microarchitecture code name Sandy Bridge").
+    pub l1i_bytes: u64,
+    /// Cycles to refill one line from L2. Default 12: the thesis's L2 hit
+    /// cost (Table 5.1).
+    pub l2_latency_cycles: u64,
+    /// Cycles an interrupted context loses once when it resumes: pipeline
+    /// refill and branch-predictor state. Not yet calibrated.
+    pub flush_cycles: u64,
+    /// L1i footprint of the application's thread between two
+    /// interruptions (its syscalls and busy polls included), bytes. Not yet
+    /// calibrated.
+    pub thread_code_bytes: u64,
+    /// L1i footprint of one NET_RX softirq run, bytes. Not yet calibrated.
+    pub softirq_code_bytes: u64,
+    /// L1i footprint of a hard-IRQ handler, bytes. Not yet calibrated.
+    pub hardirq_code_bytes: u64,
+}
+
+impl Default for MicroarchCfg {
+    fn default() -> Self {
+        MicroarchCfg {
+            ipc_model: IpcModel::Fixed,
+            cpi_warm: 1.116,
+            line_bytes: 64,
+            l1i_bytes: 32 * 1024,
+            l2_latency_cycles: 12,
+            flush_cycles: 0,
+            thread_code_bytes: 0,
+            softirq_code_bytes: 0,
+            hardirq_code_bytes: 0,
+        }
+    }
+}
