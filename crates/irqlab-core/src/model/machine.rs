@@ -61,9 +61,9 @@ pub struct Machine {
     pub(crate) name: String,
     pub trace: Option<crate::model::trace::Trace>,
     /// The bulk TCP receiver and software steering (`model/workloads/bulk.rs`).
-    pub bulk: Option<Box<crate::model::workloads::bulk::Bulk>>,
+    pub bulk: Option<Box<Bulk>>,
     /// A guest's storage I/O path (`model/workloads/storage/`).
-    pub storage: Option<Box<crate::model::workloads::storage::Storage>>,
+    pub storage: Option<Box<Storage>>,
     /// Components added to the machine (`Server::with_component`), by id.
     pub(crate) components: Vec<Box<dyn Component>>,
     /// A component's requests while it is called (`ComponentCx`).
@@ -72,7 +72,6 @@ pub struct Machine {
 }
 
 impl Machine {
-
     /// Make kernel `id` the active one: park the active kernel `k` in its
     /// slot and bring `id`'s into `k` (`model/kernel/mod.rs`). The kernel's
     /// code that called it goes on with the kernel now in `k`.
