@@ -58,3 +58,27 @@ fn interrupts_lower_the_ipc_in_table_4_1s_order() {
     assert!(ipc[0] < ipc[1] && ipc[1] < ipc[2], "{ipc:?}");
     assert!((ipc[2] - 1.0 / 1.116).abs() < 0.005, "busy-wait is hardly disrupted: {}", ipc[2]);
 }
+
+/// Another core (`cpi_warm`) or another build of the code
+/// (`instructions_scale`): the same operations' instructions at that CPI.
+/// With code that fits, every cycle is warm, so the IPC is the core's warm
+/// IPC exactly and the instructions per query follow the scale alone.
+#[test]
+fn the_costs_carry_to_another_core_as_instructions() {
+    let base = run("busy-wait", &disruption(16_384, 8_192, 4_096, 0));
+    let mut faster = disruption(16_384, 8_192, 4_096, 0);
+    faster.push("microarch.cpi_warm=0.883".into());
+    let f = run("busy-wait", &faster);
+    assert!((f.ipc.unwrap() - 1.0 / 0.883).abs() < 1e-9, "{:?}", f.ipc);
+    // The same instructions per query (to the nanosecond rounding of each
+    // operation), in fewer cycles: more queries.
+    let (a, b) = (base.instructions_per_query.unwrap(), f.instructions_per_query.unwrap());
+    assert!((b / a - 1.0).abs() < 0.01, "{a} -> {b}");
+    assert!(f.throughput_qps > 1.2 * base.throughput_qps, "{} -> {}", base.throughput_qps, f.throughput_qps);
+    let mut fewer = disruption(16_384, 8_192, 4_096, 0);
+    fewer.push("microarch.instructions_scale=0.5".into());
+    let h = run("busy-wait", &fewer);
+    let c = h.instructions_per_query.unwrap();
+    assert!((c / a - 0.5).abs() < 0.01, "{a} -> {c}");
+    assert!((h.ipc.unwrap() - 1.0 / 1.116).abs() < 1e-9);
+}

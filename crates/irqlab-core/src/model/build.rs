@@ -187,12 +187,17 @@ pub(crate) fn connections(
 /// application; in a VM each guest does and the host runs the vCPUs.
 pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
     let (mut active, mut parked) = kernels_of(cfg, l, streams, conns);
-    let clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
+    let machine_clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
+    // The operations' warm costs at this core's CPI (`MicroarchCfg::warm_factor`;
+    // exactly the machine's clock under fixed costs).
+    let factor = cfg.microarch.warm_factor();
+    let clock = if factor == 1.0 { machine_clock } else { crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz / factor) };
     let shared = std::rc::Rc::new(cfg.clone());
     let disruption = (cfg.microarch.ipc_model == crate::scenario::IpcModel::Disruption)
         .then(|| crate::model::kernel::disruption::Disruption::new(&cfg.microarch));
     for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
         k.clock = clock;
+        k.machine_clock = machine_clock;
         k.cfg = shared.clone();
         k.disruption = disruption;
     }
@@ -317,6 +322,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         softirq_buf: vec![Vec::with_capacity(64); l.ncores as usize],
         service,
         clock: Default::default(),
+        machine_clock: Default::default(),
         cfg: Default::default(),
         disruption: None,
     }

@@ -63,6 +63,15 @@ pub struct MicroarchCfg {
     pub softirq_code_bytes: u64,
     /// L1i footprint of a hard-IRQ handler, bytes. Not yet calibrated.
     pub hardirq_code_bytes: u64,
+    /// The CPI at which `costs.*_cycles` and the application's service
+    /// cycles were counted. Default 1.116, `cpi_warm`'s default: the costs
+    /// are the thesis's E5-2670 fit. On another core the same instructions
+    /// take `cpi_warm / costs_cpi` times the cycles.
+    pub costs_cpi: f64,
+    /// The instructions of every operation relative to those the costs
+    /// were counted with (another kernel build or application version runs
+    /// more or fewer). Default 1.
+    pub instructions_scale: f64,
 }
 
 impl Default for MicroarchCfg {
@@ -77,6 +86,20 @@ impl Default for MicroarchCfg {
             thread_code_bytes: 0,
             softirq_code_bytes: 0,
             hardirq_code_bytes: 0,
+            costs_cpi: 1.116,
+            instructions_scale: 1.0,
+        }
+    }
+}
+
+impl MicroarchCfg {
+    /// Machine cycles per cycle of `costs.*_cycles`: the operations'
+    /// instructions (`costs / costs_cpi`, times `instructions_scale`) at
+    /// this core's `cpi_warm`. 1 under fixed costs.
+    pub fn warm_factor(&self) -> f64 {
+        match self.ipc_model {
+            IpcModel::Fixed => 1.0,
+            IpcModel::Disruption => self.instructions_scale * self.cpi_warm / self.costs_cpi,
         }
     }
 }

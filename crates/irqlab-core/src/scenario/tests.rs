@@ -319,6 +319,14 @@ fn the_disruption_model_needs_its_footprints_and_checks_its_ranges() {
     assert_eq!(e, "scenario field `microarch.l1i_bytes` must be between 1024 and 16777216 (got 0)");
     let e = s.set("microarch.cpi_warm", "0").unwrap_err().to_string();
     assert!(e.contains("`microarch.cpi_warm`") && e.contains("between"), "{e}");
+    // A CPI or an instruction scale means nothing to costs that are cycles.
+    let e = s.set("microarch.instructions_scale", "0.5").unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `microarch.instructions_scale` applies only when"), "{e}");
+    let e = s.set("microarch.costs_cpi", "1").unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `microarch.costs_cpi` applies only when"), "{e}");
     s.set("microarch.thread_code_bytes", "24576").unwrap();
     s.set("microarch.ipc_model", "disruption").unwrap();
+    s.set("microarch.instructions_scale", "0.5").unwrap();
+    let e = s.set("microarch.instructions_scale", "0").unwrap_err().to_string();
+    assert!(e.contains("between"), "{e}");
 }

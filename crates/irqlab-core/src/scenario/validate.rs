@@ -212,6 +212,8 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
     FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.cpi_warm", get: |c| c.microarch.cpi_warm, lo: 0.1, hi: 10.0 },
+    FloatField { path: "microarch.costs_cpi", get: |c| c.microarch.costs_cpi, lo: 0.1, hi: 10.0 },
+    FloatField { path: "microarch.instructions_scale", get: |c| c.microarch.instructions_scale, lo: 0.01, hi: 100.0 },
     FloatField { path: "load.qps", get: |c| c.load.qps.unwrap_or(1.0), lo: 1.0, hi: 1e9 },
     FloatField { path: "load.get_fraction", get: |c| c.load.get_fraction, lo: 0.0, hi: 1.0 },
     FloatField { path: "bulk.link_gbps", get: |c| c.bulk.link_gbps, lo: 0.01, hi: 1000.0 },
@@ -285,6 +287,22 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             "must be given (with softirq_code_bytes and hardirq_code_bytes) when microarch.ipc_model is \"disruption\": \
              the code footprints are not yet calibrated (docs/notes/ipc-disruption-design.md)",
         ));
+    }
+
+    // Fixed costs are cycles, not instructions: a scale or a CPI would be
+    // silently ignored.
+    if c.microarch.ipc_model == super::microarch::IpcModel::Fixed {
+        let d = super::microarch::MicroarchCfg::default();
+        for (path, v, dv) in [
+            ("microarch.costs_cpi", c.microarch.costs_cpi, d.costs_cpi),
+            ("microarch.instructions_scale", c.microarch.instructions_scale, d.instructions_scale),
+        ] {
+            if v != dv {
+                return Err(Error::field(path, format!(
+                    "applies only when microarch.ipc_model is \"disruption\" (got {v} under \"fixed\", whose costs are cycles)"
+                )));
+            }
+        }
     }
 
     let k = &c.costs;

@@ -105,8 +105,13 @@ pub struct Kernel {
     pub softirq_buf: Vec<Vec<RxPacket>>,
     /// Per application thread: its service-time stream.
     pub service: Vec<crate::workload::ServiceDraws>,
-    /// Cycles to nanoseconds at `cpu.freq_ghz` (set by the builder).
+    /// The operations' cycles (`costs.*_cycles`, the service) to
+    /// nanoseconds: at `cpu.freq_ghz`, slowed by the warm factor when the
+    /// costs were counted at another CPI (set by the builder).
     pub clock: CycleClock,
+    /// The core's own cycles (the disruption's refill and flush): `clock`
+    /// unless the warm costs run at another CPI (`MicroarchCfg::warm_factor`).
+    pub machine_clock: CycleClock,
     /// The scenario's settings: the kernel's sysctls and the costs of its
     /// code (shared by every kernel of the machine; set by the builder).
     pub cfg: Rc<Config>,

@@ -34,7 +34,7 @@ impl Kernel {
             if let (Some(class), true) = (crate::model::kernel::disruption::class_of(owner), seg.ns != Nanos::MAX) {
                 let cycles = d.refill_cycles(&mut c.displaced_by, class);
                 c.disruption_cycles += cycles;
-                seg.ns += self.clock.ns(cycles);
+                seg.ns += self.machine_clock.ns(cycles);
             }
         }
         debug_assert!(c.running.is_none());
@@ -286,7 +286,7 @@ impl Kernel {
                 // The flush; the refill comes with the segment (`start_segment`).
                 Some(d) => {
                     self.cores[core as usize].disruption_cycles += d.flush_cycles;
-                    self.ns(d.flush_cycles)
+                    self.machine_clock.ns(d.flush_cycles)
                 }
             },
             _ => 0,
