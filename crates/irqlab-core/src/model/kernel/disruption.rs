@@ -29,47 +29,43 @@ pub fn class_of(owner: Owner) -> Option<usize> {
 #[derive(Clone, Copy, Debug)]
 pub struct Disruption {
     pub cpi_warm: f64,
-    footprint: [u64; CLASSES],
-    line_bytes: u64,
-    l1i_bytes: u64,
-    l2_latency_cycles: u64,
     /// Cycles an interrupted context loses once when it resumes.
     pub flush_cycles: u64,
+    /// The refill of class `c` when the classes in bit set `m` ran since it
+    /// last did: `refill[c][m]` cycles, worked out once from the
+    /// footprints (a segment start then costs a lookup).
+    refill: [[u64; 1 << CLASSES]; CLASSES],
 }
 
 impl Disruption {
     pub fn new(c: &MicroarchCfg) -> Self {
-        Disruption {
-            cpi_warm: c.cpi_warm,
-            footprint: [c.thread_code_bytes, c.softirq_code_bytes, c.hardirq_code_bytes],
-            line_bytes: c.line_bytes,
-            l1i_bytes: c.l1i_bytes,
-            l2_latency_cycles: c.l2_latency_cycles,
-            flush_cycles: c.flush_cycles,
+        let footprint = [c.thread_code_bytes, c.softirq_code_bytes, c.hardirq_code_bytes];
+        let mut refill = [[0u64; 1 << CLASSES]; CLASSES];
+        for (class, row) in refill.iter_mut().enumerate() {
+            for (others, cycles) in row.iter_mut().enumerate() {
+                let foreign: u64 = (0..CLASSES).filter(|j| others & (1 << j) != 0).map(|j| footprint[j]).sum();
+                let own = footprint[class];
+                // LRU stack distance: its lines survive while the foreign
+                // code and its own fit the cache together.
+                let lost = own.min((foreign + own).saturating_sub(c.l1i_bytes));
+                *cycles = lost.div_ceil(c.line_bytes) * c.l2_latency_cycles;
+            }
         }
+        Disruption { cpi_warm: c.cpi_warm, flush_cycles: c.flush_cycles, refill }
     }
 
     /// Class `class` starts running on a core whose record is
     /// `displaced_by`: the cycles its refill costs. The record is updated
     /// (the class is warm again, and displaces the others' code).
-    #[inline]
+    #[inline(always)]
     pub fn refill_cycles(&self, displaced_by: &mut [u8; CLASSES], class: usize) -> u64 {
         let others = displaced_by[class];
+        let bit = 1u8 << class;
+        for d in displaced_by.iter_mut() {
+            *d |= bit;
+        }
         displaced_by[class] = 0;
-        for (k, d) in displaced_by.iter_mut().enumerate() {
-            if k != class {
-                *d |= 1 << class;
-            }
-        }
-        if others == 0 {
-            return 0;
-        }
-        let foreign: u64 = (0..CLASSES).filter(|j| others & (1 << j) != 0).map(|j| self.footprint[j]).sum();
-        let own = self.footprint[class];
-        // LRU stack distance: its lines survive while the foreign code and
-        // its own fit the cache together.
-        let lost = own.min((foreign + own).saturating_sub(self.l1i_bytes));
-        lost.div_ceil(self.line_bytes) * self.l2_latency_cycles
+        self.refill[class][others as usize]
     }
 }
 

@@ -33,8 +33,10 @@ impl Kernel {
             // segment, whose guest core accounts its own).
             if let (Some(class), true) = (crate::model::kernel::disruption::class_of(owner), seg.ns != Nanos::MAX) {
                 let cycles = d.refill_cycles(&mut c.displaced_by, class);
-                c.disruption_cycles += cycles;
-                seg.ns += self.machine_clock.ns(cycles);
+                if cycles != 0 {
+                    c.disruption_cycles += cycles;
+                    seg.ns += self.machine_clock.ns(cycles);
+                }
             }
         }
         debug_assert!(c.running.is_none());
