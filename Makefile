@@ -1,7 +1,7 @@
 # irqlab: one command per job.
 #
 #   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html),
-#                then the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html), the IAPS paper's
+#                the IRQ-suspension cover letter's twelve cases on an EPYC (irqlab-out/cover-letter/), the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html), the IAPS paper's
 #                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
 #                paper's Figures I-IV (irqlab-out/sriov/)
 #   make test    set up, then run every test (cargo test, then pytest)
@@ -73,12 +73,14 @@ native:
 
 # The main job: the thesis's results (Tables 4.1-4.5, Figures 4.1-4.5)
 # reproduced from the simulator, printed beside the paper, with a report and
-# plots in irqlab-out/; then the ITR paper's Figures 3, 5, 7 and 8 in
+# plots in irqlab-out/; then the IRQ-suspension cover letter's twelve cases
+# predicted on an EPYC 7662 in irqlab-out/cover-letter/, the ITR paper's Figures 3, 5, 7 and 8 in
 # irqlab-out/itr/, the IAPS paper's Figures 2 and 3 in irqlab-out/iaps/,
 # the vIC paper's Tables 2-8 in irqlab-out/vic/ and the SR-IOV paper's
 # Figures I-IV in irqlab-out/sriov/.
 demo: setup
 	$(BIN)/irqlab reproduce thesis --out irqlab-out --sensitivity
+	$(BIN)/irqlab reproduce cover-letter --out irqlab-out/cover-letter
 	$(BIN)/irqlab reproduce itr --out irqlab-out/itr
 	$(BIN)/irqlab reproduce iaps --out irqlab-out/iaps
 	$(BIN)/irqlab reproduce vic --out irqlab-out/vic

@@ -114,7 +114,11 @@ class Model:
         o += [f"costs.{k}={int(round(v['irq_path'] * f))}" for k, f in IRQ_SPLIT.items()]
         o += [f"costs.rx_packet_cycles={v['rx_packet']}"]
         if self.ipc_model == "fixed":
-            o += [f"costs.interrupt_penalty_cycles={v['penalty']}", f"costs.irq_cold_cycles={v['cold']}"]
+            o += [
+                "microarch.ipc_model=fixed",
+                f"costs.interrupt_penalty_cycles={v['penalty']}",
+                f"costs.irq_cold_cycles={v['cold']}",
+            ]
         else:
             # The footprints first: the model refuses to run without them.
             o += [

@@ -19,7 +19,7 @@ def test_the_kept_fits_hold_out_each_profile_once():
         assert set(f.in_sample) == set(f.fitted_on)
         # Every fitted group is set, so nothing of the defaults leaks in.
         keys = {o.split("=", 1)[0] for o in f.overrides}
-        assert {"app.service", "costs.rx_packet_cycles", "costs.interrupt_penalty_cycles", "costs.irq_cold_cycles"} <= keys
+        assert {"app.service", "costs.rx_packet_cycles", "microarch.thread_code_bytes", "microarch.flush_cycles"} <= keys
     assert procedure["starts"] >= 1 and procedure["qps_resolution"] == 0.01
 
 

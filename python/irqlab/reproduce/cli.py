@@ -1,4 +1,4 @@
-"""``irqlab reproduce thesis``, ``itr``, ``iaps``, ``vic`` and ``sriov``: papers' results from the simulator."""
+"""``irqlab reproduce thesis``, ``cover-letter``, ``itr``, ``iaps``, ``vic`` and ``sriov``: papers' results from the simulator."""
 
 from __future__ import annotations
 
@@ -65,6 +65,24 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
     )
     t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables and Figures 4.2-4.5)")
     t.set_defaults(handler=_handler("irqlab.reproduce.thesis_paper"))
+    _paper_parser(
+        papers,
+        "cover-letter",
+        "IRQ-suspension cover letter (v7, Linux 6.13): its twelve cases (deferral, busy polling, IRQ suspension) "
+        "on an EPYC 7662, predicted",
+        (
+            "Run the twelve cases of the IRQ-suspension series' v7 cover letter (memcached on 8 cores of an AMD EPYC "
+            "7662 with a ConnectX-5 Ex, 4,480 mutilate connections; base, defer10-200, napibusy, fullbusy, "
+            "suspend0-200) closed loop and six of them open loop at 200k-1000k QPS as the studies "
+            "scenarios/cover-letter/*.study.toml, on a machine description of the EPYC with the thesis's "
+            "calibrated code; rerun the closed loop with each value the description cannot source changed; check "
+            "the letter's results (L1-L6) on them, print them beside the letter's numbers, and write the results "
+            "stores (Parquet), an HTML report, CSV, JSON, a Markdown report and PNG plots. Nothing is fitted on "
+            "the letter."
+        ),
+        scenario="scenarios/cover-letter/epyc-7662.toml",
+        duration="simulated seconds per run (default: the studies', 1.0 closed loop and 0.5 open loop)",
+    )
     _paper_parser(
         papers,
         "itr",
@@ -155,7 +173,7 @@ def _paper_parser(papers, name: str, help: str, description: str, *, scenario: s
     if seeds:
         p.add_argument("--seeds", metavar="N", help=seeds)
     _run_flags(p, "print the checks, tables and file list as one JSON object")
-    p.set_defaults(handler=_handler(f"irqlab.reproduce.{name}"))
+    p.set_defaults(handler=_handler(f"irqlab.reproduce.{name.replace('-', '_')}"))
 
 
 def _run_flags(p: argparse.ArgumentParser, json_help: str) -> None:

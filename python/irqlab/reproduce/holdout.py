@@ -77,13 +77,17 @@ def errors(summary: Summary, published: dict[str, float]) -> dict[str, float]:
     """QPS and cycles per query in %, CPU shares in points (softirq + hard
     IRQ, as the thesis reports no separate IRQ column), as calibrate.py."""
     c = summary.cpu_pct
-    return {
+    e = {
         "qps_pct": 100.0 * (summary.throughput_qps / published["qps"] - 1.0),
         "cycles_per_query_pct": 100.0 * (summary.cycles_per_query / published["cycles_per_query"] - 1.0),
         "user_pt": c.user - published["user"],
         "system_pt": c.system - published["system"],
         "softirq_pt": c.softirq + c.irq - published["softirq"],
     }
+    ipc = getattr(summary, "ipc", None)  # under the disruption model only
+    if ipc is not None and "ipc" in published:
+        e["ipc_pct"] = 100.0 * (ipc / published["ipc"] - 1.0)
+    return e
 
 
 def predict(
@@ -158,13 +162,19 @@ def in_sample_qps(p: HoldoutPrediction) -> str:
 
 def text_table(predictions: list[HoldoutPrediction]) -> str:
     """The predictions as an aligned text table."""
-    head = f"{'held out':<22}{'QPS':>12}{'error':>9}{'cyc/query':>11}{'user':>8}{'system':>8}{'softirq':>9}  in-sample QPS errors"
+    ipc = any("ipc_pct" in p.errors for p in predictions)
+    head = (
+        f"{'held out':<22}{'QPS':>12}{'error':>9}{'cyc/query':>11}{'user':>8}{'system':>8}{'softirq':>9}"
+        + (f"{'IPC':>8}" if ipc else "") + "  in-sample QPS errors"
+    )
     lines = [head]
     for p in predictions:
         e = p.errors
+        ipc_cell = f"{e['ipc_pct']:>+7.1f}%" if "ipc_pct" in e else f"{'—':>8}"
         lines.append(
             f"{p.fit.holdout:<22}{p.summary.throughput_qps / 1e3:>11.1f}k{e['qps_pct']:>+8.1f}%{e['cycles_per_query_pct']:>+10.1f}%"
-            f"{e['user_pt']:>+6.1f}pt{e['system_pt']:>+6.1f}pt{e['softirq_pt']:>+7.1f}pt  {in_sample_qps(p)}"
+            f"{e['user_pt']:>+6.1f}pt{e['system_pt']:>+6.1f}pt{e['softirq_pt']:>+7.1f}pt"
+            + (ipc_cell if ipc else "") + f"  {in_sample_qps(p)}"
         )
     return "\n".join(lines)
 

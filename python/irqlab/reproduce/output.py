@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 #: The papers ``irqlab reproduce`` reproduces, in its order.
-KINDS = ("thesis", "itr", "iaps", "vic", "sriov")
+KINDS = ("thesis", "cover-letter", "itr", "iaps", "vic", "sriov")
 #: Each reproduction's default ``--out``: the thesis's holds the others'.
 DEFAULT_OUT = {"thesis": "irqlab-out", **{k: f"irqlab-out/{k}" for k in KINDS[1:]}}
 #: The file that says which reproduction a directory holds, written into
@@ -26,7 +26,8 @@ def _study_dirs(kind: str) -> set[str]:
                 *(s.table_study for s in VM_SETUPS), *(s.figure_study for s in VM_SETUPS)}
     import importlib
 
-    return set(importlib.import_module(f"irqlab.reproduce.{kind}").PAPER.studies)
+    paper = importlib.import_module(f"irqlab.reproduce.{kind.replace('-', '_')}").PAPER
+    return set(paper.studies) | ({"sensitivity"} if kind == "cover-letter" else set())
 
 
 def output_kind(out: Path) -> tuple[str, str]:

@@ -457,25 +457,33 @@ def us(x: float) -> str:
     return "—" if math.isnan(x) else f"{x:.1f} us"
 
 
+#: Table 4.1's metrics compared as ratios (the CPU shares in points).
+RELATIVE_METRICS = ("qps", "ipc", "cycles_per_query")
+
+
 def table_4_1_rows(r: ThesisResult) -> list[dict[str, float | str]]:
-    """Per profile and metric: simulated, paper, deviation (relative for QPS
-    and cycles per query, in points for CPU shares). Softirq compares the
+    """Per profile and metric: simulated, paper, deviation (relative for QPS,
+    IPC and cycles per query, in points for CPU shares). Softirq compares the
     model's softirq + hard-IRQ time with the paper's softirq column (the
-    thesis reports no separate IRQ share)."""
+    thesis reports no separate IRQ share). IPC is there when the model
+    reports it (``microarch.ipc_model = "disruption"``)."""
     rows: list[dict[str, float | str]] = []
     for p in PROFILES:
         s, t = r.closed[p], TABLE_4_1[p]
         c = s.cpu_pct
         sim = {
             "qps": s.throughput_qps,
+            "ipc": getattr(s, "ipc", None),
             "cycles_per_query": s.cycles_per_query,
             "user": c.user,
             "system": c.system,
             "softirq": c.softirq + c.irq,
         }
         for metric, value in sim.items():
+            if value is None:
+                continue
             paper = float(t[metric])
-            if metric in ("qps", "cycles_per_query"):
+            if metric in RELATIVE_METRICS:
                 dev = 100.0 * (value / paper - 1.0)
                 unit = "%"
             else:

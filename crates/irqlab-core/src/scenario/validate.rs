@@ -285,7 +285,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field(
             "microarch.thread_code_bytes",
             "must be given (with softirq_code_bytes and hardirq_code_bytes) when microarch.ipc_model is \"disruption\": \
-             the code footprints are not yet calibrated (docs/notes/ipc-disruption-design.md)",
+             they have no default (the thesis's fit is in scenarios/thesis/bare-metal.toml's [microarch])",
         ));
     }
 
