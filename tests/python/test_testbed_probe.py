@@ -24,7 +24,26 @@ PROBE = {
 
 
 def _thesis_costs() -> dict:
-    return Scenario.load(ROOT / "scenarios" / "thesis" / "bare-metal.toml").resolved()["costs"]
+    from irqlab.testbed.machine import thesis_costs
+
+    return thesis_costs(Scenario.load(ROOT / "scenarios" / "testbed" / "veth-2core.toml"))
+
+
+def test_the_costs_rescaled_are_the_fit_of_the_testbeds_own_cost_model():
+    from irqlab.testbed.machine import thesis_costs
+
+    testbed = Scenario.load(ROOT / "scenarios" / "testbed" / "veth-2core.toml")
+    fixed_fit = Scenario.from_str('name = "x"').resolved()["costs"]
+    thesis = Scenario.load(ROOT / "scenarios" / "thesis" / "bare-metal.toml").resolved()
+    assert thesis["microarch"]["ipc_model"] == "disruption"
+    # Fixed costs carry the fixed-cost fit (the interrupt path with its
+    # penalties), not the disruption fit's warm costs.
+    assert testbed.resolved()["microarch"]["ipc_model"] == "fixed"
+    assert thesis_costs(testbed) == fixed_fit and fixed_fit["hardirq_cycles"] != thesis["costs"]["hardirq_cycles"]
+    footprints = [f"microarch.{k}={thesis['microarch'][k]}" for k in
+                  ("thread_code_bytes", "softirq_code_bytes", "hardirq_code_bytes", "flush_cycles")]
+    disrupted = testbed.with_overrides(footprints + ["microarch.ipc_model=disruption"])
+    assert thesis_costs(disrupted) == thesis["costs"]
 
 
 def test_each_group_is_scaled_by_its_own_measurement():
