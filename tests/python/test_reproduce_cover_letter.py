@@ -178,3 +178,12 @@ def test_a_fixed_cost_scenario_is_refused(tmp_path):
                      .replace("costs_cpi = 1.116\n", "").replace("cpi_warm = 1.116\n", ""))
     proc = irqlab("reproduce", "cover-letter", "--out", str(tmp_path / "o"), "--scenario", str(fixed), timeout=60)
     assert proc.returncode == 2 and "microarch.ipc_model" in proc.stderr, proc.stderr
+
+
+def test_the_html_tables_format_each_column_by_what_it_holds():
+    from irqlab.reproduce import cover_letter
+
+    html = cover_letter.html_table([{"case": "base", "qps": 612734.4, "ratio": 1.0, "user": 21.526,
+                                     "cpu_pct": 41.0, "letter_ipc": math.nan}])
+    for cell in ("<td>base</td>", "<td>612,734</td>", "<td>1.000</td>", "<td>21.5</td>", "<td>41.0</td>", "<td>—</td>"):
+        assert cell in html, cell

@@ -61,7 +61,7 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         "--sensitivity",
         action="store_true",
         help="also rerun both studies with each unfitted constant at x0.5 and x1.5 and report which claims flip "
-        "(20 more reproductions; a tornado chart in the report)",
+        "(24 more reproductions; a tornado chart in the report)",
     )
     t.add_argument("--no-vm", action="store_true", help="skip the VM setups (Tables and Figures 4.2-4.5)")
     t.set_defaults(handler=_handler("irqlab.reproduce.thesis_paper"))

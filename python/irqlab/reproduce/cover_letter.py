@@ -307,6 +307,26 @@ def intro(r: CoverLetterResult) -> str:
     )
 
 
+#: Columns in percent (CPU shares and busy-poll time), shown to one decimal.
+_PERCENT = ("user", "system", "softirq", "_pct")
+
+
+def _html_cell(key: str, v: object) -> object:
+    """Percentages to one decimal; QPS, cycles and instructions as whole
+    numbers; ratios and IPC to three decimals; a missing number as a dash."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    if math.isnan(v):
+        return "—"
+    if key.endswith(_PERCENT):
+        return f"{v:.1f}"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3f}"
+
+
+def html_table(rows: list[dict[str, object]]) -> str:
+    return _frame_html([{k: _html_cell(k, v) for k, v in row.items()} for row in rows])
+
+
 #: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).
 PAPER = Paper(
     name="cover-letter",
@@ -329,5 +349,5 @@ PAPER = Paper(
         Table("sensitivity", sensitivity_rows, TITLES["sensitivity"], sensitivity_text),
     ),
     plots="irqlab.reproduce.cover_letter_plots",
-    html_table=lambda rows: _frame_html(rows, "{:,.3f}"),
+    html_table=html_table,
 )

@@ -33,6 +33,10 @@ UNFITTED = (
     "costs.epoll_event_cycles",
     "costs.send_cycles_per_64b",
     "costs.tx_clean_cycles",
+    # The machine's side of the disruption model: sourced, not fitted
+    # (scenarios/thesis/bare-metal.toml [microarch]).
+    "microarch.l2_latency_cycles",
+    "microarch.l1i_bytes",
 )
 
 #: ±50 % (issue 10, item 3).
