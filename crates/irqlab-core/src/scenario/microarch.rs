@@ -12,8 +12,9 @@
 //! softirq and the hard-IRQ handlers. When a class resumes after the others
 //! ran, the lines they displaced are refilled from L2. The loss is the LRU
 //! stack distance of its footprint: `min(F, max(0, D + F − C))` bytes,
-//! where `D` is the other classes' footprints that ran meanwhile and `C`
-//! the cache's size. An interrupted context also pays `flush_cycles` once
+//! where `D` is the other classes' footprints that ran meanwhile, `C` the
+//! cache's size and `F` the class's footprint, at most `C` (a class larger
+//! than the cache misses on the rest whatever ran, which `cpi_warm` holds). An interrupted context also pays `flush_cycles` once
 //! (pipeline and branch-predictor state). These replace the two fitted
 //! penalties, and the summary reports instructions and IPC as
 //! `perf stat -C` counts them on the application's cores. The footprints

@@ -44,7 +44,10 @@ impl Disruption {
         for (class, row) in refill.iter_mut().enumerate() {
             for (others, cycles) in row.iter_mut().enumerate() {
                 let foreign: u64 = (0..CLASSES).filter(|j| others & (1 << j) != 0).map(|j| footprint[j]).sum();
-                let own = footprint[class];
+                // What of its code the cache held when it stopped: a class
+                // larger than the cache misses on the rest anyway (that is
+                // in cpi_warm), so only the held lines can be displaced.
+                let own = footprint[class].min(c.l1i_bytes);
                 // LRU stack distance: its lines survive while the foreign
                 // code and its own fit the cache together.
                 let lost = own.min((foreign + own).saturating_sub(c.l1i_bytes));
@@ -116,6 +119,18 @@ mod tests {
                 assert_eq!(d.refill_cycles(&mut rec, class), 0);
             }
         }
+    }
+
+    /// A thread of 48 KiB in a 32 KiB L1i misses on 16 KiB of it in any
+    /// case (its warm CPI); a 4 KiB hard IRQ displaces 4 KiB of what the
+    /// cache held, 64 lines, not 48 + 4 − 32 = 20 KiB.
+    #[test]
+    fn a_class_larger_than_the_cache_loses_what_the_others_displaced() {
+        let d = model(49_152, 0, 4_096);
+        let mut rec = [0u8; CLASSES];
+        d.refill_cycles(&mut rec, THREAD);
+        d.refill_cycles(&mut rec, HARDIRQ);
+        assert_eq!(d.refill_cycles(&mut rec, THREAD), 64 * 12);
     }
 
     #[test]
