@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from irqlab.scenario import Scenario
-from irqlab.testbed.probe import KERNEL_PATH, ProbeError, clock_ghz, rescaled
+from irqlab.testbed.probe import KERNEL_PATH, ProbeError, clock_ghz, l1i_bytes, rescaled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,6 +73,36 @@ def test_each_group_is_scaled_by_its_own_measurement():
     assert not any(k.startswith("app.") or "interrupt_penalty" in k for k in out)
 
 
+def test_leaving_idle_is_the_idle_wake_up_less_its_work_and_comes_out_of_the_latency_and_the_timer():
+    costs = _thesis_costs()
+    probe = {**PROBE, "idle_wake_cpu_ns": 15000.0, "timer_sleep_cpu_ns": 16000.0}
+    out = rescaled(probe, costs)
+    # 30,000 cycles less a wake-up, two switches and one 200-cycle read.
+    one_call = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 200
+    exit_cycles = round(30000 - one_call)
+    assert out["costs.idle_exit_cycles"] == exit_cycles > 0
+    # The latency less the exit charged before the work (2 GHz): together as measured.
+    assert out["cpu.wakeup_latency_ns"] == round(20000 - exit_cycles / 2.0)
+    # A timed sleep's CPU less a switch, less the exit its core paid.
+    assert out["costs.timer_irq_cycles"] == round(30000 - exit_cycles)
+    # Without the measurement (an older probe, or one CPU) nothing changes.
+    assert rescaled(PROBE, costs)["costs.idle_exit_cycles"] == 0
+
+
+def test_the_cache_figures_come_from_the_probe_and_sysfs(tmp_path):
+    out = rescaled({**PROBE, "l2_line_ns": 6.2, "l1i_bytes": 65536}, _thesis_costs())
+    assert out["microarch.l2_latency_cycles"] == 12 and out["microarch.l1i_bytes"] == 65536
+    assert "microarch.l1i_bytes" not in rescaled(PROBE, _thesis_costs())
+    for i, (level, kind, size) in enumerate([("1", "Data", "48K"), ("1", "Instruction", "32K"), ("2", "Unified", "1024K")]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(level + "\n")
+        (d / "type").write_text(kind + "\n")
+        (d / "size").write_text(size + "\n")
+    assert l1i_bytes(tmp_path) == 32768
+    assert l1i_bytes(tmp_path / "missing") is None
+
+
 @pytest.mark.needs_run
 def test_the_rescaled_constants_make_a_valid_testbed_scenario():
     from irqlab.run import run
@@ -101,3 +132,8 @@ def test_irqlab_testbed_probe_measures_this_machine():
     assert p["syscall_ns"] < p["tcp_message_ns"]
     assert p["clock_ghz"] > 0.1
     assert m["rescaled"]["costs.peer_rx_cycles"] > 0
+    # A line from L2 takes a few nanoseconds on any core since 2008.
+    assert 0.5 < p["l2_line_ns"] < 50, p["l2_line_ns"]
+    if len(os.sched_getaffinity(0)) >= 2:
+        # A wake-up from idle costs the woken CPU at least its system call.
+        assert p["idle_wake_cpu_ns"] > p["syscall_ns"], p

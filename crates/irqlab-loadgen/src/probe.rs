@@ -35,6 +35,21 @@
 //!   the expiry's interrupt and the switch back. The simulator's NAPI
 //!   watchdog (`timer_irq_cycles`) is the same sequence less the switches.
 //!
+//! - `idle_wake_cpu_ns`: what a wake-up from idle costs the CPU it wakes,
+//!   as `/proc/stat` counts it: a thread on CPU B sleeps in `read` on a
+//!   pipe and is woken from CPU A every 200 µs (the spacing of the veth
+//!   testbed's low load, 5,000 requests a second), so B goes idle between
+//!   wake-ups; B's busy time (elapsed less `/proc/stat`'s idle, which
+//!   under NO_HZ is the idle loop's own clock) per wake-up. The idle exit
+//!   (`tick_nohz_idle_exit`, the interrupt that ended the idle period, the
+//!   refill of what the idle period displaced), the wake-up's completion,
+//!   two switches and the `read`. A longer idle period costs more where
+//!   the host runs other work on a halted vCPU's core; only this spacing
+//!   is measured.
+//! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer
+//!   chase over 256 KiB in random line order, warm): the disruption
+//!   model's refill per line (`microarch.l2_latency_cycles`).
+//!
 //! On a machine with one CPU the cross-CPU figures are not measured (0).
 //!
 //! Each figure is the smallest mean of several rounds: interference only
@@ -56,6 +71,8 @@ pub struct Probe {
     pub busy_wake_ns: f64,
     pub wake_sender_cpu_ns: f64,
     pub timer_sleep_cpu_ns: f64,
+    pub idle_wake_cpu_ns: f64,
+    pub l2_line_ns: f64,
     pub rounds: u32,
 }
 
@@ -208,6 +225,112 @@ fn busy_wake_round(n: u32, here: usize, there: usize) -> std::io::Result<(f64, f
     Ok((((1.0 - shared / alone) * ns / n as f64).max(0.0), hop))
 }
 
+/// `/proc/stat`'s idle and iowait time of `cpu`, ns.
+fn proc_stat_idle_ns(cpu: usize) -> std::io::Result<f64> {
+    let text = std::fs::read_to_string("/proc/stat")?;
+    let prefix = format!("cpu{cpu} ");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .ok_or_else(|| std::io::Error::other(format!("/proc/stat has no line for cpu{cpu}")))?;
+    let f: Vec<f64> = line.split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0.0)).collect();
+    // SAFETY: sysconf has no memory arguments.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((f.get(3).copied().unwrap_or(0.0) + f.get(4).copied().unwrap_or(0.0)) * 1e9 / hz)
+}
+
+/// The busy time of `there` per wake-up from idle, ns: `n` wake-ups of a
+/// thread sleeping on `there`, `gap` apart, from `here`. `/proc/stat`
+/// counts in clock ticks (10 ms), so `n` is large: 6,000 wake-ups give
+/// 1.7 µs. Bounded: at most 3 s, and a wake-up not answered within a
+/// second is an error.
+fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) -> std::io::Result<f64> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    let (mut rd, mut wr) = pipe()?;
+    let woken = Arc::new(AtomicU32::new(0));
+    let sleeper = {
+        let woken = woken.clone();
+        std::thread::spawn(move || -> std::io::Result<()> {
+            pin_to(there);
+            let mut buf = [0u8; 1];
+            for _ in 0..n {
+                rd.read_exact(&mut buf)?;
+                woken.fetch_add(1, Ordering::Release);
+            }
+            Ok(())
+        })
+    };
+    pin_to(here);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let idle0 = proc_stat_idle_ns(there)?;
+    let t0 = Instant::now();
+    let mut result = Ok(());
+    let mut done = 0u32;
+    for k in 0..n {
+        // Bounded in time too: a busy machine stretches every wake-up.
+        if t0.elapsed() > std::time::Duration::from_secs(3) {
+            break;
+        }
+        let sent = Instant::now();
+        if let Err(e) = wr.write_all(&[1]) {
+            result = Err(e);
+            break;
+        }
+        while woken.load(Ordering::Acquire) <= k {
+            if sent.elapsed() > std::time::Duration::from_secs(1) {
+                result = Err(std::io::Error::other("a woken thread did not run within a second"));
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        if result.is_err() {
+            break;
+        }
+        done = k + 1;
+        while sent.elapsed() < gap {
+            std::hint::spin_loop();
+        }
+    }
+    let elapsed = t0.elapsed().as_nanos() as f64;
+    let idle = proc_stat_idle_ns(there)? - idle0;
+    // Closing the pipe ends a sleeper that was left waiting (its read
+    // fails then, which is no error of the measurement).
+    drop(wr);
+    sleeper.join().map_err(|_| std::io::Error::other("the probe's sleeper thread panicked"))?.ok();
+    result?;
+    Ok(((elapsed - idle) / done.max(1) as f64).max(0.0))
+}
+
+/// One dependent load that hits L2, ns: a warm pointer chase over 256 KiB
+/// (beyond any L1d, within any L2 since 2008) in random line order.
+fn l2_line_ns() -> f64 {
+    const LINES: usize = 256 * 1024 / 64;
+    const STRIDE: usize = 64 / std::mem::size_of::<usize>();
+    // A random cyclic order of the lines (a fixed LCG: no seed to manage).
+    let mut order: Vec<usize> = (0..LINES).collect();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in (1..LINES).rev() {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        order.swap(i, (x >> 33) as usize % (i + 1));
+    }
+    let mut next = vec![0usize; LINES * STRIDE];
+    for i in 0..LINES {
+        next[order[i] * STRIDE] = order[(i + 1) % LINES] * STRIDE;
+    }
+    let mut p = order[0] * STRIDE;
+    let mut best = f64::INFINITY;
+    for _ in 0..20 {
+        let t = Instant::now();
+        for _ in 0..LINES {
+            p = next[p];
+        }
+        best = best.min(t.elapsed().as_nanos() as f64 / LINES as f64);
+    }
+    std::hint::black_box(p);
+    best
+}
+
 fn pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
     use std::os::fd::FromRawFd;
     let mut fds = [0; 2];
@@ -237,7 +360,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let cpus = allowed_cpus();
     let here = cpus[0];
     let mut switch = f64::INFINITY;
-    let (mut remote, mut busy, mut busy_hop, mut sender) = (0.0, 0.0, 0.0, 0.0);
+    let (mut remote, mut busy, mut busy_hop, mut sender, mut idle_wake) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for _ in 0..rounds {
         switch = switch.min(ping_pong(20_000, here, here, false)?.hop_ns);
     }
@@ -253,7 +376,9 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
             busy = busy.min(cpu);
             busy_hop = busy_hop.min(hop);
         }
+        idle_wake = idle_wake_round(6_000, here, there, std::time::Duration::from_micros(200))?;
     }
+    let l2_line_ns = l2_line_ns();
     // Back to every CPU it had.
     // SAFETY: as in pin_to.
     unsafe {
@@ -273,6 +398,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         busy_wake_ns,
         wake_sender_cpu_ns: (sender - syscall_ns).max(0.0),
         timer_sleep_cpu_ns: timer,
+        idle_wake_cpu_ns: idle_wake,
+        l2_line_ns,
         rounds,
     })
 }

@@ -122,7 +122,8 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     lines = [
         f"clock {p['clock_ghz']:.3f} GHz; getppid {p['syscall_ns']:.0f} ns; loopback TCP message "
         f"{p['tcp_message_ns']:.0f} ns; wake-up and switch {p['switch_ns']:.0f} ns on one CPU, "
-        f"{p['remote_wake_ns']:.0f} ns across CPUs",
+        f"{p['remote_wake_ns']:.0f} ns across CPUs; a wake-up from idle takes {p.get('idle_wake_cpu_ns', 0.0):.0f} ns "
+        f"of the woken CPU; a line from L2 {p.get('l2_line_ns', 0.0):.1f} ns",
         f"scales: kernel network path x{m['rescaled']['_scales']['kernel_path']:.3f}, "
         f"wake-up and switch x{m['rescaled']['_scales']['switch']:.3f}",
         "",
@@ -261,7 +262,8 @@ def render(result: dict[str, Any]) -> str:
         lines += ["", f"simulated with this machine's probe: clock {p['clock_ghz']:.2f} GHz, getppid {p['syscall_ns']:.0f} ns, "
                       f"loopback TCP message {p['tcp_message_ns']:.0f} ns, same-CPU wake-up {p['switch_ns']:.0f} ns, "
                       f"cross-CPU wake-up {p['remote_wake_ns'] / 1e3:.1f} us (idle) / {p['busy_wake_ns'] / 1e3:.1f} us (busy, "
-                      f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us"]
+                      f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us, "
+                      f"a wake-up from idle {p.get('idle_wake_cpu_ns', 0.0) / 1e3:.1f} us of the woken CPU"]
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
     return "\n".join(lines)

@@ -32,9 +32,20 @@ else — no constant is fitted to the testbed:
   another CPU, as measured (the CPU time of the waking ``write``);
 - ``costs.timer_irq_cycles`` (the NAPI watchdog's expiry, and the arming of
   the hrtimer it ends) is a 20 µs ``clock_nanosleep``'s CPU time less a
-  same-CPU wake-up and switch, when that is more than the kernel-path
+  same-CPU wake-up and switch and less the exit from idle
+  (``costs.idle_exit_cycles``, charged apart), when that is more than the kernel-path
   rescaling gives: arming a timer that becomes the CPU's next event writes
-  the TSC-deadline MSR, an exit in a VM.
+  the TSC-deadline MSR, an exit in a VM;
+- ``costs.idle_exit_cycles`` is what a wake-up from idle costs the CPU it
+  wakes (``/proc/stat``'s busy time per wake-up, 200 µs apart) beyond the
+  wake-up, the two switches and the woken thread's ``read``: leaving idle
+  (in a VM, the timer's exits and the refill of what the host ran on the
+  halted vCPU's core). The model charges it before the work that woke the
+  core, so ``cpu.wakeup_latency_ns`` is the measured wake-up latency less
+  it: the two together take as long as the probe's wake-up did;
+- ``microarch.l2_latency_cycles`` (the disruption model's refill per
+  line) is the probe's warm pointer chase within L2, and
+  ``microarch.l1i_bytes`` the L1 instruction cache that sysfs reports.
 """
 
 from __future__ import annotations
@@ -68,6 +79,21 @@ def clock_ghz(cpuinfo: Optional[str] = None) -> float:
     return float(m.group(1)) / 1000.0
 
 
+def l1i_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> Optional[int]:
+    """The first CPU's level-1 instruction cache, bytes (sysfs), or None."""
+    for index in sorted(cache_dir.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        m = re.fullmatch(r"([0-9]+)([KMG]?)", size)
+        if level == "1" and kind == "Instruction" and m:
+            return int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2)]
+    return None
+
+
 def run_probe() -> dict[str, Any]:
     """Measure this machine (about a second)."""
     from irqlab.loadgen import find_binary
@@ -80,6 +106,7 @@ def run_probe() -> dict[str, Any]:
         raise ProbeError(f"the probe failed: {(proc.stderr or proc.stdout).strip()}")
     out: dict[str, Any] = json.loads(proc.stdout)
     out["clock_ghz"] = clock_ghz()
+    out["l1i_bytes"] = l1i_bytes()
     return out
 
 
@@ -103,12 +130,20 @@ def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
         out["costs.softirq_entry_cycles"] + out["costs.rx_packet_cycles"] + out["costs.wakeup_cycles"]
     )
     out["load.client_ns_per_request"] = round(probe["tcp_message_ns"] + probe["syscall_ns"])
-    out["cpu.wakeup_latency_ns"] = max(0, round(probe["remote_wake_ns"] - probe["switch_ns"]))
     local = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 2 * cycles(probe["syscall_ns"])
+    # A wake-up from idle: one system call (the read) where the busy wake-up has two.
+    idle_exit = max(0, round(cycles(probe.get("idle_wake_cpu_ns", 0.0)) - local + cycles(probe["syscall_ns"])))
+    out["costs.idle_exit_cycles"] = idle_exit
+    out["cpu.wakeup_latency_ns"] = max(0, round(probe["remote_wake_ns"] - probe["switch_ns"] - idle_exit / ghz))
     out["costs.ipi_irq_cycles"] = max(0, round(cycles(probe["busy_wake_cpu_ns"]) - local))
     out["cpu.ipi_latency_ns"] = max(0, round(probe["busy_wake_ns"] - probe["switch_ns"]))
     out["costs.remote_wake_cycles"] = round(cycles(probe["wake_sender_cpu_ns"]))
-    timer = round(cycles(probe["timer_sleep_cpu_ns"] - probe["switch_ns"]))
+    # The timed sleep's CPU includes its core's exit from idle, charged apart.
+    timer = round(cycles(probe["timer_sleep_cpu_ns"] - probe["switch_ns"])) - idle_exit
     out["costs.timer_irq_cycles"] = max(out["costs.timer_irq_cycles"], timer)
+    if probe.get("l2_line_ns"):
+        out["microarch.l2_latency_cycles"] = max(1, round(cycles(probe["l2_line_ns"])))
+    if probe.get("l1i_bytes"):
+        out["microarch.l1i_bytes"] = int(probe["l1i_bytes"])
     out["_scales"] = {"kernel_path": k_path, "switch": k_switch}
     return out

@@ -128,6 +128,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.client_ns_per_request", |c| c.load.client_ns_per_request, 0, MAX_NS),
     int_field!("costs.peer_rx_cycles", |c| c.costs.peer_rx_cycles, 0, MAX_CYCLES),
     int_field!("costs.remote_wake_cycles", |c| c.costs.remote_wake_cycles, 0, MAX_CYCLES),
+    int_field!("costs.idle_exit_cycles", |c| c.costs.idle_exit_cycles, 0, MAX_CYCLES),
     int_field!("load.retransmit_timeout_ns", |c| c.load.retransmit_timeout_ns, 1_000, MAX_NS),
     // A minimum-size Ethernet frame without FCS up to a 9000-byte jumbo frame.
     int_field!("load.frame_bytes", |c| c.load.frame_bytes, 60, 9_014),

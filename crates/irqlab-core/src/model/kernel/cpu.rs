@@ -165,6 +165,9 @@ pub struct Core {
     pub gen: u32,
     /// The core paid its C-state exit since it last went idle.
     pub waking_done: bool,
+    /// The core went idle and has yet to pay `costs.idle_exit_cycles` for
+    /// leaving it (after its C-state exit).
+    pub idle_exit_due: bool,
     /// The last thread was switched out for the idle task.
     pub switched_out: bool,
     /// A virtual core: the host thread of its vCPU (None: physical core).
@@ -208,6 +211,7 @@ impl Core {
             last_thread: None,
             gen: 0,
             waking_done: false,
+            idle_exit_due: false,
             switched_out: false,
             vcpu: None,
             frozen: false,

@@ -97,6 +97,17 @@ impl Kernel {
             if c.running.is_some() {
                 return;
             }
+            // 0. Leaving idle costs CPU (`costs.idle_exit_cycles`), once
+            // per idle period that ended in work: after the C-state exit's
+            // latency, or after the first segment where there is none
+            // (`waking_done` is set by a segment's start only).
+            if c.idle_exit_due && c.waking_done {
+                c.idle_exit_due = false;
+                let ns = self.machine_clock.ns(self.cfg.costs.idle_exit_cycles);
+                let seg = Seg { class: CpuClass::System, ns, bh_disabled: false };
+                self.start_segment(sched, core, Owner::Waking, seg);
+                return;
+            }
             // 1. Hard IRQs, after waking from idle if the core slept.
             if let Some(&src) = c.irq_pending.front() {
                 if self.wakeup_latency_ns > 0 && !c.waking_done {
@@ -241,6 +252,7 @@ impl Kernel {
             // 5. Nothing to do: sleep.
             c.set_class(now, CpuClass::Idle);
             c.waking_done = false;
+            c.idle_exit_due = self.cfg.costs.idle_exit_cycles > 0;
             if c.last_thread.is_some() && !c.switched_out {
                 // Switch to the idle task.
                 c.context_switches += 1;
