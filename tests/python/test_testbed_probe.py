@@ -37,14 +37,17 @@ def test_the_costs_rescaled_are_the_fit_of_the_testbeds_own_cost_model():
     fixed_fit = Scenario.from_str('name = "x"').resolved()["costs"]
     thesis = Scenario.load(ROOT / "scenarios" / "thesis" / "bare-metal.toml").resolved()
     assert thesis["microarch"]["ipc_model"] == "disruption"
-    # Fixed costs carry the fixed-cost fit (the interrupt path with its
-    # penalties), not the disruption fit's warm costs.
-    assert testbed.resolved()["microarch"]["ipc_model"] == "fixed"
-    assert thesis_costs(testbed) == fixed_fit and fixed_fit["hardirq_cycles"] != thesis["costs"]["hardirq_cycles"]
-    footprints = [f"microarch.{k}={thesis['microarch'][k]}" for k in
-                  ("thread_code_bytes", "softirq_code_bytes", "hardirq_code_bytes", "flush_cycles")]
-    disrupted = testbed.with_overrides(footprints + ["microarch.ipc_model=disruption"])
-    assert thesis_costs(disrupted) == thesis["costs"]
+    # The testbed runs the thesis's disruption model: its warm costs get
+    # rescaled, with the thesis's footprints and flush.
+    assert testbed.resolved()["microarch"]["ipc_model"] == "disruption"
+    assert thesis_costs(testbed) == thesis["costs"]
+    for k in ("thread_code_bytes", "softirq_code_bytes", "hardirq_code_bytes", "flush_cycles", "cpi_warm", "costs_cpi"):
+        assert testbed.resolved()["microarch"][k] == thesis["microarch"][k], k
+    assert testbed.resolved()["app"]["service"] == thesis["app"]["service"]
+    # Under fixed costs the fixed-cost fit (the interrupt path with its
+    # penalties) would be rescaled, not the disruption fit's warm costs.
+    fixed = testbed.with_overrides(["microarch.ipc_model=fixed"])
+    assert thesis_costs(fixed) == fixed_fit and fixed_fit["hardirq_cycles"] != thesis["costs"]["hardirq_cycles"]
 
 
 def test_each_group_is_scaled_by_its_own_measurement():
@@ -67,7 +70,8 @@ def test_each_group_is_scaled_by_its_own_measurement():
     assert out["cpu.ipi_latency_ns"] == 10000
     assert out["costs.remote_wake_cycles"] == 10000
     local = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 400
-    assert out["costs.ipi_irq_cycles"] == round(20000 - local)
+    # Less the answer's wake-up of the prober (the waker's cost, 10,000 cycles).
+    assert out["costs.ipi_irq_cycles"] == round(20000 - 10000 - local)
     assert out["cpu.freq_ghz"] == 2.0
     # User work keeps its cycles: nothing rescales the service or the penalty.
     assert not any(k.startswith("app.") or "interrupt_penalty" in k for k in out)
@@ -83,8 +87,9 @@ def test_leaving_idle_is_the_idle_wake_up_less_its_work_and_comes_out_of_the_lat
     assert out["costs.idle_exit_cycles"] == exit_cycles > 0
     # The latency less the exit charged before the work (2 GHz): together as measured.
     assert out["cpu.wakeup_latency_ns"] == round(20000 - exit_cycles / 2.0)
-    # A timed sleep's CPU less a switch, less the exit its core paid.
-    assert out["costs.timer_irq_cycles"] == round(30000 - exit_cycles)
+    # A timed sleep's CPU (the thread's clock, without the idle task's
+    # exit) less a switch.
+    assert out["costs.timer_irq_cycles"] == 30000
     # Without the measurement (an older probe, or one CPU) nothing changes.
     assert rescaled(PROBE, costs)["costs.idle_exit_cycles"] == 0
 
@@ -135,5 +140,17 @@ def test_irqlab_testbed_probe_measures_this_machine():
     # A line from L2 takes a few nanoseconds on any core since 2008.
     assert 0.5 < p["l2_line_ns"] < 50, p["l2_line_ns"]
     if len(os.sched_getaffinity(0)) >= 2:
-        # A wake-up from idle costs the woken CPU at least its system call.
-        assert p["idle_wake_cpu_ns"] > p["syscall_ns"], p
+        # Measured, and bounded: /proc/stat's 10 ms over 6,000 wake-ups can
+        # round a cheap one to 0, and a busy machine stretches it.
+        assert 0 <= p["idle_wake_cpu_ns"] < 1e6, p
+        assert m["rescaled"]["costs.idle_exit_cycles"] >= 0
+
+
+def test_the_testbed_takes_the_median_of_its_probes_field_by_field():
+    from irqlab.testbed.probe import median_probe
+
+    probes = [{**PROBE, "idle_wake_cpu_ns": v, "syscall_ns": s, "l1i_bytes": 32768}
+              for v, s in ((18000.0, 90.0), (32000.0, 110.0), (21000.0, 100.0))]
+    m = median_probe(probes)
+    assert m["idle_wake_cpu_ns"] == 21000.0 and m["syscall_ns"] == 100.0
+    assert m["l1i_bytes"] == 32768 and m["probes"] == 3

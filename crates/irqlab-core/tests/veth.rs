@@ -37,12 +37,15 @@ fn the_napi_thread_batches_more_as_the_load_grows() {
     // At a low rate the thread sleeps between requests and wakes for almost
     // each; under load, packets that arrive while it is awake or its wake-up
     // IPI is on its way wait for the same poll (the mask is set).
+    // The medium rate is half the closed loop's, as `irqlab testbed run` sets it.
+    let closed = veth("no-coalescing", &[]);
+    let half = format!("load.qps={}", (closed.throughput_qps / 2.0).round());
     let low = wakeups_per_request(&veth("no-coalescing", &["load.qps=5000"]));
-    let medium = wakeups_per_request(&veth("no-coalescing", &["load.qps=50000"]));
-    let closed = wakeups_per_request(&veth("no-coalescing", &[]));
+    let medium = wakeups_per_request(&veth("no-coalescing", &[half.as_str()]));
+    let closed = wakeups_per_request(&closed);
     assert!(low > 0.7 && low <= 1.0 + 1e-9, "{low}");
     assert!(medium < 0.8 * low, "{medium} vs {low}");
-    assert!(closed < 0.6 * medium, "{closed} vs {medium}");
+    assert!(closed < 0.8 * medium, "{closed} vs {medium}");
 }
 
 #[test]
@@ -134,13 +137,13 @@ fn leaving_idle_costs_system_time_once_per_idle_period() {
     // requests a second: up to 5 % of the core, as system time. A request
     // that arrives while the core still serves the one before finds it
     // awake, so somewhat less.
-    let base = veth("no-coalescing", &["load.qps=5000"]);
+    let base = veth("no-coalescing", &["load.qps=5000", "costs.idle_exit_cycles=0"]);
     let dear = veth("no-coalescing", &["load.qps=5000", "costs.idle_exit_cycles=26000"]);
     let extra = dear.cpu_pct.system - base.cpu_pct.system;
     assert!(extra > 3.5 && extra <= 5.0 + 0.05, "{extra}");
     assert!((dear.cpu_pct.user - base.cpu_pct.user).abs() < 0.05, "{:?} vs {:?}", dear.cpu_pct, base.cpu_pct);
     // A core that never idles never pays it: busy-wait spins between requests.
-    let spin = veth("busy-wait", &["load.qps=5000"]);
+    let spin = veth("busy-wait", &["load.qps=5000", "costs.idle_exit_cycles=0"]);
     let spin_dear = veth("busy-wait", &["load.qps=5000", "costs.idle_exit_cycles=26000"]);
     assert_eq!(spin.throughput_qps, spin_dear.throughput_qps);
     assert_eq!(spin.cpu_pct.system, spin_dear.cpu_pct.system);

@@ -10,13 +10,14 @@ from irqlab.testbed.usage import TestbedUsageError
 
 
 def machine() -> dict[str, Any]:
-    """This machine's probe and the testbed scenario's constants rescaled by it."""
+    """This machine's probe (the median of :data:`~irqlab.testbed.probe.PROBES`)
+    and the testbed scenario's constants rescaled by it."""
     from irqlab.scenario import Scenario
     from irqlab.testbed.compare import default_scenario
-    from irqlab.testbed.probe import ProbeError, rescaled, run_probe
+    from irqlab.testbed.probe import ProbeError, rescaled, run_probes
 
     try:
-        probe = run_probe()
+        probe = run_probes()
     except ProbeError as e:
         raise TestbedUsageError(str(e)) from None
     return {"probe": probe, "rescaled": rescaled(probe, thesis_costs(Scenario.load(default_scenario())))}
