@@ -247,3 +247,21 @@ def test_testbed_tune_measures_a_curve_beside_the_simulated_one(tmp_path):
 
     frame = load(tmp_path / "tt")
     assert set(frame["source"]) == {"measured", "simulated"}
+
+
+def test_a_cores_busy_time_comes_from_the_exact_clocks_not_the_ticks_samples():
+    from irqlab.testbed.procstat import CLK_TCK, CoreSample, breakdown
+
+    zero = dict.fromkeys(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), 0)
+    a = CoreSample(ticks=dict(zero), net_rx=0, napi_switches=0, napi_ns=0, ipis=0)
+    # Two seconds: the idle clock 94 % of a second, steal 1 %, and the
+    # tick's samples saw only 10 % of a second busy (a guest's exits).
+    t = lambda frac: round(frac * CLK_TCK)  # noqa: E731
+    b = CoreSample(ticks={**zero, "user": t(0.02), "system": t(0.08), "idle": t(0.94), "steal": t(0.01)},
+                   net_rx=0, napi_switches=0, napi_ns=0, ipis=0)
+    out = breakdown(a, b, 2.0)
+    assert out["busy_exact"] == pytest.approx(100 * (1 - 0.95 / 2.0))
+    # The columns' shares are the ticks' samples: about 10 % busy.
+    assert 100 - out["idle"] == pytest.approx(100 * 0.10 / 1.05)
+    # Never outside 0-100 %, whatever the rounding of the file.
+    assert breakdown(a, b, 0.5)["busy_exact"] == 0.0

@@ -40,6 +40,9 @@ def phase_summary(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     med = lambda xs: statistics.median(xs)  # noqa: E731
     qps = [r["loadgen"]["achieved_qps"] for r in rs]
     core = {k: med([r["server_core"].get(k, 0.0) for r in rs]) for k in _CORE_KEYS}
+    # Measurements from before the exact clocks were read have no busy_exact.
+    if all("busy_exact" in r["server_core"] for r in rs):
+        core["busy_exact"] = med([r["server_core"]["busy_exact"] for r in rs])
     client = {k: med([r.get("client_core", {}).get(k, 0.0) for r in rs]) for k in ("user", "system", "softirq", "idle", "ipis_per_s")}
     per_req = lambda key: [r["server_core"].get(key, 0.0) / max(r["loadgen"]["achieved_qps"], 1e-9) for r in rs]  # noqa: E731
     return {
