@@ -34,10 +34,10 @@
 //!   bare metal a TSC-deadline write; in a VM an exit), the switch to idle,
 //!   the expiry's interrupt and the switch back. The simulator's NAPI
 //!   watchdog (`timer_irq_cycles`) is the same sequence less the switches.
-//!   The thread's own clock, not `/proc/stat`'s ticks: a user-space timer's
-//!   slack lets its expiry coincide with the scheduler tick, which then
-//!   samples the CPU idle just before the work it woke (on this project's
-//!   2-vCPU KVM guest the ticks saw 3.5 µs of a 25 µs sleep cycle).
+//!   The thread's own clock, not `/proc/stat`'s busy columns: those are
+//!   samples of the scheduler tick, which cannot land inside a VM exit
+//!   (on this project's 2-vCPU KVM guest they saw 3.5–5 µs of a 24–25 µs
+//!   sleep cycle, with the timer's slack at 1 ns as at its default).
 //!
 //! - `idle_wake_cpu_ns`: what a wake-up from idle costs the CPU it wakes,
 //!   as `/proc/stat` counts it: a thread on CPU B sleeps in `read` on a

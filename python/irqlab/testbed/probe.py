@@ -38,7 +38,8 @@ else — no constant is fitted to the testbed:
   rescaling gives: arming a timer that becomes the CPU's next event writes
   the TSC-deadline MSR, an exit in a VM;
 - ``costs.idle_exit_cycles`` is what a wake-up from idle costs the CPU it
-  wakes (``/proc/stat``'s busy time per wake-up, 200 µs apart) beyond the
+  wakes (the elapsed time less ``/proc/stat``'s idle, iowait and steal, per
+  wake-up, 200 µs apart) beyond the
   wake-up, the two switches and the woken thread's ``read``: leaving idle
   (in a VM, the timer's exits and the refill of what the host ran on the
   halted vCPU's core). The model charges it before the work that woke the
@@ -96,9 +97,9 @@ def l1i_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> O
 
 
 #: Probes taken for the testbed's prediction: their medians, field by
-#: field. One probe's figures move by a third from minute to minute in a
-#: VM whose host runs other work (idle_wake_cpu_ns 18-32 us in three
-#: probes in a row, 2026-11-27).
+#: field. One probe's figures move by up to a half from minute to minute
+#: in a VM whose host runs other work (idle_wake_cpu_ns 8-16 us and
+#: busy_wake_cpu_ns 14-19 us in three probes in a row, 2026-11-27).
 PROBES = 3
 
 
