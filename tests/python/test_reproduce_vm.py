@@ -175,6 +175,7 @@ def test_vm_claims_and_text_without_throughput():
     )
     checks = vm_checks(r)
     assert not any(c.holds for c in checks if c.id in ("P1", "P2", "P3"))
+    assert all(c.status and not c.repeats for c in checks)
     text = vm_text(r, checks)
     assert "nan" not in text.lower() and f"Table {setup.table}" in text
 
@@ -207,13 +208,21 @@ def test_cli_reports_the_vm_tables_and_claims(tmp_path):
                      f"{setup.figure_study}b-p99.png", f"{setup.figure_study}c-cpu.png",
                      f"{setup.table_study}/results.parquet", f"{setup.figure_study}/results.parquet"):
             assert (out / name).is_file(), name
-    # The claims, after the tables, each with its verdict and numbers.
-    assert lines.index(checks_title) > lines.index("Table 4.5 (SR-IOV, closed loop): irqlab; thesis unavailable")
-    claims = [line for line in lines[lines.index(checks_title) + 1 :] if line.startswith("  [")]
+    # The claims, after the tables, each with its verdict, numbers and
+    # status; SR-IOV's repeat passthrough's (the model has no source for a
+    # difference) and are not counted.
+    [title_at] = [i for i, line in enumerate(lines) if line.startswith(checks_title + ": ")]
+    assert title_at > lines.index("Table 4.5 (SR-IOV, closed loop): irqlab; thesis unavailable")
+    claims = [line for line in lines[title_at + 1 :] if line.startswith("  [")]
     for setup in VM_SETUPS:
         ids = ("P1", "P2", "P3", "P4", "P5", "P6") if setup.claims == "passthrough" else ("V3", "V6", "V8", "P5", "P6")
         for claim in ids:
             assert any(f"] {claim} {setup.label}: " in line for line in claims), (claim, setup.key)
+    sriov = [line for line in claims if " SR-IOV: " in line]
+    assert sriov and all(line.endswith("[repeats full passthrough, not counted]") for line in sriov)
+    assert f"; {len(sriov)} more repeat full passthrough's numbers run for run and are not counted" in lines[title_at]
+    assert any(line.endswith("[by construction]") and "P5 full passthrough" in line for line in claims)
+    assert any(line.endswith("[prediction]") and "P1 full passthrough" in line for line in claims)
     assert checks_title in md and checks_title.replace("'", "&#x27;") in html
     assert "does not hold" in html or "holds" in html
     summaries = json.loads((out / "summaries.json").read_text())
@@ -254,3 +263,32 @@ def test_cli_json_and_a_missing_scenario_file_is_skipped(tmp_path):
     proc = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"skipped: {message}" in proc.stdout.splitlines()
+
+
+def test_a_setup_that_repeats_another_run_for_run_is_not_counted():
+    from irqlab.reproduce.claim import CONSTRUCTION, PREDICTION, ShapeCheck, tally
+    from irqlab.reproduce.thesis import repeated_setups
+
+    pt, sr = VM_SETUPS[2], VM_SETUPS[3]
+
+    def runs(setup, qps):
+        closed = {p: _fake(p, True) for p in PROFILES}
+        for s in closed.values():
+            s._data["throughput_qps"] = qps
+        return VmResult(setup, closed, {(p, 100_000): _fake(p, True) for p in PROFILES})
+
+    base = ThesisResult(closed={p: _fake(p, False) for p in PROFILES})
+    same = ThesisResult(closed=base.closed, vm={pt.key: runs(pt, 5.0), sr.key: runs(sr, 5.0)})
+    assert repeated_setups(same) == {sr.key: pt.label}
+    checks = vm_checks(same)
+    assert {c.repeats for c in checks if c.setup == sr.key} == {pt.label}
+    assert {c.repeats for c in checks if c.setup == pt.key} == {""}
+    # One number that differs makes it evidence of its own.
+    differs = ThesisResult(closed=base.closed, vm={pt.key: runs(pt, 5.0), sr.key: runs(sr, 6.0)})
+    assert repeated_setups(differs) == {}
+    # The tally counts by status and leaves the repeats out.
+    t = tally([
+        ShapeCheck("a", True, "", "P1", "x", PREDICTION), ShapeCheck("b", False, "", "P5", "x", CONSTRUCTION),
+        ShapeCheck("c", True, "", "P1", "y", PREDICTION, "X"),
+    ])
+    assert t == "1 of 2 hold (1 of 1 predictions, 0 of 1 by construction); 1 more repeat X's numbers run for run and are not counted"

@@ -30,6 +30,12 @@ class ShapeCheck:
     id: str = ""
     #: The VM setup it is checked on (:attr:`~irqlab.reproduce.thesis.VmSetup.key`), "" for bare metal.
     setup: str = ""
+    #: What its verdict tells (:data:`STATUSES`); "" where the paper module does not say.
+    status: str = ""
+    #: The setup whose numbers this check's setup repeats, run for run (its
+    #: verdict is that setup's, so it is no evidence of its own and is not
+    #: counted); "" for a check that counts.
+    repeats: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,34 @@ class Claim:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"{self.id}: status {self.status!r} is not one of {STATUSES}")
+
+
+def tally(checks: list[ShapeCheck]) -> str:
+    """How many of ``checks`` hold, in one sentence: all of them, then by
+    status, and the repeats left out of the count."""
+    counted = [c for c in checks if not c.repeats]
+    held = sum(c.holds for c in counted)
+    parts = []
+    for status in STATUSES:
+        group = [c for c in counted if c.status == status]
+        if group:
+            parts.append(f"{sum(c.holds for c in group)} of {len(group)} {_plural(status)}")
+    text = f"{held} of {len(counted)} hold"
+    if parts and len(parts) + any(not c.status for c in counted) > 1:
+        text += f" ({', '.join(parts)})"
+    elif parts:
+        text += f" (all {_plural(counted[0].status)})"
+    repeats = [c for c in checks if c.repeats]
+    if repeats:
+        of = sorted({c.repeats for c in repeats})
+        text += (
+            f"; {len(repeats)} more repeat {' and '.join(of)}'s numbers run for run and are not counted"
+        )
+    return text
+
+
+def _plural(status: str) -> str:
+    return {PREDICTION: "predictions", FIT: "fits", CONSTRUCTION: "by construction"}[status]
 
 
 def claim(id_: str, words: str, *, tolerance: str, status: str) -> Callable:

@@ -10,6 +10,7 @@ from typing import Optional
 
 import pandas as pd
 
+from irqlab.reproduce.claim import tally
 from irqlab.reproduce.thesis import (
     CAI_KARSTEN_CAVEATS,
     CAI_KARSTEN_SOURCE,
@@ -49,9 +50,11 @@ def _image(path: Path) -> str:
 
 
 def _claims(checks: list[ShapeCheck]) -> str:
+    from irqlab.reproduce.report import mark
+
     return "".join(
         f'<li class="{"ok" if c.holds else "no"}"><b>{"holds" if c.holds else "does not hold"}</b>: '
-        f"{html.escape(c.claim)} <span>({html.escape(c.detail)})</span></li>"
+        f"{html.escape(c.claim)} <span>({html.escape(c.detail)})</span>{html.escape(mark(c))}</li>"
         for c in checks
     )
 
@@ -60,12 +63,11 @@ def thesis_sections(
     result: ThesisResult, checks: list[ShapeCheck], figures: list[Path], vm_checks: list[ShapeCheck] = ()
 ) -> list[tuple[str, str]]:
     """(heading, HTML) sections specific to the thesis."""
-    held = sum(c.holds for c in checks)
     claims = _claims(checks)
     sections = [
         (
             "The thesis's claims, checked on the simulation",
-            f"<p>{held} of {len(checks)} hold. Each is checked on the results stores below "
+            f"<p>{html.escape(tally(checks))}. Each is checked on the results stores below "
             f"(seed {result.seed}, closed loop {result.closed_duration_s} s and open loop "
             f"{result.open_duration_s} s simulated per run).</p><ul class=\"claims\">{claims}</ul>",
         ),
@@ -105,11 +107,10 @@ def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[st
         + (f" ({scenarios})" if scenarios else "")
         + f": same seeds, durations and loads. {html.escape(VM_PAPER_NOTE)} {html.escape(VM_TABLE_NOTE)}</p>"
     )
-    held = sum(c.holds for c in checks)
     sections = [(VM_TITLE, intro + skipped)]
     if result.vm:
         sections.append(
-            (VM_CHECKS_TITLE, f"<p>{held} of {len(checks)} hold.</p><ul class=\"claims\">{_claims(checks)}</ul>")
+            (VM_CHECKS_TITLE, f"<p>{html.escape(tally(checks))}.</p><ul class=\"claims\">{_claims(checks)}</ul>")
         )
     columns = {
         "profile": "profile", "qps": "QPS", "qps_vs_bare_metal_pct": "QPS vs bare metal %",

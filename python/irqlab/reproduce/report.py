@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from irqlab.reproduce.claim import tally
 from irqlab.reproduce.thesis import (
     CAI_KARSTEN_CAVEATS,
     PROFILES,
@@ -248,10 +249,19 @@ def _us(x: float) -> str:
 
 
 def checks_text(checks: list[ShapeCheck], title: str = "The thesis's claims, checked on the simulation") -> str:
-    lines = [title]
+    """The title with how many hold (:func:`~irqlab.reproduce.claim.tally`),
+    then each check marked, with its status and the setup it repeats."""
+    lines = [f"{title}: {tally(checks)}"]
     for c in checks:
-        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.claim}: {c.detail}")
+        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.claim}: {c.detail}{mark(c)}")
     return "\n".join(lines)
+
+
+def mark(c: ShapeCheck) -> str:
+    """`` [status]``, or `` [repeats X, not counted]``; empty when neither is known."""
+    if c.repeats:
+        return f" [repeats {c.repeats}, not counted]"
+    return f" [{c.status}]" if c.status else ""
 
 
 def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
@@ -262,9 +272,9 @@ def write_csv(rows: list[dict[str, object]], path: Path) -> Path:
 
 def check_row(c: ShapeCheck) -> dict[str, object]:
     """A check for JSON: claim, holds, detail, and for a VM claim its number and setup."""
-    row: dict[str, object] = {"claim": c.claim, "holds": c.holds, "detail": c.detail}
+    row: dict[str, object] = {"claim": c.claim, "holds": c.holds, "detail": c.detail, "status": c.status}
     if c.id:
-        row.update(id=c.id, setup=c.setup)
+        row.update(id=c.id, setup=c.setup, repeats=c.repeats)
     return row
 
 
