@@ -160,6 +160,13 @@ def _cpu(record: Any) -> str:
     return _parts(record, names, 1)
 
 
+def _split(record: Any) -> str:
+    """A host's time by what it was for (``vm.host_split_pct``)."""
+    names = [("guest", "guest"), ("exits", "exit"), ("halt poll", "halt_poll"), ("vhost", "vhost"),
+             ("irq", "irq"), ("softirq", "softirq"), ("other", "other"), ("idle", "idle")]
+    return _parts(record, names, 1)
+
+
 def _vm(s: Summary) -> list[tuple[str, str]]:
     """The virtualization layer's lines of a VM run (none on bare metal)."""
     vm = s.get("vm")
@@ -171,9 +178,11 @@ def _vm(s: Summary) -> list[tuple[str, str]]:
         ("vm", kind if vms == 1 else f"{kind}   {_num(vms, 0)} VMs"),
         ("host cpus busy", f"{_num(vm.get('host_busy_cpus'), 2)} of {_num(vm.get('host_cpus'), 0)}"),
         ("host vcpu cores cpu (%)", _cpu(vm.get("host_cpu_pct"))),
+        ("  by what for (%)", _split(vm.get("host_split_pct"))),
     ]
     if vm.get("host_irq_cores_cpu_pct") is not None:
         rows.append(("host irq cores cpu (%)", _cpu(vm.get("host_irq_cores_cpu_pct"))))
+        rows.append(("  by what for (%)", _split(vm.get("host_irq_cores_split_pct"))))
     rows += [
         ("vm exits/s", _num(vm.get("vm_exits_per_s"), 0)),
         ("virtual irqs/s", _num(vm.get("virtual_irqs_per_s"), 0)),

@@ -109,8 +109,9 @@ fn halt_polling_catches_short_idle_gaps_and_shows_as_host_cpu() {
 
 #[test]
 fn with_free_virtualization_a_passthrough_guest_serves_what_bare_metal_serves() {
-    // Every VM cost zero and halt polling off: what remains is the guest
-    // kernel, the same code as bare metal. Closed loop, every profile.
+    // Every VM cost zero (the host's code at an exit touching no cache
+    // line) and halt polling off: what remains is the guest kernel, the
+    // same code as bare metal. Closed loop, every profile.
     let free = [
         "run.duration_s=0.05",
         "run.warmup_s=0.01",
@@ -118,6 +119,7 @@ fn with_free_virtualization_a_passthrough_guest_serves_what_bare_metal_serves() 
         "vm.vfio_irq_cycles=0",
         "vm.ipi_cycles=0",
         "vm.halt_poll_ns=0",
+        "vm.exit_code_bytes=0",
     ];
     for p in PROFILES {
         let bm = run_profile(THESIS, p, &free[..2]);
@@ -143,6 +145,15 @@ fn vm_runs_are_deterministic_and_report_their_layer() {
         let sum = g.user + g.system + g.softirq + g.irq + g.idle + g.guest + g.steal;
         assert!((sum - 100.0).abs() < 1e-6, "guest shares sum to {sum}");
         assert!(h.guest > 0.0 && g.guest == 0.0);
+        // The host's time by what it was for: the same time, split further.
+        let t = &vm.host_split_pct;
+        let sum = t.guest + t.exit + t.halt_poll + t.vhost + t.irq + t.softirq + t.other + t.idle;
+        assert!((sum - 100.0).abs() < 1e-6, "host split sums to {sum}");
+        assert!((t.guest - h.guest).abs() < 1e-9 && (t.irq - h.irq).abs() < 1e-9 && (t.idle - h.idle).abs() < 1e-9);
+        let system = t.exit + t.halt_poll + t.vhost + t.other;
+        assert!((system - (h.system + h.user + h.steal)).abs() < 1e-6, "split system {system} vs {h:?}");
+        assert!(t.exit > 0.0 && t.halt_poll > 0.0 && t.vhost == 0.0, "{t:?}");
+        assert!(vm.host_irq_cores_split_pct.is_none());
     }
     assert!(run(THESIS, &["run.duration_s=0.01"]).vm.is_none(), "bare metal has no vm report");
 }
@@ -198,4 +209,25 @@ fn posted_interrupts_take_the_host_off_a_running_guest_s_interrupt_path() {
     assert!(vm.virtual_irqs_per_s > 0.9 * posted.irqs_per_s);
     assert_close("posted-interrupt guest QPS", posted.throughput_qps, bm.throughput_qps, 0.01);
     assert!(relayed.throughput_qps < 0.95 * posted.throughput_qps, "relayed {} posted {}", relayed.throughput_qps, posted.throughput_qps);
+}
+
+#[test]
+fn the_host_code_at_each_exit_costs_the_guest_its_refill() {
+    // Under the disruption model the host's exit code shares the vCPU's
+    // core's L1i: with no-coalescing's exit per request the guest's own
+    // cycles per query rise and its IPC falls; busy-wait takes no exits
+    // and pays nothing. (The host's time for the exits is the same in
+    // both runs: only the guest's refill differs.)
+    let sets = ["run.duration_s=0.05", "run.warmup_s=0.01"];
+    let none = ["run.duration_s=0.05", "run.warmup_s=0.01", "vm.exit_code_bytes=0"];
+    let paid = run_profile(PASSTHROUGH, "no-coalescing", &sets);
+    let free = run_profile(PASSTHROUGH, "no-coalescing", &none);
+    assert!(paid.vm.as_ref().unwrap().vm_exits_per_s > 100_000.0);
+    assert!(paid.cycles_per_query > free.cycles_per_query, "cpq {} vs {}", paid.cycles_per_query, free.cycles_per_query);
+    assert!(paid.ipc.unwrap() < free.ipc.unwrap(), "ipc {:?} vs {:?}", paid.ipc, free.ipc);
+    assert!(paid.throughput_qps < free.throughput_qps);
+    let bw = run_profile(PASSTHROUGH, "busy-wait", &sets);
+    let bw_free = run_profile(PASSTHROUGH, "busy-wait", &none);
+    assert_eq!(bw.vm.as_ref().unwrap().vm_exits_per_s, 0.0);
+    assert_eq!(bw.cycles_per_query, bw_free.cycles_per_query);
 }

@@ -75,6 +75,16 @@ fn virtio_claims_v1_to_v5_and_the_mechanism_of_v6() {
     // nearly to their full capacity").
     let irq = vp.nc.vm.as_ref().unwrap().host_irq_cores_cpu_pct.as_ref().expect("host IRQ cores");
     assert!(irq.idle < 25.0, "host IRQ cores idle {} %", irq.idle);
+    // Where the host's work goes: aligned, the vhost workers and the host
+    // NIC's softirqs share the vCPUs' cores; packed, they run on the two
+    // IRQ cores, and the vCPUs' cores see guest mode, exits and halts only.
+    let split = |s: &Summary| s.vm.as_ref().unwrap().host_split_pct.clone();
+    let a = split(&va.nc);
+    assert!(a.vhost > 1.0 && a.softirq > 1.0 && a.exit > 0.0, "aligned: {a:?}");
+    let p = split(&vp.nc);
+    assert!(p.vhost == 0.0 && p.softirq == 0.0 && p.exit > 0.0, "packed, vCPU cores: {p:?}");
+    let pi = vp.nc.vm.as_ref().unwrap().host_irq_cores_split_pct.clone().expect("packed: IRQ cores' split");
+    assert!(pi.vhost > 1.0 && pi.softirq > 1.0 && pi.guest == 0.0, "packed, IRQ cores: {pi:?}");
 }
 
 #[test]

@@ -193,8 +193,10 @@ pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec
     let factor = cfg.microarch.warm_factor();
     let clock = if factor == 1.0 { machine_clock } else { crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz / factor) };
     let shared = std::rc::Rc::new(cfg.clone());
+    // In a VM the host's code at each exit shares the vCPU's core's L1i.
+    let host_exit_bytes = if cfg.vm.is_guest() { cfg.vm.exit_code_bytes } else { 0 };
     let disruption = (cfg.microarch.ipc_model == crate::scenario::IpcModel::Disruption)
-        .then(|| crate::model::kernel::disruption::Disruption::new(&cfg.microarch));
+        .then(|| crate::model::kernel::disruption::Disruption::new(&cfg.microarch, host_exit_bytes));
     for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
         k.clock = clock;
         k.machine_clock = machine_clock;

@@ -64,6 +64,7 @@ impl Machine {
         // Instructions: the warm cycles at the warm CPI (`kernel/disruption.rs`).
         let instructions = k
             .disruption
+            .as_ref()
             .map(|d| (busy_cycles - disruption_cycles as f64).max(0.0) / d.cpi_warm);
         Summary {
             scenario: self.name.clone(),
@@ -148,6 +149,8 @@ impl Machine {
             vms: self.cfg.vm.count,
             host_cpus: k.cores.len() as u32,
             host_busy_cpus: busy_ns as f64 / 1e9 / self.cfg.run.duration_s,
+            host_split_pct: host.host_split(),
+            host_irq_cores_split_pct: has_irq_cores.then(|| host_irq.host_split()),
         })
     }
 

@@ -221,7 +221,14 @@ pub fn pct_of(a: &[Nanos; CLASSES]) -> CpuPct {
     let p = |i: usize| if total > 0 { 100.0 * a[i] as f64 / total as f64 } else { 0.0 };
     CpuPct {
         user: p(CpuClass::User as usize),
-        system: p(CpuClass::System as usize),
+        // KVM's and vhost's time is the host's system time.
+        system: {
+            let ns = a[CpuClass::System as usize]
+                + a[CpuClass::Exit as usize]
+                + a[CpuClass::HaltPoll as usize]
+                + a[CpuClass::Vhost as usize];
+            if total > 0 { 100.0 * ns as f64 / total as f64 } else { 0.0 }
+        },
         softirq: p(CpuClass::Softirq as usize),
         irq: p(CpuClass::Irq as usize),
         idle: p(CpuClass::Idle as usize),

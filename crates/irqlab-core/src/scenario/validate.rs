@@ -191,6 +191,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("vm.count", |c| c.vm.count, 1, 64),
     int_field!("vm.host_cpus", |c| c.vm.host_cpus, 0, 4096),
     int_field!("vm.exit_entry_cycles", |c| c.vm.exit_entry_cycles, 0, MAX_CYCLES),
+    int_field!("vm.exit_code_bytes", |c| c.vm.exit_code_bytes, 0, 1 << 30),
     int_field!("vm.vfio_irq_cycles", |c| c.vm.vfio_irq_cycles, 0, MAX_CYCLES),
     int_field!("vm.ipi_cycles", |c| c.vm.ipi_cycles, 0, MAX_CYCLES),
     int_field!("vm.halt_poll_ns", |c| c.vm.halt_poll_ns, 0, MAX_NS),

@@ -63,6 +63,13 @@ pub struct VmCfg {
     /// X5570, the nearest published Intel measurement; an estimate for
     /// Sandy Bridge-EP.
     pub exit_entry_cycles: u64,
+    /// Under the disruption model (`[microarch] ipc_model`): the bytes of
+    /// L1i the host's code touches on a vCPU's core between a VM exit and
+    /// the next entry (KVM's exit handling, the host interrupt that caused
+    /// it, the injection and the entry), which displace the guest's code
+    /// on the same physical core (`model/kernel/disruption.rs`, `HOST`).
+    /// Default EXIT_CODE_BYTES_DEFAULT: see its derivation there.
+    pub exit_code_bytes: u64,
     /// The host's hard IRQ of an assigned device's MSI-X vector:
     /// interrupt entry, `vfio_msihandler` → `eventfd_signal` →
     /// `irqfd_wakeup` → `kvm_set_msi` → `kvm_vcpu_kick`, and exit, cycles.
@@ -144,6 +151,16 @@ pub struct VmCfg {
     pub host_nic_coalescing: String,
 }
 
+/// `vm.exit_code_bytes`'s default: 29,354 bytes. The functions the host
+/// runs on an external-interrupt exit for a VFIO vector on the vCPU's own
+/// core, through the re-entry that injects it (Linux 6.1 VMX without
+/// APICv, a Linux guest with PV EOI), span 35,098 bytes of code in Debian's
+/// 6.1.176 build; the bare-metal mlx5 hard IRQ's path spans 6,330 bytes in
+/// the same build, of which the thesis's fit of `microarch.hardirq_code_bytes`
+/// (5,294) is 83.6 %; the same share of the exit path is taken
+/// (docs/notes/kvm-exit-footprint.md). No VM result was fitted.
+pub const EXIT_CODE_BYTES_DEFAULT: u64 = 29_354;
+
 impl Default for VmCfg {
     fn default() -> Self {
         VmCfg {
@@ -152,6 +169,7 @@ impl Default for VmCfg {
             count: 1,
             host_cpus: 0,
             exit_entry_cycles: 2_000,
+            exit_code_bytes: EXIT_CODE_BYTES_DEFAULT,
             vfio_irq_cycles: 2_700,
             ipi_cycles: 1_000,
             halt_poll_ns: 200_000,

@@ -2,7 +2,7 @@
 
 use crate::engine::Nanos;
 use crate::model::kernel::cpu::{CpuClass, CLASSES};
-use crate::stats::summary::CpuPct;
+use crate::stats::summary::{CpuPct, VmHostSplit};
 
 /// Sum of per-class times (indexed like `model::cpu::CpuClass`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -22,5 +22,20 @@ impl CycleTable {
     }
     pub fn pct(&self) -> CpuPct {
         crate::model::server::pct_of(&self.ns)
+    }
+    /// A host's time split by what it was for (`VmHostSplit`).
+    pub fn host_split(&self) -> VmHostSplit {
+        let total: Nanos = self.ns.iter().sum();
+        let p = |c: CpuClass| if total > 0 { 100.0 * self.ns[c as usize] as f64 / total as f64 } else { 0.0 };
+        VmHostSplit {
+            guest: p(CpuClass::Guest),
+            exit: p(CpuClass::Exit),
+            halt_poll: p(CpuClass::HaltPoll),
+            vhost: p(CpuClass::Vhost),
+            irq: p(CpuClass::Irq),
+            softirq: p(CpuClass::Softirq),
+            other: p(CpuClass::System) + p(CpuClass::User) + p(CpuClass::Steal),
+            idle: p(CpuClass::Idle),
+        }
     }
 }

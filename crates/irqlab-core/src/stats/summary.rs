@@ -306,6 +306,37 @@ pub struct VmReport {
     /// the %CPU of every process, over 100): guest mode, exits, interrupts
     /// and halt polling; idle excluded.
     pub host_busy_cpus: f64,
+    /// What the host did on the cores of `host_cpu_pct` (the application's
+    /// vCPUs), by what it costs: guest mode, exits, halt polling, vhost,
+    /// the host's own interrupts and softirqs.
+    pub host_split_pct: VmHostSplit,
+    /// The same on the cores of `host_irq_cores_cpu_pct`.
+    pub host_irq_cores_split_pct: Option<VmHostSplit>,
+}
+
+/// Host CPU time of a group of cores by what it was for, percent of their
+/// time; `host_cpu_pct` counts `exit`, `halt_poll`, `vhost` and `other` as
+/// system time, as `/proc/stat` does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VmHostSplit {
+    /// vCPU threads in guest mode: the guests' own work.
+    pub guest: f64,
+    /// KVM between a VM exit and the re-entry (`vm.exit_entry_cycles`, the
+    /// VMM's work at entry); the host interrupt that caused the exit is in
+    /// `irq`.
+    pub exit: f64,
+    /// KVM's halt polling of halted vCPUs.
+    pub halt_poll: f64,
+    /// vhost workers moving packets and notifying (VirtIO).
+    pub vhost: f64,
+    /// The host's hard IRQs: VFIO vectors, kick IPIs, MMIO notifications,
+    /// the NIC's vectors (VirtIO).
+    pub irq: f64,
+    /// The host's softirqs: its NIC's NAPI polls and the bridge (VirtIO).
+    pub softirq: f64,
+    /// Other host work: context switches, wake-ups, leaving idle.
+    pub other: f64,
+    pub idle: f64,
 }
 
 /// Net DIM over the measured window, per direction: `rx` when `adaptive-rx`

@@ -32,10 +32,18 @@ pub enum CpuClass {
     /// A guest core whose work waits while the host runs something else on
     /// its vCPU's core (the guest's steal time).
     Steal = 6,
+    /// Host system time that `/proc/stat` counts as system but a VM's
+    /// report splits out: KVM's exit handling and re-entry of a vCPU
+    /// (`vm.exit_entry_cycles`, the VMM's work at entry), ...
+    Exit = 7,
+    /// ... KVM's halt polling of a halted vCPU, ...
+    HaltPoll = 8,
+    /// ... and a vhost worker's work.
+    Vhost = 9,
 }
 
 /// Number of accounting classes.
-pub const CLASSES: usize = 7;
+pub const CLASSES: usize = 10;
 
 pub type ThreadId = u32;
 pub type CoreId = u32;
@@ -301,9 +309,9 @@ mod tests {
         c.set_class(25, CpuClass::Irq);
         c.set_class(30, CpuClass::User);
         let a = c.accounted(40);
-        assert_eq!(a, [25, 0, 0, 5, 10, 0, 0]);
+        assert_eq!(a, [25, 0, 0, 5, 10, 0, 0, 0, 0, 0]);
         c.reset_stats(40);
-        assert_eq!(c.accounted(50), [10, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(c.accounted(50), [10, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]

@@ -4,6 +4,12 @@
 //! after others ran there, it refills the lines they displaced from L2.
 //! Each core records, per class, which other classes ran since that class
 //! last ran (`Core::displaced_by`).
+//!
+//! A guest's core is a vCPU on a host core: the host's code that runs
+//! there at each VM exit (KVM's exit handling and re-entry, the host
+//! interrupt that caused it) shares the same L1i, so it is a fourth class,
+//! [`HOST`], that displaces the guest's three and never runs on a guest
+//! core itself (`model/vm/vcpu.rs`).
 
 use crate::model::kernel::cpu::Owner;
 use crate::scenario::MicroarchCfg;
@@ -12,7 +18,9 @@ use crate::scenario::MicroarchCfg;
 pub const THREAD: usize = 0;
 pub const SOFTIRQ: usize = 1;
 pub const HARDIRQ: usize = 2;
-pub const CLASSES: usize = 3;
+/// The host's code on a vCPU's core between a VM exit and the entry.
+pub const HOST: usize = 3;
+pub const CLASSES: usize = 4;
 
 /// The class of the code `owner` runs (None: the C-state exit runs none).
 #[inline]
@@ -34,13 +42,20 @@ pub struct Disruption {
     /// The refill of class `c` when the classes in bit set `m` ran since it
     /// last did: `refill[c][m]` cycles, worked out once from the
     /// footprints (a segment start then costs a lookup).
-    refill: [[u64; 1 << CLASSES]; CLASSES],
+    /// (Rows for the classes that run on a core: `HOST` only displaces.
+    /// u32: at most the L1i's lines times the L2 latency, within 2^32 for
+    /// any L1i and latency the scenario accepts. The table stays as small
+    /// as it was with three classes, since a VM run moves kernels, table
+    /// and all, at every crossing between guest and host.)
+    refill: [[u32; 1 << CLASSES]; HOST],
 }
 
 impl Disruption {
-    pub fn new(c: &MicroarchCfg) -> Self {
-        let footprint = [c.thread_code_bytes, c.softirq_code_bytes, c.hardirq_code_bytes];
-        let mut refill = [[0u64; 1 << CLASSES]; CLASSES];
+    /// The model of `c`, where the host's code at a VM exit touches
+    /// `host_exit_bytes` (0 on bare metal, where no exit is taken).
+    pub fn new(c: &MicroarchCfg, host_exit_bytes: u64) -> Self {
+        let footprint = [c.thread_code_bytes, c.softirq_code_bytes, c.hardirq_code_bytes, host_exit_bytes];
+        let mut refill = [[0u32; 1 << CLASSES]; HOST];
         for (class, row) in refill.iter_mut().enumerate() {
             for (others, cycles) in row.iter_mut().enumerate() {
                 let foreign: u64 = (0..CLASSES).filter(|j| others & (1 << j) != 0).map(|j| footprint[j]).sum();
@@ -51,7 +66,7 @@ impl Disruption {
                 // LRU stack distance: its lines survive while the foreign
                 // code and its own fit the cache together.
                 let lost = own.min((foreign + own).saturating_sub(c.l1i_bytes));
-                *cycles = lost.div_ceil(c.line_bytes) * c.l2_latency_cycles;
+                *cycles = u32::try_from(lost.div_ceil(c.line_bytes) * c.l2_latency_cycles).unwrap_or(u32::MAX);
             }
         }
         Disruption { cpi_warm: c.cpi_warm, flush_cycles: c.flush_cycles, refill }
@@ -63,12 +78,19 @@ impl Disruption {
     #[inline(always)]
     pub fn refill_cycles(&self, displaced_by: &mut [u8; CLASSES], class: usize) -> u64 {
         let others = displaced_by[class];
-        let bit = 1u8 << class;
-        for d in displaced_by.iter_mut() {
-            *d |= bit;
-        }
+        // Every class's record gains this class's bit at once (four bytes
+        // as one word), and its own is cleared.
+        let bit = 1u32 << class;
+        *displaced_by = (u32::from_ne_bytes(*displaced_by) | bit * 0x0101_0101).to_ne_bytes();
         displaced_by[class] = 0;
-        self.refill[class][others as usize]
+        self.refill[class][others as usize] as u64
+    }
+
+    /// The host ran its exit code on the core of this guest core's vCPU:
+    /// every guest class has had it run since it last did.
+    #[inline(always)]
+    pub fn host_ran(displaced_by: &mut [u8; CLASSES]) {
+        *displaced_by = (u32::from_ne_bytes(*displaced_by) | (1u32 << HOST) * 0x0101_0101).to_ne_bytes();
     }
 }
 
@@ -83,7 +105,7 @@ mod tests {
             hardirq_code_bytes: hardirq,
             ..MicroarchCfg::default()
         };
-        Disruption::new(&c)
+        Disruption::new(&c, 0)
     }
 
     #[test]
@@ -140,5 +162,28 @@ mod tests {
         d.refill_cycles(&mut rec, THREAD);
         d.refill_cycles(&mut rec, SOFTIRQ);
         assert_eq!(d.refill_cycles(&mut rec, THREAD), 128 * 12);
+    }
+
+    /// A guest thread (24 KiB) resumed after an exit whose host code
+    /// (6 KiB) and a guest hard IRQ (4 KiB) ran: 24 + 10 − 32 = 2 KiB lost,
+    /// 32 lines; with no exit between, the 4 KiB IRQ fits beside it.
+    #[test]
+    fn the_host_code_at_an_exit_displaces_the_guest_code() {
+        let c = MicroarchCfg {
+            thread_code_bytes: 24_576,
+            softirq_code_bytes: 16_384,
+            hardirq_code_bytes: 4_096,
+            ..MicroarchCfg::default()
+        };
+        let d = Disruption::new(&c, 6_144);
+        let mut rec = [0u8; CLASSES];
+        d.refill_cycles(&mut rec, THREAD);
+        d.refill_cycles(&mut rec, HARDIRQ);
+        assert_eq!(d.refill_cycles(&mut rec, THREAD), 0);
+        Disruption::host_ran(&mut rec);
+        d.refill_cycles(&mut rec, HARDIRQ);
+        assert_eq!(d.refill_cycles(&mut rec, THREAD), 32 * 12);
+        // Bare metal's model never sees the class: its table is as before.
+        assert_eq!(model(24_576, 16_384, 4_096).refill[THREAD][1 << HARDIRQ | 1 << SOFTIRQ], 192 * 12);
     }
 }

@@ -28,6 +28,7 @@
 use crate::model::vm::hypervisor::Hypervisor;
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::cpu::{CpuClass, Owner, ThreadId, ThreadSeg};
+use crate::model::kernel::disruption::Disruption;
 use crate::model::kernel::HOST;
 use crate::model::kernel::sched::Seg;
 use crate::model::kernel::Kernel;
@@ -54,7 +55,7 @@ pub(crate) fn vcpu_next<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Sc
             // (`model/vm/vmm.rs`).
             let vmm_cycles = m.vmm_entry(k, sched, sched.now());
             let cycles = k.cfg.vm.exit_entry_cycles + vmm_cycles;
-            Some(Seg { class: CpuClass::System, ns: k.ns(cycles), bh_disabled: false })
+            Some(Seg { class: CpuClass::Exit, ns: k.ns(cycles), bh_disabled: false })
         }
         VcpuPhase::InGuest => {
             let (core, t) = (vcpu.core, k.vcpu_base + v as u32);
@@ -77,7 +78,7 @@ pub(crate) fn vcpu_next<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Sc
             }
             Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
         }
-        VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::System, ns: vcpu.halt_poll_ns, bh_disabled: false }),
+        VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::HaltPoll, ns: vcpu.halt_poll_ns, bh_disabled: false }),
         VcpuPhase::Blocked => None,
     }
 }
@@ -108,7 +109,8 @@ pub(crate) fn vcpu_entered<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut
 /// The host preempted vCPU thread `t` in guest mode (a VM exit): the
 /// guest core stops where it is, and a thread it was running pays the
 /// interruption penalty when it resumes, as after a hard IRQ on bare
-/// metal.
+/// metal; under the disruption model the host's exit code displaces the
+/// guest's in the core's L1i.
 #[inline(never)]
 pub(crate) fn vcpu_preempted<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, t: ThreadId) {
     let v = k.vcpu_index(t).expect("a vCPU thread");
@@ -117,6 +119,9 @@ pub(crate) fn vcpu_preempted<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &m
     m.in_kernel(k, guest, |k, _| {
         let c = &mut k.cores[gc as usize];
         c.frozen = true;
+        if k.disruption.is_some() {
+            Disruption::host_ran(&mut c.displaced_by);
+        }
         if let Some(r) = c.running {
             let thread = matches!(r.owner, Owner::Thread(..));
             c.preempt(now, true);
@@ -169,6 +174,11 @@ pub(crate) fn vcpu_resume(k: &mut Kernel, t: ThreadId, now: Nanos) {
 #[inline(never)]
 pub(crate) fn vcpu_halt<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, host_thread: ThreadId, gc: u32) {
     k.cores[gc as usize].frozen = true;
+    if k.disruption.is_some() {
+        // The HLT exit: KVM's halt handling (and whatever the host runs
+        // while the vCPU is halted) runs on its core.
+        Disruption::host_ran(&mut k.cores[gc as usize].displaced_by);
+    }
     let now = sched.now();
     m.in_kernel(k, HOST, |k, m| {
         let v = k.vcpu_index(host_thread).expect("a vCPU thread");

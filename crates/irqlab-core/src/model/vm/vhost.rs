@@ -62,7 +62,7 @@ pub(crate) fn vhost_next<M: VirtioHost>(m: &mut M, k: &mut Kernel, w: usize) -> 
     };
     let vm = &k.cfg.vm;
     let cycles = vm.vhost_batch_cycles + n as u64 * vm.vhost_packet_cycles;
-    Some(Seg { class: CpuClass::System, ns: k.ns(cycles), bh_disabled: false })
+    Some(Seg { class: CpuClass::Vhost, ns: k.ns(cycles), bh_disabled: false })
 }
 
 /// A batch is done: replies go to the host's NIC; packets become used
