@@ -85,6 +85,15 @@ fn virtio_claims_v1_to_v5_and_the_mechanism_of_v6() {
     assert!(p.vhost == 0.0 && p.softirq == 0.0 && p.exit > 0.0, "packed, vCPU cores: {p:?}");
     let pi = vp.nc.vm.as_ref().unwrap().host_irq_cores_split_pct.clone().expect("packed: IRQ cores' split");
     assert!(pi.vhost > 1.0 && pi.softirq > 1.0 && pi.guest == 0.0, "packed, IRQ cores: {pi:?}");
+    // The guest is busy exactly while its vCPU is in guest mode: the time
+    // after a TX notification's exit (the worker woken on the same core,
+    // the entry) is the host's, as after any exit.
+    for s in [&va.nc, &va.is, &va.bw, &vp.nc, &vp.is, &vp.bw] {
+        let g = &s.cpu_pct;
+        let busy = 100.0 - g.idle - g.steal;
+        let guest_mode = s.vm.as_ref().unwrap().host_cpu_pct.guest;
+        assert!((busy - guest_mode).abs() < 0.5, "guest busy {busy:.2} % vs host guest mode {guest_mode:.2} %");
+    }
 }
 
 #[test]

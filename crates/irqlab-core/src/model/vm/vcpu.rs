@@ -128,8 +128,11 @@ pub(crate) fn vcpu_preempted<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &m
             if thread {
                 c.interruptions += 1;
             }
-            c.set_class(now, CpuClass::Steal);
         }
+        // Its time is the host's from now on, whether a segment was cut or
+        // one had just ended with an effect that exits (a doorbell write,
+        // a virtio TX notification, a SCSI issue trapped on this vCPU).
+        c.set_class(now, CpuClass::Steal);
     });
 }
 
