@@ -98,6 +98,14 @@ def test_vm_table_rows(result):
             bare = result.closed[r["profile"]].throughput_qps
             assert r["qps_vs_bare_metal_pct"] == pytest.approx(100 * (s.throughput_qps / bare - 1))
             assert r["thesis"] == VM_PAPER_UNAVAILABLE
+            assert r["ipc"] == s.ipc and s.ipc > 0
+            # The host's split of the vCPU cores: guest mode as host_cpu_pct's,
+            # exit time wherever exits are taken, vhost only where the
+            # workers share the cores.
+            split = s.vm.host_split_pct
+            assert r["host_guest_pct"] == pytest.approx(s.vm.host_cpu_pct.guest)
+            assert r["host_exit_pct"] == split.exit and (split.exit > 0) == (s.vm.vm_exits_per_s > 0)
+            assert (r["host_vhost_pct"] > 0) == (setup.key == "virtio-aligned"), (setup.key, r)
 
 
 def test_every_vm_claim_is_checked_on_every_setup(result):
@@ -223,6 +231,9 @@ def test_cli_reports_the_vm_tables_and_claims(tmp_path):
     assert f"; {len(sriov)} more repeat full passthrough's numbers run for run and are not counted" in lines[title_at]
     assert any(line.endswith("[by construction]") and "P5 full passthrough" in line for line in claims)
     assert any(line.endswith("[prediction]") and "P1 full passthrough" in line for line in claims)
+    # P4 repeats Figure 4.1's claims with their statuses: F3 holds by construction.
+    assert any(line.endswith("[by construction]") and "P4 full passthrough" in line and "busy-wait uses >= 99 %" in line
+               for line in claims)
     assert checks_title in md and checks_title.replace("'", "&#x27;") in html
     assert "does not hold" in html or "holds" in html
     summaries = json.loads((out / "summaries.json").read_text())

@@ -114,13 +114,15 @@ def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[st
         )
     columns = {
         "profile": "profile", "qps": "QPS", "qps_vs_bare_metal_pct": "QPS vs bare metal %",
-        "cycles_per_query": "cycles/query", "user": "user %", "system": "system %", "softirq": "softirq %",
+        "cycles_per_query": "cycles/query", "ipc": "IPC", "host_guest_pct": "host: guest %",
+        "host_exit_pct": "host: exits %", "host_irq_pct": "host: IRQs %", "host_vhost_pct": "host: vhost %",
+        "host_halt_poll_pct": "host: halt poll %", "user": "user %", "system": "system %", "softirq": "softirq %",
         "steal": "steal %", "host_busy_pct": "host busy %", "vm_exits_per_s": "VM exits/s",
         "virtual_irqs_per_s": "virtual IRQs/s", "thesis": "thesis",
     }
     formats = {
         "QPS": "{:,.0f}", "QPS vs bare metal %": "{:+.2f}", "cycles/query": "{:,.0f}", "VM exits/s": "{:,.0f}",
-        "virtual IRQs/s": "{:,.0f}",
+        "virtual IRQs/s": "{:,.0f}", "IPC": "{:.3f}",
     }
     for vm in result.vm.values():
         table = _renamed_table(vm_table_rows(result, vm.setup), columns, formats, lambda x: f"{x:.1f}")
