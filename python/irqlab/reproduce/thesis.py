@@ -600,7 +600,7 @@ def vm_table_rows(r: ThesisResult, setup: VmSetup) -> list[dict[str, float | str
         if s is None:
             continue
         c = s.cpu_pct
-        split = s.vm._data.get("host_split_pct") or {}
+        split = s.vm.get("host_split_pct") or {}
         bare = r.closed[p].throughput_qps if p in r.closed else math.nan
         rows.append(
             {
@@ -818,8 +818,8 @@ def _same_numbers(a: VmResult, b: VmResult) -> bool:
 
 
 def _results(s: Summary) -> tuple:
-    vm = {k: v for k, v in (s._data.get("vm") or {}).items() if k != "kind"}
-    return tuple(s._data.get(f) for f in _RESULTS) + (vm,)
+    vm = {k: v for k, v in (s.get("vm") or {}).items() if k != "kind"}
+    return tuple(s.get(f) for f in _RESULTS) + (vm,)
 
 
 def virtio_checks(r: ThesisResult) -> list[ShapeCheck]:
