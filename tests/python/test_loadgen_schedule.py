@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,14 +114,34 @@ def test_a_generator_starved_of_cpu_says_it_fell_behind(memcached: str) -> None:
     # 2,000 requests per second is nothing for the generator, unless a busy
     # loop at nice -19 holds its core and it runs at nice 19 (a 1:4,800
     # share, kernel/sched/core.c's sched_prio_to_weight).
+    # The busy loop starts once the generator's four connections are up:
+    # started before, it can starve the connects past their 2 s timeout
+    # (conn.rs CONNECT_TIMEOUT), a failure to connect rather than to keep
+    # the schedule.
     spin = "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end: pass"
-    hog = subprocess.Popen(["nice", "-n", "-19", "taskset", "-c", "1", sys.executable, "-c", spin])
+    binary = find_binary()
+    assert binary is not None
+    gen = subprocess.Popen(["ip", "netns", "exec", CLI_NS, "nice", "-n", "19", "taskset", "-c", "1", str(binary),
+                            "--server", memcached, "--qps", "2000", "--connections", "4", "--duration", "1",
+                            "--no-preload", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hog = None
     try:
-        code, r, err = loadgen("--server", memcached, "--qps", "2000", "--connections", "4", "--duration", "1",
-                               "--no-preload", prefix=("nice", "-n", "19", "taskset", "-c", "1"))
+        for _ in range(200):  # at most 10 s
+            up = sh("ss", "-Htn", "state", "established", "( dport = :11211 )", ns=CLI_NS).stdout.splitlines()
+            if len(up) >= 4 or gen.poll() is not None:
+                break
+            time.sleep(0.05)
+        hog = subprocess.Popen(["nice", "-n", "-19", "taskset", "-c", "1", sys.executable, "-c", spin])
+        out, err = gen.communicate(timeout=120)
     finally:
-        hog.kill()
-        hog.wait(timeout=10)
+        if gen.poll() is None:
+            gen.kill()
+            gen.wait(timeout=10)
+        if hog is not None:
+            hog.kill()
+            hog.wait(timeout=10)
+    assert out.strip(), err
+    code, r = gen.returncode, json.loads(out)
     assert code == 3, err
     assert r["schedule_kept"] is False and r["late_fraction"] > 0.01
     lines = err.strip().splitlines()
