@@ -184,7 +184,9 @@ def _vm(s: Summary) -> list[tuple[str, str]]:
         rows.append(("host irq cores cpu (%)", _cpu(vm.get("host_irq_cores_cpu_pct"))))
         rows.append(("  by what for (%)", _split(vm.get("host_irq_cores_split_pct"))))
     rows += [
-        ("vm exits/s", _num(vm.get("vm_exits_per_s"), 0)),
+        ("vm exits/s", _num(vm.get("vm_exits_per_s"), 0)
+         + (f"   {_num(vm.get('timer_exits_per_s'), 0)} for the idle tick"
+            if vm.get("timer_exits_per_s") else "")),
         ("virtual irqs/s", _num(vm.get("virtual_irqs_per_s"), 0)),
         ("vcpu halts/s", f"{_num(vm.get('halts_per_s'), 0)}   "
                          f"{_num(vm.get('halt_poll_success_pct'), 1)} % ended in the halt poll"),

@@ -59,13 +59,14 @@ key_size = { dist = "fixed", bytes = 10 }
 value_size = { dist = "fixed", bytes = 10 }
 "#;
 
-const PT_ONE_CORE: [&str; 6] = [
+const PT_ONE_CORE: [&str; 7] = [
     "vm.kind=\"passthrough\"",
     "vm.halt_poll_ns=0",
     "vm.exit_entry_cycles=300",
     "vm.vfio_irq_cycles=150",
     "vm.ipi_cycles=0",
     "vm.vcpus=1",
+    "vm.guest_nohz_idle=false",
 ];
 
 #[test]
@@ -87,6 +88,35 @@ fn a_request_to_a_sleeping_guest_pays_exactly_the_host_path() {
     assert!((per_request(vm.vm_exits_per_s) - 1.0).abs() < 0.01, "exits per request {}", per_request(vm.vm_exits_per_s));
     assert!((per_request(vm.halts_per_s) - 1.0).abs() < 0.01);
     assert_eq!(vm.halt_poll_success_pct, 0.0, "halt polling is off");
+}
+
+#[test]
+fn a_linux_guest_s_idle_tick_takes_two_exits_per_idle_period_one_on_the_wake_path() {
+    // `vm.guest_nohz_idle` (the default): the guest stops its tick before
+    // each HLT and restarts it before the woken thread runs, each a timer
+    // write that exits for `vm.exit_entry_cycles` (300 ns). The stop comes
+    // after the reply has left, off the request's path (the next request
+    // is a round trip of the wire away); the restart is on it: 300 ns more
+    // per request, and two exits more.
+    let off = run(ONE_CORE, &PT_ONE_CORE);
+    let on = run(ONE_CORE, &PT_ONE_CORE[..6]);
+    let explicit = run(ONE_CORE, &[&PT_ONE_CORE[..6], &["vm.guest_nohz_idle=true"]].concat());
+    assert_eq!(on.throughput_qps, explicit.throughput_qps, "on by default");
+    let (a, b) = (off.latency_us.mean.unwrap(), on.latency_us.mean.unwrap());
+    assert!(((b - a) * 1e3 - 300.0).abs() <= 4.0, "mean latency {b} µs with the idle tick's exits, {a} µs without: not 300 ns apart");
+    let (vo, vn) = (off.vm.unwrap(), on.vm.as_ref().unwrap().clone());
+    let per_request = |x: f64| x / on.throughput_qps;
+    assert_eq!(vo.timer_exits_per_s, 0.0);
+    assert!((per_request(vn.timer_exits_per_s) - 2.0).abs() < 0.01, "timer exits per request {}", per_request(vn.timer_exits_per_s));
+    assert!((per_request(vn.vm_exits_per_s) - 3.0).abs() < 0.01, "exits per request {}", per_request(vn.vm_exits_per_s));
+    assert!((per_request(vn.halts_per_s) - 1.0).abs() < 0.01);
+    // The host's exit time grows by the two round trips.
+    let exit_ns = |s: f64, qps: f64| s / 100.0 * 1e9 / qps;
+    let grown = exit_ns(vn.host_split_pct.exit, on.throughput_qps) - exit_ns(vo.host_split_pct.exit, off.throughput_qps);
+    assert!((grown - 600.0).abs() <= 6.0, "host exit time per request grew by {grown} ns, not 600");
+    // The vIC paper's Windows guest (`lsilogic`) never takes them.
+    let vic = irqlab_core::Scenario::from_toml_str(include_str!("../../../scenarios/vic/iometer.toml")).unwrap();
+    assert!(vic.config().vm.guest_nohz_idle && !vic.config().vm.idle_tick_exits());
 }
 
 #[test]

@@ -196,12 +196,12 @@ pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec
     // In a VM the host's code at each exit shares the vCPU's core's L1i.
     let host_exit_bytes = if cfg.vm.is_guest() { cfg.vm.exit_code_bytes } else { 0 };
     let disruption = (cfg.microarch.ipc_model == crate::scenario::IpcModel::Disruption)
-        .then(|| crate::model::kernel::disruption::Disruption::new(&cfg.microarch, host_exit_bytes));
+        .then(|| std::rc::Rc::new(crate::model::kernel::disruption::Disruption::new(&cfg.microarch, host_exit_bytes)));
     for k in std::iter::once(&mut active).chain(parked.iter_mut()) {
         k.clock = clock;
         k.machine_clock = machine_clock;
         k.cfg = shared.clone();
-        k.disruption = disruption;
+        k.disruption = disruption.clone();
     }
     (active, parked)
 }

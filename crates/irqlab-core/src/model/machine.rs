@@ -380,6 +380,11 @@ impl Host for Machine {
     }
 
     #[inline]
+    fn vcpu_tick_restart(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, gc: u32) {
+        crate::model::vm::vcpu::vcpu_tick_restart(self, k, sched, gc)
+    }
+
+    #[inline]
     fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos) {
         crate::model::vm::vcpu::vcpu_resume(k, t, now)
     }

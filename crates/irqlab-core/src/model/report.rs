@@ -142,6 +142,7 @@ impl Machine {
             vm_exits_per_s: per(n.vm_exits),
             virtual_irqs_per_s: per(n.virtual_irqs),
             halts_per_s: per(n.vm_halts),
+            timer_exits_per_s: per(n.timer_exits),
             halt_poll_success_pct: if n.vm_halts > 0 { 100.0 * n.halt_poll_wakeups as f64 / n.vm_halts as f64 } else { 0.0 },
             host_cpu_pct: host.pct(),
             host_irq_cores_cpu_pct: has_irq_cores.then(|| host_irq.pct()),

@@ -59,6 +59,9 @@ pub struct Counters {
     /// vCPU halts (HLT exits) and those ended during KVM's halt poll.
     pub vm_halts: u64,
     pub halt_poll_wakeups: u64,
+    /// Exits of guests reprogramming their timer as a CPU enters or leaves
+    /// idle (`vm.guest_nohz_idle`), counted in `vm_exits` too.
+    pub timer_exits: u64,
     /// Interrupts KVM injected into guests.
     pub virtual_irqs: u64,
     /// VirtIO: TX notifications of the guest (MMIO exits to ioeventfd).

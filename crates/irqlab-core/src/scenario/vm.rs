@@ -93,6 +93,27 @@ pub struct VmCfg {
     pub halt_poll_ns_grow: u32,
     pub halt_poll_ns_grow_start: u64,
     pub halt_poll_ns_shrink: u32,
+    /// The guest stops its scheduler tick whenever one of its CPUs goes
+    /// idle, and restarts it when the CPU leaves idle for a task: each
+    /// reprograms the guest's local APIC timer (a TSC-deadline MSR write,
+    /// or TMICT), which traps to KVM, so an idle period that ends in work
+    /// costs two exits beyond the HLT's. A Linux guest has no cpuidle
+    /// driver by default (no MWAIT under KVM, no ACPI _CST from QEMU), so
+    /// `cpuidle_idle_call` calls `default_idle_call` after
+    /// `tick_nohz_idle_stop_tick` unconditionally, and `do_idle` restarts
+    /// the tick in `tick_nohz_idle_exit` (kernel/sched/idle.c,
+    /// kernel/time/tick-sched.c). The tick stays on only when a timer is
+    /// due within the next tick (`tick_nohz_next_event`); the model tracks
+    /// no guest timers and takes none as due. Each exit costs
+    /// `exit_entry_cycles`: the kvm-unit-tests `tscdeadline_immed` case
+    /// (the write's exit, the injected timer interrupt and its EOI's exit)
+    /// measured 3,851 cycles without APICv once KVM handled the write in
+    /// its fastpath (Linux 5.8, Skylake-SP), about 1,900 per exit
+    /// (docs/notes/vm-cost-sources.md §9). The `lsilogic` kind's guest is
+    /// the vIC paper's Windows Server 2003, whose clock is periodic: never
+    /// there. Default on: every Linux guest of the thesis and of the SR-IOV
+    /// paper (Ubuntu 24.04, CentOS 6).
+    pub guest_nohz_idle: bool,
     /// Extra DMA latency of a packet written by an assigned device through
     /// the IOMMU (an IOTLB miss's page walk), ns. VFIO maps the guest's
     /// memory once, so there is no per-packet CPU cost; no latency for the
@@ -176,6 +197,7 @@ impl Default for VmCfg {
             halt_poll_ns_grow: 2,
             halt_poll_ns_grow_start: 10_000,
             halt_poll_ns_shrink: 2,
+            guest_nohz_idle: true,
             iommu_latency_ns: 0,
             posted_interrupts: false,
             eswitch_latency_ns: 0,
@@ -195,5 +217,11 @@ impl VmCfg {
     /// The application runs in a guest.
     pub fn is_guest(&self) -> bool {
         self.kind != VmKind::None
+    }
+
+    /// The guest's idle entry and exit reprogram its timer through KVM
+    /// (`guest_nohz_idle`; a Linux guest only).
+    pub fn idle_tick_exits(&self) -> bool {
+        self.guest_nohz_idle && self.is_guest() && self.kind != VmKind::Lsilogic
     }
 }

@@ -291,6 +291,10 @@ pub struct VmReport {
     /// KVM's halt poll ended (the vCPU never slept), percent.
     pub halts_per_s: f64,
     pub halt_poll_success_pct: f64,
+    /// Exits per second for the guest's timer as its CPUs enter and leave
+    /// idle (`vm.guest_nohz_idle`); part of `vm_exits_per_s`.
+    #[serde(default)]
+    pub timer_exits_per_s: f64,
     /// The host's cores that run the guest's application vCPUs (the
     /// cores of vCPUs that run no application thread are left out).
     pub host_cpu_pct: CpuPct,

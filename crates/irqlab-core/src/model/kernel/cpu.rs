@@ -183,6 +183,9 @@ pub struct Core {
     /// A virtual core whose vCPU is not in guest mode now (exited, halted
     /// or preempted on the host): nothing runs on it.
     pub frozen: bool,
+    /// A virtual core's scheduler tick is stopped: it went idle and has not
+    /// run a task since (`vm.guest_nohz_idle`).
+    pub tick_stopped: bool,
     acct_ns: [Nanos; CLASSES],
     acct_class: CpuClass,
     acct_since: Nanos,
@@ -223,6 +226,7 @@ impl Core {
             switched_out: false,
             vcpu: None,
             frozen: false,
+            tick_stopped: false,
             acct_ns: [0; CLASSES],
             acct_class: CpuClass::Idle,
             acct_since: 0,

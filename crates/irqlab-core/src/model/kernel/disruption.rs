@@ -44,9 +44,8 @@ pub struct Disruption {
     /// footprints (a segment start then costs a lookup).
     /// (Rows for the classes that run on a core: `HOST` only displaces.
     /// u32: at most the L1i's lines times the L2 latency, within 2^32 for
-    /// any L1i and latency the scenario accepts. The table stays as small
-    /// as it was with three classes, since a VM run moves kernels, table
-    /// and all, at every crossing between guest and host.)
+    /// any L1i and latency the scenario accepts: the table fits in three
+    /// cache lines.)
     refill: [[u32; 1 << CLASSES]; HOST],
 }
 

@@ -110,6 +110,9 @@ pub trait Host {
     fn vcpu_preempted(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, t: ThreadId);
     /// Guest core `gc`, run by host thread `host_thread`, has nothing to run: HLT.
     fn vcpu_halt(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, host_thread: ThreadId, gc: u32);
+    /// Guest core `gc` leaves idle for a task with its tick stopped: the
+    /// timer write's exit.
+    fn vcpu_tick_restart(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, gc: u32);
     /// A preempted guest-mode segment of `t` is back on top of its core's stack.
     fn vcpu_resume(&mut self, k: &mut Kernel, t: ThreadId, now: Nanos);
     /// Another host thread became runnable on `core`, where vCPU thread `t` runs.

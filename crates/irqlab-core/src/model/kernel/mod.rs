@@ -116,8 +116,10 @@ pub struct Kernel {
     /// code (shared by every kernel of the machine; set by the builder).
     pub cfg: Rc<Config>,
     /// `[microarch] ipc_model = "disruption"`: the cost of displaced code
-    /// (`disruption.rs`); None under fixed costs.
-    pub disruption: Option<crate::model::kernel::disruption::Disruption>,
+    /// (`disruption.rs`); None under fixed costs. Shared by every kernel,
+    /// behind a pointer: a VM run moves the active kernel at every crossing
+    /// between guest and host, so the kernel itself stays small.
+    pub disruption: Option<std::rc::Rc<crate::model::kernel::disruption::Disruption>>,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO

@@ -234,6 +234,15 @@ impl Kernel {
                 }
             }
             let c = &mut self.cores[core as usize];
+            if c.tick_stopped && !c.runqueue.is_empty() {
+                // A guest core leaves idle for a task: its tick restarts
+                // through an exit (`vm.guest_nohz_idle`).
+                m.vcpu_tick_restart(self, sched, core);
+                if self.cores[core as usize].frozen {
+                    return;
+                }
+                continue;
+            }
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
                 if c.last_thread != Some(t) || c.switched_out {

@@ -84,6 +84,8 @@ pub(crate) fn kvm_vcpu_kick<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mu
                 }
             }
             VcpuPhase::Entering => {}
+            // On its way to HLT: the HLT will not block.
+            VcpuPhase::TickStop => k.vcpus[v].tick_stop_kicked = true,
             VcpuPhase::HaltPoll => {
                 vcpu_woken(m, k, v, now);
                 let c = &mut k.cores[core as usize];

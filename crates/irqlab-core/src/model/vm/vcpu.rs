@@ -78,6 +78,14 @@ pub(crate) fn vcpu_next<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Sc
             }
             Some(Seg { class: CpuClass::Guest, ns: Nanos::MAX, bh_disabled: false })
         }
+        VcpuPhase::TickStop => {
+            if m.run().measuring {
+                let n = &mut m.run().counters;
+                n.vm_exits += 1;
+                n.timer_exits += 1;
+            }
+            Some(Seg { class: CpuClass::Exit, ns: k.ns(k.cfg.vm.exit_entry_cycles), bh_disabled: false })
+        }
         VcpuPhase::HaltPoll => Some(Seg { class: CpuClass::HaltPoll, ns: vcpu.halt_poll_ns, bh_disabled: false }),
         VcpuPhase::Blocked => None,
     }
@@ -89,6 +97,11 @@ pub(crate) fn vcpu_step_done(k: &mut Kernel, v: usize) {
     let vcpu = &mut k.vcpus[v];
     vcpu.phase = match vcpu.phase {
         VcpuPhase::Entering => VcpuPhase::InGuest,
+        // The timer is written; the guest executes HLT, which returns at
+        // once if an interrupt came meanwhile.
+        VcpuPhase::TickStop if std::mem::take(&mut vcpu.tick_stop_kicked) => VcpuPhase::Entering,
+        VcpuPhase::TickStop if vcpu.halt_poll_ns > 0 => VcpuPhase::HaltPoll,
+        VcpuPhase::TickStop => VcpuPhase::Blocked,
         // The poll found nothing: `kvm_vcpu_block`.
         VcpuPhase::HaltPoll => VcpuPhase::Blocked,
         p => unreachable!("vCPU host segment done in phase {p:?}"),
@@ -177,6 +190,10 @@ pub(crate) fn vcpu_resume(k: &mut Kernel, t: ThreadId, now: Nanos) {
 #[inline(never)]
 pub(crate) fn vcpu_halt<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, host_thread: ThreadId, gc: u32) {
     k.cores[gc as usize].frozen = true;
+    // `tick_nohz_idle_stop_tick` before the HLT: the timer write exits,
+    // unless the tick is still stopped from the last idle period.
+    let tick_stop = k.cfg.vm.idle_tick_exits() && !k.cores[gc as usize].tick_stopped;
+    k.cores[gc as usize].tick_stopped |= tick_stop;
     if k.disruption.is_some() {
         // The HLT exit: KVM's halt handling (and whatever the host runs
         // while the vCPU is halted) runs on its core.
@@ -191,13 +208,46 @@ pub(crate) fn vcpu_halt<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Sc
         debug_assert!(matches!(r.owner, Owner::Thread(t, ThreadSeg::Guest) if t == host_thread));
         let vcpu = &mut k.vcpus[v];
         vcpu.halt_start_ns = now;
-        vcpu.phase = if vcpu.halt_poll_ns > 0 { VcpuPhase::HaltPoll } else { VcpuPhase::Blocked };
+        vcpu.phase = if tick_stop {
+            VcpuPhase::TickStop
+        } else if vcpu.halt_poll_ns > 0 {
+            VcpuPhase::HaltPoll
+        } else {
+            VcpuPhase::Blocked
+        };
         if m.run().measuring {
             m.run().counters.vm_halts += 1;
         }
         k.kick(m, sched, core);
     });
     m.vmm_halt(k, sched, gc);
+}
+
+/// Guest core `gc` leaves idle for a task with its tick stopped
+/// (`do_idle` → `tick_nohz_idle_exit` → `tick_nohz_restart_sched_tick`):
+/// the timer write exits (handled in KVM's fastpath, which enters again
+/// at once), and the task runs once its vCPU is back in guest mode.
+/// Called with the guest active, from its core's scheduling.
+#[inline(never)]
+pub(crate) fn vcpu_tick_restart<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32) {
+    k.cores[gc as usize].tick_stopped = false;
+    let t = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+    if m.run().measuring {
+        m.run().counters.timer_exits += 1;
+    }
+    m.in_kernel(k, HOST, |k, m| {
+        let core = k.thread_core(t);
+        let c = &mut k.cores[core as usize];
+        if !matches!(c.running, Some(r) if r.owner == Owner::Thread(t, ThreadSeg::Guest)) {
+            // Not in guest mode (cannot happen while its guest core runs).
+            return;
+        }
+        c.abandon();
+        m.vcpu_preempted(k, sched, t);
+        let v = k.vcpu_index(t).expect("a vCPU thread");
+        k.vcpus[v].phase = VcpuPhase::Entering;
+        k.kick(m, sched, core);
+    });
 }
 
 /// Another host thread became runnable on `core`, where vCPU `v`'s

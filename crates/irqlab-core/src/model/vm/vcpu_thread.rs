@@ -13,6 +13,9 @@ pub enum VcpuPhase {
     /// In guest mode: the guest core runs while this thread's host segment
     /// runs.
     InGuest,
+    /// The guest stopped its tick on the way to HLT: the timer write's
+    /// exit and entry (`vm.guest_nohz_idle`); the HLT follows.
+    TickStop,
     /// `kvm_vcpu_halt` polling for a wake-up.
     HaltPoll,
     /// Asleep in `kvm_vcpu_block` until an interrupt for the guest wakes it.
@@ -42,6 +45,9 @@ pub struct VcpuThread {
     pub turn_switches: u64,
     /// A thread woken on its shared CPU preempts it at the coming exit.
     pub wake_preempted: bool,
+    /// An interrupt for the guest arrived during `TickStop`: the HLT that
+    /// follows exits and enters again at once (`kvm_vcpu_has_events`).
+    pub tick_stop_kicked: bool,
 }
 
 impl VcpuThread {
@@ -58,6 +64,7 @@ impl VcpuThread {
             turn_start_ns: 0,
             turn_switches: u64::MAX,
             wake_preempted: false,
+            tick_stop_kicked: false,
         }
     }
 
