@@ -120,6 +120,31 @@ fn a_linux_guest_s_idle_tick_takes_two_exits_per_idle_period_one_on_the_wake_pat
 }
 
 #[test]
+fn a_busy_polling_vhost_worker_takes_no_kicks_while_it_polls_and_yields_to_a_vcpu() {
+    // `vm.vhost_poll_us` (QEMU's poll-us): a worker out of work polls
+    // before it sleeps, with the guest's notifications off. With IRQ
+    // packing the workers have cores of their own: fewer TX notifications
+    // (each an exit), and the IRQ cores' idle time becomes vhost time.
+    let vp = include_str!("../../../scenarios/thesis/virtio-packed.toml");
+    let va = include_str!("../../../scenarios/thesis/virtio-aligned.toml");
+    let short = ["run.duration_s=0.05", "run.warmup_s=0.01"];
+    let polled = [&short[..], &["vm.vhost_poll_us=50"]].concat();
+    for p in ["no-coalescing", "busy-wait"] {
+        let (off, on) = (run_profile(vp, p, &short), run_profile(vp, p, &polled));
+        let kicks = |s: &irqlab_core::Summary| s.vm.as_ref().unwrap().tx_kicks_per_s.unwrap() / s.throughput_qps;
+        assert!(kicks(&on) < 0.8 * kicks(&off), "{p}: kicks per reply {} polled, {} not", kicks(&on), kicks(&off));
+        let (vo, vn) = (off.vm.unwrap(), on.vm.unwrap());
+        let (io, ip) = (vo.host_irq_cores_split_pct.unwrap(), vn.host_irq_cores_split_pct.unwrap());
+        assert!(ip.vhost > io.vhost + 5.0 && ip.idle < io.idle, "{p}: IRQ cores vhost {} -> {} %, idle {} -> {} %", io.vhost, ip.vhost, io.idle, ip.idle);
+    }
+    // Aligned, a worker shares its core with a vCPU that waits for it
+    // (`need_resched()`): saturated, it never polls, and nothing changes.
+    let (off, on) = (run_profile(va, "busy-wait", &short), run_profile(va, "busy-wait", &polled));
+    assert_eq!(off.throughput_qps, on.throughput_qps);
+    assert_eq!(off.vm.unwrap().vm_exits_per_s, on.vm.unwrap().vm_exits_per_s);
+}
+
+#[test]
 fn halt_polling_catches_short_idle_gaps_and_shows_as_host_cpu() {
     // The guest idles ~1 µs between requests: KVM's window grows until it
     // covers them, so the vCPU never sleeps and the host core never idles
@@ -223,6 +248,10 @@ fn the_vm_section_is_validated() {
     assert!(e.contains("nic.irq_routing"), "{e}");
     let e = err(&["vm.exit_entry_cycles=-1"]);
     assert!(e.contains("vm.exit_entry_cycles"), "{e}");
+    let e = err(&["vm.vhost_poll_us=2000000"]);
+    assert!(e.contains("vm.vhost_poll_us") && e.contains("1000000"), "{e}");
+    let e = err(&["vm.guest_nohz_idle=3"]);
+    assert!(e.contains("vm.guest_nohz_idle"), "{e}");
 }
 
 #[test]

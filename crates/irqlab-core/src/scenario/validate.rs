@@ -204,6 +204,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("vm.guest_queues", |c| c.vm.guest_queues, 0, 1024),
     int_field!("vm.virtqueue_size", |c| c.vm.virtqueue_size, 1, 32_768),
     int_field!("vm.tap_queue_len", |c| c.vm.tap_queue_len, 1, 1_000_000),
+    int_field!("vm.vhost_poll_us", |c| c.vm.vhost_poll_us, 0, 1_000_000),
     int_field!("vm.vhost_packet_cycles", |c| c.vm.vhost_packet_cycles, 0, MAX_CYCLES),
     int_field!("vm.vhost_batch_cycles", |c| c.vm.vhost_batch_cycles, 0, MAX_CYCLES),
     int_field!("vm.kick_cycles", |c| c.vm.kick_cycles, 0, MAX_CYCLES),

@@ -146,6 +146,19 @@ pub struct VmCfg {
     /// process and inherits its cgroup, so the emulator core
     /// (`<emulatorpin>`: 5 in Appendix B.1, 6 in B.2) is the other reading.
     pub vhost_core: Option<u32>,
+    /// VirtIO: how long a vhost worker busy-polls once it runs out of work,
+    /// before it re-enables the guest's notifications and sleeps: QEMU's
+    /// `-netdev tap,vhost=on,poll-us=N`, which sets each virtqueue's
+    /// `busyloop_timeout` (`VHOST_SET_VRING_BUSYLOOP_TIMEOUT`) in units of
+    /// `busy_clock()`, `local_clock() >> 10`: N × 1.024 µs. While it polls
+    /// the guest's TX notifications stay off (`vhost_net_busy_poll`:
+    /// `vhost_disable_notify`); the poll ends when TX descriptors, or tap
+    /// data with free RX buffers, appear, or when another task wants the
+    /// core (`vhost_can_busy_poll`: `need_resched()`, which the model takes
+    /// at once rather than at the scheduler's next tick). Default 0, off
+    /// (`vhost_vq_reset`), as in the thesis's XML (Appendix B sets no
+    /// poll-us).
+    pub vhost_poll_us: u64,
     /// VirtIO: a vhost worker's cycles per packet moved between the tap
     /// and a virtqueue, either way (`handle_rx`: `tun_recvmsg` copy into
     /// guest memory and used-ring update; `handle_tx_copy`: building the
@@ -205,6 +218,7 @@ impl Default for VmCfg {
             virtqueue_size: 256,
             tap_queue_len: 500,
             vhost_core: None,
+            vhost_poll_us: 0,
             vhost_packet_cycles: 2_000,
             vhost_batch_cycles: 1_000,
             kick_cycles: 1_600,

@@ -37,6 +37,7 @@ use crate::model::run::DropSite;
 use crate::engine::{Nanos, Scheduler};
 use crate::model::kernel::host::Host;
 use crate::model::kernel::cpu::IrqSrc;
+use crate::model::vm::vhost_worker::Work;
 use std::collections::VecDeque;
 
 pub struct VirtioNet {
@@ -143,7 +144,13 @@ pub(crate) fn virtio_signal<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mu
 pub(crate) fn virtio_transmit<M: VirtioHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32, q: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
     m.virtio().tx[q as usize].push_back((conn, sent_ns, bytes));
     let worker = q as usize;
-    let awake = m.kernel_ref(k, HOST).vhosts[worker].awake;
+    let w = &m.kernel_ref(k, HOST).vhosts[worker];
+    let (awake, polling) = (w.awake, w.work == Work::Poll);
+    if polling {
+        // A busy-polling worker sees the descriptor itself: no exit.
+        m.in_kernel(k, HOST, |k, m| m.vhost_wake(k, sched, q));
+        return;
+    }
     if awake || m.virtio().kick_pending[q as usize] {
         return;
     }

@@ -9,6 +9,7 @@ use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::cpu::{CpuClass, Frame, IrqSrc, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::{ThreadKind, HOST};
 use crate::model::vm::vcpu_thread::VcpuPhase;
+use crate::model::vm::vhost_worker::Work;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
@@ -302,6 +303,17 @@ impl Kernel {
                 return;
             }
         }
+        if let Owner::Thread(t, ThreadSeg::Step) = f.owner {
+            if let ThreadKind::Vhost(w) = self.thread_kind(t) {
+                let stale = std::mem::take(&mut self.vhosts[w].poll_stale);
+                if self.vhosts[w].work == Work::Poll && (stale || !self.cores[core as usize].runqueue.is_empty()) {
+                    // A busy poll that work or another task ended while
+                    // it was preempted: the worker goes on from there.
+                    self.vhosts[w].work = Work::None;
+                    return;
+                }
+            }
+        }
         let penalty = match f.owner {
             // Cache and pipeline disturbance after an interruption.
             Owner::Thread(..) if f.interrupted => match &self.disruption {
@@ -435,6 +447,14 @@ impl Kernel {
                 // The core runs a vCPU: the woken thread takes it.
                 m.vcpu_contended(self, sched, core, other, seg);
                 return;
+            }
+            if let ThreadKind::Vhost(w) = self.thread_kind(other) {
+                if self.vhosts[w].work == Work::Poll {
+                    // A busy-polling vhost worker stops for it
+                    // (`vhost_can_busy_poll`: `need_resched()`).
+                    crate::model::vm::vhost::vhost_poll_end(m, self, sched, w);
+                    return;
+                }
             }
         }
         let c = &mut self.cores[core as usize];

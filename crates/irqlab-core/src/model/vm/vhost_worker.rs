@@ -12,6 +12,8 @@ pub enum Work {
     None,
     Tx,
     Rx,
+    /// Busy polling for new work (`vm.vhost_poll_us`).
+    Poll,
 }
 
 pub struct VhostWorker {
@@ -23,10 +25,24 @@ pub struct VhostWorker {
     pub work: Work,
     pub rx_batch: Vec<RxPacket>,
     pub tx_batch: Vec<(u32, Nanos, u32)>,
+    /// It busy-polled since it last found work: next time it sleeps.
+    pub polled: bool,
+    /// Its poll was preempted and work (or another task) came meanwhile:
+    /// the poll must not resume.
+    pub poll_stale: bool,
 }
 
 impl VhostWorker {
     pub fn new(core: u32, queue: u32) -> Self {
-        VhostWorker { core, queue, awake: false, work: Work::None, rx_batch: Vec::new(), tx_batch: Vec::new() }
+        VhostWorker {
+            core,
+            queue,
+            awake: false,
+            work: Work::None,
+            rx_batch: Vec::new(),
+            tx_batch: Vec::new(),
+            polled: false,
+            poll_stale: false,
+        }
     }
 }
