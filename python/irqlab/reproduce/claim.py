@@ -95,6 +95,10 @@ def claim(id_: str, words: str, *, tolerance: str, status: str) -> Callable:
             result = check(*args, claim=words, **kwargs)
             if result.id != id_:
                 raise ValueError(f"{check.__name__} is declared as {id_} but checked {result.id!r}")
+            # The verdict says what it tells: the declaration's status
+            # unless the check set its own (a VM check of a by-construction
+            # part, say).
+            result.status = result.status or status
             return result
 
         checked.claim = Claim(id_, words, tolerance, status, checked)  # type: ignore[attr-defined]

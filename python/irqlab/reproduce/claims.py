@@ -9,16 +9,15 @@ import html
 import textwrap
 from typing import Optional
 
-from irqlab.reproduce.claim import ShapeCheck
+from irqlab.reproduce.claim import ShapeCheck, tally
 
 
 def claims_text(title: str, checks: list[ShapeCheck], width: int = 110, why: Optional[dict[str, str]] = None) -> str:
     """``title: N of M hold``, then each claim with its numbers (and why
     it fails), wrapped."""
-    held = sum(c.holds for c in checks)
-    lines = [f"{title}: {held} of {len(checks)} hold"]
+    lines = [f"{title}: {tally(checks)}"]
     for c in checks:
-        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"")
+        lines.append(f"  [{'ok' if c.holds else 'NO'}] {c.id}: \"{c.claim}\"{_mark(c)}")
         lines += textwrap.wrap(c.detail, width, initial_indent="         ", subsequent_indent="         ")
         if why and c.id in why:
             lines += textwrap.wrap(f"why: {why[c.id]}", width, initial_indent="         ", subsequent_indent="         ")
@@ -28,7 +27,7 @@ def claims_text(title: str, checks: list[ShapeCheck], width: int = 110, why: Opt
 def claim_row(c: ShapeCheck, why: Optional[dict[str, str]] = None) -> dict[str, object]:
     """A claim for JSON and CSV; with ``why`` (even empty), its diagnosis
     as a column of its own."""
-    row: dict[str, object] = {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail}
+    row: dict[str, object] = {"id": c.id, "claim": c.claim, "holds": c.holds, "detail": c.detail, "status": c.status}
     if why is not None:
         row["why"] = why.get(c.id, "")
     return row
@@ -38,10 +37,10 @@ def claims_section(title: str, checks: list[ShapeCheck], intro: str, notes, why:
                    ) -> tuple[str, str]:
     """The report's first section: how many hold, the setup, the notes
     (the fit first), and each claim marked (with why it fails)."""
-    held = sum(c.holds for c in checks)
     why = why or {}
     items = "".join(
-        f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>: '
+        f'<li class="{"ok" if c.holds else "no"}"><b>{html.escape(c.id)} {"holds" if c.holds else "does not hold"}</b>'
+        f"{html.escape(_mark(c))}: "
         f"&ldquo;{html.escape(c.claim)}&rdquo;<br><span>{html.escape(c.detail)}</span>"
         + (f'<br><span class="why"><b>Why:</b> {html.escape(why[c.id])}</span>' if c.id in why else "")
         + "</li>"
@@ -50,7 +49,7 @@ def claims_section(title: str, checks: list[ShapeCheck], intro: str, notes, why:
     paragraphs = "".join(f'<p class="note">{html.escape(note)}</p>' for note in notes)
     return (
         title,
-        f"<p>{held} of {len(checks)} hold. {html.escape(intro)}</p>{paragraphs}<ul class=\"claims\">{items}</ul>",
+        f"<p>{html.escape(tally(checks))}. {html.escape(intro)}</p>{paragraphs}<ul class=\"claims\">{items}</ul>",
     )
 
 
@@ -59,3 +58,9 @@ def frame_html(rows: list[dict[str, object]], float_format: str = "{:,.1f}") -> 
     import pandas as pd
 
     return pd.DataFrame(rows).to_html(index=False, escape=True, float_format=float_format.format, na_rep="—", border=0)
+
+
+def _mark(c: ShapeCheck) -> str:
+    """`` [status]``: whether the verdict is a prediction, a fit or holds by
+    construction (:data:`~irqlab.reproduce.claim.STATUSES`); empty if unknown."""
+    return f" [{c.status}]" if c.status else ""

@@ -57,7 +57,7 @@ TITLES = {
     "open": "Open loop: server CPU % at 200k-1000k QPS and p99 at 200k",
     "sensitivity": "Sensitivity: QPS relative to base with each unsourced value changed",
 }
-CHECKS_TITLE = "The cover letter's results, checked on the simulation (every claim a prediction)"
+CHECKS_TITLE = "The cover letter's results, checked on the simulation"
 
 
 def cover_letter_dir() -> Path:

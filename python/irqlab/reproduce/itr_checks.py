@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping, Optional, Sequence
 
-from irqlab.reproduce.claim import FIT, PREDICTION, ShapeCheck, claim, declared
+from irqlab.reproduce.claim import CONSTRUCTION, FIT, PREDICTION, ShapeCheck, claim, declared
 from irqlab.summary import Summary
 
 #: Runs keyed by (itr.policy, offered packets/s).
@@ -500,7 +500,10 @@ def c7_ixgbe_drop_before_overload(runs: Runs, *, claim: str) -> ShapeCheck:
     "C8",
     "Note that the maximum achieved throughput remains the same.",
     tolerance="SAME_THROUGHPUT",
-    status=PREDICTION,
+    # At the maximum rate NAPI polls without pause and the vector stays
+    # masked, so no ITR setting can act there: the model gives the same
+    # maximum whatever its constants.
+    status=CONSTRUCTION,
 )
 def c8_same_max_throughput(runs: Runs, *, claim: str) -> ShapeCheck:
     """C8: ixgbe's maximum forwarding rate is within :data:`SAME_THROUGHPUT`
