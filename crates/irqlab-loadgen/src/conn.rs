@@ -60,6 +60,10 @@ pub struct Conn {
     /// had all `--depth` slots taken (monotonic ns, 0: never). A request
     /// due before this waited for the server, not for the generator.
     pub slot_free_at: u64,
+    /// Open loop: its latest request left later than `--late-us` after it
+    /// could (the generator's delay, not a wait for a slot): a slot it
+    /// holds at the end is the generator's backlog.
+    pub last_send_late: bool,
     /// Stalled time is counted up to here already (monotonic ns), so that
     /// the pipelined requests of one stall count it once.
     pub stall_to: u64,
@@ -111,6 +115,7 @@ impl Conn {
             in_heap: false,
             preload_next: 0,
             slot_free_at: 0,
+            last_send_late: false,
             stall_to: 0,
         })
     }

@@ -114,6 +114,11 @@ pub struct Worker<'a> {
     /// had due. Replies read in such a turn freed their slots at the read,
     /// later than they arrived, so the slot wait cannot excuse it.
     wake_lag_ns: u64,
+    /// When this turn's wait returned: the replies it reported had come by
+    /// then, however long the thread then took to read them (preempted
+    /// between the wait and the read, a starved generator's read time
+    /// would make a prompt server look stalled).
+    turn_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -172,6 +177,7 @@ impl<'a> Worker<'a> {
             late_ns: u64::from(cfg.late_us) * 1000,
             timeout_ns: u64::from(cfg.timeout_ms) * 1_000_000,
             wake_lag_ns: 0,
+            turn_ns: 0,
         })
     }
 
@@ -242,7 +248,8 @@ impl<'a> Worker<'a> {
                 };
                 self.epoll.wait(&mut events, timeout_ms)?;
             }
-            self.wake_lag_ns = now_ns().saturating_sub(deadline);
+            self.turn_ns = now_ns();
+            self.wake_lag_ns = self.turn_ns.saturating_sub(deadline);
             for ev in &events {
                 if ev.token == TIMER_TOKEN {
                     if let Some(t) = self.timer.as_mut() {
@@ -351,6 +358,7 @@ impl<'a> Worker<'a> {
                     let lag = at.saturating_sub(t);
                     let own = at.saturating_sub(could).max(wake_lag_ns.min(lag));
                     self.stats.record_send(lag, own, late_ns);
+                    c.last_send_late = own > late_ns;
                 }
                 let next = phase.start.saturating_add(sched.peek());
                 c.schedule = Some(sched);
@@ -437,15 +445,24 @@ impl<'a> Worker<'a> {
                 Ok(Parsed::Complete { consumed, outcome }) => {
                     c.consume(consumed);
                     if c.pending.len() == self.depth {
-                        c.slot_free_at = t_recv;
+                        // The slot was the server's until its reply came,
+                        // by the wait's return (see `stall` below), not
+                        // until the generator got to read it.
+                        c.slot_free_at = t_recv.min(self.turn_ns.max(p.sent));
                     }
                     c.pending.pop_front();
                     self.outstanding -= 1;
                     let id = c.id;
                     // Read in a turn that woke late, a reply's read time
                     // says when the generator got to it, not when it came.
+                    // In a turn that woke in time the server is charged up
+                    // to the wait's return at most: a reply the wait
+                    // reported had come by then, however long the thread
+                    // took to read it; one that came during the turn is
+                    // charged at most the turn's length less.
                     if self.wake_lag_ns <= self.late_ns {
-                        self.stall(i, p.sent, t_recv);
+                        let came_by = t_recv.min(self.turn_ns.max(p.sent));
+                        self.stall(i, p.sent, came_by);
                     }
                     self.account(id, p, outcome, t_recv);
                 }
@@ -573,7 +590,10 @@ impl<'a> Worker<'a> {
         }
         self.commit();
         let end = now_ns();
-        let late_at_end = self.wake_lag_ns > self.late_ns;
+        // The loop's last turn woke late, or the thread was off its CPU
+        // after it (the drain ran long after the last wait returned): the
+        // replies just read may have waited for the generator.
+        let late_at_end = self.wake_lag_ns > self.late_ns || end.saturating_sub(self.turn_ns) > self.late_ns;
         for i in 0..self.conns.len() {
             if !self.conns[i].alive {
                 continue;
@@ -600,8 +620,9 @@ impl<'a> Worker<'a> {
             // late (the slot's reply waited for the generator to read it). A
             // slot a reply freed just before the end, read on time, is the
             // server's pace (its connection was full until then).
-            let free = c.pending.len() < depth
-                && (late_at_end || end.saturating_sub(c.slot_free_at) > late_ns);
+            let free = (c.pending.len() < depth
+                && (late_at_end || end.saturating_sub(c.slot_free_at) > late_ns))
+                || c.last_send_late;
             if let Some(s) = c.schedule.as_mut() {
                 for _ in 0..MAX_UNSENT_COUNT {
                     let t = start.saturating_add(s.peek());
