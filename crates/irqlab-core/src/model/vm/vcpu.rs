@@ -100,7 +100,11 @@ pub(crate) fn vcpu_step_done(k: &mut Kernel, v: usize) {
         // The timer is written; the guest executes HLT, which returns at
         // once if an interrupt came meanwhile.
         VcpuPhase::TickStop if std::mem::take(&mut vcpu.tick_stop_kicked) => VcpuPhase::Entering,
-        VcpuPhase::TickStop if vcpu.halt_poll_ns > 0 => VcpuPhase::HaltPoll,
+        // No halt poll while another task waits for the CPU
+        // (`kvm_vcpu_can_poll`: `single_task_running()`).
+        VcpuPhase::TickStop if vcpu.halt_poll_ns > 0 && k.cores[vcpu.core as usize].runqueue.is_empty() => {
+            VcpuPhase::HaltPoll
+        }
         VcpuPhase::TickStop => VcpuPhase::Blocked,
         // The poll found nothing: `kvm_vcpu_block`.
         VcpuPhase::HaltPoll => VcpuPhase::Blocked,
@@ -232,9 +236,6 @@ pub(crate) fn vcpu_halt<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Sc
 pub(crate) fn vcpu_tick_restart<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32) {
     k.cores[gc as usize].tick_stopped = false;
     let t = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
-    if m.run().measuring {
-        m.run().counters.timer_exits += 1;
-    }
     m.in_kernel(k, HOST, |k, m| {
         let core = k.thread_core(t);
         let c = &mut k.cores[core as usize];
@@ -242,6 +243,10 @@ pub(crate) fn vcpu_tick_restart<M: Hypervisor>(m: &mut M, k: &mut Kernel, sched:
             // Not in guest mode (cannot happen while its guest core runs).
             return;
         }
+        if m.run().measuring {
+            m.run().counters.timer_exits += 1;
+        }
+        let c = &mut k.cores[core as usize];
         c.abandon();
         m.vcpu_preempted(k, sched, t);
         let v = k.vcpu_index(t).expect("a vCPU thread");
