@@ -405,6 +405,11 @@ impl Host for Machine {
     }
 
     #[inline]
+    fn vhost_poll_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
+        crate::model::vm::vhost::vhost_poll_end(self, k, sched, w)
+    }
+
+    #[inline]
     fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, w: usize) {
         crate::model::vm::vhost::vhost_step_done(self, k, sched, w)
     }

@@ -121,6 +121,8 @@ pub trait Host {
     fn vcpu_turn_over(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, t: ThreadId);
     /// vhost worker `w`'s next batch (None: it sleeps).
     fn vhost_next(&mut self, k: &mut Kernel, w: usize) -> Option<Seg>;
+    /// vhost worker `w`'s busy poll ends now (another task wants its core).
+    fn vhost_poll_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, w: usize);
     /// vhost worker `w`'s batch ended.
     fn vhost_step_done(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, w: usize);
 

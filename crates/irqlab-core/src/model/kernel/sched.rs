@@ -452,7 +452,7 @@ impl Kernel {
                 if self.vhosts[w].work == Work::Poll {
                     // A busy-polling vhost worker stops for it
                     // (`vhost_can_busy_poll`: `need_resched()`).
-                    crate::model::vm::vhost::vhost_poll_end(m, self, sched, w);
+                    m.vhost_poll_end(self, sched, w);
                     return;
                 }
             }
