@@ -444,24 +444,24 @@ impl<'a> Worker<'a> {
                 Ok(Parsed::Incomplete) => return,
                 Ok(Parsed::Complete { consumed, outcome }) => {
                     c.consume(consumed);
+                    // When the reply had come by: a reply the wait reported
+                    // had come by the wait's return, however long the
+                    // thread then took to read it; one that came during the
+                    // turn is dated at most the turn's length early.
+                    let came_by = t_recv.min(self.turn_ns.max(p.sent));
                     if c.pending.len() == self.depth {
                         // The slot was the server's until its reply came,
-                        // by the wait's return (see `stall` below), not
-                        // until the generator got to read it.
-                        c.slot_free_at = t_recv.min(self.turn_ns.max(p.sent));
+                        // not until the generator got to read it.
+                        c.slot_free_at = came_by;
                     }
                     c.pending.pop_front();
                     self.outstanding -= 1;
                     let id = c.id;
                     // Read in a turn that woke late, a reply's read time
-                    // says when the generator got to it, not when it came.
-                    // In a turn that woke in time the server is charged up
-                    // to the wait's return at most: a reply the wait
-                    // reported had come by then, however long the thread
-                    // took to read it; one that came during the turn is
-                    // charged at most the turn's length less.
+                    // says when the generator got to it, not when it came;
+                    // in a turn that woke in time the server is charged up
+                    // to when the reply had come by.
                     if self.wake_lag_ns <= self.late_ns {
-                        let came_by = t_recv.min(self.turn_ns.max(p.sent));
                         self.stall(i, p.sent, came_by);
                     }
                     self.account(id, p, outcome, t_recv);
