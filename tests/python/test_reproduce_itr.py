@@ -189,7 +189,8 @@ def test_each_claim_fails_when_its_shape_is_not_there(claim, spoil):
 
 RESOLVED = {
     "cpu": {"freq_ghz": GHZ},
-    "costs": {"hardirq_cycles": 2700, "softirq_entry_cycles": 1350},
+    "costs": {"hardirq_cycles": 2700, "softirq_entry_cycles": 1350, "forward_packet_cycles": 1238,
+              "tx_clean_cycles": 300},
     "nic": {"rx-ring-size": 512, "rx_packet_buffer_bytes": 524288},
     "load": {"frame_bytes": 60},
     "itr": {"max_rate": 100000, "min_rate": 8000, "rho_max_pps": 2100000},

@@ -56,6 +56,32 @@ fn the_regimes_order_interrupts_cpu_and_latency_at_medium_load() {
     assert!(ixgbe.irqs_per_s < 8_200.0, "{}", ixgbe.irqs_per_s);
 }
 
+/// The TX ring's write-back threshold follows how the ITR was set (ixgbe
+/// 3.14.5 `ixgbe_configure_tx_ring`): off at module load, WTHRESH 1 and
+/// each forwarded frame's write-back interrupts after its RX interrupt,
+/// two per packet; off by `ethtool -C` after the interface came up with the
+/// dynamic ITR, WTHRESH 8 and no interval to flush them, so one write-back
+/// interrupt per eight packets at a load light enough for every packet to
+/// have its own RX interrupt (CBR, 50 µs apart).
+#[test]
+fn tx_write_backs_interrupt_per_descriptor_or_per_eight() {
+    let at = |set_with: &str| {
+        run(
+            FORWARDING,
+            &["itr.policy=\"off\"", &format!("itr.set_with=\"{set_with}\""), "load.qps=20000", "run.duration_s=0.05"],
+        )
+    };
+    let (module, ethtool) = (at("module-parameter"), at("ethtool"));
+    assert_close("irqs per packet, module parameter", module.irqs_per_s / module.throughput_qps, 2.0, 0.01);
+    assert_close("irqs per packet, ethtool", ethtool.irqs_per_s / ethtool.throughput_qps, 1.125, 0.01);
+    assert_eq!(module.latency_us.mean, ethtool.latency_us.mean, "the TX interrupt comes after the packet left");
+    // The dynamic ITR's ring has WTHRESH 8 either way: the same run.
+    let dynamic = |set_with: &str| {
+        run(FORWARDING, &["itr.policy=\"ixgbe\"", &format!("itr.set_with=\"{set_with}\""), "load.qps=20000", "run.duration_s=0.05"])
+    };
+    assert_eq!(dynamic("module-parameter").irqs_per_s, dynamic("ethtool").irqs_per_s);
+}
+
 /// Throttling does not change the maximum throughput (§IV-B): past
 /// overload every regime polls, and forwards the same rate.
 #[test]

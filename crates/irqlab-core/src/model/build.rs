@@ -5,7 +5,7 @@
 //! parts together.
 
 use crate::engine::RngStreams;
-use crate::model::devices::nic::{vf, CqSettings, EitrVector, IrqRoute, PhysicalNic, QueuePair, TxTiming};
+use crate::model::devices::nic::{vf, CqSettings, IrqRoute, PhysicalNic, QueuePair, TxTiming};
 use crate::model::devices::virtio_net::VirtioNet;
 use crate::model::kernel::app::{AppThread, Phase};
 use crate::model::kernel::cpu::Core;
@@ -126,10 +126,9 @@ pub(crate) fn physical_nic(cfg: &Config, l: &Layout, nconn: u32) -> PhysicalNic 
             let pair = QueuePair::new(q, cfg.nic.rx_ring_size as usize, cfg.nic.tx_ring_size, rx, tx);
             match cfg.nic.kind {
                 NicKind::Connectx4 => pair,
-                NicKind::I82599 => pair.with_eitr(
-                    EitrVector::new(crate::model::devices::nic::eitr::policy(&cfg.itr)),
-                    cfg.nic.rx_packet_buffer_bytes,
-                ),
+                NicKind::I82599 => {
+                    pair.with_eitr(crate::model::devices::nic::eitr::vector(&cfg.itr), cfg.nic.rx_packet_buffer_bytes)
+                }
             }
         })
         .collect();

@@ -44,11 +44,31 @@ pub enum ItrPolicyKind {
     GoldenSection,
 }
 
+/// How the ITR regime was set: what ixgbe configured the TX ring with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItrSetWith {
+    /// `modprobe ixgbe InterruptThrottleRate=N` (the driver README's only
+    /// way, the three modes the ITR paper describes in §II-B): the ring is
+    /// configured with the regime's ITR, so WTHRESH is 1 when it is off.
+    ModuleParameter,
+    /// `ethtool -C DEV rx-usecs N` after the interface came up with the
+    /// default dynamic ITR: ixgbe 3.14.5 rewrites EITR but resets (and
+    /// reconfigures WTHRESH) only when RSC must change, which it never
+    /// must on a port whose LRO is off (Open vSwitch disables it:
+    /// `dev_disable_lro` in its `netdev_create`), so WTHRESH stays 8.
+    Ethtool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ItrCfg {
     /// Default `ixgbe`: the driver's default dynamic ITR.
     pub policy: ItrPolicyKind,
+    /// How the regime was set (default `module-parameter`); decides the TX
+    /// ring's write-back threshold (`model/devices/nic/eitr.rs`,
+    /// `tx_wthresh`).
+    pub set_with: ItrSetWith,
     /// `static`: interrupts per second per vector, 978 to 488281
     /// (`IXGBE_MAX_INT_RATE`; below 978 the value overflows the EITR
     /// interval field).
@@ -82,6 +102,7 @@ impl Default for ItrCfg {
         let g = GoldenItrParams::default();
         ItrCfg {
             policy: ItrPolicyKind::Ixgbe,
+            set_with: ItrSetWith::ModuleParameter,
             rate: irqlab_knobs::table::ITR_RATE.default_u64() as u32,
             max_rate: p.max_rate_per_s,
             min_rate: p.min_rate_per_s,

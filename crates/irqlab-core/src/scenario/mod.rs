@@ -19,7 +19,7 @@ pub use config::*;
 pub use bulk::BulkCfg;
 pub use oltp::OltpCfg;
 pub use storage::{ArrayService, StorageCfg, VicCfg};
-pub use itr::{ItrCfg, ItrPolicyKind, NicKind};
+pub use itr::{ItrCfg, ItrPolicyKind, ItrSetWith, NicKind};
 pub use microarch::{IpcModel, MicroarchCfg};
 pub use steering::{SteeringCfg, SteeringScheme};
 pub use vm::{VmCfg, VmKind};

@@ -233,6 +233,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("vm.kind", "\"none\", \"passthrough\", \"sriov\", \"virtio\" or \"lsilogic\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\", \"linear\" or \"golden-section\""),
+    ("itr.set_with", "\"module-parameter\" or \"ethtool\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),

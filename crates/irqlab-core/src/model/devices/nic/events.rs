@@ -131,7 +131,9 @@ impl PhysicalNic {
     }
 
     fn fire<E: NicEvents>(&mut self, sched: &mut Scheduler<E>, queue: u32, cq: Cq) -> NicOut {
-        self.queues[queue as usize].fire(sched.now(), cq);
+        if let Signal::PostTimer(at, gen) = self.queues[queue as usize].fire(sched.now(), cq) {
+            sched.at_fifo(lane::MODERATION, at, E::from(NicEv::ModerationTimer { queue, cq, gen }));
+        }
         NicOut::Irq { queue }
     }
 

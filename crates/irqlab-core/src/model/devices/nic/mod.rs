@@ -14,6 +14,7 @@ pub mod vf;
 use crate::dim::net_dim::DimDirection;
 use crate::engine::Nanos;
 pub use eitr::EitrVector;
+use eitr::{IntervalEnd, TxWriteBack};
 pub use moderation::{Moderation, Signal};
 pub use route::IrqRoute;
 use std::collections::VecDeque;
@@ -367,29 +368,54 @@ impl QueuePair {
         self.tx_catch_up(key) + self.rx_catch_up(key)
     }
 
-    /// A transmitted packet completed (descriptor done).
+    /// A transmitted packet completed (descriptor done). On an 82599 the
+    /// driver sees it once the NIC writes it back (`EitrVector::
+    /// tx_descriptor_done`: WTHRESH, or the interval's end).
     #[inline]
     pub fn tx_done(&mut self, now: Nanos, bytes: u32) -> Signal {
-        self.tx_outstanding += 1;
-        self.tx_outstanding_bytes += bytes as u64;
+        if let Some(v) = self.eitr.as_mut() {
+            match v.tx_descriptor_done(now, bytes) {
+                TxWriteBack::Held(signal) => return signal,
+                TxWriteBack::Now { descriptors, bytes } => self.written_back(descriptors, bytes),
+            }
+        } else {
+            self.written_back(1, bytes as u64);
+        }
         self.completion(now, Cq::Tx)
     }
 
+    /// TX descriptors the driver can now reap.
+    #[inline]
+    fn written_back(&mut self, descriptors: u32, bytes: u64) {
+        self.tx_outstanding += descriptors;
+        self.tx_outstanding_bytes += bytes;
+    }
+
     pub fn on_timer(&mut self, now: Nanos, cq: Cq, gen: u32) -> Signal {
-        let pending = self.causes_pending();
         if let Some(v) = self.eitr.as_mut() {
-            return v.on_timer(now, gen, pending);
+            return match v.on_timer(now, gen) {
+                IntervalEnd::Not(signal) => signal,
+                IntervalEnd::Flushed { descriptors, bytes } => {
+                    self.written_back(descriptors, bytes);
+                    let pending = self.causes_pending();
+                    self.eitr.as_ref().expect("82599 vector").expired(pending)
+                }
+            };
         }
         self.cq(cq).on_timer(now, gen)
     }
 
-    /// `cq` signals the pair's interrupt.
-    pub fn fire(&mut self, now: Nanos, cq: Cq) {
+    /// `cq` signals the pair's interrupt; on an 82599 the signal may post
+    /// the flush of TX descriptors held back at the new interval's end.
+    pub fn fire(&mut self, now: Nanos, cq: Cq) -> Signal {
+        self.irqs += 1;
         match self.eitr.as_mut() {
             Some(v) => v.fire(now),
-            None => self.cq(cq).fire(),
+            None => {
+                self.cq(cq).fire();
+                Signal::Nothing
+            }
         }
-        self.irqs += 1;
     }
 
     /// The driver re-arms both CQs at the end of its poll (on an 82599,
