@@ -51,6 +51,8 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         ("context switches", f"{_num(s.get('context_switches_per_s'), 0)} /s   "
                              f"{_num(s.get('context_switches_per_query'), 3)} /query"),
         ("cycles/query", _num(s.get("cycles_per_query"), 0)),
+        # cpu.idle_states: the share of the cores' time in each idle state.
+        *([("idle states (%)", _idle_states(s["idle_states"]))] if s.get("idle_states") else []),
         # The disruption model's perf-stat view of the application's cores.
         *([("IPC", f"{_num(s.get('ipc'), 3)}   {_num(s.get('instructions_per_query'), 0)} instructions/query")]
           if s.get("ipc") is not None else []),
@@ -149,6 +151,13 @@ def _drops(s: Summary) -> str:
     known = [f"{site} {_num(sites.get(site), 0)}" for site in _DROP_SITES if site in sites]
     other = [f"{site} {_num(n, 0)}" for site, n in sites.items() if site not in _DROP_SITES]
     return f"{total}   ({', '.join(known + other)})" if known or other else total
+
+
+def _idle_states(states) -> str:
+    """The idle states the cores spent time in: name, share of the cores' time."""
+    parts = [f"{st.get('name')} {_num(st.get('residency_pct'), 1)}" for st in states
+             if isinstance(st, Mapping) and (st.get("residency_pct") or 0) > 0]
+    return "   ".join(parts) if parts else "none entered"
 
 
 def _cpu(record: Any) -> str:

@@ -82,6 +82,41 @@ fn tx_write_backs_interrupt_per_descriptor_or_per_eight() {
     assert_eq!(dynamic("module-parameter").irqs_per_s, dynamic("ethtool").irqs_per_s);
 }
 
+/// The DuT's idle states if they are modelled (`cpu.idle_states`,
+/// intel_idle's Ivy Bridge table, the menu governor): the time the report
+/// puts in the states is the cores' idle time, a light load reaches deeper states than a heavy one, and a wake-up
+/// from them costs latency that the fixed model without exit latency does
+/// not have.
+#[test]
+fn idle_states_account_for_the_idle_time_and_deepen_as_the_load_falls() {
+    let at = |pps: u32, extra: &[&str]| {
+        let mut o = vec![
+            "itr.policy=\"off\"".to_string(),
+            format!("load.qps={pps}"),
+            "run.duration_s=0.05".to_string(),
+            "cpu.idle_states=\"ivb\"".to_string(),
+        ];
+        o.extend(extra.iter().map(|s| s.to_string()));
+        let o: Vec<&str> = o.iter().map(String::as_str).collect();
+        run(FORWARDING, &o)
+    };
+    // The mean exit latency of the states entered, weighted by entries.
+    let mean_exit_us = |s: &irqlab_core::Summary| {
+        let st = s.idle_states.as_ref().expect("an idle-state table reports its states");
+        let n: f64 = st.iter().map(|x| x.entries_per_s).sum();
+        st.iter().map(|x| x.entries_per_s * x.exit_latency_us as f64).sum::<f64>() / n
+    };
+    let (light, heavy) = (at(5_000, &[]), at(300_000, &[]));
+    for s in [&light, &heavy] {
+        let resident: f64 = s.idle_states.as_ref().unwrap().iter().map(|x| x.residency_pct).sum();
+        assert_close("time in idle states vs idle CPU", resident, s.cpu_pct.idle, 0.01);
+    }
+    assert!(mean_exit_us(&light) > mean_exit_us(&heavy) + 1.0, "{} vs {}", mean_exit_us(&light), mean_exit_us(&heavy));
+    let fixed = at(5_000, &["cpu.idle_states=\"fixed\"", "cpu.wakeup_latency_ns=0"]);
+    assert!(fixed.idle_states.is_none());
+    assert!(light.latency_us.mean.unwrap() > fixed.latency_us.mean.unwrap() + 1.0);
+}
+
 /// Throttling does not change the maximum throughput (§IV-B): past
 /// overload every regime polls, and forwards the same rate.
 #[test]

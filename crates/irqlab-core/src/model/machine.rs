@@ -138,6 +138,9 @@ impl Machine {
             for c in &mut k.cores {
                 c.reset_stats(now);
             }
+            if let Some(idle) = k.idle.as_mut() {
+                idle.reset_stats(now);
+            }
         }
         self.switch_to(k, HOST);
         self.run.counters = Counters::default();

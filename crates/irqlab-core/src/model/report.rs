@@ -83,6 +83,7 @@ impl Machine {
             context_switches_per_query: ratio(ctx_switches as f64, completed as f64),
             cycles_per_query,
             ipc: instructions.map(|i| ratio(i, busy_cycles)),
+            idle_states: self.idle_states_report(k, now),
             instructions_per_query: instructions.map(|i| ratio(i, completed as f64)),
             drops,
             drops_by_site: d,
@@ -104,6 +105,28 @@ impl Machine {
             wall_s,
             warnings: self.warnings(completed, drops),
         }
+    }
+
+    /// The host's idle states over the window (None with fixed wake-ups).
+    fn idle_states_report(&mut self, k: &mut Kernel, now: Nanos) -> Option<Vec<crate::stats::summary::IdleStateReport>> {
+        let idle = k.idle.as_mut()?;
+        let cores = idle.menus.len() as f64;
+        let window_ns = self.cfg.run.duration_s * 1e9 * cores;
+        let table = idle.table;
+        let totals = idle.totals(now);
+        Some(
+            table
+                .iter()
+                .zip(totals)
+                .map(|(s, (entries, ns))| crate::stats::summary::IdleStateReport {
+                    name: s.name.to_string(),
+                    exit_latency_us: s.exit_latency_us,
+                    target_residency_us: s.target_residency_us,
+                    entries_per_s: entries as f64 / self.cfg.run.duration_s,
+                    residency_pct: if window_ns > 0.0 { 100.0 * ns as f64 / window_ns } else { 0.0 },
+                })
+                .collect(),
+        )
     }
 
     /// What the virtualization layer did (None on bare metal): counters

@@ -91,11 +91,37 @@ pub struct CpuCfg {
     /// VM the host's delivery (an exit of the sender, a kick of the target)
     /// takes tens (`irqlab testbed probe` measures it).
     pub ipi_latency_ns: u64,
+    /// The cores' idle states and governor (`model/kernel/cpuidle.rs`):
+    /// `"fixed"` (the default: every wake-up pays `wakeup_latency_ns`), or
+    /// intel_idle's table for `"ivb"` (Ivy Bridge), `"snb"` (Sandy Bridge)
+    /// or `"hsw"` (Haswell), entered as the menu governor predicts.
+    pub idle_states: IdleStatesKind,
 }
 impl Default for CpuCfg {
     fn default() -> Self {
-        CpuCfg { app_cores: 1, freq_ghz: 3.0, wakeup_latency_ns: 2_000, sched_base_slice_ns: 3_000_000, ipi_latency_ns: 0 }
+        CpuCfg {
+            app_cores: 1,
+            freq_ghz: 3.0,
+            wakeup_latency_ns: 2_000,
+            sched_base_slice_ns: 3_000_000,
+            ipi_latency_ns: 0,
+            idle_states: IdleStatesKind::Fixed,
+        }
     }
+}
+
+/// Which idle states a machine's cores have (`cpu.idle_states`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdleStatesKind {
+    /// No governor: every wake-up pays `cpu.wakeup_latency_ns`.
+    Fixed,
+    /// intel_idle's `ivb_cstates` (the ITR paper's Xeon E3-1230 v2).
+    Ivb,
+    /// intel_idle's `snb_cstates` (the thesis's Xeon E5-2670).
+    Snb,
+    /// intel_idle's `hsw_cstates` (the SR-IOV paper's Xeon E5-2699 v3).
+    Hsw,
 }
 
 /// CPU costs in cycles at the core frequency. The defaults are the thesis

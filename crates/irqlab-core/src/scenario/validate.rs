@@ -234,6 +234,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\", \"linear\" or \"golden-section\""),
     ("itr.set_with", "\"module-parameter\" or \"ethtool\""),
+    ("cpu.idle_states", "\"fixed\", \"ivb\", \"snb\" or \"hsw\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
@@ -427,6 +428,7 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field("napi.hz", format!("must be 100, 250, 300 or 1000 (got {})", c.napi.hz)));
     }
     itr(c)?;
+    idle_states(c)?;
     forwarding(c)?;
     bulk(c)?;
     steering(c)?;
@@ -451,6 +453,23 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     }
     in_flight(c)?;
     progress(c)?;
+    Ok(())
+}
+
+/// With an idle-state table the exit latency is the chosen state's, so a
+/// fixed `cpu.wakeup_latency_ns` other than its default would be ignored:
+/// it is refused instead.
+fn idle_states(c: &Config) -> Result<(), Error> {
+    let default = super::CpuCfg::default().wakeup_latency_ns;
+    if c.cpu.idle_states != super::IdleStatesKind::Fixed && c.cpu.wakeup_latency_ns != default {
+        return Err(Error::field(
+            "cpu.wakeup_latency_ns",
+            format!(
+                "applies to cpu.idle_states = \"fixed\" only; with an idle-state table each wake-up pays its state's exit latency (leave it at {default}, got {})",
+                c.cpu.wakeup_latency_ns
+            ),
+        ));
+    }
     Ok(())
 }
 

@@ -51,6 +51,17 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+/// One idle state over the measured window (`Summary::idle_states`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdleStateReport {
+    pub name: String,
+    pub exit_latency_us: u32,
+    pub target_residency_us: u32,
+    pub entries_per_s: f64,
+    /// Time in the state, % of the cores' time.
+    pub residency_pct: f64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub scenario: String,
@@ -77,6 +88,11 @@ pub struct Summary {
     /// fixed costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipc: Option<f64>,
+    /// The host's cores' idle states (`cpu.idle_states` other than
+    /// "fixed"): per state, entries per second and the share of the cores'
+    /// time spent in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_states: Option<Vec<IdleStateReport>>,
     /// The same instructions per completed query; null under fixed costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_per_query: Option<f64>,

@@ -24,6 +24,7 @@
 pub mod app;
 pub mod backlog;
 pub mod cpu;
+pub mod cpuidle;
 pub mod disruption;
 pub mod epoll;
 pub mod events;
@@ -71,6 +72,9 @@ pub struct Kernel {
     /// host's `cpu.wakeup_latency_ns`; 0 in a guest, whose idle vCPU
     /// halts into the host, which pays the wake-up (`model/vm/`).
     pub wakeup_latency_ns: Nanos,
+    /// The cores' idle states and their governor (`cpu.idle_states`); None:
+    /// every wake-up pays `wakeup_latency_ns`.
+    pub idle: Option<Box<cpuidle::CpuIdle>>,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,

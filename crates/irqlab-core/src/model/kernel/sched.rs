@@ -12,6 +12,7 @@ use crate::model::vm::vcpu_thread::VcpuPhase;
 use crate::model::vm::vhost_worker::Work;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
+use crate::model::kernel::cpuidle::CpuIdle;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
 
@@ -111,12 +112,12 @@ impl Kernel {
             }
             // 1. Hard IRQs, after waking from idle if the core slept.
             if let Some(&src) = c.irq_pending.front() {
-                if self.wakeup_latency_ns > 0 && !c.waking_done {
-                    c.wakeups_from_idle += 1;
-                    c.waking_done = true;
-                    let seg = Seg { class: CpuClass::Idle, ns: self.wakeup_latency_ns, bh_disabled: false };
-                    self.start_segment(sched, core, Owner::Waking, seg);
-                    return;
+                if !c.waking_done {
+                    let lat = exit_latency_ns(&mut self.idle, self.wakeup_latency_ns, core, now);
+                    if lat > 0 {
+                        self.start_wakeup(sched, core, lat);
+                        return;
+                    }
                 }
                 c.irq_pending.pop_front();
                 let cycles = match src {
@@ -262,6 +263,9 @@ impl Kernel {
             // 5. Nothing to do: sleep.
             c.set_class(now, CpuClass::Idle);
             c.waking_done = false;
+            if let Some(idle) = self.idle.as_mut() {
+                idle_enter(idle, core, now);
+            }
             c.idle_exit_due = self.cfg.costs.idle_exit_cycles > 0;
             if c.last_thread.is_some() && !c.switched_out {
                 // Switch to the idle task.
@@ -466,15 +470,45 @@ impl Kernel {
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
     pub(crate) fn kick_after_wakeup<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
-        let c = &mut self.cores[core as usize];
-        let lat = self.wakeup_latency_ns;
-        if lat > 0 && sched.now() > 0 {
-            c.wakeups_from_idle += 1;
-            c.waking_done = true;
-            let seg = Seg { class: CpuClass::Idle, ns: lat, bh_disabled: false };
-            self.start_segment(sched, core, Owner::Waking, seg);
+        let lat = if sched.now() > 0 { exit_latency_ns(&mut self.idle, self.wakeup_latency_ns, core, sched.now()) } else { 0 };
+        if lat > 0 {
+            self.start_wakeup(sched, core, lat);
             return;
         }
         self.kick(m, sched, core);
     }
+
+    /// A sleeping core leaves idle: `lat` of exit latency (idle time) before
+    /// it runs anything.
+    fn start_wakeup<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32, lat: Nanos) {
+        let c = &mut self.cores[core as usize];
+        c.wakeups_from_idle += 1;
+        c.waking_done = true;
+        let seg = Seg { class: CpuClass::Idle, ns: lat, bh_disabled: false };
+        self.start_segment(sched, core, Owner::Waking, seg);
+    }
+}
+
+/// What a sleeping core pays before it runs anything: the fixed
+/// `wakeup_latency_ns`, or the exit latency of the idle state the governor
+/// chose (`cpu.idle_states`), the first time after it went idle. A free
+/// function, so that the caller keeps its borrow of the core.
+#[inline]
+fn exit_latency_ns(idle: &mut Option<Box<CpuIdle>>, fixed_ns: Nanos, core: u32, now: Nanos) -> Nanos {
+    match idle {
+        None => fixed_ns,
+        Some(idle) => idle_wake(idle, core, now),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn idle_wake(idle: &mut CpuIdle, core: u32, now: Nanos) -> Nanos {
+    idle.wake(core as usize, now)
+}
+
+#[cold]
+#[inline(never)]
+fn idle_enter(idle: &mut CpuIdle, core: u32, now: Nanos) {
+    idle.enter(core as usize, now);
 }

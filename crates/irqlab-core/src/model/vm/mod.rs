@@ -78,6 +78,7 @@ pub(crate) fn host_kernel(
     let mut host = Kernel {
         id: HOST,
         wakeup_latency_ns: cfg.cpu.wakeup_latency_ns,
+        idle: crate::model::kernel::cpuidle::CpuIdle::new(cfg, host_cores as usize),
         cores: (0..host_cores).map(Core::new).collect(),
         // The cores after the vCPUs' take the NIC's (VirtIO) or the HBA's
         // (storage) interrupts; an assigned NIC's go to the vCPUs' cores.
