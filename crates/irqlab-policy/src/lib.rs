@@ -6,6 +6,8 @@
 //! sample, so the same code is driven by the simulator's statistics or by a
 //! real host's counters.
 //!
+//! - [`cpuidle`]: which idle state a core enters (intel_idle's tables and
+//!   the menu governor).
 //! - [`dim`]: Linux dynamic interrupt moderation (`lib/dim`), the
 //!   moderation profile of a completion queue from its packet, byte and
 //!   event rates.
@@ -20,6 +22,7 @@
 //!   (Ahmad et al., USENIX ATC 2011): the delivery ratio, the per-completion
 //!   decision and the IPI deferral.
 
+pub mod cpuidle;
 pub mod dim;
 pub mod itr;
 pub mod search;

@@ -110,7 +110,7 @@ impl Machine {
     /// The host's idle states over the window (None with fixed wake-ups).
     fn idle_states_report(&mut self, k: &mut Kernel, now: Nanos) -> Option<Vec<crate::stats::summary::IdleStateReport>> {
         let idle = k.idle.as_mut()?;
-        let cores = idle.menus.len() as f64;
+        let cores = idle.cores.len() as f64;
         let window_ns = self.cfg.run.duration_s * 1e9 * cores;
         let table = idle.table;
         let totals = idle.totals(now);
