@@ -28,6 +28,8 @@ IXGBE_MAX_DYNAMIC_RATE = 100_000
 IXGBE_MIN_RATE = 8_000
 #: The frame check sequence each frame carries into the NIC's buffer, bytes.
 FCS_BYTES = 4
+#: Preamble, start delimiter and inter-frame gap (ixgbe's IXGBE_ETH_FRAMING).
+ETH_FRAMING_BYTES = 20
 
 
 def _ipp(runs: Runs, policy: str, q: int) -> float:
@@ -108,15 +110,22 @@ def _buffers(runs: Runs, resolved: dict) -> str:
     cap = capacity(runs, OFF)
     if not (ring and frame and cap):
         return ""
-    frames = ring + fifo // frame
+    if nic.get("rx_packet_buffer_accounting") == "fill-rate":
+        # The model's rule (model/devices/nic/mod.rs, PacketBuffer::charge).
+        per = -(-(frame + ETH_FRAMING_BYTES) * 36 // 25)
+        how = f"{per} B each (36/25 of the frame's {frame + ETH_FRAMING_BYTES} wire bytes, ixgbe's fill rate)"
+    else:
+        per = frame
+        how = f"{per} B each (frame and FCS)"
+    frames = ring + fifo // per
     paper_frames = PAPER_OVERLOAD_LATENCY_US * 1e-6 * PAPER_OVERLOAD_PPS
     per_frame = fifo / (paper_frames - ring) if paper_frames > ring else math.nan
     return (
         f"In overload the latency is the buffers' drain time: {ring} RX descriptors plus the {fifo // 1024} KiB "
-        f"packet buffer holding {fifo // frame:,} frames of {frame} B (frame and FCS), {frames:,} frames, "
+        f"packet buffer holding {fifo // per:,} frames of {how}, {frames:,} frames, "
         f"{frames / cap * 1e6:,.0f} µs at {mpps(cap)}. The paper's 2300 µs at 2.1 Mpps is about "
         f"{paper_frames:,.0f} frames: with the same ring, {per_frame:.0f} B of the packet buffer per minimum-size "
-        "frame. That per-frame overhead of the 82599's buffer is not in the paper, and it was not fitted."
+        "frame."
     )
 
 

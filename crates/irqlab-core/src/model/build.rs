@@ -127,7 +127,7 @@ pub(crate) fn physical_nic(cfg: &Config, l: &Layout, nconn: u32) -> PhysicalNic 
             match cfg.nic.kind {
                 NicKind::Connectx4 => pair,
                 NicKind::I82599 => {
-                    pair.with_eitr(crate::model::devices::nic::eitr::vector(&cfg.itr), cfg.nic.rx_packet_buffer_bytes)
+                    pair.with_eitr(crate::model::devices::nic::eitr::vector(&cfg.itr), cfg.nic.rx_packet_buffer_bytes, cfg.nic.rx_packet_buffer_accounting)
                 }
             }
         })

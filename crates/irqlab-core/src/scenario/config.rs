@@ -331,6 +331,24 @@ pub struct NicCfg {
     /// 82599 has 512 KiB (`RXPBSIZE`); with one queue ixgbe leaves
     /// `SRRCTL.DROP_EN` off, so frames wait there rather than drop.
     pub rx_packet_buffer_bytes: u64,
+    /// What a buffered frame takes of that buffer (default `frame`).
+    pub rx_packet_buffer_accounting: RxBufferAccounting,
+}
+
+/// How many bytes of the on-chip receive buffer a waiting frame takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxBufferAccounting {
+    /// The frame and its FCS.
+    Frame,
+    /// The frame's time on the wire (frame, FCS, preamble and inter-frame
+    /// gap: ixgbe's `IXGBE_ETH_FRAMING` 20) times 36/25: the rate at which
+    /// the 82598/82599 buffer fills, which ixgbe's flow-control thresholds
+    /// apply to every wire-time delay (`IXGBE_DV`, `IXGBE_LOW_DV` in
+    /// `ixgbe_type.h`; first `IXGBE_FILL_RATE`, "as described in the data
+    /// sheet": docs/notes/itr-82599-sources.md §6). A minimum-size frame
+    /// (84 wire bytes) takes 121 bytes.
+    FillRate,
 }
 impl Default for NicCfg {
     fn default() -> Self {
@@ -346,6 +364,7 @@ impl Default for NicCfg {
             tx_completion_irqs: true,
             kind: super::itr::NicKind::Connectx4,
             rx_packet_buffer_bytes: 0,
+            rx_packet_buffer_accounting: RxBufferAccounting::Frame,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod vf;
 
 use crate::dim::net_dim::DimDirection;
 use crate::engine::Nanos;
+use crate::scenario::RxBufferAccounting;
 pub use eitr::EitrVector;
 use eitr::{IntervalEnd, TxWriteBack};
 pub use moderation::{Moderation, Signal};
@@ -154,12 +155,29 @@ pub struct QueuePair {
 }
 
 /// Frames waiting in the NIC's on-chip buffer for a free descriptor
-/// (`nic.rx_packet_buffer_bytes`), and the wire bytes they hold.
-#[derive(Default)]
+/// (`nic.rx_packet_buffer_bytes`), and the buffer bytes they take
+/// (`nic.rx_packet_buffer_accounting`).
 struct PacketBuffer {
     frames: VecDeque<RxPacket>,
     bytes: u64,
     capacity_bytes: u64,
+    accounting: RxBufferAccounting,
+}
+
+/// Preamble, start delimiter and inter-frame gap: what a frame occupies on
+/// the wire beyond its bytes and FCS (ixgbe's `IXGBE_ETH_FRAMING`).
+const ETH_FRAMING_BYTES: u64 = 20;
+
+impl PacketBuffer {
+    /// The buffer bytes a frame of `bytes` (without FCS) takes.
+    fn charge(&self, bytes: u32) -> u64 {
+        let frame = bytes as u64 + FCS_BYTES;
+        match self.accounting {
+            RxBufferAccounting::Frame => frame,
+            // 36/25 of the wire time, rounded up (the driver's DV macros add 1).
+            RxBufferAccounting::FillRate => ((frame + ETH_FRAMING_BYTES) * 36).div_ceil(25),
+        }
+    }
 }
 
 /// Take from `deferred` (in key order) every entry whose key is below
@@ -205,9 +223,14 @@ impl QueuePair {
 
     /// An 82599 queue pair: its vector throttled by `eitr`, frames waiting
     /// in up to `packet_buffer_bytes` of on-chip buffer when the ring is full.
-    pub fn with_eitr(mut self, eitr: EitrVector, packet_buffer_bytes: u64) -> Self {
+    pub fn with_eitr(mut self, eitr: EitrVector, packet_buffer_bytes: u64, accounting: RxBufferAccounting) -> Self {
         self.eitr = Some(Box::new(eitr));
-        self.buffer = Some(Box::new(PacketBuffer { capacity_bytes: packet_buffer_bytes, ..Default::default() }));
+        self.buffer = Some(Box::new(PacketBuffer {
+            frames: VecDeque::new(),
+            bytes: 0,
+            capacity_bytes: packet_buffer_bytes,
+            accounting,
+        }));
         self
     }
 
@@ -251,10 +274,10 @@ impl QueuePair {
     #[cold]
     #[inline(never)]
     fn post_ring_full(&mut self, pkt: RxPacket) -> Post {
-        let wire = pkt.bytes as u64 + FCS_BYTES;
         if let Some(b) = self.buffer.as_mut() {
-            if b.bytes + wire <= b.capacity_bytes {
-                b.bytes += wire;
+            let charge = b.charge(pkt.bytes);
+            if b.bytes + charge <= b.capacity_bytes {
+                b.bytes += charge;
                 b.frames.push_back(pkt);
                 return Post::Buffered;
             }
@@ -270,7 +293,7 @@ impl QueuePair {
         let Some(b) = self.buffer.as_mut() else { return };
         while self.ring.len() < self.capacity {
             let Some(p) = b.frames.pop_front() else { break };
-            b.bytes -= p.bytes as u64 + FCS_BYTES;
+            b.bytes -= b.charge(p.bytes);
             self.ring.push_back(p);
         }
     }
@@ -521,7 +544,7 @@ mod tests {
         assert!(off.tx_done_deferrable());
         use irqlab_policy::itr::StaticItr;
         let v = EitrVector::new(Box::new(StaticItr::new(0)));
-        let mut e = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, false)).with_eitr(v, 0);
+        let mut e = QueuePair::new(0, 8, 8, s(0, 0, true), s(0, 0, false)).with_eitr(v, 0, RxBufferAccounting::Frame);
         e.tx.fire();
         assert!(!e.tx_done_deferrable());
     }
@@ -569,7 +592,7 @@ mod tests {
         use irqlab_policy::itr::StaticItr;
         let v = EitrVector::new(Box::new(StaticItr::new(0)));
         // Room for two 100-byte frames (104 wire bytes each) beyond the ring.
-        let mut q = QueuePair::new(0, 2, 8, s(0, 0, true), s(0, 0, true)).with_eitr(v, 208);
+        let mut q = QueuePair::new(0, 2, 8, s(0, 0, true), s(0, 0, true)).with_eitr(v, 208, RxBufferAccounting::Frame);
         for t in 0..2 {
             assert_eq!(q.post(pkt(t)), Post::Ring);
         }
@@ -584,6 +607,26 @@ mod tests {
         assert_eq!(q.ring[1].sent_ns, 2);
         assert_eq!(q.post(pkt(5)), Post::Buffered, "its buffer space is free again");
         assert_eq!(q.drops, 1);
+    }
+
+    #[test]
+    fn the_fill_rate_charges_a_minimum_frame_121_bytes_of_the_buffer() {
+        use irqlab_policy::itr::StaticItr;
+        // 60 bytes, FCS 4, framing 20: 84 wire bytes x 36/25 = 120.96 -> 121.
+        let v = EitrVector::new(Box::new(StaticItr::new(0)));
+        let mut q = QueuePair::new(0, 1, 8, s(0, 0, true), s(0, 0, true)).with_eitr(v, 3 * 121, RxBufferAccounting::FillRate);
+        let small = |t| RxPacket { bytes: 60, ..pkt(t) };
+        assert_eq!(q.post(small(0)), Post::Ring);
+        for t in 1..4 {
+            assert_eq!(q.post(small(t)), Post::Buffered);
+        }
+        assert_eq!(q.post(small(4)), Post::Dropped, "three frames fill 363 bytes");
+        let mut out = vec![];
+        q.take(1, &mut out);
+        assert_eq!(q.post(small(5)), Post::Buffered, "one frame's 121 bytes are free again");
+        // A 1514-byte frame: (1514 + 4 + 20) x 36/25 = 2214.72 -> 2215.
+        let b = q.buffer.as_ref().unwrap();
+        assert_eq!(b.charge(1514), 2215);
     }
 
     #[test]
