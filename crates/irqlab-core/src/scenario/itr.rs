@@ -94,6 +94,12 @@ pub struct ItrCfg {
     pub slice_us: u64,
     /// `golden-section`: a new search after this many interrupts (1000).
     pub restart_irqs: u32,
+    /// `golden-section`: measure the driver's dynamic ITR for a slice before
+    /// each search and keep it unless the search's answer beats it by more
+    /// than this fraction of its throughput (0 to 0.5; absent: the paper's
+    /// algorithm as printed, the answer held whatever it measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
 }
 
 impl Default for ItrCfg {
@@ -111,6 +117,7 @@ impl Default for ItrCfg {
             accept_rate: g.accept_rate_per_s,
             slice_us: g.slice_ns / 1_000,
             restart_irqs: g.restart_irqs,
+            min_effect: g.min_effect,
         }
     }
 }
@@ -124,6 +131,7 @@ impl ItrCfg {
             accept_rate_per_s: self.accept_rate,
             slice_ns: self.slice_us * 1_000,
             restart_irqs: self.restart_irqs,
+            min_effect: self.min_effect,
         }
     }
 

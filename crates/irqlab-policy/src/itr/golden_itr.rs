@@ -13,12 +13,35 @@
 //! is the bytes the calls reported over the time between them. The paper
 //! gives neither the slice's length nor the search's stopping width; both
 //! are parameters.
+//!
+//! **The minimum effect** (`min_effect`, not in the paper): each search
+//! first measures two slices under the driver's own ITR (the "default
+//! interrupt coalescing mechanism" the paper compares with), and once it
+//! converges measures its answer for two slices more. The answer is held
+//! only if its mean beats the default's by more than the tolerance, the
+//! larger of `min_effect` of the default's throughput and twice the noise
+//! (the root mean square of the two pairs' differences: a slice ends at an
+//! interrupt, so it counts a whole number of polls); otherwise the default
+//! policy runs until the restart. This is the rule of the product's tuners
+//! (python/irqlab/tuning.py). On a flat objective the search's answer is
+//! an accident of the slices, and holding it would change the rate for
+//! nothing. None: the paper's algorithm as printed, the answer held
+//! whatever it measured.
 
-use super::{Eitr, ItrPolicy, ItrSample, IXGBE_MAX_INT_RATE, IXGBE_MIN_INT_RATE};
+use super::{Eitr, ItrPolicy, ItrSample, IxgbeItr, IXGBE_MAX_INT_RATE, IXGBE_MIN_INT_RATE};
 use crate::search::{Goal, GoldenSection, Reuse, Step};
 
+/// The largest `min_effect`: a gain beyond half the throughput is no longer
+/// a "minimum" (the product's tuners share it: python/irqlab/tuning.py).
+pub const MAX_MIN_EFFECT: f64 = 0.5;
+/// The tolerance in noises: a gain under twice the RMS difference of two
+/// measurements of one value is a tie (python/irqlab/tuning.py's).
+pub const NOISE_FACTOR: f64 = 2.0;
+/// Slices measured of the default, and of the answer.
+const REPEATS: usize = 2;
+
 /// The golden-section ITR's parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GoldenItrParams {
     /// The search range, interrupts per second (the paper's MinITR and
     /// MaxITR, "determined by the hardware").
@@ -31,6 +54,9 @@ pub struct GoldenItrParams {
     pub slice_ns: u64,
     /// Start a new search after this many interrupts (the paper's 1000).
     pub restart_irqs: u32,
+    /// Hold the search's answer only if it beats the default's throughput
+    /// by more than this fraction of it (None: always, as printed).
+    pub min_effect: Option<f64>,
 }
 
 impl Default for GoldenItrParams {
@@ -41,6 +67,7 @@ impl Default for GoldenItrParams {
             accept_rate_per_s: 2_000,
             slice_ns: 1_000_000,
             restart_irqs: 1_000,
+            min_effect: None,
         }
     }
 }
@@ -73,8 +100,28 @@ impl GoldenItrParams {
         if self.slice_ns == 0 || self.restart_irqs == 0 {
             return Err("slice_ns and restart_irqs must be at least 1.".to_string());
         }
+        if let Some(m) = self.min_effect {
+            if !(0.0..=MAX_MIN_EFFECT).contains(&m) {
+                return Err(format!("min_effect must be within 0..={MAX_MIN_EFFECT} (got {m})."));
+            }
+        }
         Ok(())
     }
+}
+
+/// Where a search with a minimum effect is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Measuring the default policy's throughput (two slices).
+    Baseline,
+    /// Probing rates.
+    Search,
+    /// Measuring the converged answer (two slices).
+    Confirm,
+    /// Holding the answer, which beat the default.
+    Tuned,
+    /// The default policy runs: the answer did not beat it.
+    Default,
 }
 
 /// The golden-section ITR of one vector.
@@ -82,6 +129,15 @@ pub struct GoldenItr {
     params: GoldenItrParams,
     search: GoldenSection,
     current: Eitr,
+    /// The driver's own ITR, with a minimum effect: the baseline, and what
+    /// runs after a tie.
+    default: Box<dyn ItrPolicy + Send>,
+    stage: Stage,
+    /// The slices measured in this stage (Baseline, Confirm), and the
+    /// default's two.
+    measured: Vec<f64>,
+    baseline: [f64; REPEATS],
+    ties: u64,
     /// The slice in progress: when it began (None until the first call)
     /// and the bytes received since.
     slice_start_ns: Option<u64>,
@@ -92,7 +148,13 @@ pub struct GoldenItr {
 }
 
 impl GoldenItr {
+    /// With ixgbe's dynamic ITR as the default (ixgbevf's too).
     pub fn new(params: GoldenItrParams) -> Result<GoldenItr, String> {
+        Self::with_default(params, Box::new(IxgbeItr::new()))
+    }
+
+    /// With `default` as the driver's own ITR (used with a minimum effect).
+    pub fn with_default(params: GoldenItrParams, default: Box<dyn ItrPolicy + Send>) -> Result<GoldenItr, String> {
         params.validate()?;
         let search = GoldenSection::new(
             params.min_rate_per_s as f64,
@@ -101,8 +163,24 @@ impl GoldenItr {
             Goal::Maximize,
             Reuse::Never,
         )?;
-        let current = Self::eitr(search.probe());
-        Ok(GoldenItr { params, search, current, slice_start_ns: None, slice_bytes: 0, irqs: 0, restarts: 0 })
+        let (stage, current) = match params.min_effect {
+            None => (Stage::Search, Self::eitr(search.probe())),
+            Some(_) => (Stage::Baseline, default.current()),
+        };
+        Ok(GoldenItr {
+            params,
+            search,
+            current,
+            default,
+            stage,
+            measured: Vec::with_capacity(REPEATS),
+            baseline: [0.0; REPEATS],
+            ties: 0,
+            slice_start_ns: None,
+            slice_bytes: 0,
+            irqs: 0,
+            restarts: 0,
+        })
     }
 
     fn eitr(step: Step) -> Eitr {
@@ -119,6 +197,59 @@ impl GoldenItr {
     pub fn restarts(&self) -> u64 {
         self.restarts
     }
+
+    /// Where the search is (always `Search` without a minimum effect).
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// Searches whose answer did not beat the default by the minimum effect.
+    pub fn ties(&self) -> u64 {
+        self.ties
+    }
+
+    /// A slice ended with `bytes_per_s` under a minimum effect of
+    /// `min_effect`: the next stage and the value in force.
+    fn slice_done(&mut self, bytes_per_s: f64, min_effect: f64) {
+        match self.stage {
+            Stage::Baseline => {
+                self.measured.push(bytes_per_s);
+                if self.measured.len() == REPEATS {
+                    self.baseline.copy_from_slice(&self.measured);
+                    self.measured.clear();
+                    self.stage = Stage::Search;
+                    self.current = Self::eitr(self.search.probe());
+                }
+            }
+            Stage::Search => {
+                self.current = Self::eitr(self.search.observe(bytes_per_s));
+                if self.search.done() {
+                    self.stage = Stage::Confirm;
+                }
+            }
+            Stage::Confirm => {
+                self.measured.push(bytes_per_s);
+                if self.measured.len() < REPEATS {
+                    return;
+                }
+                let (base, answer) = (self.baseline[0] + self.baseline[1], self.measured[0] + self.measured[1]);
+                let noise = (((self.baseline[0] - self.baseline[1]).powi(2)
+                    + (self.measured[0] - self.measured[1]).powi(2))
+                    / 2.0)
+                    .sqrt();
+                let tolerance = (min_effect * base / 2.0).max(NOISE_FACTOR * noise);
+                self.measured.clear();
+                if answer / 2.0 > base / 2.0 + tolerance {
+                    self.stage = Stage::Tuned;
+                } else {
+                    self.ties += 1;
+                    self.stage = Stage::Default;
+                    self.current = self.default.current();
+                }
+            }
+            Stage::Tuned | Stage::Default => {}
+        }
+    }
 }
 
 impl ItrPolicy for GoldenItr {
@@ -130,6 +261,10 @@ impl ItrPolicy for GoldenItr {
         let before = self.current;
         self.irqs += 1;
         self.slice_bytes += s.rx_bytes;
+        if matches!(self.stage, Stage::Baseline | Stage::Default) {
+            self.default.observe(s);
+            self.current = self.default.current();
+        }
         let start = *self.slice_start_ns.get_or_insert(s.time_ns);
         let elapsed = s.time_ns.saturating_sub(start);
         if self.irqs >= self.params.restart_irqs {
@@ -137,9 +272,22 @@ impl ItrPolicy for GoldenItr {
             self.search.restart();
             self.restarts += 1;
             self.irqs = 0;
-            self.current = Self::eitr(self.search.probe());
+            if self.params.min_effect.is_some() {
+                self.stage = Stage::Baseline;
+                self.measured.clear();
+                self.current = self.default.current();
+            } else {
+                self.current = Self::eitr(self.search.probe());
+            }
             self.slice_start_ns = Some(s.time_ns);
             self.slice_bytes = 0;
+        } else if let Some(min_effect) = self.params.min_effect {
+            if elapsed >= self.params.slice_ns && matches!(self.stage, Stage::Baseline | Stage::Search | Stage::Confirm) {
+                let throughput = self.slice_bytes as f64 * 1e9 / elapsed as f64;
+                self.slice_done(throughput, min_effect);
+                self.slice_start_ns = Some(s.time_ns);
+                self.slice_bytes = 0;
+            }
         } else if elapsed >= self.params.slice_ns && !self.search.done() {
             let throughput = self.slice_bytes as f64 * 1e9 / elapsed as f64;
             self.current = Self::eitr(self.search.observe(throughput));
@@ -199,12 +347,78 @@ mod tests {
     }
 
     #[test]
+    fn a_flat_objective_keeps_the_default_and_a_peak_is_held() {
+        let params = GoldenItrParams { restart_irqs: 100_000, min_effect: Some(0.01), ..GoldenItrParams::default() };
+        // The first slice runs the default (ixgbe's dynamic ITR starts at
+        // 20,000/s).
+        let mut flat = GoldenItr::new(params).unwrap();
+        assert_eq!(flat.stage(), Stage::Baseline);
+        assert_eq!(flat.current(), Eitr(super::super::IXGBE_20K_ITR));
+        // Throughput the same at every rate: the search converges, its
+        // answer measures no better, and the default runs again.
+        drive(&mut flat, 5_000, |_| 1e9);
+        assert_eq!((flat.stage(), flat.ties()), (Stage::Default, 1));
+        // 0.5 % better than the default everywhere is within 1 %: a tie too.
+        let mut small = GoldenItr::new(params).unwrap();
+        let mut t = 0;
+        let gain = |p: &GoldenItr| if matches!(p.stage(), Stage::Baseline | Stage::Default) { 1.0 } else { 1.005 };
+        for _ in 0..5_000 {
+            t += 20_000;
+            let bytes = (20_000.0 * gain(&small)) as u64;
+            small.observe(ItrSample { time_ns: t, rx_bytes: bytes, ..Default::default() });
+        }
+        assert_eq!(small.stage(), Stage::Default);
+        // A clear peak at 48,000/s beats the default's 20,000/s: held.
+        let mut peaked = GoldenItr::new(params).unwrap();
+        drive(&mut peaked, 5_000, |r| 1e9 / (1.0 + ((r - 48_000.0) / 15_000.0).powi(2)));
+        assert_eq!((peaked.stage(), peaked.ties()), (Stage::Tuned, 0));
+        let held = 1e9 / peaked.current().interval_ns() as f64;
+        assert!((held / 48_000.0 - 1.0).abs() < 0.1, "{held}");
+    }
+
+    #[test]
+    fn noisy_slices_of_a_flat_objective_tie() {
+        // The same throughput at every rate, each poll's bytes off by up to
+        // ±20 % (a fixed pseudo-random sequence): a slice's mean moves by a
+        // few per cent, more than the 1 % minimum, and the noise term keeps
+        // most searches from adopting their accidental answer.
+        let params = GoldenItrParams { restart_irqs: 40_000, min_effect: Some(0.01), ..GoldenItrParams::default() };
+        let mut p = GoldenItr::new(params).unwrap();
+        let (mut t, mut x, mut searches, mut tuned) = (0u64, 12_345u64, 0, 0);
+        let mut last = p.stage();
+        for _ in 0..400_000 {
+            t += 50_000;
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let jitter = (x >> 33) as f64 / (1u64 << 31) as f64 * 0.4 - 0.2;
+            p.observe(ItrSample { time_ns: t, rx_bytes: (50_000.0 * (1.0 + jitter)) as u64, ..Default::default() });
+            let now = p.stage();
+            if now != last && matches!(now, Stage::Tuned | Stage::Default) {
+                searches += 1;
+                tuned += u32::from(now == Stage::Tuned);
+            }
+            last = now;
+        }
+        assert!(searches >= 8, "{searches} searches finished");
+        assert!(tuned * 5 <= searches, "{tuned} of {searches} searches held a noisy answer");
+        assert_eq!(p.ties() as u32, searches - tuned);
+    }
+
+    #[test]
+    fn without_a_minimum_effect_the_search_starts_at_once() {
+        let p = GoldenItr::new(GoldenItrParams::default()).unwrap();
+        assert_eq!(p.stage(), Stage::Search);
+        assert_ne!(p.current(), Eitr(super::super::IXGBE_20K_ITR));
+    }
+
+    #[test]
     fn bad_parameters_are_one_sentence() {
         let bad = [
             GoldenItrParams { min_rate_per_s: 100, ..Default::default() },
             GoldenItrParams { min_rate_per_s: 100_000, max_rate_per_s: 8_000, ..Default::default() },
             GoldenItrParams { accept_rate_per_s: 0, ..Default::default() },
             GoldenItrParams { slice_ns: 0, ..Default::default() },
+            GoldenItrParams { min_effect: Some(0.6), ..Default::default() },
+            GoldenItrParams { min_effect: Some(f64::NAN), ..Default::default() },
         ];
         for b in bad {
             let e = GoldenItr::new(b).map(|_| ()).unwrap_err();
