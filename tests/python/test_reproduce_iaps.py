@@ -145,3 +145,18 @@ def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
     assert plain.returncode == 0, plain.stderr
     labels = {line.split("  ")[0] for line in plain.stdout.splitlines()}
     assert "streams" in labels and "steering" not in labels
+    assert "reader migrations" not in labels, "pinned readers print no placement lines"
+
+
+def test_irqlab_run_shows_where_the_scheduler_put_the_readers():
+    from irqlab.reproduce import iaps
+
+    proc = irqlab("run", str(iaps.default_scenario()), "--set", "cpu.task_placement=fair", "--set",
+                  "steering.scheme=rfs", "--set", "bulk.streams=16", "--duration", "0.01")
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
+    assert "/s" in lines["reader migrations"], proc.stdout
+    shares = [float(cell.split(":")[1]) for cell in lines["reader time (%)"].split()[3:]]
+    assert len(shares) == 8 and abs(sum(shares) - 100) <= 4, lines["reader time (%)"]
+    bad = irqlab("run", str(iaps.default_scenario()), "--set", "cpu.task_placement=everywhere")
+    assert bad.returncode != 0 and "cpu.task_placement" in bad.stderr and "Traceback" not in bad.stderr

@@ -14,6 +14,8 @@
 //! - [`itr`]: the interrupt throttling rate of an Intel 82599 vector
 //!   (ixgbe): static, ixgbe's 3-state dynamic ITR, and the linear
 //!   packet-rate ITR of Emmerich et al. (SPECTS 2015).
+//! - [`sched`]: the core a woken task runs on (the fair class's
+//!   `select_task_rq_fair`).
 //! - [`search`]: the golden-section search of a knob's best value from
 //!   measurements (the SR-IOV paper's interrupt throttle rate tuner).
 //! - [`steering`]: which core processes a received packet: RSS in the
@@ -25,6 +27,7 @@
 pub mod cpuidle;
 pub mod dim;
 pub mod itr;
+pub mod sched;
 pub mod search;
 pub mod steering;
 pub mod vic;

@@ -47,6 +47,8 @@ pub mod kind {
     pub const WIRE: u32 = 5;
     /// The storage array's service times (`model/devices/array.rs`).
     pub const STORAGE: u32 = 6;
+    /// Where the scheduler first puts each thread (`model/kernel/fair.rs`).
+    pub const PLACEMENT: u32 = 7;
 }
 
 impl Default for RngStreams {

@@ -13,7 +13,7 @@ use crate::model::kernel::epoll::Epoll;
 use crate::model::kernel::napi::{Napi, NapiConfig};
 use crate::model::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use crate::model::workloads::bulk::{self, Bulk};
-use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, VmKind};
+use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, TaskPlacement, VmKind};
 use std::collections::VecDeque;
 
 /// The machine's shape as the scenario gives it.
@@ -221,8 +221,11 @@ fn kernels_of(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) 
 
 /// The application's threads: memcached's event loops, or a workload's
 /// (`workloads/`) in its first phase.
-fn app_threads(cfg: &Config, l: &Layout, nthreads: u32) -> Vec<AppThread> {
-    let reader_cores = bulk::reader_cores(l.app_cores, l.app_nq);
+fn app_threads(cfg: &Config, l: &Layout, streams: &RngStreams, nthreads: u32) -> Vec<AppThread> {
+    let reader_cores = match cfg.cpu.task_placement {
+        TaskPlacement::Pinned => bulk::reader_cores(l.app_cores, l.app_nq),
+        TaskPlacement::Fair => crate::model::kernel::fair::fork_cores(l.app_cores, streams),
+    };
     (0..nthreads)
         .map(|t| {
             // A workload's own loop starts where its state says
@@ -260,7 +263,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         gro_flush_timeout: cfg.napi.gro_flush_timeout,
         irq_suspend_timeout: cfg.napi.irq_suspend_timeout,
     };
-    let threads = app_threads(cfg, l, nthreads);
+    let threads = app_threads(cfg, l, streams, nthreads);
     let epolls: Vec<Epoll> = (0..nthreads).map(|_| Epoll::new(&cfg.epoll)).collect();
     let service = (0..l.app_cores)
         .map(|t| {

@@ -469,8 +469,8 @@ impl Host for Machine {
     }
 
     #[inline]
-    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, skb: Skb) {
-        crate::model::workloads::bulk::tcp_rcv(self, k, sched, skb)
+    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, core: u32, skb: Skb) {
+        crate::model::workloads::bulk::tcp_rcv(self, k, sched, core, skb)
     }
 
     #[inline]

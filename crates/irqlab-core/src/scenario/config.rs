@@ -96,6 +96,20 @@ pub struct CpuCfg {
     /// intel_idle's table for `"ivb"` (Ivy Bridge), `"snb"` (Sandy Bridge)
     /// or `"hsw"` (Haswell), entered as the menu governor predicts.
     pub idle_states: IdleStatesKind,
+    /// Where a woken bulk reader runs (`model/kernel/fair.rs`): `"pinned"`
+    /// (the default: each on the core it started on) or `"fair"` (the fair
+    /// class's wake-up placement, `select_task_rq_fair`).
+    pub task_placement: TaskPlacement,
+}
+
+/// Where the scheduler runs a woken task (`cpu.task_placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskPlacement {
+    /// On the core it was placed on when the run began.
+    Pinned,
+    /// Where `select_task_rq_fair` puts it at each wake-up.
+    Fair,
 }
 impl Default for CpuCfg {
     fn default() -> Self {
@@ -106,6 +120,7 @@ impl Default for CpuCfg {
             sched_base_slice_ns: 3_000_000,
             ipi_latency_ns: 0,
             idle_states: IdleStatesKind::Fixed,
+            task_placement: TaskPlacement::Pinned,
         }
     }
 }

@@ -235,6 +235,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("itr.policy", "\"off\", \"static\", \"ixgbe\", \"linear\" or \"golden-section\""),
     ("itr.set_with", "\"module-parameter\" or \"ethtool\""),
     ("cpu.idle_states", "\"fixed\", \"ivb\", \"snb\" or \"hsw\""),
+    ("cpu.task_placement", "\"pinned\" or \"fair\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
@@ -335,6 +336,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field(
             "napi.threaded",
             "must be false unless app.kind is \"memcached\" and vm.kind is \"none\" (threaded NAPI is modelled for a bare-metal memcached server)",
+        ));
+    }
+    if c.cpu.task_placement == super::TaskPlacement::Fair && (c.app.kind != AppKind::Bulk || c.vm.kind != VmKind::None) {
+        return Err(Error::field(
+            "cpu.task_placement",
+            "must be \"pinned\" unless app.kind is \"bulk\" and vm.kind is \"none\" (the fair class's wake-up placement is modelled for a bare-metal bulk receiver's readers)",
         ));
     }
     if c.costs.peer_rx_cycles > 0 && (c.app.kind != AppKind::Memcached || c.vm.kind != VmKind::None) {

@@ -183,6 +183,13 @@ pub struct BulkReport {
     /// interrupt core of a single queue is core 0. In a VM run, the host's
     /// cores.
     pub core_busy_pct: Vec<f64>,
+    /// Wake-ups that moved a reader to another core, per second
+    /// (`cpu.task_placement = "fair"`; 0 when pinned).
+    #[serde(default)]
+    pub reader_migrations_per_s: f64,
+    /// Each core's share of the readers' CPU time, percent, core 0 first.
+    #[serde(default)]
+    pub reader_core_pct: Vec<f64>,
 }
 
 /// A guest's storage I/O over the measured window (the vIC paper's

@@ -191,7 +191,7 @@ impl Kernel {
         st.views[c].input_queue_head = st.backlogs[c].head;
         st.views[c].len -= n;
         for skb in buf.drain(..) {
-            m.tcp_rcv(self, sched, skb);
+            m.tcp_rcv(self, sched, core, skb);
         }
         let work = before + n;
         let weight = self.cfg.napi.weight;

@@ -143,8 +143,8 @@ pub trait Host {
     fn stream_poll_take(&mut self, k: &mut Kernel, now: Nanos, napi: u32, budget: u32) -> (u32, u64);
     /// Bulk TCP's poll segment ended: its packets go to the protocol or to steering.
     fn stream_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32);
-    /// `tcp_v4_rcv` of `skb` after its protocol work (steered or not).
-    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, skb: Skb);
+    /// `tcp_v4_rcv` of `skb` after its protocol work on `core` (steered or not).
+    fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, skb: Skb);
     /// The protocol's cycles for `skbs`, with the wake-ups they cause.
     fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64;
     /// A stream's sender learns that `segs` segments of connection `conn` were lost.

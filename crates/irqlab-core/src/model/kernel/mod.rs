@@ -27,6 +27,7 @@ pub mod cpu;
 pub mod cpuidle;
 pub mod disruption;
 pub mod epoll;
+pub mod fair;
 pub mod events;
 pub mod gro;
 pub mod host;

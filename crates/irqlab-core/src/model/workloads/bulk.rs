@@ -36,7 +36,7 @@ use crate::model::kernel::steering::Steering;
 use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler};
-use crate::scenario::{Config, SteeringScheme};
+use crate::scenario::{Config, SteeringScheme, TaskPlacement};
 use crate::stats::summary::{BulkReport, IapsShares, SteeringReport};
 use irqlab_policy::steering::rss::{tcp4_hash, RssTable, DEFAULT_KEY};
 use rand::Rng;
@@ -72,6 +72,10 @@ pub struct Bulk {
     pub frames_merged: u64,
     pub skbs_merged: u64,
     pub socket_drops: u64,
+    /// Wake-ups that moved a reader to another core
+    /// (`cpu.task_placement = "fair"`), and per core the ns readers ran.
+    pub migrations: u64,
+    pub reader_ns: Vec<u64>,
 }
 
 /// The server's address and iperf3's port, and the client's address, in
@@ -136,6 +140,8 @@ impl Bulk {
             frames_merged: 0,
             skbs_merged: 0,
             socket_drops: 0,
+            migrations: 0,
+            reader_ns: vec![0; cfg.cpu.app_cores as usize],
         }
     }
 
@@ -158,6 +164,8 @@ impl Bulk {
         self.frames_merged = 0;
         self.skbs_merged = 0;
         self.socket_drops = 0;
+        self.migrations = 0;
+        self.reader_ns.iter_mut().for_each(|n| *n = 0);
         self.senders.losses = 0;
         self.senders.reductions = 0;
         self.senders.frames_sent = 0;
@@ -199,6 +207,11 @@ impl Bulk {
             socket_drops: b.socket_drops,
             mean_cwnd_segments: mean_cwnd,
             core_busy_pct,
+            reader_migrations_per_s: b.migrations as f64 / dur_s,
+            reader_core_pct: {
+                let total: u64 = b.reader_ns.iter().sum();
+                b.reader_ns.iter().map(|&n| if total > 0 { 100.0 * n as f64 / total as f64 } else { 0.0 }).collect()
+            },
         }
     }
 
@@ -344,15 +357,16 @@ pub(crate) fn stream_deliver<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut
                 let (target, flow) = st.target(b.hash[skb.conn as usize], measuring);
                 k.enqueue_to_backlog(m, sched, core, target, skb, flow);
             }
-            None => tcp_rcv(m, k, sched, skb),
+            None => tcp_rcv(m, k, sched, core, skb),
         }
     }
     m.bulk().ready[queue as usize] = ready;
 }
 
-/// `tcp_v4_rcv` of a packet whose protocol work just ended: its data
-/// joins the socket, its ACK leaves, a sleeping reader wakes.
-pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, skb: Skb) {
+/// `tcp_v4_rcv` of a packet whose protocol work just ended on `core`: its
+/// data joins the socket, its ACK leaves, a sleeping reader wakes (where
+/// the scheduler puts it, with `cpu.task_placement = "fair"`).
+pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, core: u32, skb: Skb) {
     let now = sched.now();
     let rcvbuf = k.cfg.bulk.rcvbuf_bytes;
     let measuring = m.run().measuring;
@@ -384,6 +398,12 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
         let b = m.bulk();
         let stream = b.stream_of(k.id, t);
         b.readers[stream] = ReaderPhase::ReadCheck;
+        if k.cfg.cpu.task_placement == TaskPlacement::Fair
+            && k.select_task_rq(t, core, k.cfg.cpu.app_cores)
+            && measuring
+        {
+            m.bulk().migrations += 1;
+        }
         k.thread_make_runnable(m, sched, t);
     }
 }
@@ -424,9 +444,16 @@ pub(crate) fn reader_next<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Sc
     b.readers[stream] = ReaderPhase::InRead(bytes);
     let costs = &k.cfg.costs;
     let cycles = costs.recv_cycles + costs.copy_cycles_per_kib * bytes as u64 / 1024;
+    let ns = k.ns(cycles);
+    if m.run().measuring {
+        let core = k.threads[t as usize].core as usize;
+        if let Some(n) = m.bulk().reader_ns.get_mut(core) {
+            *n += ns;
+        }
+    }
     Some(Seg {
         class: CpuClass::System,
-        ns: k.ns(cycles),
+        ns,
         bh_disabled: false,
     })
 }

@@ -1,0 +1,113 @@
+//! `select_task_rq_fair` for a wake-up (`WF_TTWU`) on one socket whose
+//! cores share the last-level cache, as Linux 6.10 decides it
+//! (docs/notes/cfs-placement-sources.md).
+//!
+//! 1. **`wake_affine`** chooses between the waker's core (`this`) and the
+//!    task's previous one (`prev`), `wake_affine_idle` first: an idle
+//!    waker core means the wake-up comes from an interrupt, and then the
+//!    task stays on `prev` if that is idle, else moves to `this`; a
+//!    synchronous wake-up (`WF_SYNC`, as `sock_def_readable`'s) from a core
+//!    running one task moves it to `this`; else an idle `prev` keeps it.
+//!    With none of these the load comparison of `wake_affine_weight`
+//!    decides; this port keeps `prev` there (what it decides when the two
+//!    cores carry equal load per capacity).
+//! 2. **`select_idle_sibling`** then looks for an idle core: the target if
+//!    idle, `prev` if idle, else the first idle core after the target in
+//!    the cache domain, else the target.
+//!
+//! "Idle" is `available_idle_cpu`: no task running or queued. A core that
+//! only takes interrupts and runs softirqs is idle to the scheduler (its
+//! current task is the idle task), which is how a task can land on the
+//! core that takes a queue's interrupts.
+
+/// A wake-up to place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wakeup {
+    /// The task's previous core.
+    pub prev: u32,
+    /// The waker's core (`smp_processor_id()` in `try_to_wake_up`).
+    pub this: u32,
+    /// `WF_SYNC`: the waker says it will sleep soon.
+    pub sync: bool,
+}
+
+/// `wake_affine_idle`: Some(core) if idleness decides, None otherwise;
+/// `nr_running(c)` counts the tasks running and queued on core c, and a
+/// core with none is idle (`available_idle_cpu`).
+fn wake_affine_idle(w: Wakeup, nr_running: &impl Fn(u32) -> u32) -> Option<u32> {
+    let idle = |c: u32| nr_running(c) == 0;
+    if idle(w.this) {
+        return Some(if idle(w.prev) { w.prev } else { w.this });
+    }
+    if w.sync && nr_running(w.this) == 1 {
+        return Some(w.this);
+    }
+    idle(w.prev).then_some(w.prev)
+}
+
+/// `select_idle_sibling(p, prev, target)` within one cache domain of
+/// `cores` cores.
+fn select_idle_sibling(prev: u32, target: u32, cores: u32, nr_running: &impl Fn(u32) -> u32) -> u32 {
+    let idle = |c: u32| nr_running(c) == 0;
+    if idle(target) {
+        return target;
+    }
+    if prev != target && idle(prev) {
+        return prev;
+    }
+    // `select_idle_cpu`: the cache domain, wrapping from target + 1.
+    (1..cores).map(|i| (target + i) % cores).find(|&c| idle(c)).unwrap_or(target)
+}
+
+/// The core task `w` wakes on, among `cores` cores sharing one cache
+/// (`prev` and `this` below it); `nr_running(c)` counts the tasks running
+/// and queued on core c.
+pub fn select_task_rq_fair(w: Wakeup, cores: u32, nr_running: impl Fn(u32) -> u32) -> u32 {
+    assert!(w.prev < cores && w.this < cores, "cores outside the domain");
+    let target = if w.this != w.prev { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
+    select_idle_sibling(w.prev, target, cores, &nr_running)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Place `w` on cores running `running[c]` tasks each.
+    fn place(w: Wakeup, running: &[u32]) -> u32 {
+        select_task_rq_fair(w, running.len() as u32, |c| running[c as usize])
+    }
+
+    #[test]
+    fn an_interrupt_core_with_no_task_is_idle_to_the_scheduler() {
+        // Core 0 runs only softirqs (no task); the woken task's previous
+        // core 3 is busy: it moves to the waker's core.
+        let cpus = &[0, 1, 1, 1];
+        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true }, cpus), 0);
+        // Its previous core idle too: it stays.
+        let cpus = &[0, 1, 1, 0];
+        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true }, cpus), 3);
+    }
+
+    #[test]
+    fn a_sync_wakeup_from_a_core_running_one_task_joins_it() {
+        // The waker's core runs one task (its softirq interrupted it): a
+        // sync wake-up targets it, but select_idle_sibling prefers an idle
+        // previous core, else the first idle one after the target.
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 0, 1]), 2);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 1, 0]), 3);
+        // Nothing idle: the waker's core.
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 1, 1]), 1);
+        // Not sync, nothing idle: its previous core.
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: false }, &[1, 1, 1, 1]), 2);
+        // Two tasks on the waker's core: no pull.
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 2, 1, 1]), 2);
+    }
+
+    #[test]
+    fn the_idle_scan_wraps_from_the_target() {
+        // Target 2 busy, previous 2 (the waker is the task's own core),
+        // idle cores 0 and 3: the scan from 3 finds 3 first.
+        assert_eq!(place(Wakeup { prev: 2, this: 2, sync: true }, &[0, 1, 1, 0]), 3);
+        assert_eq!(place(Wakeup { prev: 3, this: 3, sync: true }, &[0, 1, 1, 1]), 0);
+    }
+}

@@ -1,0 +1,12 @@
+//! Where the fair scheduling class puts a task (`kernel/sched/fair.c`).
+//!
+//! - [`fair`]: the core a woken task runs on (`select_task_rq_fair` for a
+//!   wake-up within one last-level cache: `wake_affine`,
+//!   `select_idle_sibling`).
+//!
+//! Pure decisions over a view of the cores; the caller moves the task and
+//! counts the migration.
+
+pub mod fair;
+
+pub use fair::{select_task_rq_fair, Wakeup};
