@@ -3,29 +3,13 @@
 
 use irqlab_core::{Scenario, Summary};
 
-/// Eight cores, one queue interrupting core 0, RFS steering `streams`
-/// streams' protocol work to their readers' cores.
+/// The IAPS paper's receiver (eight cores, one queue interrupting core 0)
+/// for 20 ms, `streams` streams steered by `scheme`.
 fn run(placement: &str, scheme: &str, streams: u32, seed: u32) -> Summary {
-    let mut s = Scenario::from_toml_str(
-        r#"
-        [run]
-        duration_s = 0.02
-        warmup_s = 0.005
-        [cpu]
-        app_cores = 8
-        [nic]
-        queues = 1
-        rx-ring-size = 2048
-        wire_latency_ns = 5000
-        [coalesce]
-        rx-usecs = 50
-        rx-frames = 0
-        [app]
-        kind = "bulk"
-        "#,
-    )
-    .unwrap();
+    let mut s = Scenario::from_toml_str(include_str!("../../../scenarios/iaps/bulk-8core.toml")).unwrap();
     for (k, v) in [
+        ("run.duration_s", "0.02".to_string()),
+        ("run.warmup_s", "0.005".to_string()),
         ("cpu.task_placement", format!("\"{placement}\"")),
         ("steering.scheme", format!("\"{scheme}\"")),
         ("bulk.streams", streams.to_string()),
