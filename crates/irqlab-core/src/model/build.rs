@@ -285,6 +285,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         // A guest's idle vCPU halts into the host, which pays the wake-up.
         wakeup_latency_ns: if l.guest { 0 } else { cfg.cpu.wakeup_latency_ns },
         idle: if l.guest { None } else { crate::model::kernel::cpuidle::CpuIdle::new(cfg, l.ncores as usize) },
+        migrations: 0,
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.
         core_role: (0..l.ncores)

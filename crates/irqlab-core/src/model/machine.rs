@@ -141,6 +141,7 @@ impl Machine {
             if let Some(idle) = k.idle.as_mut() {
                 idle.reset_stats(now);
             }
+            k.migrations = 0;
         }
         self.switch_to(k, HOST);
         self.run.counters = Counters::default();

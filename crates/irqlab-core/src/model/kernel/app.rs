@@ -79,6 +79,10 @@ pub struct AppThread {
     pub busy_napi: u32,
     /// A bulk reader: when its turn on a shared core began.
     pub slice_start_ns: Option<Nanos>,
+    /// When it last started running (`se.exec_start`): the load balancer
+    /// leaves a thread that ran in the last `sysctl_sched_migration_cost`
+    /// where its cache is (`task_hot`).
+    pub exec_start_ns: Nanos,
 }
 
 impl AppThread {
@@ -94,6 +98,7 @@ impl AppThread {
             busy_start_ns: 0,
             busy_napi: 0,
             slice_start_ns: None,
+            exec_start_ns: 0,
         }
     }
     pub fn is_sleeping(&self) -> bool {

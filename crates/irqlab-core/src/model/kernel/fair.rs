@@ -8,6 +8,9 @@
 //! `sock_def_readable`, a synchronous wake-up), and a core that runs no
 //! task is idle to the scheduler however many interrupts it takes.
 //!
+//! A core about to go idle pulls a queued thread from the busiest core
+//! (`sched_balance_newidle`), unless every queued one is cache-hot.
+//!
 //! Modelled: wake-up placement within one socket's cache domain, and each
 //! thread's first core: `sched_balance_find_dst_cpu` places a new thread on
 //! the idle core of least utilisation, ties going to the first core after
@@ -16,12 +19,12 @@
 //! cores from the one after iperf3's main thread, whose core is drawn from
 //! the seed. Not modelled (docs/model.md): `wake_affine_weight`'s load
 //! comparison (the previous core is kept where it would decide),
-//! `wake_wide`, `recent_used_cpu`, SIS_UTIL's limit on the idle scan, the
-//! periodic, newidle and active load balancing, and migrations of a
-//! running or queued thread. Linux 6.10's code as read for this model:
+//! `wake_wide`, `recent_used_cpu`, SIS_UTIL's limit on the idle scan, and
+//! the periodic and active load balancing (so a running thread never
+//! moves). Linux 6.10's code as read for this model:
 //! docs/notes/cfs-placement-sources.md.
 
-use crate::engine::RngStreams;
+use crate::engine::{Nanos, RngStreams};
 use crate::model::kernel::cpu::ThreadId;
 use crate::model::kernel::Kernel;
 use irqlab_policy::sched::{select_task_rq_fair, Wakeup};
@@ -35,18 +38,126 @@ pub fn fork_cores(cores: u32, streams: &RngStreams) -> Vec<u32> {
     (1..=cores).map(|i| (parent + i) % cores).collect()
 }
 
+/// `sysctl_sched_migration_cost`: a thread that ran this recently is
+/// cache-hot, and the load balancer leaves it (`task_hot`).
+pub const MIGRATION_COST_NS: Nanos = 500_000;
+
 impl Kernel {
+    /// The cores the placement chooses among: the application's.
+    fn placement_cores(&self) -> u32 {
+        self.cfg.cpu.app_cores.min(self.cores.len() as u32)
+    }
+
+    /// Tasks running and queued on core `c` (`rq->nr_running`).
+    fn nr_running(&self, c: u32) -> u32 {
+        let core = &self.cores[c as usize];
+        u32::from(core.current_thread.is_some()) + core.runqueue.len() as u32
+    }
+
     /// `try_to_wake_up`'s `select_task_rq` for sleeping application thread
-    /// `t`, woken synchronously from core `waker` among the first `cores`:
-    /// moves it there; true if it changed core.
-    pub(crate) fn select_task_rq(&mut self, t: ThreadId, waker: u32, cores: u32) -> bool {
+    /// `t`, woken synchronously from core `waker`: moves it where the fair
+    /// class puts it.
+    pub(crate) fn select_task_rq(&mut self, t: ThreadId, waker: u32) {
         let prev = self.threads[t as usize].core;
         let wakeup = Wakeup { prev, this: waker, sync: true };
-        let next = select_task_rq_fair(wakeup, cores, |c| {
-            let core = &self.cores[c as usize];
-            u32::from(core.current_thread.is_some()) + core.runqueue.len() as u32
-        });
-        self.threads[t as usize].core = next;
-        next != prev
+        let next = select_task_rq_fair(wakeup, self.placement_cores(), |c| self.nr_running(c));
+        if next != prev {
+            self.threads[t as usize].core = next;
+            self.migrations += 1;
+        }
+    }
+
+    /// `sched_balance_newidle`: core `core`, about to go idle at `now`,
+    /// pulls one queued thread from the core running the most tasks (two
+    /// at least, "2 against 0 moves 1": `calculate_imbalance`'s
+    /// `migrate_task` in a cache domain of single-core groups), the one
+    /// that ran least recently (`detach_tasks` walks `cfs_tasks` from its
+    /// tail) among those not cache-hot. True if it pulled one. Not
+    /// modelled: the `avg_idle` against `max_newidle_lb_cost` gate (the
+    /// pull is always tried) and its cost.
+    pub(crate) fn newidle_balance(&mut self, core: u32, now: Nanos) -> bool {
+        let n = self.placement_cores();
+        if core >= n {
+            return false;
+        }
+        // `sched_balance_find_src_rq`: the most tasks; the first found from
+        // the next core on, as the domain's groups are listed.
+        let Some(src) = (1..n)
+            .map(|i| (core + i) % n)
+            .filter(|&c| self.nr_running(c) >= 2)
+            .max_by_key(|&c| (self.nr_running(c), std::cmp::Reverse((c + n - core) % n)))
+        else {
+            return false;
+        };
+        let threads = &self.threads;
+        let candidate = self.cores[src as usize]
+            .runqueue
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| (t as usize) < threads.len())
+            .filter(|&(_, &t)| now.saturating_sub(threads[t as usize].exec_start_ns) >= MIGRATION_COST_NS)
+            .min_by_key(|&(_, &t)| threads[t as usize].exec_start_ns)
+            .map(|(i, _)| i);
+        let Some(i) = candidate else { return false };
+        let t = self.cores[src as usize].runqueue.remove(i).expect("a queued thread");
+        self.threads[t as usize].core = core;
+        self.threads[t as usize].slice_start_ns = None;
+        self.cores[core as usize].runqueue.push_back(t);
+        self.migrations += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kernel::app::AppThread;
+    use crate::model::kernel::cpu::Core;
+    use crate::scenario::Config;
+    use std::rc::Rc;
+
+    /// Four cores; core 2 runs thread 0 with threads 1-3 queued behind it.
+    fn stacked() -> Kernel {
+        let mut cfg = Config::default();
+        cfg.cpu.app_cores = 4;
+        let mut k = Kernel { cfg: Rc::new(cfg), ..Kernel::default() };
+        k.cores = (0..4).map(Core::new).collect();
+        k.threads = (0..4).map(|t| AppThread::new(t, 2)).collect();
+        k.cores[2].current_thread = Some(0);
+        k.cores[2].runqueue.extend([1, 2, 3]);
+        for (t, ran) in [(1, 900_000), (2, 100_000), (3, 200_000)] {
+            k.threads[t].exec_start_ns = ran;
+        }
+        k
+    }
+
+    #[test]
+    fn a_core_going_idle_pulls_the_least_recently_run_thread_that_is_not_cache_hot() {
+        let mut k = stacked();
+        let now = 1_000_000;
+        assert!(k.newidle_balance(0, now));
+        assert_eq!((k.threads[2].core, k.cores[0].runqueue.iter().copied().collect::<Vec<_>>()), (0, vec![2]));
+        assert!(k.newidle_balance(1, now));
+        assert_eq!(k.threads[3].core, 1);
+        // Thread 1 ran 100 us ago (under sysctl_sched_migration_cost): hot.
+        assert!(!k.newidle_balance(3, now));
+        assert_eq!(k.threads[1].core, 2);
+        assert_eq!(k.migrations, 2);
+        // Later it is cold, and core 2 still runs two tasks: it moves.
+        assert!(k.newidle_balance(3, now + MIGRATION_COST_NS));
+        assert_eq!(k.threads[1].core, 3);
+        // Core 2 now runs one: nothing left to pull.
+        k.cores[3].runqueue.clear();
+        assert!(!k.newidle_balance(3, now + MIGRATION_COST_NS));
+    }
+
+    #[test]
+    fn threads_start_round_the_cores_after_the_parents() {
+        let order = fork_cores(8, &RngStreams::new(3));
+        let parent = (order[0] + 7) % 8;
+        assert_eq!(order, (1..=8).map(|i| (parent + i) % 8).collect::<Vec<_>>());
+        let parents: std::collections::BTreeSet<u32> =
+            (0..32).map(|seed| (fork_cores(8, &RngStreams::new(seed))[0] + 7) % 8).collect();
+        assert!(parents.len() > 4, "the seed draws the parent's core: {parents:?}");
     }
 }

@@ -76,6 +76,9 @@ pub struct Kernel {
     /// The cores' idle states and their governor (`cpu.idle_states`); None:
     /// every wake-up pays `wakeup_latency_ns`.
     pub idle: Option<Box<cpuidle::CpuIdle>>,
+    /// Application threads the scheduler moved to another core
+    /// (`cpu.task_placement = "fair"`, `fair.rs`) since the window began.
+    pub migrations: u64,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,

@@ -260,7 +260,12 @@ impl Kernel {
                 }
                 continue;
             }
-            // 5. Nothing to do: sleep.
+            // 5. Nothing to do: pull a queued thread from a busier core
+            // (`cpu.task_placement = "fair"`), else sleep.
+            if self.cfg.cpu.task_placement == crate::scenario::TaskPlacement::Fair && self.newidle_balance(core, now) {
+                continue;
+            }
+            let c = &mut self.cores[core as usize];
             c.set_class(now, CpuClass::Idle);
             c.waking_done = false;
             if let Some(idle) = self.idle.as_mut() {

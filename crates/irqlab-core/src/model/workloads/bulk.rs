@@ -72,9 +72,7 @@ pub struct Bulk {
     pub frames_merged: u64,
     pub skbs_merged: u64,
     pub socket_drops: u64,
-    /// Wake-ups that moved a reader to another core
-    /// (`cpu.task_placement = "fair"`), and per core the ns readers ran.
-    pub migrations: u64,
+    /// Per core, the ns readers ran.
     pub reader_ns: Vec<u64>,
 }
 
@@ -140,7 +138,6 @@ impl Bulk {
             frames_merged: 0,
             skbs_merged: 0,
             socket_drops: 0,
-            migrations: 0,
             reader_ns: vec![0; cfg.cpu.app_cores as usize],
         }
     }
@@ -164,7 +161,6 @@ impl Bulk {
         self.frames_merged = 0;
         self.skbs_merged = 0;
         self.socket_drops = 0;
-        self.migrations = 0;
         self.reader_ns.iter_mut().for_each(|n| *n = 0);
         self.senders.losses = 0;
         self.senders.reductions = 0;
@@ -207,7 +203,7 @@ impl Bulk {
             socket_drops: b.socket_drops,
             mean_cwnd_segments: mean_cwnd,
             core_busy_pct,
-            reader_migrations_per_s: b.migrations as f64 / dur_s,
+            reader_migrations_per_s: k.migrations as f64 / dur_s,
             reader_core_pct: {
                 let total: u64 = b.reader_ns.iter().sum();
                 b.reader_ns.iter().map(|&n| if total > 0 { 100.0 * n as f64 / total as f64 } else { 0.0 }).collect()
@@ -398,11 +394,8 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
         let b = m.bulk();
         let stream = b.stream_of(k.id, t);
         b.readers[stream] = ReaderPhase::ReadCheck;
-        if k.cfg.cpu.task_placement == TaskPlacement::Fair
-            && k.select_task_rq(t, core, k.cfg.cpu.app_cores)
-            && measuring
-        {
-            m.bulk().migrations += 1;
+        if k.cfg.cpu.task_placement == TaskPlacement::Fair {
+            k.select_task_rq(t, core);
         }
         k.thread_make_runnable(m, sched, t);
     }
@@ -445,6 +438,7 @@ pub(crate) fn reader_next<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Sc
     let costs = &k.cfg.costs;
     let cycles = costs.recv_cycles + costs.copy_cycles_per_kib * bytes as u64 / 1024;
     let ns = k.ns(cycles);
+    k.threads[t as usize].exec_start_ns = now;
     if m.run().measuring {
         let core = k.threads[t as usize].core as usize;
         if let Some(n) = m.bulk().reader_ns.get_mut(core) {
