@@ -13,7 +13,8 @@
 //!    cores carry equal load per capacity).
 //! 2. **`select_idle_sibling`** then looks for an idle core: the target if
 //!    idle, `prev` if idle, else the first idle core after the target in
-//!    the cache domain, else the target.
+//!    the cache domain, testing no more cores than SIS_UTIL allows
+//!    ([`nr_idle_scan`]), else the target.
 //!
 //! "Idle" is `available_idle_cpu`: no task running or queued. A core that
 //! only takes interrupts and runs softirqs is idle to the scheduler (its
@@ -46,8 +47,8 @@ fn wake_affine_idle(w: Wakeup, nr_running: &impl Fn(u32) -> u32) -> Option<u32> 
 }
 
 /// `select_idle_sibling(p, prev, target)` within one cache domain of
-/// `cores` cores.
-fn select_idle_sibling(prev: u32, target: u32, cores: u32, nr_running: &impl Fn(u32) -> u32) -> u32 {
+/// `cores` cores, whose idle scan tests at most `scan` cores.
+fn select_idle_sibling(prev: u32, target: u32, cores: u32, scan: u32, nr_running: &impl Fn(u32) -> u32) -> u32 {
     let idle = |c: u32| nr_running(c) == 0;
     if idle(target) {
         return target;
@@ -55,17 +56,32 @@ fn select_idle_sibling(prev: u32, target: u32, cores: u32, nr_running: &impl Fn(
     if prev != target && idle(prev) {
         return prev;
     }
-    // `select_idle_cpu`: the cache domain, wrapping from target + 1.
-    (1..cores).map(|i| (target + i) % cores).find(|&c| idle(c)).unwrap_or(target)
+    // `select_idle_cpu`: the cache domain from target + 1, wrapping round
+    // to the target itself, at most `scan` cores.
+    (1..=cores).map(|i| (target + i) % cores).take(scan as usize).find(|&c| idle(c)).unwrap_or(target)
+}
+
+/// SIS_UTIL's `nr_idle_scan` (`update_idle_cpu_scan`): how many cores the
+/// idle scan of a cache domain of `cores` cores may test, from the sum of
+/// their CFS utilisation (`cpu_util_cfs`, 1024 a busy core) and the
+/// domain's `imbalance_pct` (117 for the cores of one cache). The scan
+/// narrows as the average utilisation grows and stops at about 85 %
+/// ("the imbalance_pct(117) when a LLC sched group is overloaded").
+pub fn nr_idle_scan(sum_util: u64, cores: u32, imbalance_pct: u64) -> u32 {
+    let x = sum_util / u64::from(cores.max(1));
+    let pct2 = imbalance_pct * imbalance_pct;
+    let tmp = (x * x * pct2 / (10_000 * 1024)).min(1024);
+    ((1024 - tmp) * u64::from(cores) / 1024) as u32
 }
 
 /// The core task `w` wakes on, among `cores` cores sharing one cache
 /// (`prev` and `this` below it); `nr_running(c)` counts the tasks running
-/// and queued on core c.
-pub fn select_task_rq_fair(w: Wakeup, cores: u32, nr_running: impl Fn(u32) -> u32) -> u32 {
+/// and queued on core c, and the idle scan tests at most `scan` cores
+/// (`nr_idle_scan`; `cores` for no limit).
+pub fn select_task_rq_fair(w: Wakeup, cores: u32, scan: u32, nr_running: impl Fn(u32) -> u32) -> u32 {
     assert!(w.prev < cores && w.this < cores, "cores outside the domain");
     let target = if w.this != w.prev { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
-    select_idle_sibling(w.prev, target, cores, &nr_running)
+    select_idle_sibling(w.prev, target, cores, scan, &nr_running)
 }
 
 #[cfg(test)]
@@ -74,7 +90,20 @@ mod tests {
 
     /// Place `w` on cores running `running[c]` tasks each.
     fn place(w: Wakeup, running: &[u32]) -> u32 {
-        select_task_rq_fair(w, running.len() as u32, |c| running[c as usize])
+        let n = running.len() as u32;
+        select_task_rq_fair(w, n, n, |c| running[c as usize])
+    }
+
+    #[test]
+    fn the_idle_scan_narrows_with_utilisation_and_stops_near_85_percent() {
+        // The kernel comment's table for eight cores: util share -> cores.
+        let scan = |pct: u64| nr_idle_scan(8 * 1024 * pct / 100, 8, 117);
+        let got: Vec<u32> = [0, 10, 30, 40, 50, 60, 70, 75, 80, 85, 100].iter().map(|&p| scan(p)).collect();
+        assert_eq!(got, vec![8, 7, 7, 6, 5, 4, 2, 1, 1, 0, 0]);
+        // A scan of one core from target 1 tests core 2 only.
+        let running = [0, 1, 1, 1];
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true }, 4, 1, |c| running[c as usize]), 1);
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true }, 4, 3, |c| running[c as usize]), 0);
     }
 
     #[test]

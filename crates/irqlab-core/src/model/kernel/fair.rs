@@ -19,15 +19,16 @@
 //! cores from the one after iperf3's main thread, whose core is drawn from
 //! the seed. Not modelled (docs/model.md): `wake_affine_weight`'s load
 //! comparison (the previous core is kept where it would decide),
-//! `wake_wide`, `recent_used_cpu`, SIS_UTIL's limit on the idle scan, and
-//! the periodic and active load balancing (so a running thread never
-//! moves). Linux 6.10's code as read for this model:
+//! `wake_wide`, `recent_used_cpu`, and the periodic and active load
+//! balancing (so a running thread never moves). SIS_UTIL's limit on the
+//! idle scan is computed from each core's PELT utilisation at the wake-up
+//! rather than at the last periodic balance. Linux 6.10's code as read for this model:
 //! docs/notes/cfs-placement-sources.md.
 
 use crate::engine::{Nanos, RngStreams};
 use crate::model::kernel::cpu::ThreadId;
 use crate::model::kernel::Kernel;
-use irqlab_policy::sched::{select_task_rq_fair, Wakeup};
+use irqlab_policy::sched::{nr_idle_scan, select_task_rq_fair, Wakeup};
 use rand::Rng;
 
 /// The cores threads start on, in order (thread i on entry i mod n): every
@@ -37,6 +38,54 @@ pub fn fork_cores(cores: u32, streams: &RngStreams) -> Vec<u32> {
     let parent = streams.stream(crate::engine::rng::kind::PLACEMENT, 0).gen_range(0..cores);
     (1..=cores).map(|i| (parent + i) % cores).collect()
 }
+
+/// PELT's period, ns (1024 us), and the decay per period, y with y^32 = 1/2
+/// (`LOAD_AVG_PERIOD` 32: a 32 ms half-life).
+const PELT_PERIOD_NS: f64 = 1_024_000.0;
+const PELT_HALF_LIFE_PERIODS: f64 = 32.0;
+
+/// Each core's CFS utilisation (`cpu_util_cfs`, 0 to 1024) as PELT tracks
+/// it: the running signal is 1 while an application thread is the core's
+/// current task. Softirq time on top of a thread counts as the thread's
+/// (no `CONFIG_IRQ_TIME_ACCOUNTING`, as in Ubuntu's configurations); on
+/// top of the idle task it counts as idle.
+#[derive(Clone, Debug, Default)]
+pub struct Pelt {
+    util: Vec<f64>,
+    since_ns: Vec<Nanos>,
+    running: Vec<bool>,
+}
+
+impl Pelt {
+    pub fn new(cores: usize) -> Self {
+        Pelt { util: vec![0.0; cores], since_ns: vec![0; cores], running: vec![false; cores] }
+    }
+
+    /// Core `c`'s utilisation at `now`.
+    fn util_at(&self, c: usize, now: Nanos) -> f64 {
+        let periods = now.saturating_sub(self.since_ns[c]) as f64 / PELT_PERIOD_NS;
+        let keep = (-periods * std::f64::consts::LN_2 / PELT_HALF_LIFE_PERIODS).exp();
+        let target = if self.running[c] { 1024.0 } else { 0.0 };
+        target + (self.util[c] - target) * keep
+    }
+
+    /// Core `c` starts (true) or stops running a thread at `now`.
+    pub fn set_running(&mut self, c: usize, now: Nanos, running: bool) {
+        if self.running[c] != running {
+            self.util[c] = self.util_at(c, now);
+            self.since_ns[c] = now;
+            self.running[c] = running;
+        }
+    }
+
+    /// The sum over the first `cores` cores at `now`.
+    fn sum(&self, cores: usize, now: Nanos) -> u64 {
+        (0..cores.min(self.util.len())).map(|c| self.util_at(c, now) as u64).sum()
+    }
+}
+
+/// The cache domain's `imbalance_pct` (`sd_init`, `SD_SHARE_LLC`).
+const LLC_IMBALANCE_PCT: u64 = 117;
 
 /// `sysctl_sched_migration_cost`: a thread that ran this recently is
 /// cache-hot, and the load balancer leaves it (`task_hot`).
@@ -57,10 +106,17 @@ impl Kernel {
     /// `try_to_wake_up`'s `select_task_rq` for sleeping application thread
     /// `t`, woken synchronously from core `waker`: moves it where the fair
     /// class puts it.
-    pub(crate) fn select_task_rq(&mut self, t: ThreadId, waker: u32) {
+    pub(crate) fn select_task_rq(&mut self, t: ThreadId, waker: u32, now: Nanos) {
         let prev = self.threads[t as usize].core;
         let wakeup = Wakeup { prev, this: waker, sync: true };
-        let next = select_task_rq_fair(wakeup, self.placement_cores(), |c| self.nr_running(c));
+        let cores = self.placement_cores();
+        // SIS_UTIL's scan width from the cores' utilisation now (the
+        // kernel refreshes it at each periodic balance of the domain).
+        let scan = match self.pelt.as_ref() {
+            Some(p) => nr_idle_scan(p.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT),
+            None => cores,
+        };
+        let next = select_task_rq_fair(wakeup, cores, scan, |c| self.nr_running(c));
         if next != prev {
             self.threads[t as usize].core = next;
             self.migrations += 1;
@@ -149,6 +205,21 @@ mod tests {
         // Core 2 now runs one: nothing left to pull.
         k.cores[3].runqueue.clear();
         assert!(!k.newidle_balance(3, now + MIGRATION_COST_NS));
+    }
+
+    #[test]
+    fn utilisation_rises_and_decays_with_a_32_ms_half_life() {
+        let mut p = Pelt::new(2);
+        p.set_running(0, 0, true);
+        // 32 periods of 1024 us running: half-way from 0 to 1024.
+        let half = 32 * 1_024_000;
+        assert!((p.util_at(0, half) - 512.0).abs() < 1e-6, "{}", p.util_at(0, half));
+        p.set_running(0, half, false);
+        assert!((p.util_at(0, 2 * half) - 256.0).abs() < 1e-6);
+        assert_eq!(p.sum(2, 2 * half), 256, "core 1 never ran");
+        // Setting the same state again changes nothing.
+        p.set_running(1, half, false);
+        assert_eq!(p.util_at(1, 2 * half), 0.0);
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub struct Kernel {
     /// Application threads the scheduler moved to another core
     /// (`cpu.task_placement = "fair"`, `fair.rs`) since the window began.
     pub migrations: u64,
+    /// The cores' CFS utilisation, with `cpu.task_placement = "fair"`.
+    pub pelt: Option<Box<fair::Pelt>>,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,

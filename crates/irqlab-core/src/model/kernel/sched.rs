@@ -231,6 +231,9 @@ impl Kernel {
                     None => {
                         // Blocked: the core looks for other work.
                         self.cores[core as usize].current_thread = None;
+                        if let Some(p) = self.pelt.as_mut() {
+                            p.set_running(core as usize, now, false);
+                        }
                         continue;
                     }
                 }
@@ -247,6 +250,10 @@ impl Kernel {
             }
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
+                if let Some(p) = self.pelt.as_mut() {
+                    p.set_running(core as usize, now, true);
+                }
+                let c = &mut self.cores[core as usize];
                 if c.last_thread != Some(t) || c.switched_out {
                     c.context_switches += 1;
                 }

@@ -395,7 +395,7 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
         let stream = b.stream_of(k.id, t);
         b.readers[stream] = ReaderPhase::ReadCheck;
         if k.cfg.cpu.task_placement == TaskPlacement::Fair {
-            k.select_task_rq(t, core);
+            k.select_task_rq(t, core, now);
         }
         k.thread_make_runnable(m, sched, t);
     }
