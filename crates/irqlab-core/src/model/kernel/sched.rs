@@ -269,7 +269,8 @@ impl Kernel {
             }
             // 5. Nothing to do: pull a queued thread from a busier core
             // (`cpu.task_placement = "fair"`), else sleep.
-            if self.cfg.cpu.task_placement == crate::scenario::TaskPlacement::Fair && self.newidle_balance(core, now) {
+            // (`pelt` is kept exactly when the placement is "fair".)
+            if self.pelt.is_some() && self.newidle_balance(core, now) {
                 continue;
             }
             let c = &mut self.cores[core as usize];
