@@ -286,8 +286,8 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         wakeup_latency_ns: if l.guest { 0 } else { cfg.cpu.wakeup_latency_ns },
         idle: if l.guest { None } else { crate::model::kernel::cpuidle::CpuIdle::new(cfg, l.ncores as usize) },
         migrations: 0,
-        pelt: (cfg.cpu.task_placement == TaskPlacement::Fair)
-            .then(|| Box::new(crate::model::kernel::fair::Pelt::new(l.ncores as usize))),
+        fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
+            .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize))),
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.
         core_role: (0..l.ncores)

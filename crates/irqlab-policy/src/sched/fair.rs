@@ -30,6 +30,45 @@ pub struct Wakeup {
     pub this: u32,
     /// `WF_SYNC`: the waker says it will sleep soon.
     pub sync: bool,
+    /// `want_affine`: not [`wake_wide`].
+    pub affine: bool,
+}
+
+/// What `record_wakee` keeps of a task as a waker (`wakee_flips`,
+/// `last_wakee`, `wakee_flip_decay_ts`): how often it switched between the
+/// tasks it wakes. A softirq wakes on behalf of whatever task it
+/// interrupted, the idle task included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flips {
+    pub flips: u32,
+    pub last_wakee: Option<u32>,
+    pub decay_ns: u64,
+}
+
+/// One second (`HZ` jiffies): `record_wakee` halves the flips at most once
+/// per this ("only decay a single time").
+pub const FLIP_DECAY_NS: u64 = 1_000_000_000;
+
+impl Flips {
+    /// `record_wakee(p)` on the waker at `now`, waking task `wakee`.
+    pub fn record(&mut self, wakee: u32, now: u64) {
+        if now > self.decay_ns + FLIP_DECAY_NS {
+            self.flips >>= 1;
+            self.decay_ns = now;
+        }
+        if self.last_wakee != Some(wakee) {
+            self.last_wakee = Some(wakee);
+            self.flips += 1;
+        }
+    }
+}
+
+/// `wake_wide`: true when the waker (`waker_flips`) and the wakee
+/// (`wakee_flips`) both switch partners often enough, for a cache domain of
+/// `llc_size` cores, that the wake-up should not be affine.
+pub fn wake_wide(waker_flips: u32, wakee_flips: u32, llc_size: u32) -> bool {
+    let (master, slave) = if waker_flips >= wakee_flips { (waker_flips, wakee_flips) } else { (wakee_flips, waker_flips) };
+    !(slave < llc_size || master < slave.saturating_mul(llc_size))
 }
 
 /// `wake_affine_idle`: Some(core) if idleness decides, None otherwise;
@@ -80,7 +119,8 @@ pub fn nr_idle_scan(sum_util: u64, cores: u32, imbalance_pct: u64) -> u32 {
 /// (`nr_idle_scan`; `cores` for no limit).
 pub fn select_task_rq_fair(w: Wakeup, cores: u32, scan: u32, nr_running: impl Fn(u32) -> u32) -> u32 {
     assert!(w.prev < cores && w.this < cores, "cores outside the domain");
-    let target = if w.this != w.prev { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
+    let affine = w.affine && w.this != w.prev;
+    let target = if affine { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
     select_idle_sibling(w.prev, target, cores, scan, &nr_running)
 }
 
@@ -102,8 +142,8 @@ mod tests {
         assert_eq!(got, vec![8, 7, 7, 6, 5, 4, 2, 1, 1, 0, 0]);
         // A scan of one core from target 1 tests core 2 only.
         let running = [0, 1, 1, 1];
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true }, 4, 1, |c| running[c as usize]), 1);
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true }, 4, 3, |c| running[c as usize]), 0);
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, 1, |c| running[c as usize]), 1);
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, 3, |c| running[c as usize]), 0);
     }
 
     #[test]
@@ -111,10 +151,10 @@ mod tests {
         // Core 0 runs only softirqs (no task); the woken task's previous
         // core 3 is busy: it moves to the waker's core.
         let cpus = &[0, 1, 1, 1];
-        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true }, cpus), 0);
+        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true, affine: true }, cpus), 0);
         // Its previous core idle too: it stays.
         let cpus = &[0, 1, 1, 0];
-        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true }, cpus), 3);
+        assert_eq!(place(Wakeup { prev: 3, this: 0, sync: true, affine: true }, cpus), 3);
     }
 
     #[test]
@@ -122,21 +162,43 @@ mod tests {
         // The waker's core runs one task (its softirq interrupted it): a
         // sync wake-up targets it, but select_idle_sibling prefers an idle
         // previous core, else the first idle one after the target.
-        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 0, 1]), 2);
-        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 1, 0]), 3);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true, affine: true }, &[1, 1, 0, 1]), 2);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true, affine: true }, &[1, 1, 1, 0]), 3);
         // Nothing idle: the waker's core.
-        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 1, 1, 1]), 1);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true, affine: true }, &[1, 1, 1, 1]), 1);
         // Not sync, nothing idle: its previous core.
-        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: false }, &[1, 1, 1, 1]), 2);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: false, affine: true }, &[1, 1, 1, 1]), 2);
         // Two tasks on the waker's core: no pull.
-        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true }, &[1, 2, 1, 1]), 2);
+        assert_eq!(place(Wakeup { prev: 2, this: 1, sync: true, affine: true }, &[1, 2, 1, 1]), 2);
+    }
+
+    #[test]
+    fn a_waker_and_wakee_that_both_switch_partners_often_wake_wide() {
+        assert!(!wake_wide(100, 7, 8), "a wakee with fewer flips than the cache's cores");
+        assert!(!wake_wide(63, 8, 8), "a waker under 8 times the wakee's");
+        assert!(wake_wide(64, 8, 8) && wake_wide(8, 64, 8));
+        // Not affine: the previous core is the target, then an idle core
+        // from the one after it (here the scan wraps to the waker's).
+        assert_eq!(place(Wakeup { prev: 2, this: 0, sync: true, affine: false }, &[1, 1, 1, 1]), 2);
+        assert_eq!(place(Wakeup { prev: 2, this: 0, sync: true, affine: false }, &[1, 1, 1, 0]), 3);
+        assert_eq!(place(Wakeup { prev: 2, this: 0, sync: true, affine: false }, &[0, 1, 1, 1]), 0);
+        // Affine, the waker's core running one task: it is the target.
+        assert_eq!(place(Wakeup { prev: 2, this: 0, sync: true, affine: true }, &[1, 1, 1, 1]), 0);
+        // Flips count switches between wakees, halved at most once a second.
+        let mut f = Flips::default();
+        for (wakee, now) in [(1, 0), (1, 10), (2, 20), (1, 30)] {
+            f.record(wakee, now);
+        }
+        assert_eq!(f.flips, 3);
+        f.record(1, FLIP_DECAY_NS + 31);
+        assert_eq!(f.flips, 1, "halved, and the same wakee again adds nothing");
     }
 
     #[test]
     fn the_idle_scan_wraps_from_the_target() {
         // Target 2 busy, previous 2 (the waker is the task's own core),
         // idle cores 0 and 3: the scan from 3 finds 3 first.
-        assert_eq!(place(Wakeup { prev: 2, this: 2, sync: true }, &[0, 1, 1, 0]), 3);
-        assert_eq!(place(Wakeup { prev: 3, this: 3, sync: true }, &[0, 1, 1, 1]), 0);
+        assert_eq!(place(Wakeup { prev: 2, this: 2, sync: true, affine: true }, &[0, 1, 1, 0]), 3);
+        assert_eq!(place(Wakeup { prev: 3, this: 3, sync: true, affine: true }, &[0, 1, 1, 1]), 0);
     }
 }

@@ -9,4 +9,4 @@
 
 pub mod fair;
 
-pub use fair::{nr_idle_scan, select_task_rq_fair, Wakeup};
+pub use fair::{nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};

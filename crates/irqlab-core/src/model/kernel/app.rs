@@ -83,6 +83,9 @@ pub struct AppThread {
     /// leaves a thread that ran in the last `sysctl_sched_migration_cost`
     /// where its cache is (`task_hot`).
     pub exec_start_ns: Nanos,
+    /// As a waker (`record_wakee`): a softirq that interrupts this thread
+    /// wakes on its behalf.
+    pub flips: irqlab_policy::sched::Flips,
 }
 
 impl AppThread {
@@ -99,6 +102,7 @@ impl AppThread {
             busy_napi: 0,
             slice_start_ns: None,
             exec_start_ns: 0,
+            flips: Default::default(),
         }
     }
     pub fn is_sleeping(&self) -> bool {

@@ -17,18 +17,20 @@
 //! the parent's (the domain's groups are listed wrapping from it), so
 //! threads created one after another on an idle machine go round the
 //! cores from the one after iperf3's main thread, whose core is drawn from
-//! the seed. Not modelled (docs/model.md): `wake_affine_weight`'s load
-//! comparison (the previous core is kept where it would decide),
-//! `wake_wide`, `recent_used_cpu`, and the periodic and active load
-//! balancing (so a running thread never moves). SIS_UTIL's limit on the
-//! idle scan is computed from each core's PELT utilisation at the wake-up
-//! rather than at the last periodic balance. Linux 6.10's code as read for this model:
+//! the seed. `wake_wide` counts each waker's switches between wakees, the
+//! waker being the task the softirq interrupted or the core's idle task.
+//! SIS_UTIL's limit on the idle scan is computed from each core's PELT
+//! utilisation at the wake-up rather than at the last periodic balance.
+//! Not modelled (docs/model.md): `wake_affine_weight`'s load comparison
+//! (the previous core is kept where it would decide), `recent_used_cpu`,
+//! and the periodic and active load balancing (so a running thread never
+//! moves). Linux 6.10's code as read for this model:
 //! docs/notes/cfs-placement-sources.md.
 
 use crate::engine::{Nanos, RngStreams};
 use crate::model::kernel::cpu::ThreadId;
 use crate::model::kernel::Kernel;
-use irqlab_policy::sched::{nr_idle_scan, select_task_rq_fair, Wakeup};
+use irqlab_policy::sched::{nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
 use rand::Rng;
 
 /// The cores threads start on, in order (thread i on entry i mod n): every
@@ -84,6 +86,21 @@ impl Pelt {
     }
 }
 
+/// The fair class's state beside the cores: their utilisation, and what
+/// `record_wakee` keeps of each core's idle task as a waker (a softirq on
+/// an idle core wakes on its behalf); the threads keep their own.
+#[derive(Clone, Debug, Default)]
+pub struct Fair {
+    pub pelt: Pelt,
+    pub idle_flips: Vec<Flips>,
+}
+
+impl Fair {
+    pub fn new(cores: usize) -> Self {
+        Fair { pelt: Pelt::new(cores), idle_flips: vec![Flips::default(); cores] }
+    }
+}
+
 /// The cache domain's `imbalance_pct` (`sd_init`, `SD_SHARE_LLC`).
 const LLC_IMBALANCE_PCT: u64 = 117;
 
@@ -108,14 +125,27 @@ impl Kernel {
     /// class puts it.
     pub(crate) fn select_task_rq(&mut self, t: ThreadId, waker: u32, now: Nanos) {
         let prev = self.threads[t as usize].core;
-        let wakeup = Wakeup { prev, this: waker, sync: true };
         let cores = self.placement_cores();
+        let Some(fair) = self.fair.as_mut() else { return };
+        // `record_wakee` on the task the waker's softirq interrupted (its
+        // idle task if none), then `wake_wide`.
+        let waker_flips = match self.cores[waker as usize].current_thread {
+            Some(c) if (c as usize) < self.threads.len() => {
+                let f = &mut self.threads[c as usize].flips;
+                f.record(t, now);
+                f.flips
+            }
+            _ => {
+                let f = &mut fair.idle_flips[waker as usize];
+                f.record(t, now);
+                f.flips
+            }
+        };
+        let affine = !wake_wide(waker_flips, self.threads[t as usize].flips.flips, cores);
+        let wakeup = Wakeup { prev, this: waker, sync: true, affine };
         // SIS_UTIL's scan width from the cores' utilisation now (the
         // kernel refreshes it at each periodic balance of the domain).
-        let scan = match self.pelt.as_ref() {
-            Some(p) => nr_idle_scan(p.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT),
-            None => cores,
-        };
+        let scan = nr_idle_scan(fair.pelt.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT);
         let next = select_task_rq_fair(wakeup, cores, scan, |c| self.nr_running(c));
         if next != prev {
             self.threads[t as usize].core = next;
@@ -205,6 +235,23 @@ mod tests {
         // Core 2 now runs one: nothing left to pull.
         k.cores[3].runqueue.clear();
         assert!(!k.newidle_balance(3, now + MIGRATION_COST_NS));
+    }
+
+    #[test]
+    fn a_softirq_wakes_on_behalf_of_the_task_it_interrupted() {
+        // Core 0 runs no task: its idle task is the waker, and each switch
+        // between woken readers is a flip; on core 2, thread 0 is.
+        let mut k = stacked();
+        k.fair = Some(Box::new(Fair::new(4)));
+        for t in [1, 2, 1, 1] {
+            k.select_task_rq(t, 0, 1_000);
+        }
+        assert_eq!(k.fair.as_ref().unwrap().idle_flips[0].flips, 3);
+        k.select_task_rq(3, 2, 2_000);
+        assert_eq!(k.threads[0].flips.flips, 1);
+        // Core 0 is idle to the scheduler and core 2 runs a task: the
+        // readers moved there.
+        assert_eq!(k.threads[1].core, 0);
     }
 
     #[test]

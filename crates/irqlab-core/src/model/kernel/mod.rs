@@ -79,8 +79,9 @@ pub struct Kernel {
     /// Application threads the scheduler moved to another core
     /// (`cpu.task_placement = "fair"`, `fair.rs`) since the window began.
     pub migrations: u64,
-    /// The cores' CFS utilisation, with `cpu.task_placement = "fair"`.
-    pub pelt: Option<Box<fair::Pelt>>,
+    /// The fair class's placement state (the cores' CFS utilisation, the
+    /// idle tasks' wake-up flips), with `cpu.task_placement = "fair"`.
+    pub fair: Option<Box<fair::Fair>>,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,

@@ -231,8 +231,8 @@ impl Kernel {
                     None => {
                         // Blocked: the core looks for other work.
                         self.cores[core as usize].current_thread = None;
-                        if let Some(p) = self.pelt.as_mut() {
-                            p.set_running(core as usize, now, false);
+                        if let Some(f) = self.fair.as_mut() {
+                            f.pelt.set_running(core as usize, now, false);
                         }
                         continue;
                     }
@@ -250,8 +250,8 @@ impl Kernel {
             }
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
-                if let Some(p) = self.pelt.as_mut() {
-                    p.set_running(core as usize, now, true);
+                if let Some(f) = self.fair.as_mut() {
+                    f.pelt.set_running(core as usize, now, true);
                 }
                 let c = &mut self.cores[core as usize];
                 if c.last_thread != Some(t) || c.switched_out {
@@ -269,8 +269,8 @@ impl Kernel {
             }
             // 5. Nothing to do: pull a queued thread from a busier core
             // (`cpu.task_placement = "fair"`), else sleep.
-            // (`pelt` is kept exactly when the placement is "fair".)
-            if self.pelt.is_some() && self.newidle_balance(core, now) {
+            // (`fair` is kept exactly when the placement is "fair".)
+            if self.fair.is_some() && self.newidle_balance(core, now) {
                 continue;
             }
             let c = &mut self.cores[core as usize];
