@@ -133,9 +133,10 @@ pub struct GoldenItr {
     /// runs after a tie.
     default: Box<dyn ItrPolicy + Send>,
     stage: Stage,
-    /// The slices measured in this stage (Baseline, Confirm), and the
-    /// default's two.
-    measured: Vec<f64>,
+    /// The slices measured in this stage (Baseline, Confirm): the first
+    /// `measured` of `slices`; and the default's.
+    slices: [f64; REPEATS],
+    measured: usize,
     baseline: [f64; REPEATS],
     ties: u64,
     /// The slice in progress: when it began (None until the first call)
@@ -173,7 +174,8 @@ impl GoldenItr {
             current,
             default,
             stage,
-            measured: Vec::with_capacity(REPEATS),
+            slices: [0.0; REPEATS],
+            measured: 0,
             baseline: [0.0; REPEATS],
             ties: 0,
             slice_start_ns: None,
@@ -208,15 +210,33 @@ impl GoldenItr {
         self.ties
     }
 
+    /// One more slice of the stage's measurements: true when it has them all.
+    fn measure(&mut self, bytes_per_s: f64) -> bool {
+        self.slices[self.measured] = bytes_per_s;
+        self.measured += 1;
+        let all = self.measured == REPEATS;
+        if all {
+            self.measured = 0;
+        }
+        all
+    }
+
+    /// Whether the slice in progress is measured: the search's probes, and
+    /// with a minimum effect the default's and the answer's slices.
+    fn measuring(&self) -> bool {
+        match self.params.min_effect {
+            None => !self.search.done(),
+            Some(_) => matches!(self.stage, Stage::Baseline | Stage::Search | Stage::Confirm),
+        }
+    }
+
     /// A slice ended with `bytes_per_s` under a minimum effect of
     /// `min_effect`: the next stage and the value in force.
     fn slice_done(&mut self, bytes_per_s: f64, min_effect: f64) {
         match self.stage {
             Stage::Baseline => {
-                self.measured.push(bytes_per_s);
-                if self.measured.len() == REPEATS {
-                    self.baseline.copy_from_slice(&self.measured);
-                    self.measured.clear();
+                if self.measure(bytes_per_s) {
+                    self.baseline = self.slices;
                     self.stage = Stage::Search;
                     self.current = Self::eitr(self.search.probe());
                 }
@@ -228,18 +248,16 @@ impl GoldenItr {
                 }
             }
             Stage::Confirm => {
-                self.measured.push(bytes_per_s);
-                if self.measured.len() < REPEATS {
+                if !self.measure(bytes_per_s) {
                     return;
                 }
-                let (base, answer) = (self.baseline[0] + self.baseline[1], self.measured[0] + self.measured[1]);
-                let noise = (((self.baseline[0] - self.baseline[1]).powi(2)
-                    + (self.measured[0] - self.measured[1]).powi(2))
-                    / 2.0)
-                    .sqrt();
-                let tolerance = (min_effect * base / 2.0).max(NOISE_FACTOR * noise);
-                self.measured.clear();
-                if answer / 2.0 > base / 2.0 + tolerance {
+                let sum = |m: [f64; REPEATS]| m[0] + m[1];
+                let mean = |m: [f64; REPEATS]| sum(m) / 2.0;
+                let (base, answer) = (self.baseline, self.slices);
+                // The RMS of the two pairs' differences.
+                let noise = (((base[0] - base[1]).powi(2) + (answer[0] - answer[1]).powi(2)) / 2.0).sqrt();
+                let tolerance = (min_effect * sum(base) / 2.0).max(NOISE_FACTOR * noise);
+                if mean(answer) > mean(base) + tolerance {
                     self.stage = Stage::Tuned;
                 } else {
                     self.ties += 1;
@@ -274,23 +292,19 @@ impl ItrPolicy for GoldenItr {
             self.irqs = 0;
             if self.params.min_effect.is_some() {
                 self.stage = Stage::Baseline;
-                self.measured.clear();
+                self.measured = 0;
                 self.current = self.default.current();
             } else {
                 self.current = Self::eitr(self.search.probe());
             }
             self.slice_start_ns = Some(s.time_ns);
             self.slice_bytes = 0;
-        } else if let Some(min_effect) = self.params.min_effect {
-            if elapsed >= self.params.slice_ns && matches!(self.stage, Stage::Baseline | Stage::Search | Stage::Confirm) {
-                let throughput = self.slice_bytes as f64 * 1e9 / elapsed as f64;
-                self.slice_done(throughput, min_effect);
-                self.slice_start_ns = Some(s.time_ns);
-                self.slice_bytes = 0;
-            }
-        } else if elapsed >= self.params.slice_ns && !self.search.done() {
+        } else if elapsed >= self.params.slice_ns && self.measuring() {
             let throughput = self.slice_bytes as f64 * 1e9 / elapsed as f64;
-            self.current = Self::eitr(self.search.observe(throughput));
+            match self.params.min_effect {
+                Some(min_effect) => self.slice_done(throughput, min_effect),
+                None => self.current = Self::eitr(self.search.observe(throughput)),
+            }
             self.slice_start_ns = Some(s.time_ns);
             self.slice_bytes = 0;
         }
