@@ -229,19 +229,23 @@ def _bulk(s: Summary) -> list[tuple[str, str]]:
         ("frames/gro packet", _num(bulk.get("frames_per_gro_packet"), 1)),
         ("tcp losses", f"{_num(bulk.get('losses'), 0)} segments   {_num(bulk.get('window_reductions'), 0)} window "
                        f"reductions   mean cwnd {_num(bulk.get('mean_cwnd_segments'), 0)} segments"),
-        ("core busy (%)", "  ".join(f"{i}:{_num(b, 0)}" for i, b in enumerate(busy)) or _NA),
+        ("core busy (%)", _per_core(busy)),
     ] + _readers(bulk)
+
+
+def _per_core(values: list) -> str:
+    """Percentages by core, core 0 first."""
+    return "  ".join(f"{i}:{_num(v, 0)}" for i, v in enumerate(values)) or _NA
 
 
 def _readers(bulk: Mapping) -> list[tuple[str, str]]:
     """Where the readers ran, when the scheduler moved them
     (``cpu.task_placement = "fair"``)."""
-    share = bulk.get("reader_core_pct") or []
     if not bulk.get("reader_migrations_per_s"):
         return []
     return [
         ("reader migrations", _unit(bulk.get("reader_migrations_per_s"), 0, "/s")),
-        ("reader time (%)", "  ".join(f"{i}:{_num(p, 0)}" for i, p in enumerate(share)) or _NA),
+        ("reader time (%)", _per_core(bulk.get("reader_core_pct") or [])),
     ]
 
 
