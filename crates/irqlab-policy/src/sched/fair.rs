@@ -86,8 +86,14 @@ fn wake_affine_idle(w: Wakeup, nr_running: &impl Fn(u32) -> u32) -> Option<u32> 
 }
 
 /// `select_idle_sibling(p, prev, target)` within one cache domain of
-/// `cores` cores, whose idle scan tests at most `scan` cores.
-fn select_idle_sibling(prev: u32, target: u32, cores: u32, scan: u32, nr_running: &impl Fn(u32) -> u32) -> u32 {
+/// `cores` cores, whose idle scan tests at most `scan()` cores.
+fn select_idle_sibling(
+    prev: u32,
+    target: u32,
+    cores: u32,
+    scan: impl FnOnce() -> u32,
+    nr_running: &impl Fn(u32) -> u32,
+) -> u32 {
     let idle = |c: u32| nr_running(c) == 0;
     if idle(target) {
         return target;
@@ -97,7 +103,7 @@ fn select_idle_sibling(prev: u32, target: u32, cores: u32, scan: u32, nr_running
     }
     // `select_idle_cpu`: the cache domain from target + 1, wrapping round
     // to the target itself, at most `scan` cores.
-    (1..=cores).map(|i| (target + i) % cores).take(scan as usize).find(|&c| idle(c)).unwrap_or(target)
+    (1..=cores).map(|i| (target + i) % cores).take(scan() as usize).find(|&c| idle(c)).unwrap_or(target)
 }
 
 /// SIS_UTIL's `nr_idle_scan` (`update_idle_cpu_scan`): how many cores the
@@ -115,9 +121,10 @@ pub fn nr_idle_scan(sum_util: u64, cores: u32, imbalance_pct: u64) -> u32 {
 
 /// The core task `w` wakes on, among `cores` cores sharing one cache
 /// (`prev` and `this` below it); `nr_running(c)` counts the tasks running
-/// and queued on core c, and the idle scan tests at most `scan` cores
-/// (`nr_idle_scan`; `cores` for no limit).
-pub fn select_task_rq_fair(w: Wakeup, cores: u32, scan: u32, nr_running: impl Fn(u32) -> u32) -> u32 {
+/// and queued on core c, and the idle scan tests at most `scan()` cores
+/// (`nr_idle_scan`, asked only if the scan is reached; `cores` for no
+/// limit).
+pub fn select_task_rq_fair(w: Wakeup, cores: u32, scan: impl FnOnce() -> u32, nr_running: impl Fn(u32) -> u32) -> u32 {
     assert!(w.prev < cores && w.this < cores, "cores outside the domain");
     let affine = w.affine && w.this != w.prev;
     let target = if affine { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
@@ -131,7 +138,7 @@ mod tests {
     /// Place `w` on cores running `running[c]` tasks each.
     fn place(w: Wakeup, running: &[u32]) -> u32 {
         let n = running.len() as u32;
-        select_task_rq_fair(w, n, n, |c| running[c as usize])
+        select_task_rq_fair(w, n, || n, |c| running[c as usize])
     }
 
     #[test]
@@ -142,8 +149,8 @@ mod tests {
         assert_eq!(got, vec![8, 7, 7, 6, 5, 4, 2, 1, 1, 0, 0]);
         // A scan of one core from target 1 tests core 2 only.
         let running = [0, 1, 1, 1];
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, 1, |c| running[c as usize]), 1);
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, 3, |c| running[c as usize]), 0);
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, || 1, |c| running[c as usize]), 1);
+        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, || 3, |c| running[c as usize]), 0);
     }
 
     #[test]

@@ -30,7 +30,7 @@
 use crate::engine::{Nanos, RngStreams};
 use crate::model::kernel::cpu::ThreadId;
 use crate::model::kernel::Kernel;
-use irqlab_policy::sched::{nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
+use irqlab_policy::sched::{balance, nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
 use rand::Rng;
 
 /// The cores threads start on, in order (thread i on entry i mod n): every
@@ -104,10 +104,6 @@ impl Fair {
 /// The cache domain's `imbalance_pct` (`sd_init`, `SD_SHARE_LLC`).
 const LLC_IMBALANCE_PCT: u64 = 117;
 
-/// `sysctl_sched_migration_cost`: a thread that ran this recently is
-/// cache-hot, and the load balancer leaves it (`task_hot`).
-pub const MIGRATION_COST_NS: Nanos = 500_000;
-
 impl Kernel {
     /// The cores the placement chooses among: the application's.
     fn placement_cores(&self) -> u32 {
@@ -145,7 +141,8 @@ impl Kernel {
         let wakeup = Wakeup { prev, this: waker, sync: true, affine };
         // SIS_UTIL's scan width from the cores' utilisation now (the
         // kernel refreshes it at each periodic balance of the domain).
-        let scan = nr_idle_scan(fair.pelt.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT);
+        let pelt = &self.fair.as_ref().expect("fair placement state").pelt;
+        let scan = || nr_idle_scan(pelt.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT);
         let next = select_task_rq_fair(wakeup, cores, scan, |c| self.nr_running(c));
         if next != prev {
             self.threads[t as usize].core = next;
@@ -153,38 +150,26 @@ impl Kernel {
         }
     }
 
-    /// `sched_balance_newidle`: core `core`, about to go idle at `now`,
-    /// pulls one queued thread from the core running the most tasks (two
-    /// at least, "2 against 0 moves 1": `calculate_imbalance`'s
-    /// `migrate_task` in a cache domain of single-core groups), the one
-    /// that ran least recently (`detach_tasks` walks `cfs_tasks` from its
-    /// tail) among those not cache-hot. True if it pulled one. Not
-    /// modelled: the `avg_idle` against `max_newidle_lb_cost` gate (the
-    /// pull is always tried) and its cost.
+    /// `sched_balance_newidle` (`irqlab_policy::sched::balance`): core
+    /// `core`, about to go idle at `now`, pulls one queued thread from the
+    /// core running the most tasks, the least recently run one not
+    /// cache-hot. True if it pulled one. Not modelled: the `avg_idle`
+    /// against `max_newidle_lb_cost` gate (the pull is always tried) and
+    /// its cost.
     pub(crate) fn newidle_balance(&mut self, core: u32, now: Nanos) -> bool {
         let n = self.placement_cores();
         if core >= n {
             return false;
         }
-        // `sched_balance_find_src_rq`: the most tasks; the first found from
-        // the next core on, as the domain's groups are listed.
-        let Some(src) = (1..n)
-            .map(|i| (core + i) % n)
-            .filter(|&c| self.nr_running(c) >= 2)
-            .max_by_key(|&c| (self.nr_running(c), std::cmp::Reverse((c + n - core) % n)))
-        else {
-            return false;
-        };
+        let Some(src) = balance::find_src(core, n, |c| self.nr_running(c)) else { return false };
         let threads = &self.threads;
-        let candidate = self.cores[src as usize]
+        let queued = self.cores[src as usize]
             .runqueue
             .iter()
             .enumerate()
             .filter(|&(_, &t)| (t as usize) < threads.len())
-            .filter(|&(_, &t)| now.saturating_sub(threads[t as usize].exec_start_ns) >= MIGRATION_COST_NS)
-            .min_by_key(|&(_, &t)| threads[t as usize].exec_start_ns)
-            .map(|(i, _)| i);
-        let Some(i) = candidate else { return false };
+            .map(|(i, &t)| (i, threads[t as usize].exec_start_ns));
+        let Some(i) = balance::pick_task(queued, now) else { return false };
         let t = self.cores[src as usize].runqueue.remove(i).expect("a queued thread");
         self.threads[t as usize].core = core;
         self.threads[t as usize].slice_start_ns = None;
@@ -230,11 +215,11 @@ mod tests {
         assert_eq!(k.threads[1].core, 2);
         assert_eq!(k.migrations, 2);
         // Later it is cold, and core 2 still runs two tasks: it moves.
-        assert!(k.newidle_balance(3, now + MIGRATION_COST_NS));
+        assert!(k.newidle_balance(3, now + balance::MIGRATION_COST_NS));
         assert_eq!(k.threads[1].core, 3);
         // Core 2 now runs one: nothing left to pull.
         k.cores[3].runqueue.clear();
-        assert!(!k.newidle_balance(3, now + MIGRATION_COST_NS));
+        assert!(!k.newidle_balance(3, now + balance::MIGRATION_COST_NS));
     }
 
     #[test]
