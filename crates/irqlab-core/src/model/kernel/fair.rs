@@ -6,7 +6,9 @@
 //! then an idle core of the cache domain by `select_idle_sibling`. The
 //! wakers here are softirqs (a bulk reader is woken by the protocol's
 //! `sock_def_readable`, a synchronous wake-up), and a core that runs no
-//! task is idle to the scheduler however many interrupts it takes.
+//! task is idle to the scheduler however many interrupts it takes, until
+//! its softirqs are handed to ksoftirqd: a nice-0 task of the fair class,
+//! counted in the core's tasks and its utilisation while runnable.
 //!
 //! A core about to go idle pulls a queued thread from the busiest core
 //! (`sched_balance_newidle`), unless every queued one is cache-hot.
@@ -110,10 +112,23 @@ impl Kernel {
         self.cfg.cpu.app_cores.min(self.cores.len() as u32)
     }
 
-    /// Tasks running and queued on core `c` (`rq->nr_running`).
+    /// Tasks running and queued on core `c` (`rq->nr_running`), ksoftirqd
+    /// among them while it is runnable: a nice-0 thread of the fair class.
     fn nr_running(&self, c: u32) -> u32 {
         let core = &self.cores[c as usize];
-        u32::from(core.current_thread.is_some()) + core.runqueue.len() as u32
+        u32::from(core.current_thread.is_some()) + core.runqueue.len() as u32 + u32::from(core.ksoftirqd_mode)
+    }
+
+    /// Core `core`'s PELT running signal from what it runs at `now`: an
+    /// application thread or ksoftirqd (a task of the fair class too, so
+    /// softirq work handed to it counts as utilisation, while the same work
+    /// at IRQ exit on an idle core does not).
+    pub(crate) fn pelt_refresh(&mut self, core: u32, now: Nanos) {
+        let c = &self.cores[core as usize];
+        let running = c.current_thread.is_some() || c.ksoftirqd_mode;
+        if let Some(f) = self.fair.as_mut() {
+            f.pelt.set_running(core as usize, now, running);
+        }
     }
 
     /// `try_to_wake_up`'s `select_task_rq` for sleeping application thread
@@ -236,6 +251,30 @@ mod tests {
         assert_eq!(k.threads[0].flips.flips, 1);
         // Core 0 is idle to the scheduler and core 2 runs a task: the
         // readers moved there.
+        assert_eq!(k.threads[1].core, 0);
+    }
+
+    #[test]
+    fn a_core_whose_softirqs_went_to_ksoftirqd_is_busy_to_the_scheduler() {
+        // Core 0 runs no application thread. A reader whose core 2 is busy,
+        // woken from core 1 (two tasks: no stacking there), goes to an idle
+        // core: none while ksoftirqd is runnable on core 0, else core 0.
+        let mut k = stacked();
+        k.fair = Some(Box::new(Fair::new(4)));
+        k.cores[1].current_thread = Some(0);
+        k.cores[1].runqueue.push_back(0);
+        k.cores[3].current_thread = Some(0);
+        k.cores[0].ksoftirqd_mode = true;
+        k.pelt_refresh(0, 0);
+        assert_eq!(k.nr_running(0), 1);
+        k.select_task_rq(1, 1, 1_000);
+        assert_eq!(k.threads[1].core, 2, "no idle core: it stays");
+        // ksoftirqd's time is utilisation, as a thread's is.
+        let half = 32 * 1_024_000;
+        assert!((k.fair.as_ref().unwrap().pelt.util_at(0, half) - 512.0).abs() < 1e-6);
+        k.cores[0].ksoftirqd_mode = false;
+        k.pelt_refresh(0, half);
+        k.select_task_rq(1, 1, half);
         assert_eq!(k.threads[1].core, 0);
     }
 

@@ -204,6 +204,7 @@ impl Kernel {
                         // The application's thread pays a switch back in.
                         c.switched_out = true;
                     }
+                    self.pelt_refresh(core, now);
                     continue;
                 }
                 &mut self.cores[core as usize]
@@ -231,9 +232,7 @@ impl Kernel {
                     None => {
                         // Blocked: the core looks for other work.
                         self.cores[core as usize].current_thread = None;
-                        if let Some(f) = self.fair.as_mut() {
-                            f.pelt.set_running(core as usize, now, false);
-                        }
+                        self.pelt_refresh(core, now);
                         continue;
                     }
                 }
@@ -250,9 +249,7 @@ impl Kernel {
             }
             if let Some(t) = c.runqueue.pop_front() {
                 c.current_thread = Some(t);
-                if let Some(f) = self.fair.as_mut() {
-                    f.pelt.set_running(core as usize, now, true);
-                }
+                self.pelt_refresh(core, now);
                 let c = &mut self.cores[core as usize];
                 if c.last_thread != Some(t) || c.switched_out {
                     c.context_switches += 1;

@@ -115,6 +115,7 @@ impl Kernel {
                         c.context_switches += 1;
                     }
                     c.softirq_pending = true;
+                    self.pelt_refresh(core, now);
                     return None;
                 }
                 c.softirq_pending = true;
