@@ -230,7 +230,14 @@ def _bulk(s: Summary) -> list[tuple[str, str]]:
         ("tcp losses", f"{_num(bulk.get('losses'), 0)} segments   {_num(bulk.get('window_reductions'), 0)} window "
                        f"reductions   mean cwnd {_num(bulk.get('mean_cwnd_segments'), 0)} segments"),
         ("core busy (%)", _per_core(busy)),
-    ] + _readers(bulk)
+    ] + _new_pages(bulk) + _readers(bulk)
+
+
+def _new_pages(bulk: Mapping) -> list[tuple[str, str]]:
+    """The frames whose buffer needed a new page
+    (``nic.rx_buffer_reuse = "split-page"``)."""
+    pct = bulk.get("rx_page_alloc_pct")
+    return [] if pct is None else [("new rx pages", f"{_num(pct, 1)} % of frames")]
 
 
 def _per_core(values: list) -> str:

@@ -146,6 +146,21 @@ def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
     labels = {line.split("  ")[0] for line in plain.stdout.splitlines()}
     assert "streams" in labels and "steering" not in labels
     assert "reader migrations" not in labels, "pinned readers print no placement lines"
+    assert "new rx pages" not in labels, "reused buffers print no allocation line"
+
+
+def test_irqlab_run_shows_the_new_pages_of_split_page_buffers():
+    from irqlab.reproduce import iaps
+
+    proc = irqlab("run", str(iaps.default_scenario()), "--set", "nic.rx_buffer_reuse=split-page", "--set",
+                  "costs.copy_cycles_per_kib=2000", "--set", "steering.scheme=rfs", "--set", "bulk.streams=8",
+                  "--duration", "0.02")
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
+    pct = float(lines["new rx pages"].split()[-4])
+    assert 0 < pct < 100, lines["new rx pages"]
+    bad = irqlab("run", str(iaps.default_scenario()), "--set", "nic.rx_buffer_reuse=sometimes")
+    assert bad.returncode != 0 and "nic.rx_buffer_reuse" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_irqlab_run_shows_where_the_scheduler_put_the_readers():

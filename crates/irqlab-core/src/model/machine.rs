@@ -479,8 +479,10 @@ impl Host for Machine {
         crate::model::workloads::bulk::tcp_rx_cycles(k, skbs)
     }
 
-    fn stream_lost(&mut self, sched: &mut Scheduler<Ev>, conn: u32, segs: u32) {
-        self.bulk.as_ref().expect("bulk workload").senders.lost(sched, conn, segs)
+    fn stream_lost(&mut self, sched: &mut Scheduler<Ev>, skb: &Skb) {
+        let b = self.bulk.as_mut().expect("bulk workload");
+        b.dropped(skb);
+        b.senders.lost(sched, skb.conn, skb.segs)
     }
 
     #[inline]

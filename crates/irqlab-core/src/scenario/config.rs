@@ -209,6 +209,12 @@ pub struct Costs {
     /// `napi_gro_receive` → `tcp4_gro_receive`); it replaces
     /// `rx_packet_cycles` there. Fit on the IAPS paper (docs/calibration.md).
     pub rx_frame_cycles: u64,
+    /// `nic.rx_buffer_reuse = "split-page"`: per receive buffer whose page
+    /// is not reused, the page allocator's work for it on the polling core:
+    /// the new page's allocation (`dev_alloc_pages`) and the old page's
+    /// free, which `skb_attempt_defer_free` brings back to that core. The
+    /// DMA mapping is not in it (no IOMMU: a direct mapping).
+    pub rx_page_alloc_cycles: u64,
     /// Per packet GRO hands to the stack (`napi_gro_complete`,
     /// `netif_receive_skb_list_internal`), on the same core.
     pub gro_skb_cycles: u64,
@@ -280,6 +286,7 @@ impl Default for Costs {
             forward_packet_cycles: FORWARD_PACKET_CYCLES_FIT,
             rx_frame_cycles: RX_FRAME_CYCLES_FIT,
             gro_skb_cycles: 400,               // estimate (skb completion and list receive)
+            rx_page_alloc_cycles: 261,         // Brouer's bench_page_pool_simple (netdev, Jan 2025): page allocator release + put_page + alloc, 238-284 cycles; the midpoint (docs/notes/iaps-per-flow-cost-sources.md §2)
             steer_skb_cycles: 300,             // estimate (flow lookup, a remote lock and queue tail)
             ipi_send_cycles: 600,              // estimate (csd enqueue, ICR write)
             ipi_irq_cycles: 1_500,             // estimate (IRQ entry/exit, CSD queue flush)
@@ -348,6 +355,24 @@ pub struct NicCfg {
     pub rx_packet_buffer_bytes: u64,
     /// What a buffered frame takes of that buffer (default `frame`).
     pub rx_packet_buffer_accounting: RxBufferAccounting,
+    /// How the driver recycles its receive buffers (default `always`).
+    pub rx_buffer_reuse: RxBufferReuse,
+}
+
+/// How the driver gets a buffer for a descriptor it refills
+/// (`nic.rx_buffer_reuse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxBufferReuse {
+    /// Every buffer is reused at no cost (the driver's per-frame cost
+    /// covers its recycling).
+    Always,
+    /// Half-page buffers kept only if the stack freed the page's other
+    /// half, which held the descriptor's frame one ring lap earlier; else
+    /// a new page (`costs.rx_page_alloc_cycles`). ice in Linux 6.10, as
+    /// ixgbe, i40e and iavf before page_pool (`model/devices/nic/split_page.rs`).
+    /// `app.kind = "bulk"` only, whose frames are freed when read.
+    SplitPage,
 }
 
 /// How many bytes of the on-chip receive buffer a waiting frame takes.
@@ -380,6 +405,7 @@ impl Default for NicCfg {
             kind: super::itr::NicKind::Connectx4,
             rx_packet_buffer_bytes: 0,
             rx_packet_buffer_accounting: RxBufferAccounting::Frame,
+            rx_buffer_reuse: RxBufferReuse::Always,
         }
     }
 }

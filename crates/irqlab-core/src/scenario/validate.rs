@@ -84,6 +84,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("costs.busy_poll_iteration_cycles", |c| c.costs.busy_poll_iteration_cycles, 0, MAX_CYCLES),
     int_field!("costs.forward_packet_cycles", |c| c.costs.forward_packet_cycles, 0, MAX_CYCLES),
     int_field!("costs.rx_frame_cycles", |c| c.costs.rx_frame_cycles, 0, MAX_CYCLES),
+    int_field!("costs.rx_page_alloc_cycles", |c| c.costs.rx_page_alloc_cycles, 0, MAX_CYCLES),
     int_field!("costs.gro_skb_cycles", |c| c.costs.gro_skb_cycles, 0, MAX_CYCLES),
     int_field!("costs.steer_skb_cycles", |c| c.costs.steer_skb_cycles, 0, MAX_CYCLES),
     int_field!("costs.ipi_send_cycles", |c| c.costs.ipi_send_cycles, 0, MAX_CYCLES),
@@ -236,6 +237,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("itr.set_with", "\"module-parameter\" or \"ethtool\""),
     ("cpu.idle_states", "\"fixed\", \"ivb\", \"snb\" or \"hsw\""),
     ("cpu.task_placement", "\"pinned\" or \"fair\""),
+    ("nic.rx_buffer_reuse", "\"always\" or \"split-page\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
@@ -342,6 +344,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field(
             "cpu.task_placement",
             "must be \"pinned\" unless app.kind is \"bulk\" and vm.kind is \"none\" (the fair class's wake-up placement is modelled for a bare-metal bulk receiver's readers)",
+        ));
+    }
+    if c.nic.rx_buffer_reuse == super::RxBufferReuse::SplitPage && c.app.kind != AppKind::Bulk {
+        return Err(Error::field(
+            "nic.rx_buffer_reuse",
+            "must be \"always\" unless app.kind is \"bulk\" (when the stack frees a frame is modelled for a bulk receiver's streams)",
         ));
     }
     if c.costs.peer_rx_cycles > 0 && (c.app.kind != AppKind::Memcached || c.vm.kind != VmKind::None) {

@@ -190,6 +190,10 @@ pub struct BulkReport {
     /// Each core's share of the readers' CPU time, percent, core 0 first.
     #[serde(default)]
     pub reader_core_pct: Vec<f64>,
+    /// Of the frames the driver polled, the share whose descriptor's page
+    /// could not be reused, percent (`nic.rx_buffer_reuse = "split-page"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_page_alloc_pct: Option<f64>,
 }
 
 /// A guest's storage I/O over the measured window (the vIC paper's

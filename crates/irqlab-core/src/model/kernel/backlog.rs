@@ -51,7 +51,7 @@ impl Kernel {
             if measuring {
                 st.counters.backlog_drops += 1;
             }
-            return m.stream_lost(sched, skb.conn, skb.segs);
+            return m.stream_lost(sched, &skb);
         }
         if measuring {
             st.counters.steered += 1;

@@ -147,8 +147,9 @@ pub trait Host {
     fn tcp_rcv(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, core: u32, skb: Skb);
     /// The protocol's cycles for `skbs`, with the wake-ups they cause.
     fn tcp_rx_cycles(&self, k: &Kernel, skbs: &[Skb]) -> u64;
-    /// A stream's sender learns that `segs` segments of connection `conn` were lost.
-    fn stream_lost(&mut self, sched: &mut Scheduler<Self::Ev>, conn: u32, segs: u32);
+    /// The stack dropped `skb`: its frames are freed, and its stream's
+    /// sender learns that its segments were lost.
+    fn stream_lost(&mut self, sched: &mut Scheduler<Self::Ev>, skb: &Skb);
     /// Forwarding: send the packets a poll of `napi` took back out.
     fn forward_deliver(&mut self, k: &mut Kernel, sched: &mut Scheduler<Self::Ev>, napi: u32, buf: &mut Vec<RxPacket>);
     /// Software steering's state (RPS, RFS, IAPS), if a scheme is set.

@@ -36,7 +36,8 @@ use crate::model::kernel::steering::Steering;
 use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler};
-use crate::scenario::{Config, SteeringScheme, TaskPlacement};
+use crate::model::devices::nic::split_page::SplitPageRing;
+use crate::scenario::{Config, RxBufferReuse, SteeringScheme, TaskPlacement};
 use crate::stats::summary::{BulkReport, IapsShares, SteeringReport};
 use irqlab_policy::steering::rss::{tcp4_hash, RssTable, DEFAULT_KEY};
 use rand::Rng;
@@ -74,6 +75,19 @@ pub struct Bulk {
     pub socket_drops: u64,
     /// Per core, the ns readers ran.
     pub reader_ns: Vec<u64>,
+    /// Per NIC queue, its split-page buffers (`nic.rx_buffer_reuse =
+    /// "split-page"`; empty otherwise).
+    pages: Vec<SplitPageRing>,
+    /// Per stream: payload bytes its frames brought to the driver, and the
+    /// byte up to which the stack has freed them (read, or dropped after
+    /// the driver: a drop frees its bytes as if the earlier ones were read
+    /// too, an error of at most the dropped bytes).
+    rx_bytes: Vec<u64>,
+    freed_bytes: Vec<u64>,
+    /// Over the measured window: frames the driver polled, and the pages
+    /// it allocated for their descriptors.
+    pub rx_frames: u64,
+    pub rx_page_allocs: u64,
 }
 
 /// The server's address and iperf3's port, and the client's address, in
@@ -139,7 +153,20 @@ impl Bulk {
             skbs_merged: 0,
             socket_drops: 0,
             reader_ns: vec![0; cfg.cpu.app_cores as usize],
+            pages: match cfg.nic.rx_buffer_reuse {
+                RxBufferReuse::Always => Vec::new(),
+                RxBufferReuse::SplitPage => (0..queues).map(|_| SplitPageRing::new(cfg.nic.rx_ring_size)).collect(),
+            },
+            rx_bytes: vec![0; n as usize],
+            freed_bytes: vec![0; n as usize],
+            rx_frames: 0,
+            rx_page_allocs: 0,
         }
+    }
+
+    /// The stack dropped `skb` after the driver: its frames are freed.
+    pub fn dropped(&mut self, skb: &Skb) {
+        self.freed_bytes[skb.conn as usize] += skb.bytes as u64;
     }
 
     /// The stream whose reader is thread `t` of kernel `k`.
@@ -162,6 +189,8 @@ impl Bulk {
         self.skbs_merged = 0;
         self.socket_drops = 0;
         self.reader_ns.iter_mut().for_each(|n| *n = 0);
+        self.rx_frames = 0;
+        self.rx_page_allocs = 0;
         self.senders.losses = 0;
         self.senders.reductions = 0;
         self.senders.frames_sent = 0;
@@ -208,6 +237,7 @@ impl Bulk {
                 let total: u64 = b.reader_ns.iter().sum();
                 b.reader_ns.iter().map(|&n| if total > 0 { 100.0 * n as f64 / total as f64 } else { 0.0 }).collect()
             },
+            rx_page_alloc_pct: (!b.pages.is_empty()).then(|| 100.0 * ratio(b.rx_page_allocs, b.rx_frames)),
         }
     }
 
@@ -303,7 +333,21 @@ pub(crate) fn stream_poll_take<M: BulkHost>(m: &mut M, k: &mut Kernel, now: Nano
     // what is from an earlier jiffy, or all when HZ < 1000.
     gro.flush(now, n < budget || hz < 1000, ready);
     let skbs = ready.len() as u64;
+    // The put loop at the end of the poll: which descriptors' pages stay.
+    let mut allocs = 0u64;
+    if let Some(ring) = b.pages.get_mut(qi) {
+        for p in &frames {
+            let s = p.conn as usize;
+            b.rx_bytes[s] += p.reply_bytes as u64;
+            let freed = &b.freed_bytes;
+            if !ring.put(p.conn, b.rx_bytes[s], |s| freed[s as usize]) {
+                allocs += 1;
+            }
+        }
+    }
     if measuring {
+        b.rx_frames += n as u64;
+        b.rx_page_allocs += allocs;
         b.skbs_merged += skbs;
         m.run().counters.packets_polled += n as u64;
         for p in &frames {
@@ -313,8 +357,10 @@ pub(crate) fn stream_poll_take<M: BulkHost>(m: &mut M, k: &mut Kernel, now: Nano
     frames.clear();
     m.bulk().frames = frames;
     let costs = &k.cfg.costs;
-    let mut cycles =
-        costs.napi_poll_cycles + n as u64 * costs.rx_frame_cycles + skbs * costs.gro_skb_cycles;
+    let mut cycles = costs.napi_poll_cycles
+        + n as u64 * costs.rx_frame_cycles
+        + skbs * costs.gro_skb_cycles
+        + allocs * costs.rx_page_alloc_cycles;
     let b = m.bulk();
     if b.scheme.is_software() {
         cycles += skbs * costs.steer_skb_cycles;
@@ -372,7 +418,7 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
             m.bulk().socket_drops += 1;
             m.run().counters.drops.socket += 1;
         }
-        return m.stream_lost(sched, skb.conn, skb.segs);
+        return m.stream_lost(sched, &skb);
     }
     *unread += skb.bytes as u64;
     // The stream's reader, in this (the polling) kernel.
@@ -464,6 +510,7 @@ pub(crate) fn reader_done<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Sc
     let stream = b.stream_of(k.id, t);
     b.readers[stream] = ReaderPhase::ReadCheck;
     b.unread[stream] -= bytes as u64;
+    b.freed_bytes[stream] += bytes as u64;
     if measuring {
         b.bytes_read += bytes as u64;
         b.vm_bytes_read[stream % b.vms as usize] += bytes as u64;

@@ -9,6 +9,7 @@ pub mod eitr;
 pub mod events;
 pub mod moderation;
 pub mod route;
+pub mod split_page;
 pub mod vf;
 
 use crate::dim::net_dim::DimDirection;
