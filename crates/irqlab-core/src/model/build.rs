@@ -287,7 +287,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         idle: if l.guest { None } else { crate::model::kernel::cpuidle::CpuIdle::new(cfg, l.ncores as usize) },
         migrations: 0,
         fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
-            .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize))),
+            .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize, l.app_cores.min(l.ncores)))),
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.
         core_role: (0..l.ncores)

@@ -3,8 +3,10 @@
 //! - [`fair`]: the core a woken task runs on (`select_task_rq_fair` for a
 //!   wake-up within one last-level cache: `wake_affine`,
 //!   `select_idle_sibling`).
-//! - [`balance`]: the task a core about to go idle pulls
-//!   (`sched_balance_newidle`).
+//! - [`balance`]: the task an idle core pulls, about to go idle
+//!   (`sched_balance_newidle`) or at its periodic balance
+//!   (`sched_balance_domains`), and the periodic balance's interval and
+//!   failures.
 //!
 //! Pure decisions over a view of the cores; the caller moves the task and
 //! counts the migration.

@@ -22,6 +22,9 @@ pub enum KernelEv {
     /// Threaded NAPI: the IPI of a wake-up of `core`'s NAPI thread from
     /// another CPU arrives (`napi_thread.rs`).
     NapiThreadIpi { core: u32 },
+    /// The host's `core` is due for its periodic load balance
+    /// (`cpu.task_placement = "fair"`, `fair.rs`).
+    Balance { core: u32, gen: u32 },
 }
 
 impl Kernel {
@@ -53,6 +56,10 @@ impl Kernel {
                 }
             }
             KernelEv::NapiThreadIpi { core } => self.napi_thread_ipi(m, sched, core),
+            KernelEv::Balance { core, gen } => {
+                m.switch_to(self, HOST);
+                self.periodic_balance(m, sched, core, gen);
+            }
         }
     }
 

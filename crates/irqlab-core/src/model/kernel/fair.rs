@@ -11,7 +11,13 @@
 //! counted in the core's tasks and its utilisation while runnable.
 //!
 //! A core about to go idle pulls a queued thread from the busiest core
-//! (`sched_balance_newidle`), unless every queued one is cache-hot.
+//! (`sched_balance_newidle`), unless every queued one is cache-hot. Each
+//! core also balances periodically (`sched_balance_domains`, for a tickless
+//! idle core by the idle load balancer): idle, every 8 ms (the domain's
+//! size in ms, doubling to 16 while it finds nothing to do, and brought
+//! forward when the core goes idle), it pulls as newidle does, a hot thread
+//! after two failed passes, and after four has the source's running thread
+//! pushed over at its next step (active balancing).
 //!
 //! Modelled: wake-up placement within one socket's cache domain, and each
 //! thread's first core: `sched_balance_find_dst_cpu` places a new thread on
@@ -25,13 +31,19 @@
 //! utilisation at the wake-up rather than at the last periodic balance.
 //! Not modelled (docs/model.md): `wake_affine_weight`'s load comparison
 //! (the previous core is kept where it would decide), `recent_used_cpu`,
-//! and the periodic and active load balancing (so a running thread never
-//! moves). Linux 6.10's code as read for this model:
+//! a busy core's periodic balance (`migrate_load` between cores running
+//! tasks; its interval at HZ 250 is 124 ms or more), the idle load
+//! balancer's kick conditions (assumed met: other cores are busy) and the
+//! balancing's own CPU time. Linux 6.10's code as read for this model:
 //! docs/notes/cfs-placement-sources.md.
 
 use crate::engine::{Nanos, RngStreams};
 use crate::model::kernel::cpu::ThreadId;
 use crate::model::kernel::Kernel;
+use crate::engine::Scheduler;
+use crate::model::kernel::events::KernelEv;
+use crate::model::kernel::host::Host;
+use irqlab_policy::sched::balance::{DomainBalance, Pass};
 use irqlab_policy::sched::{balance, nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
 use rand::Rng;
 
@@ -95,11 +107,32 @@ impl Pelt {
 pub struct Fair {
     pub pelt: Pelt,
     pub idle_flips: Vec<Flips>,
+    /// Per core, its periodic balancing of the cache domain.
+    balance: Vec<DomainBalance>,
+    /// Per core, the thread it runs that an active balance pushes, and
+    /// where (`active_load_balance_cpu_stop`, at the thread's next step).
+    push: Vec<Option<(ThreadId, u32)>>,
+    /// Per core, the jiffy of its last periodic balance and of its next,
+    /// and the generation of the event posted for the next (an earlier
+    /// one replaces it).
+    last_balance_j: Vec<u64>,
+    next_balance_j: Vec<u64>,
+    balance_gen: Vec<u32>,
 }
 
 impl Fair {
-    pub fn new(cores: usize) -> Self {
-        Fair { pelt: Pelt::new(cores), idle_flips: vec![Flips::default(); cores] }
+    /// The state of `cores` cores, of which the first `domain` are the
+    /// cache domain the application's threads are balanced over.
+    pub fn new(cores: usize, domain: u32) -> Self {
+        Fair {
+            pelt: Pelt::new(cores),
+            idle_flips: vec![Flips::default(); cores],
+            balance: vec![DomainBalance::new(domain); cores],
+            push: vec![None; cores],
+            last_balance_j: vec![0; cores],
+            next_balance_j: vec![0; cores],
+            balance_gen: vec![0; cores],
+        }
     }
 }
 
@@ -177,6 +210,122 @@ impl Kernel {
             return false;
         }
         let Some(src) = balance::find_src(core, n, |c| self.nr_running(c)) else { return false };
+        let Some(i) = self.pull_candidate(src, now, false) else { return false };
+        let t = self.detach(src, i, core);
+        self.cores[core as usize].runqueue.push_back(t);
+        true
+    }
+
+    /// Take the `i`th queued thread off core `src`'s run queue for core
+    /// `dst` (`detach_task`); the caller queues it there.
+    fn detach(&mut self, src: u32, i: usize, dst: u32) -> ThreadId {
+        let t = self.cores[src as usize].runqueue.remove(i).expect("a queued thread");
+        self.threads[t as usize].core = dst;
+        self.threads[t as usize].slice_start_ns = None;
+        self.migrations += 1;
+        t
+    }
+
+    /// Post each application core's first periodic balance.
+    pub(crate) fn balance_start<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>) {
+        if self.fair.is_none() {
+            return;
+        }
+        for core in 0..self.placement_cores() {
+            self.balance_next(sched, core);
+        }
+    }
+
+    /// Core `core`'s jiffy length (ns) and the jiffy of `now`.
+    fn jiffy(&self, now: Nanos) -> (Nanos, u64) {
+        let jiffy_ns = 1_000_000_000 / self.cfg.napi.hz.max(1) as u64;
+        (jiffy_ns, now / jiffy_ns)
+    }
+
+    /// Core `core` balanced at `now`: its next periodic balance is one
+    /// interval later, on a tick (`rq->next_balance`, checked at each).
+    fn balance_next<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32) {
+        let hz = self.cfg.napi.hz.max(1);
+        let (jiffy_ns, now_j) = self.jiffy(sched.now());
+        let busy = self.nr_running(core) > 0;
+        let Some(fair) = self.fair.as_mut() else { return };
+        let c = core as usize;
+        fair.last_balance_j[c] = now_j;
+        fair.next_balance_j[c] = now_j + fair.balance[c].interval_jiffies(busy, hz);
+        fair.balance_gen[c] = fair.balance_gen[c].wrapping_add(1);
+        sched.at(fair.next_balance_j[c] * jiffy_ns, E::from(KernelEv::Balance { core, gen: fair.balance_gen[c] }));
+    }
+
+    /// Core `core` goes idle: its next balance comes no later than one
+    /// idle interval after its last (`sched_balance_newidle`'s
+    /// `update_next_balance`), at the next tick if that is past.
+    pub(crate) fn balance_sooner_when_idle<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32) {
+        let hz = self.cfg.napi.hz.max(1);
+        let (jiffy_ns, now_j) = self.jiffy(sched.now());
+        let c = core as usize;
+        if core >= self.placement_cores() {
+            return;
+        }
+        let Some(fair) = self.fair.as_mut() else { return };
+        let sooner = (fair.last_balance_j[c] + fair.balance[c].interval_jiffies(false, hz)).max(now_j + 1);
+        if sooner < fair.next_balance_j[c] {
+            fair.next_balance_j[c] = sooner;
+            fair.balance_gen[c] = fair.balance_gen[c].wrapping_add(1);
+            sched.at(sooner * jiffy_ns, E::from(KernelEv::Balance { core, gen: fair.balance_gen[c] }));
+        }
+    }
+
+    /// Core `core`'s periodic balance (`sched_balance_domains`; for a
+    /// tickless idle core the idle load balancer's, `nohz_idle_balance`,
+    /// assumed kicked: other cores of the domain are busy). An idle core
+    /// pulls one queued thread from the core running the most tasks (two at
+    /// least), a cache-hot one after two failed passes; after four it has
+    /// that core's running thread pushed over instead. A busy core's pass
+    /// (`migrate_load` between cores running tasks, every 124 ms or more
+    /// at HZ 250) is not modelled: it only schedules the next.
+    pub(crate) fn periodic_balance<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, gen: u32) {
+        if self.fair.as_ref().map(|f| f.balance_gen[core as usize]) != Some(gen) {
+            // Superseded by an earlier balance (the core went idle).
+            return;
+        }
+        if let Some(t) = self.periodic_pass(core, sched.now()) {
+            self.thread_make_runnable(m, sched, t);
+        }
+        self.balance_next(sched, core);
+    }
+
+    /// The pass of [`Kernel::periodic_balance`] at `now`: the thread
+    /// pulled to `core` (to be made runnable there), if any.
+    fn periodic_pass(&mut self, core: u32, now: Nanos) -> Option<ThreadId> {
+        if self.nr_running(core) > 0 {
+            return None;
+        }
+        let d = self.fair.as_ref().expect("fair placement state").balance[core as usize];
+        let mut pulled = None;
+        let pass = match balance::find_src(core, self.placement_cores(), |c| self.nr_running(c)) {
+            None => Pass::Balanced,
+            Some(src) => match self.pull_candidate(src, now, d.may_pull_hot()) {
+                Some(i) => {
+                    pulled = Some(self.detach(src, i, core));
+                    Pass::Moved
+                }
+                None => match self.cores[src as usize].current_thread {
+                    Some(t) if d.active() && (t as usize) < self.threads.len() => {
+                        self.fair.as_mut().expect("fair placement state").push[src as usize] = Some((t, core));
+                        Pass::Active
+                    }
+                    _ => Pass::Failed,
+                },
+            },
+        };
+        self.fair.as_mut().expect("fair placement state").balance[core as usize].after(pass);
+        pulled
+    }
+
+    /// The queued application thread of core `src` that `detach_tasks`
+    /// would take at `now` (cache-hot ones too if `hot_ok`): its index in
+    /// the run queue.
+    fn pull_candidate(&self, src: u32, now: Nanos, hot_ok: bool) -> Option<usize> {
         let threads = &self.threads;
         let queued = self.cores[src as usize]
             .runqueue
@@ -184,13 +333,34 @@ impl Kernel {
             .enumerate()
             .filter(|&(_, &t)| (t as usize) < threads.len())
             .map(|(i, &t)| (i, threads[t as usize].exec_start_ns));
-        let Some(i) = balance::pick_task(queued, now) else { return false };
-        let t = self.cores[src as usize].runqueue.remove(i).expect("a queued thread");
-        self.threads[t as usize].core = core;
-        self.threads[t as usize].slice_start_ns = None;
-        self.cores[core as usize].runqueue.push_back(t);
-        self.migrations += 1;
-        true
+        balance::pick_task(queued, now, hot_ok)
+    }
+
+    /// Core `core` is about to run its current thread `t`'s next step: if
+    /// an active balance pushes `t`, it moves to its new core instead
+    /// (true).
+    pub(crate) fn take_push<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, t: ThreadId) -> bool {
+        let Some(fair) = self.fair.as_mut() else { return false };
+        match fair.push[core as usize] {
+            Some((p, dst)) if p == t => {
+                fair.push[core as usize] = None;
+                let now = sched.now();
+                self.cores[core as usize].current_thread = None;
+                self.pelt_refresh(core, now);
+                self.threads[t as usize].core = dst;
+                self.threads[t as usize].slice_start_ns = None;
+                self.migrations += 1;
+                self.thread_make_runnable(m, sched, t);
+                true
+            }
+            Some(_) => {
+                // It ran something else meanwhile: the stopper finds the
+                // pushed task no longer running and does nothing.
+                fair.push[core as usize] = None;
+                false
+            }
+            None => false,
+        }
     }
 }
 
@@ -242,7 +412,7 @@ mod tests {
         // Core 0 runs no task: its idle task is the waker, and each switch
         // between woken readers is a flip; on core 2, thread 0 is.
         let mut k = stacked();
-        k.fair = Some(Box::new(Fair::new(4)));
+        k.fair = Some(Box::new(Fair::new(4, 4)));
         for t in [1, 2, 1, 1] {
             k.select_task_rq(t, 0, 1_000);
         }
@@ -260,7 +430,7 @@ mod tests {
         // woken from core 1 (two tasks: no stacking there), goes to an idle
         // core: none while ksoftirqd is runnable on core 0, else core 0.
         let mut k = stacked();
-        k.fair = Some(Box::new(Fair::new(4)));
+        k.fair = Some(Box::new(Fair::new(4, 4)));
         k.cores[1].current_thread = Some(0);
         k.cores[1].runqueue.push_back(0);
         k.cores[3].current_thread = Some(0);
@@ -276,6 +446,39 @@ mod tests {
         k.pelt_refresh(0, half);
         k.select_task_rq(1, 1, half);
         assert_eq!(k.threads[1].core, 0);
+    }
+
+    #[test]
+    fn an_idle_core_at_its_periodic_balance_takes_hot_threads_after_two_failures_then_pushes_the_running_one() {
+        // Core 2 runs thread 0 with threads 1-3 queued, all run 100 us ago.
+        let mut k = stacked();
+        k.fair = Some(Box::new(Fair::new(4, 4)));
+        let now = 1_000_000;
+        for t in 1..4 {
+            k.threads[t].exec_start_ns = now - 100_000;
+        }
+        k.cores[1].current_thread = Some(0);
+        k.cores[3].current_thread = Some(0);
+        assert_eq!(k.periodic_pass(1, now), None, "core 1 is busy");
+        assert_eq!(k.periodic_pass(0, now), None, "hot: a failed pass");
+        assert_eq!(k.periodic_pass(0, now), None);
+        assert_eq!(k.periodic_pass(0, now), Some(1), "the third pass takes a hot thread");
+        assert_eq!((k.threads[1].core, k.migrations), (0, 1));
+        // Only the running thread left to move: after four failures it is
+        // pushed, at its next step.
+        k.cores[2].runqueue.clear();
+        k.cores[2].ksoftirqd_mode = true;
+        for _ in 0..4 {
+            assert_eq!(k.periodic_pass(0, now), None);
+        }
+        assert_eq!(k.fair.as_ref().unwrap().push[2], None);
+        assert_eq!(k.periodic_pass(0, now), None);
+        assert_eq!(k.fair.as_ref().unwrap().push[2], Some((0, 0)));
+        // A balanced domain: nothing to do, the interval doubles.
+        k.cores[2].ksoftirqd_mode = false;
+        k.fair.as_mut().unwrap().push[2] = None;
+        assert_eq!(k.periodic_pass(0, now), None);
+        assert_eq!(k.fair.as_ref().unwrap().balance[0].interval_ms, 8);
     }
 
     #[test]

@@ -213,6 +213,11 @@ impl Kernel {
             };
             // 4. The current thread's next step, or another runnable thread.
             if let Some(t) = c.current_thread {
+                // An active balance pushes it to another core
+                // (`cpu.task_placement = "fair"`, `fair.rs`).
+                if self.fair.is_some() && self.take_push(m, sched, core, t) {
+                    continue;
+                }
                 let next = match self.thread_kind(t) {
                     ThreadKind::App(_) => self.thread_next(m, sched, t),
                     ThreadKind::Vcpu(v) => m.vcpu_next(self, sched, v),
@@ -267,8 +272,11 @@ impl Kernel {
             // 5. Nothing to do: pull a queued thread from a busier core
             // (`cpu.task_placement = "fair"`), else sleep.
             // (`fair` is kept exactly when the placement is "fair".)
-            if self.fair.is_some() && self.newidle_balance(core, now) {
-                continue;
+            if self.fair.is_some() {
+                if self.newidle_balance(core, now) {
+                    continue;
+                }
+                self.balance_sooner_when_idle(sched, core);
             }
             let c = &mut self.cores[core as usize];
             c.set_class(now, CpuClass::Idle);
