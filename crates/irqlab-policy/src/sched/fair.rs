@@ -8,13 +8,15 @@
 //!    task stays on `prev` if that is idle, else moves to `this`; a
 //!    synchronous wake-up (`WF_SYNC`, as `sock_def_readable`'s) from a core
 //!    running one task moves it to `this`; else an idle `prev` keeps it.
-//!    With none of these the load comparison of `wake_affine_weight`
-//!    decides; this port keeps `prev` there (what it decides when the two
-//!    cores carry equal load per capacity).
+//!    With none of these the load comparison of [`wake_affine_weight`]
+//!    decides.
 //! 2. **`select_idle_sibling`** then looks for an idle core: the target if
-//!    idle, `prev` if idle, else the first idle core after the target in
-//!    the cache domain, testing no more cores than SIS_UTIL allows
-//!    ([`nr_idle_scan`]), else the target.
+//!    idle, `prev` if idle, the task's `recent_used_cpu` if idle, else the
+//!    first idle core after the target in the cache domain, testing no
+//!    more cores than SIS_UTIL allows ([`nr_idle_scan`]), else the target.
+//!    Not ported: the per-CPU kthread case (a kthread waking a task on its
+//!    own core from task context; a softirq is not task context) and
+//!    asymmetric capacities.
 //!
 //! "Idle" is `available_idle_cpu`: no task running or queued. A core that
 //! only takes interrupts and runs softirqs is idle to the scheduler (its
@@ -71,6 +73,42 @@ pub fn wake_wide(waker_flips: u32, wakee_flips: u32, llc_size: u32) -> bool {
     !(slave < llc_size || master < slave.saturating_mul(llc_size))
 }
 
+/// The loads `wake_affine_weight` compares (PELT `load_avg`, 1024 for a
+/// nice-0 task always runnable; cores of equal capacity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Loads {
+    /// `cpu_load` of the waker's core and of the task's previous core.
+    pub this: f64,
+    pub prev: f64,
+    /// `task_h_load(current)`: the task the waker's softirq interrupted
+    /// (0 for the idle task).
+    pub current: f64,
+    /// `task_h_load(p)`: the woken task's.
+    pub task: f64,
+}
+
+/// `wake_affine_weight`: true if the waker's core takes the task, its
+/// load with the task (less the waker's, on a synchronous wake-up) below
+/// the previous core's without it, the previous core's raised by half the
+/// domain's `imbalance_pct` margin (WA_BIAS); on a sync wake-up ties go to
+/// the waker's core, and a waker heavier than its core's load takes it at
+/// once.
+pub fn wake_affine_weight(l: Loads, sync: bool, imbalance_pct: u64) -> bool {
+    let mut this_eff = l.this;
+    if sync {
+        if l.current > this_eff {
+            return true;
+        }
+        this_eff -= l.current;
+    }
+    let this_eff = (this_eff + l.task) * 100.0;
+    let mut prev_eff = (l.prev - l.task) * (100 + (imbalance_pct - 100) / 2) as f64;
+    if sync {
+        prev_eff += 1.0;
+    }
+    this_eff < prev_eff
+}
+
 /// `wake_affine_idle`: Some(core) if idleness decides, None otherwise;
 /// `nr_running(c)` counts the tasks running and queued on core c, and a
 /// core with none is idle (`available_idle_cpu`).
@@ -86,10 +124,13 @@ fn wake_affine_idle(w: Wakeup, nr_running: &impl Fn(u32) -> u32) -> Option<u32> 
 }
 
 /// `select_idle_sibling(p, prev, target)` within one cache domain of
-/// `cores` cores, whose idle scan tests at most `scan()` cores.
+/// `cores` cores, whose idle scan tests at most `scan()` cores;
+/// `recent_used` is the task's `recent_used_cpu`, which becomes `prev`
+/// once the search gets that far.
 fn select_idle_sibling(
     prev: u32,
     target: u32,
+    recent_used: &mut Option<u32>,
     cores: u32,
     scan: impl FnOnce() -> u32,
     nr_running: &impl Fn(u32) -> u32,
@@ -100,6 +141,10 @@ fn select_idle_sibling(
     }
     if prev != target && idle(prev) {
         return prev;
+    }
+    let recent = recent_used.replace(prev);
+    if let Some(r) = recent.filter(|&r| r != prev && r != target && r < cores && idle(r)) {
+        return r;
     }
     // `select_idle_cpu`: the cache domain from target + 1, wrapping round
     // to the target itself, at most `scan` cores.
@@ -123,12 +168,29 @@ pub fn nr_idle_scan(sum_util: u64, cores: u32, imbalance_pct: u64) -> u32 {
 /// (`prev` and `this` below it); `nr_running(c)` counts the tasks running
 /// and queued on core c, and the idle scan tests at most `scan()` cores
 /// (`nr_idle_scan`, asked only if the scan is reached; `cores` for no
-/// limit).
-pub fn select_task_rq_fair(w: Wakeup, cores: u32, scan: impl FnOnce() -> u32, nr_running: impl Fn(u32) -> u32) -> u32 {
+/// limit). `weight()` is [`wake_affine_weight`]'s verdict, asked only if
+/// idleness does not decide; `recent_used` is the task's
+/// `recent_used_cpu`, updated.
+pub fn select_task_rq_fair(
+    w: Wakeup,
+    recent_used: &mut Option<u32>,
+    cores: u32,
+    weight: impl FnOnce() -> bool,
+    scan: impl FnOnce() -> u32,
+    nr_running: impl Fn(u32) -> u32,
+) -> u32 {
     assert!(w.prev < cores && w.this < cores, "cores outside the domain");
     let affine = w.affine && w.this != w.prev;
-    let target = if affine { wake_affine_idle(w, &nr_running).unwrap_or(w.prev) } else { w.prev };
-    select_idle_sibling(w.prev, target, cores, scan, &nr_running)
+    let target = if !affine {
+        w.prev
+    } else {
+        match wake_affine_idle(w, &nr_running) {
+            Some(c) => c,
+            None if weight() => w.this,
+            None => w.prev,
+        }
+    };
+    select_idle_sibling(w.prev, target, recent_used, cores, scan, &nr_running)
 }
 
 #[cfg(test)]
@@ -136,9 +198,10 @@ mod tests {
     use super::*;
 
     /// Place `w` on cores running `running[c]` tasks each.
+    /// (`wake_affine_weight` keeping `prev`, no recently used core.)
     fn place(w: Wakeup, running: &[u32]) -> u32 {
         let n = running.len() as u32;
-        select_task_rq_fair(w, n, || n, |c| running[c as usize])
+        select_task_rq_fair(w, &mut None, n, || false, || n, |c| running[c as usize])
     }
 
     #[test]
@@ -149,8 +212,9 @@ mod tests {
         assert_eq!(got, vec![8, 7, 7, 6, 5, 4, 2, 1, 1, 0, 0]);
         // A scan of one core from target 1 tests core 2 only.
         let running = [0, 1, 1, 1];
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, || 1, |c| running[c as usize]), 1);
-        assert_eq!(select_task_rq_fair(Wakeup { prev: 1, this: 1, sync: true, affine: true }, 4, || 3, |c| running[c as usize]), 0);
+        let w = Wakeup { prev: 1, this: 1, sync: true, affine: true };
+        assert_eq!(select_task_rq_fair(w, &mut None, 4, || false, || 1, |c| running[c as usize]), 1);
+        assert_eq!(select_task_rq_fair(w, &mut None, 4, || false, || 3, |c| running[c as usize]), 0);
     }
 
     #[test]
@@ -207,5 +271,43 @@ mod tests {
         // idle cores 0 and 3: the scan from 3 finds 3 first.
         assert_eq!(place(Wakeup { prev: 2, this: 2, sync: true, affine: true }, &[0, 1, 1, 0]), 3);
         assert_eq!(place(Wakeup { prev: 3, this: 3, sync: true, affine: true }, &[0, 1, 1, 1]), 0);
+    }
+
+    #[test]
+    fn the_load_comparison_decides_when_idleness_does_not() {
+        // Both cores busy, the waker's running two tasks: weight decides.
+        let w = Wakeup { prev: 2, this: 1, sync: true, affine: true };
+        let running = [1, 2, 1, 1];
+        let place = |weight: bool| select_task_rq_fair(w, &mut None, 4, || weight, || 4, |c| running[c as usize]);
+        assert_eq!((place(true), place(false)), (1, 2));
+        // The waker's core lighter than the previous one by more than the
+        // bias: it takes the task.
+        let l = |this, prev| Loads { this, prev, current: 0.0, task: 100.0 };
+        assert!(wake_affine_weight(l(300.0, 600.0), false, 117));
+        // Within the bias the previous core keeps it.
+        assert!(!wake_affine_weight(l(300.0, 450.0), false, 117), "400*100 > 350*108");
+        assert!(!wake_affine_weight(l(500.0, 550.0), false, 117), "600*100 > 450*108");
+        // Sync: the waker's own load comes off, and a waker heavier than
+        // its core's load takes the task at once.
+        let s = Loads { this: 500.0, prev: 550.0, current: 400.0, task: 100.0 };
+        assert!(wake_affine_weight(s, true, 117), "200*100 < 450*108+1");
+        assert!(wake_affine_weight(Loads { current: 600.0, ..s }, true, 117));
+        // Equal loads: a sync wake-up's tie goes to the waker's core.
+        let tie = Loads { this: 0.0, prev: 0.0, current: 0.0, task: 0.0 };
+        assert!(wake_affine_weight(tie, true, 117) && !wake_affine_weight(tie, false, 117));
+    }
+
+    #[test]
+    fn an_idle_recently_used_core_comes_before_the_scan() {
+        // Target 0 and previous 2 busy; the task last ran on 3 before 2.
+        let w = Wakeup { prev: 2, this: 0, sync: true, affine: true };
+        let running = [1, 0, 1, 0];
+        let mut recent = Some(3);
+        assert_eq!(select_task_rq_fair(w, &mut recent, 4, || false, || 4, |c| running[c as usize]), 3);
+        assert_eq!(recent, Some(2), "the previous core is now the recent one");
+        // Not idle: the scan from the target finds core 1.
+        let running = [1, 0, 1, 1];
+        let mut recent = Some(3);
+        assert_eq!(select_task_rq_fair(w, &mut recent, 4, || false, || 4, |c| running[c as usize]), 1);
     }
 }

@@ -14,4 +14,4 @@
 pub mod balance;
 pub mod fair;
 
-pub use fair::{nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
+pub use fair::{nr_idle_scan, select_task_rq_fair, wake_affine_weight, wake_wide, Flips, Loads, Wakeup};

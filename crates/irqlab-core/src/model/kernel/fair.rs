@@ -29,9 +29,12 @@
 //! waker being the task the softirq interrupted or the core's idle task.
 //! SIS_UTIL's limit on the idle scan is computed from each core's PELT
 //! utilisation at the wake-up rather than at the last periodic balance.
-//! Not modelled (docs/model.md): `wake_affine_weight`'s load comparison
-//! (the previous core is kept where it would decide), `recent_used_cpu`,
-//! a busy core's periodic balance (`migrate_load` between cores running
+//! Where idleness does not decide, `wake_affine_weight` compares the two
+//! cores' PELT loads (each thread's runnable average, ksoftirqd's on its
+//! core; a sleeping thread's stays with its last core), and an idle
+//! `recent_used_cpu` comes before the idle scan.
+//! Not modelled (docs/model.md): autogroup's hierarchy (every thread's
+//! `task_h_load` is its own load), a busy core's periodic balance (`migrate_load` between cores running
 //! tasks; its interval at HZ 250 is 124 ms or more), the idle load
 //! balancer's kick conditions (assumed met: other cores are busy) and the
 //! balancing's own CPU time. Linux 6.10's code as read for this model:
@@ -44,7 +47,7 @@ use crate::engine::Scheduler;
 use crate::model::kernel::events::KernelEv;
 use crate::model::kernel::host::Host;
 use irqlab_policy::sched::balance::{DomainBalance, Pass};
-use irqlab_policy::sched::{balance, nr_idle_scan, select_task_rq_fair, wake_wide, Flips, Wakeup};
+use irqlab_policy::sched::{balance, nr_idle_scan, select_task_rq_fair, wake_affine_weight, wake_wide, Flips, Loads, Wakeup};
 use rand::Rng;
 
 /// The cores threads start on, in order (thread i on entry i mod n): every
@@ -60,38 +63,63 @@ pub fn fork_cores(cores: u32, streams: &RngStreams) -> Vec<u32> {
 const PELT_PERIOD_NS: f64 = 1_024_000.0;
 const PELT_HALF_LIFE_PERIODS: f64 = 32.0;
 
+/// One PELT average (0 to 1024, a nice-0 task's weight): it moves toward
+/// 1024 while its condition holds and toward 0 while not, with a 32 ms
+/// half-life.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Signal {
+    value: f64,
+    since_ns: Nanos,
+    on: bool,
+}
+
+impl Signal {
+    /// A signal at `value` whose condition holds (`on`) from time 0.
+    fn new(value: f64, on: bool) -> Self {
+        Signal { value, since_ns: 0, on }
+    }
+
+    /// The average at `now`.
+    fn at(&self, now: Nanos) -> f64 {
+        let periods = now.saturating_sub(self.since_ns) as f64 / PELT_PERIOD_NS;
+        let keep = (-periods * std::f64::consts::LN_2 / PELT_HALF_LIFE_PERIODS).exp();
+        let target = if self.on { 1024.0 } else { 0.0 };
+        target + (self.value - target) * keep
+    }
+
+    /// The condition starts (true) or stops holding at `now`.
+    fn set(&mut self, now: Nanos, on: bool) {
+        if self.on != on {
+            self.value = self.at(now);
+            self.since_ns = now;
+            self.on = on;
+        }
+    }
+}
+
 /// Each core's CFS utilisation (`cpu_util_cfs`, 0 to 1024) as PELT tracks
-/// it: the running signal is 1 while an application thread is the core's
-/// current task. Softirq time on top of a thread counts as the thread's
-/// (no `CONFIG_IRQ_TIME_ACCOUNTING`, as in Ubuntu's configurations); on
-/// top of the idle task it counts as idle.
+/// it: the running signal is 1 while an application thread or ksoftirqd is
+/// the core's current task. Softirq time on top of a thread counts as the
+/// thread's (no `CONFIG_IRQ_TIME_ACCOUNTING`, as in Ubuntu's
+/// configurations); on top of the idle task it counts as idle.
 #[derive(Clone, Debug, Default)]
 pub struct Pelt {
-    util: Vec<f64>,
-    since_ns: Vec<Nanos>,
-    running: Vec<bool>,
+    util: Vec<Signal>,
 }
 
 impl Pelt {
     pub fn new(cores: usize) -> Self {
-        Pelt { util: vec![0.0; cores], since_ns: vec![0; cores], running: vec![false; cores] }
+        Pelt { util: vec![Signal::default(); cores] }
     }
 
     /// Core `c`'s utilisation at `now`.
     fn util_at(&self, c: usize, now: Nanos) -> f64 {
-        let periods = now.saturating_sub(self.since_ns[c]) as f64 / PELT_PERIOD_NS;
-        let keep = (-periods * std::f64::consts::LN_2 / PELT_HALF_LIFE_PERIODS).exp();
-        let target = if self.running[c] { 1024.0 } else { 0.0 };
-        target + (self.util[c] - target) * keep
+        self.util[c].at(now)
     }
 
     /// Core `c` starts (true) or stops running a thread at `now`.
     pub fn set_running(&mut self, c: usize, now: Nanos, running: bool) {
-        if self.running[c] != running {
-            self.util[c] = self.util_at(c, now);
-            self.since_ns[c] = now;
-            self.running[c] = running;
-        }
+        self.util[c].set(now, running);
     }
 
     /// The sum over the first `cores` cores at `now`.
@@ -118,6 +146,13 @@ pub struct Fair {
     last_balance_j: Vec<u64>,
     next_balance_j: Vec<u64>,
     balance_gen: Vec<u32>,
+    /// Per thread, its load (`se.avg.load_avg`: runnable, a new task's
+    /// starting at its weight, `init_entity_runnable_average`) and its
+    /// `recent_used_cpu` (its parent's core at first, `wake_up_new_task`);
+    /// per core, ksoftirqd's load.
+    task_load: Vec<Signal>,
+    recent_used: Vec<Option<u32>>,
+    ksoftirqd_load: Vec<Signal>,
 }
 
 impl Fair {
@@ -132,6 +167,9 @@ impl Fair {
             last_balance_j: vec![0; cores],
             next_balance_j: vec![0; cores],
             balance_gen: vec![0; cores],
+            task_load: Vec::new(),
+            recent_used: Vec::new(),
+            ksoftirqd_load: vec![Signal::default(); cores],
         }
     }
 }
@@ -159,8 +197,42 @@ impl Kernel {
     pub(crate) fn pelt_refresh(&mut self, core: u32, now: Nanos) {
         let c = &self.cores[core as usize];
         let running = c.current_thread.is_some() || c.ksoftirqd_mode;
+        let ksoftirqd = c.ksoftirqd_mode;
         if let Some(f) = self.fair.as_mut() {
             f.pelt.set_running(core as usize, now, running);
+            f.ksoftirqd_load[core as usize].set(now, ksoftirqd);
+        }
+    }
+
+    /// Application thread `t` becomes runnable (`on`, woken) or sleeps at
+    /// `now`: its PELT load follows.
+    pub(crate) fn fair_runnable(&mut self, t: ThreadId, now: Nanos, on: bool) {
+        if let Some(l) = self.fair.as_mut().and_then(|f| f.task_load.get_mut(t as usize)) {
+            l.set(now, on);
+        }
+    }
+
+    /// `cpu_load` of core `c` at `now`: the loads of the threads whose run
+    /// queue it is (a sleeping thread's stays with its last core until it
+    /// moves) and of its ksoftirqd.
+    fn cpu_load(&self, c: u32, now: Nanos) -> f64 {
+        let f = self.fair.as_ref().expect("fair placement state");
+        let threads: f64 = f.task_load.iter().zip(&self.threads).filter(|(_, th)| th.core == c).map(|(l, _)| l.at(now)).sum();
+        threads + f.ksoftirqd_load[c as usize].at(now)
+    }
+
+    /// `task_h_load(current)` on core `c` at `now`: ksoftirqd if it has
+    /// the core, else the thread the softirq interrupted, else the idle
+    /// task's 0.
+    fn current_load(&self, c: u32, now: Nanos) -> f64 {
+        let f = self.fair.as_ref().expect("fair placement state");
+        let core = &self.cores[c as usize];
+        if core.ksoftirqd_mode && core.ksoftirqd_turn {
+            return f.ksoftirqd_load[c as usize].at(now);
+        }
+        match core.current_thread {
+            Some(t) => f.task_load.get(t as usize).map_or(0.0, |l| l.at(now)),
+            None => 0.0,
         }
     }
 
@@ -189,9 +261,22 @@ impl Kernel {
         let wakeup = Wakeup { prev, this: waker, sync: true, affine };
         // SIS_UTIL's scan width from the cores' utilisation now (the
         // kernel refreshes it at each periodic balance of the domain).
-        let pelt = &self.fair.as_ref().expect("fair placement state").pelt;
-        let scan = || nr_idle_scan(pelt.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT);
-        let next = select_task_rq_fair(wakeup, cores, scan, |c| self.nr_running(c));
+        let weight = || {
+            let loads = Loads {
+                this: self.cpu_load(waker, now),
+                prev: self.cpu_load(prev, now),
+                current: self.current_load(waker, now),
+                task: self.fair.as_ref().and_then(|f| f.task_load.get(t as usize)).map_or(0.0, |l| l.at(now)),
+            };
+            wake_affine_weight(loads, wakeup.sync, LLC_IMBALANCE_PCT)
+        };
+        let fair = self.fair.as_ref().expect("fair placement state");
+        let mut recent = fair.recent_used.get(t as usize).copied().flatten();
+        let scan = || nr_idle_scan(fair.pelt.sum(cores as usize, now), cores, LLC_IMBALANCE_PCT);
+        let next = select_task_rq_fair(wakeup, &mut recent, cores, weight, scan, |c| self.nr_running(c));
+        if let Some(r) = self.fair.as_mut().and_then(|f| f.recent_used.get_mut(t as usize)) {
+            *r = recent;
+        }
         if next != prev {
             self.threads[t as usize].core = next;
             self.migrations += 1;
@@ -228,10 +313,14 @@ impl Kernel {
 
     /// Post each application core's first periodic balance.
     pub(crate) fn balance_start<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>) {
-        if self.fair.is_none() {
-            return;
-        }
-        for core in 0..self.placement_cores() {
+        let n = self.placement_cores();
+        let threads = self.threads.len();
+        // The threads' parent: the core before the first thread's.
+        let parent = self.threads.first().map(|t| (t.core + n - 1) % n);
+        let Some(fair) = self.fair.as_mut() else { return };
+        fair.task_load = vec![Signal::new(1024.0, true); threads];
+        fair.recent_used = vec![parent; threads];
+        for core in 0..n {
             self.balance_next(sched, core);
         }
     }
@@ -427,8 +516,8 @@ mod tests {
     #[test]
     fn a_core_whose_softirqs_went_to_ksoftirqd_is_busy_to_the_scheduler() {
         // Core 0 runs no application thread. A reader whose core 2 is busy,
-        // woken from core 1 (two tasks: no stacking there), goes to an idle
-        // core: none while ksoftirqd is runnable on core 0, else core 0.
+        // woken from that core, goes to an idle core: none while ksoftirqd
+        // is runnable on core 0, else core 0.
         let mut k = stacked();
         k.fair = Some(Box::new(Fair::new(4, 4)));
         k.cores[1].current_thread = Some(0);
@@ -437,14 +526,14 @@ mod tests {
         k.cores[0].ksoftirqd_mode = true;
         k.pelt_refresh(0, 0);
         assert_eq!(k.nr_running(0), 1);
-        k.select_task_rq(1, 1, 1_000);
+        k.select_task_rq(1, 2, 1_000);
         assert_eq!(k.threads[1].core, 2, "no idle core: it stays");
         // ksoftirqd's time is utilisation, as a thread's is.
         let half = 32 * 1_024_000;
         assert!((k.fair.as_ref().unwrap().pelt.util_at(0, half) - 512.0).abs() < 1e-6);
         k.cores[0].ksoftirqd_mode = false;
         k.pelt_refresh(0, half);
-        k.select_task_rq(1, 1, half);
+        k.select_task_rq(1, 2, half);
         assert_eq!(k.threads[1].core, 0);
     }
 
@@ -479,6 +568,36 @@ mod tests {
         k.fair.as_mut().unwrap().push[2] = None;
         assert_eq!(k.periodic_pass(0, now), None);
         assert_eq!(k.fair.as_ref().unwrap().balance[0].interval_ms, 8);
+    }
+
+    #[test]
+    fn with_both_cores_busy_the_load_comparison_moves_a_reader_off_a_heavier_previous_core() {
+        // Core 1 runs thread 0 with thread 3 queued (no sync stacking);
+        // reader 1's previous core 2 runs thread 2 and holds the blocked
+        // load of `sleepers` more; cores 0 and 3 are busy too.
+        let place = |sleepers: u32| {
+            let mut cfg = Config::default();
+            cfg.cpu.app_cores = 4;
+            let mut k = Kernel { cfg: Rc::new(cfg), ..Kernel::default() };
+            k.cores = (0..4).map(Core::new).collect();
+            let n = 4 + sleepers;
+            k.threads = (0..n).map(|t| AppThread::new(t, if t == 0 || t == 3 { 1 } else { 2 })).collect();
+            k.cores[1].current_thread = Some(0);
+            k.cores[1].runqueue.push_back(3);
+            for c in [0, 2, 3] {
+                k.cores[c].current_thread = Some(2);
+            }
+            let mut f = Fair::new(4, 4);
+            f.task_load = vec![Signal::new(1024.0, true); n as usize];
+            f.recent_used = vec![None; n as usize];
+            k.fair = Some(Box::new(f));
+            k.select_task_rq(1, 1, 1_000);
+            k.threads[1].core
+        };
+        // (2048 - 1024 + 1024) * 100 against (4096 - 1024) * 108: moves.
+        assert_eq!(place(2), 1);
+        // Against (2048 - 1024) * 108: stays.
+        assert_eq!(place(0), 2);
     }
 
     #[test]

@@ -442,6 +442,7 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
         b.readers[stream] = ReaderPhase::ReadCheck;
         if k.cfg.cpu.task_placement == TaskPlacement::Fair {
             k.select_task_rq(t, core, now);
+            k.fair_runnable(t, now, true);
         }
         k.thread_make_runnable(m, sched, t);
     }
@@ -460,6 +461,7 @@ pub(crate) fn reader_next<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Sc
         th.phase = crate::model::kernel::app::Phase::Sleeping;
         th.slice_start_ns = None;
         m.tr(now, crate::model::trace::TraceEvent::Sleep { thread: t });
+        k.fair_runnable(t, now, false);
         return None;
     }
     match th.slice_start_ns {
