@@ -141,7 +141,8 @@ def test_irqlab_run_shows_the_streams_and_the_steering(tmp_path):
         assert label in lines, (label, proc.stdout)
     assert "previous core busy" in lines["iaps cases (%)"]
     # No steering section without a scheme; a memcached run shows neither.
-    plain = irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=none", "--duration", "0.01")
+    plain = irqlab("run", str(iaps.default_scenario()), "--set", "steering.scheme=none", "--set",
+                   "cpu.task_placement=pinned", "--set", "nic.rx_buffer_reuse=always", "--duration", "0.01")
     assert plain.returncode == 0, plain.stderr
     labels = {line.split("  ")[0] for line in plain.stdout.splitlines()}
     assert "streams" in labels and "steering" not in labels

@@ -35,13 +35,13 @@ fn woken_readers_move_onto_the_interrupt_core_which_runs_no_task() {
     // idle: a reader woken by its softirq while the reader's own core is
     // busy moves there (wake_affine_idle, then select_idle_sibling's
     // "target idle"); while softirq work is handed to ksoftirqd, a task of
-    // the fair class, the core is busy to it. With IAPS at eight streams
+    // the fair class, the core is busy to it. With IAPS at 16 streams
     // the interrupt core seldom hands work to ksoftirqd.
-    let s = run("fair", "iaps", 8, 1);
+    let s = run("fair", "iaps", 16, 1);
     let b = s.bulk.as_ref().expect("bulk");
     assert!(b.reader_migrations_per_s > 100.0, "{}", b.reader_migrations_per_s);
     assert!(b.reader_core_pct[0] > 0.5, "{:?}", b.reader_core_pct);
-    let pinned = run("pinned", "iaps", 8, 1).bulk.expect("bulk");
+    let pinned = run("pinned", "iaps", 16, 1).bulk.expect("bulk");
     assert!(b.core_busy_pct[0] > pinned.core_busy_pct[0], "{} vs {}", b.core_busy_pct[0], pinned.core_busy_pct[0]);
 }
 

@@ -22,7 +22,8 @@ fn readers_that_keep_up_free_every_page_within_a_lap() {
     let b = run(&[("nic.rx_buffer_reuse", "\"split-page\"")]).bulk.expect("bulk");
     let pct = b.rx_page_alloc_pct.expect("split-page reports its allocations");
     assert!(pct < 1.0, "{pct}");
-    assert_eq!(run(&[]).bulk.expect("bulk").rx_page_alloc_pct, None, "\"always\" reports none");
+    let always = [("nic.rx_buffer_reuse", "\"always\"")];
+    assert_eq!(run(&always).bulk.expect("bulk").rx_page_alloc_pct, None, "\"always\" reports none");
 }
 
 #[test]
@@ -31,7 +32,7 @@ fn slow_readers_hold_pages_and_the_polling_core_allocates_new_ones() {
     // behind: their sockets hold data for more than a ring lap.
     let slow = [("costs.copy_cycles_per_kib", "2000")];
     let split = run(&[slow[0], ("nic.rx_buffer_reuse", "\"split-page\"")]);
-    let always = run(&slow);
+    let always = run(&[slow[0], ("nic.rx_buffer_reuse", "\"always\"")]);
     let pct = split.bulk.as_ref().unwrap().rx_page_alloc_pct.unwrap();
     assert!(pct > 5.0, "{pct}");
     let busy = |s: &Summary| s.bulk.as_ref().unwrap().core_busy_pct[0];

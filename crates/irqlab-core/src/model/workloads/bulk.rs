@@ -10,13 +10,12 @@
 //! Placement: stream i's flow has a Toeplitz hash of its addresses and a
 //! source port drawn from the run's seed (iperf3's client ports are
 //! ephemeral), which picks its queue through the default indirection table
-//! and its RPS core through `rps_cpus`. The streams' threads are spread
-//! round-robin over the cores that take no queue's interrupts (cores 1-7
-//! when one queue interrupts core 0), or over every core when each takes a
-//! queue's (RSS): the scheduler's load balancing moves tasks off a core
-//! whose capacity interrupt and softirq time use up (`scale_rt_capacity`
-//! subtracts it), and the interrupt core of a single queue is the busiest
-//! core there is. The model places them once; it does not migrate them.
+//! and its RPS core through `rps_cpus`. With `cpu.task_placement =
+//! "pinned"` the streams' threads are spread round-robin over the cores
+//! that take no queue's interrupts (cores 1-7 when one queue interrupts
+//! core 0), or over every core when each takes a queue's (RSS), and never
+//! move; with "fair" the fair class places and balances them
+//! (`model/kernel/fair.rs`).
 //!
 //! Streams into SR-IOV guests (`vm.count` VMs, `model/devices/nic/vf.rs`): stream i
 //! belongs to VM i mod `vm.count`, whose virtual function's queues its flow
