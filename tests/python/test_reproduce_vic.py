@@ -13,7 +13,8 @@ from irqlab.reproduce import vic_checks as C
 from irqlab.reproduce.vic_checks import KB4, KB8, OIOS, TABLE_2, Fig5Point, Point, TpccPoint
 from reproduction import BAD_FLAGS, bad_flag, check_declaration, end_to_end, irqlab
 
-IDS = [f"V{i}" for i in range(1, 25)]
+# No V11: §4.4's delay example needs the TPC-C rate the paper withholds.
+IDS = [f"V{i}" for i in range(1, 25) if i != 11]
 TABLE_7 = {("SQLIOSim", False): (40e3, 80e3), ("SQLIOSim", True): (42e3, 70e3),
            ("GSBlaster", False): (38e3, 82e3), ("GSBlaster", True): (39e3, 75e3)}
 THS = (0, 100, 500)
@@ -103,13 +104,14 @@ def _v6(t): _set(t, (KB4, 64, True), guest_irqs_per_s=90e3)    # no sharp drop a
 def _v7(t): _set(t, (KB4, 64, True), cycles_per_io=77e3)       # a gain far below 18 %
 def _v8(t): _set(t, (KB8, 64, True), r_hat=0.5)                # not 1/6 at 8 KB
 def _v9(t): _set(t, (KB8, 64, True), emulation_pct=6.0)        # emulation rises with vIC
+def _v7_far(t): _set(t, (KB4, 64, True), cycles_per_io=58e3)   # a gain of 26 %: within 2x, not 15 %
 def _v10(t): _set(t, (KB8, 64, True), vcpu_halt_pct=95.0)      # 30 points, not ~6
-def _v11(t): _set(t, (KB4, 32, True), reply_wait_us=500.0)     # far longer than the arithmetic
+def _v10_far(t): _set(t, (KB8, 64, True), vcpu_halt_pct=75.0)  # 10 points: within 2x, not 15 %
 def _v12(t): _set(t, (KB4, 8, True), iops=20e3)                # a cell 36 % off
 
 
 @pytest.mark.parametrize("claim, spoil", [(f"V{i}", f) for i, f in enumerate(
-    (_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12), start=1)])
+    (_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10), start=1)] + [("V7", _v7_far), ("V10", _v10_far), ("V12", _v12)])
 def test_each_claim_fails_when_its_shape_is_not_there(claim, spoil):
     t = _paper_table()
     spoil(t)
@@ -196,9 +198,19 @@ def test_study_files_are_the_papers_tables():
 
 def test_declaration():
     from irqlab.reproduce import vic
+    from irqlab.reproduce.claim import CONSTRUCTION, PREDICTION
 
     check_declaration(vic.PAPER, C)
     assert [c.id for c in vic.PAPER.claims] == IDS
+    # R's swings in the TPC-C run follow from the scenario's assumed bursts.
+    status = {c.id: c.status for c in vic.PAPER.claims}
+    assert status["V19"] == status["V20"] == CONSTRUCTION
+    assert status["V3"] == status["V7"] == PREDICTION
+
+
+def test_v2_says_it_reads_the_papers_lower_as_less_coalescing():
+    c = _checks(_paper_table(), None, None)["V2"]
+    assert c.holds and "in reverse" in c.detail and "fails on the paper's own table" in c.detail
 
 
 @pytest.mark.needs_run

@@ -21,7 +21,7 @@ vIC at 4 KB and 8 KB, three seeds per point; ``figure-5.study.toml`` and
 ``storage.background_threads``; ``table-8.study.toml`` a TPC-C-like load
 (``scenarios/vic/tpcc.toml``, ``app.kind = "oltp"``). ``table-7-sqliosim.study.toml`` and ``table-7-gsblaster.study.toml``
 SQLIOSim- and GSBlaster-like loads (``storage.target_latency_us``, a fixed
-depth). The claims (V1–V24,
+depth). The claims (V1–V24 but V11,
 :mod:`irqlab.reproduce.vic_checks`) are checked on the seeds' means.
 
 What was fitted, on Table 2's baseline rows only (vIC off, OIO 8–64: four

@@ -2,7 +2,15 @@
 §4.2, §4.4 and §4.5), each checked on simulated runs: V1–V12 on Tables 2–6,
 V13–V16 on Figure 5 (the IPI send threshold), V17–V22 on the TPC-C-like
 load (Table 8, Figures 3–4), V23–V24 on the SQLIOSim- and GSBlaster-like
-loads (Table 7).
+loads (Table 7). There is no V11: §4.4's "at the median delivery rate
+R = 1/3, at the achieved mean IOPS of [withheld] ..., the increase would be
+200 µs" needs the TPC-C rate the paper withholds, so it cannot be checked
+(the paragraph's bound, "less than a few hundred microseconds", is V22).
+
+Each check's status says what its verdict tells: a prediction, or a
+claim that holds by construction (V19 and V20: R's swings come from the
+TPC-C scenario's assumed checkpoint bursts, around a median R the
+scenario's computation per transaction was set to give).
 
 Every check takes the runs' means per (block size, outstanding I/Os, vIC
 on) (:data:`Table`, built by :func:`irqlab.reproduce.vic.table`) and
@@ -19,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from irqlab.reproduce.claim import PREDICTION, ShapeCheck, claim, declared
+from irqlab.reproduce.claim import CONSTRUCTION, PREDICTION, ShapeCheck, claim, declared
 
 OIOS = (8, 16, 32, 64)
 KB4, KB8 = 4096, 8192
@@ -72,8 +80,6 @@ CELL_TOLERANCE = 0.15
 NOISE = 0.01
 #: "Dropped sharply" at OIO 64: guest interrupts fall by at least half.
 SHARP_DROP = 0.5
-#: "Of the paper's order": within a factor of two of the paper's number.
-ORDER_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -174,8 +180,9 @@ def v2_cif_below_oio(t: Table, *, claim: str) -> ShapeCheck:
     return ShapeCheck(
         claim, holds,
         "; ".join(rows) + ". Checked: CIF below OIO, hence less coalescing than Table 1 gives at CIF = OIO, i.e. "
-        "R-hat at least R(OIO) (the paper's own R-hat column is above R(OIO) at every OIO; 'lower' speaks of the "
-        "degree of coalescing)", id="V2")
+        "R-hat at least R(OIO). This reads the sentence's 'lower' in reverse, as the degree of coalescing: the "
+        "paper's own R-hat column is above R(OIO) at every OIO (4/5 > 3/4, 2/3 > 1/2, 1/3 > 1/4, 1/6 > 1/8), so "
+        "read literally the sentence fails on the paper's own table", id="V2")
 
 
 @claim(
@@ -255,7 +262,7 @@ def v6_sharp_drop_at_64(t: Table, *, claim: str) -> ShapeCheck:
 @claim(
     "V7",
     "the CPU cycles per IO have also dropped from 78.4K to 64.0K, which is an efficiency gain of 18%",
-    tolerance="PAPER_COST_GAIN_64_PCT, ORDER_FACTOR, OIOS",
+    tolerance="PAPER_COST_GAIN_64_PCT, CELL_TOLERANCE, OIOS",
     status=PREDICTION,
 )
 def v7_cost_gain_at_64(t: Table, *, claim: str) -> ShapeCheck:
@@ -263,13 +270,14 @@ def v7_cost_gain_at_64(t: Table, *, claim: str) -> ShapeCheck:
         return _missing("V7", claim, gone)
     off, on = t[(KB4, 64, False)].cycles_per_io, t[(KB4, 64, True)].cycles_per_io
     gain = 100 * (1 - on / off)
-    lo, hi = PAPER_COST_GAIN_64_PCT / ORDER_FACTOR, PAPER_COST_GAIN_64_PCT * ORDER_FACTOR
+    lo, hi = PAPER_COST_GAIN_64_PCT * (1 - CELL_TOLERANCE), PAPER_COST_GAIN_64_PCT * (1 + CELL_TOLERANCE)
     others = [100 * (1 - t[(KB4, o, True)].cycles_per_io / t[(KB4, o, False)].cycles_per_io) for o in OIOS[:-1]]
     holds = lo <= gain <= hi and gain > max(others)
     return ShapeCheck(claim, holds,
-                      f"simulated {off / 1e3:.1f}K to {on / 1e3:.1f}K, a gain of {gain:.1f} % (within a factor "
-                      f"{ORDER_FACTOR:g} of 18.4 % and the largest of the four; at OIO 8-32: "
-                      + ", ".join(f"{g:.1f} %" for g in others) + "; the paper's: 1.9, 2.8, 3.5 %)", id="V7")
+                      f"simulated {off / 1e3:.1f}K to {on / 1e3:.1f}K, a gain of {gain:.1f} % (18.4 % within "
+                      f"{CELL_TOLERANCE:.0%}: {lo:.1f} to {hi:.1f} %, and the largest of the four; at OIO 8-32: "
+                      + ", ".join(f"{g:.1f} %" for g in others) + "; the paper's: 1.9, 2.8, 3.5 %). The baseline's "
+                      "78.4K is a target of the fit; the gain is predicted", id="V7")
 
 
 @claim(
@@ -322,44 +330,18 @@ def v9_profile_directions(t: Table, *, claim: str) -> ShapeCheck:
     "V10",
     "The net savings gained by enabling virtual interrupt coalescing can be measured by looking at the guest "
     "idle time which is a significant 6.4% of a core",
-    tolerance="PAPER_IDLE_GAIN_PT, ORDER_FACTOR",
+    tolerance="PAPER_IDLE_GAIN_PT, CELL_TOLERANCE",
     status=PREDICTION,
 )
 def v10_idle_gain(t: Table, *, claim: str) -> ShapeCheck:
     if (KB8, 64, True) not in t or (KB8, 64, False) not in t:
         return _missing("V10", claim, "8 KB OIO 64")
     gain = t[(KB8, 64, True)].vcpu_halt_pct - t[(KB8, 64, False)].vcpu_halt_pct
-    lo, hi = PAPER_IDLE_GAIN_PT / ORDER_FACTOR, PAPER_IDLE_GAIN_PT * ORDER_FACTOR
+    lo, hi = PAPER_IDLE_GAIN_PT * (1 - CELL_TOLERANCE), PAPER_IDLE_GAIN_PT * (1 + CELL_TOLERANCE)
     return ShapeCheck(claim, lo <= gain <= hi,
-                      f"simulated {gain:.1f} points of a core (8 KB, OIO 64; within a factor {ORDER_FACTOR:g} of 6.4: "
+                      f"simulated {gain:.1f} points of a core (8 KB, OIO 64; 6.4 within {CELL_TOLERANCE:.0%}: "
                       f"{lo:.1f} to {hi:.1f}); halted {t[(KB8, 64, False)].vcpu_halt_pct:.1f} % without vIC (paper 65.0 %)",
                       id="V10")
-
-
-@claim(
-    "V11",
-    "Using instantaneous IOPS, CIF and R, we can calculate the mean delay from vIC. For instance, at the "
-    "median delivery rate R = 1/3, at the achieved mean IOPS ... the increase would be 200 us",
-    tolerance="ORDER_FACTOR",
-    status=PREDICTION,
-)
-def v11_delay_at_a_third(t: Table, *, claim: str) -> ShapeCheck:
-    if (gone := _have(t, KB4)):
-        return _missing("V11", claim, gone)
-    # The paper's arithmetic: with R = 1/skipUp, the held completions wait
-    # for 1, ..., skipUp - 1 later ones: (skipUp - 1) / 2 completion
-    # intervals on average, one interval at R = 1/3 (200 us is 5,000 IOPS).
-    on, off = t[(KB4, 32, True)], t[(KB4, 32, False)]
-    added = on.reply_wait_us - off.reply_wait_us
-    expected = 1e6 / on.iops * (1 / on.r_hat - 1) / 2
-    ratio = added / expected if expected else math.nan
-    holds = 1 / ORDER_FACTOR <= ratio <= ORDER_FACTOR
-    return ShapeCheck(claim, holds,
-                      f"4 KB, OIO 32 (R-hat {on.r_hat:.3f}, {on.iops / 1e3:.1f}K IOPS): completions waited "
-                      f"{added:.1f} us longer in the reply queue with vIC; the paper's arithmetic gives "
-                      f"(1/R - 1)/2 intervals = {expected:.1f} us (ratio {ratio:.2f}, within a factor "
-                      f"{ORDER_FACTOR:g}). It is less because the VMM picks up several completions at once and a "
-                      "delivery carries the ones held before it", id="V11")
 
 
 def table_2_cells(t: Table) -> list[tuple[int, str, float, float]]:
@@ -558,7 +540,7 @@ def v18_throughput_rises(p: Tpcc, *, claim: str) -> ShapeCheck:
     "V19",
     "It is interesting that R varies dramatically throughout the workload (Figures 3 and 4)",
     tolerance="R_SPAN",
-    status=PREDICTION,
+    status=CONSTRUCTION,
 )
 def v19_r_varies(p: Tpcc, *, claim: str) -> ShapeCheck:
     k = (USERS_ON, True, 4)
@@ -575,7 +557,7 @@ def v19_r_varies(p: Tpcc, *, claim: str) -> ShapeCheck:
     "V20",
     "there are numerous times where the algorithm selects to deliver less than 1 out of every 12 interrupts",
     tolerance="NUMEROUS",
-    status=PREDICTION,
+    status=CONSTRUCTION,
 )
 def v20_below_a_twelfth(p: Tpcc, *, claim: str) -> ShapeCheck:
     k = (USERS_ON, True, 4)
@@ -664,7 +646,7 @@ def all_checks(t: Table, f: Optional[Fig5] = None, p: Optional[Tpcc] = None,
     return [
         v1_ratio_falls(t), v2_cif_below_oio(t), v3_r_hat_as_table_2(t), v4_cost_falls(t), v5_iops_never_fall(t),
         v6_sharp_drop_at_64(t), v7_cost_gain_at_64(t), v8_same_ratio_at_8k(t), v9_profile_directions(t),
-        v10_idle_gain(t), v11_delay_at_a_third(t), v12_table_2_within(t),
+        v10_idle_gain(t), v12_table_2_within(t),
         v13_io_alone_flat(f), v14_hyper_pi_alone_flat(f), v15_ends_of_the_tradeoff(f), v16_severe_interference(f),
         v17_vic_frees_cpu(p), v18_throughput_rises(p), v19_r_varies(p), v20_below_a_twelfth(p),
         v21_fewer_interrupts(p), v22_latency_added(p), v23_table_7_iops(s), v24_table_7_cost(s),
@@ -683,7 +665,6 @@ CLAIMS = declared((
     v8_same_ratio_at_8k,
     v9_profile_directions,
     v10_idle_gain,
-    v11_delay_at_a_third,
     v12_table_2_within,
     v13_io_alone_flat,
     v14_hyper_pi_alone_flat,
