@@ -156,6 +156,15 @@ pub struct Fair {
 }
 
 impl Fair {
+    /// Post core `core`'s next periodic balance for jiffy `due_j`; an
+    /// event posted earlier for it is superseded (its generation is old).
+    fn post_balance<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32, due_j: u64, jiffy_ns: Nanos) {
+        let c = core as usize;
+        self.next_balance_j[c] = due_j;
+        self.balance_gen[c] = self.balance_gen[c].wrapping_add(1);
+        sched.at(due_j * jiffy_ns, E::from(KernelEv::Balance { core, gen: self.balance_gen[c] }));
+    }
+
     /// The state of `cores` cores, of which the first `domain` are the
     /// cache domain the application's threads are balanced over.
     pub fn new(cores: usize, domain: u32) -> Self {
@@ -230,10 +239,12 @@ impl Kernel {
         if core.ksoftirqd_mode && core.ksoftirqd_turn {
             return f.ksoftirqd_load[c as usize].at(now);
         }
-        match core.current_thread {
-            Some(t) => f.task_load.get(t as usize).map_or(0.0, |l| l.at(now)),
-            None => 0.0,
-        }
+        core.current_thread.map_or(0.0, |t| self.task_load_at(t, now))
+    }
+
+    /// `task_h_load` of application thread `t` at `now`.
+    fn task_load_at(&self, t: ThreadId, now: Nanos) -> f64 {
+        self.fair.as_ref().and_then(|f| f.task_load.get(t as usize)).map_or(0.0, |l| l.at(now))
     }
 
     /// `try_to_wake_up`'s `select_task_rq` for sleeping application thread
@@ -266,7 +277,7 @@ impl Kernel {
                 this: self.cpu_load(waker, now),
                 prev: self.cpu_load(prev, now),
                 current: self.current_load(waker, now),
-                task: self.fair.as_ref().and_then(|f| f.task_load.get(t as usize)).map_or(0.0, |l| l.at(now)),
+                task: self.task_load_at(t, now),
             };
             wake_affine_weight(loads, wakeup.sync, LLC_IMBALANCE_PCT)
         };
@@ -340,9 +351,8 @@ impl Kernel {
         let Some(fair) = self.fair.as_mut() else { return };
         let c = core as usize;
         fair.last_balance_j[c] = now_j;
-        fair.next_balance_j[c] = now_j + fair.balance[c].interval_jiffies(busy, hz);
-        fair.balance_gen[c] = fair.balance_gen[c].wrapping_add(1);
-        sched.at(fair.next_balance_j[c] * jiffy_ns, E::from(KernelEv::Balance { core, gen: fair.balance_gen[c] }));
+        let due_j = now_j + fair.balance[c].interval_jiffies(busy, hz);
+        fair.post_balance(sched, core, due_j, jiffy_ns);
     }
 
     /// Core `core` goes idle: its next balance comes no later than one
@@ -358,9 +368,7 @@ impl Kernel {
         let Some(fair) = self.fair.as_mut() else { return };
         let sooner = (fair.last_balance_j[c] + fair.balance[c].interval_jiffies(false, hz)).max(now_j + 1);
         if sooner < fair.next_balance_j[c] {
-            fair.next_balance_j[c] = sooner;
-            fair.balance_gen[c] = fair.balance_gen[c].wrapping_add(1);
-            sched.at(sooner * jiffy_ns, E::from(KernelEv::Balance { core, gen: fair.balance_gen[c] }));
+            fair.post_balance(sched, core, sooner, jiffy_ns);
         }
     }
 
