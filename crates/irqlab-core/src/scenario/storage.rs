@@ -44,9 +44,11 @@ pub struct StorageCfg {
     /// paper's §4.5 runs SMP Hyper Pi, one per vCPU); thread i runs on
     /// guest CPU i mod `vm.vcpus`. With any, the guest never halts.
     pub background_threads: u32,
-    /// Data rate of the Fibre Channel path, MB/s: 4GFC carries 400 MB/s
-    /// per direction (FC-PI-2; 4.25 GBd with 8b/10b coding). Each 2048-byte
-    /// FCP_DATA frame adds 60 bytes of header, CRC, delimiters and idles.
+    /// Character rate of the Fibre Channel link in each direction, MB/s:
+    /// 4GFC signals at 4.25 GBd with 8b/10b coding, 425 MB/s of characters
+    /// (its nominal "400 MB/s" is what is left after framing, which the
+    /// model counts itself: `devices/array.rs`, 60 bytes per frame, an
+    /// FCP_RSP per command; docs/notes/vic-storage-path-sources.md §1).
     pub link_mb_per_s: f64,
     /// The array's storage processor: time per command for a read from
     /// its cache, in series over all commands (fitted: `docs/calibration.md`).
@@ -99,7 +101,7 @@ impl Default for StorageCfg {
             worker_vcpu: 0,
             interrupt_vcpu: 0,
             background_threads: 0,
-            link_mb_per_s: 400.0,
+            link_mb_per_s: 425.0,
             // The fit on Table 2's baseline rows (docs/calibration.md, "The
             // vIC paper"): four parameters, the array's two, the VMkernel's
             // per completion, and one scale on the first estimates of the

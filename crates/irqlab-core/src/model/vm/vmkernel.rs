@@ -28,7 +28,7 @@ pub(crate) fn vscsi_issue<M: StorageHost>(m: &mut M, sched: &mut Scheduler<M::Ev
     let st = m.storage();
     let io = st.trapped[core as usize].pop_front().expect("a trapped I/O");
     st.cif += 1;
-    let done = st.array.submit(now);
+    let done = st.array.submit(now, io.write);
     st.in_array.push_back(io);
     sched.at(done, M::Ev::from(StorageEv::HbaComplete));
 }

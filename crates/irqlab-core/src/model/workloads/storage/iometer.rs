@@ -59,10 +59,12 @@ pub(crate) fn scsi_doorbell<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &m
     let now = sched.now();
     let gc = k.threads[t as usize].core;
     let vcpu = k.cores[gc as usize].vcpu.expect("a guest core has a vCPU");
+    // Only the OLTP checkpoint's writer writes.
+    let write = k.cfg.app.kind == crate::scenario::AppKind::Oltp && t >= k.cfg.oltp.users;
     let st = m.storage();
     st.threads[t as usize].outstanding += 1;
     // vCPU i runs on host core i.
-    st.trapped[gc as usize].push_back(super::Io { sent_ns: now, owner: t });
+    st.trapped[gc as usize].push_back(super::Io { sent_ns: now, owner: t, write });
     m.in_kernel(k, HOST, |k, m| {
         let core = k.thread_core(vcpu);
         k.raise_irq(m, sched, core, IrqSrc::ScsiIssue);

@@ -78,11 +78,13 @@ pub struct StorageCounters {
     pub epoch_ratios: Vec<f64>,
 }
 
-/// One I/O: when its doorbell was written, and the guest thread waiting for it.
+/// One I/O: when its doorbell was written, the guest thread waiting for
+/// it, and whether it writes (the OLTP checkpoint's) or reads.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Io {
     pub sent_ns: Nanos,
     pub owner: u32,
+    pub write: bool,
 }
 
 /// A guest thread's I/O state (the worker's, a user's, the writer's).
