@@ -369,3 +369,15 @@ fn a_latency_target_tunes_the_outstanding_reads_as_sqliosim_does() {
     let l = low.throughput_qps * low.latency_us.mean.unwrap() * 1e-6;
     assert!(l < 1.05, "{l}");
 }
+
+#[test]
+fn every_vcpu_takes_the_guests_clock() {
+    // No reads: the guest's only interrupts are its clock's, 64 Hz on
+    // each vCPU (Windows delivers the system clock to every processor).
+    for vcpus in ["1", "2", "4"] {
+        let s = vm(&[("storage.oio", "0"), ("vm.vcpus", vcpus), ("run.duration_s", "1.0")]);
+        let st = run(&s).storage.unwrap();
+        let expect = 64.0 * vcpus.parse::<f64>().unwrap();
+        assert!((st.guest_irqs_per_s - expect).abs() <= 64.0 * 0.05 + 1.0, "{vcpus} vCPUs: {}", st.guest_irqs_per_s);
+    }
+}

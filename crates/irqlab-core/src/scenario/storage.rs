@@ -59,9 +59,9 @@ pub struct StorageCfg {
     /// above: fabric, port and cache lookup, overlapped between commands
     /// (fitted).
     pub array_latency_ns: u64,
-    /// The guest's clock interrupt, Hz: Windows' default of 64 Hz (15.6 ms,
-    /// the paper §3.1); it also gives the VMM control when the guest never
-    /// exits. 0: none.
+    /// The guest's clock interrupt on each vCPU, Hz: Windows' default of
+    /// 64 Hz (15.6 ms, the paper §3.1); it also gives the VMM control when
+    /// the guest never exits. 0: none.
     pub guest_timer_hz: u32,
     /// Guest, per read issued: Iometer, the I/O manager, the SCSI port and
     /// LSI Logic miniport drivers, up to the doorbell write.

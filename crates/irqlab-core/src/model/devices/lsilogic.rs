@@ -97,12 +97,24 @@ fn lsilogic_isr_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Sche
     });
 }
 
-/// The guest's clock: Windows' periodic tick on CPU 0, an interrupt the
-/// VMM injects (the vCPU exits if it runs, or wakes if it halted).
+/// The guest's clock: Windows' periodic tick, taken by every CPU, an
+/// interrupt the VMM injects into each vCPU (which exits if it runs, or
+/// wakes if it halted). Windows requires that "all processors must
+/// receive the interrupts" of the system clock (the NT platform
+/// specification, "System Interval Timer Interrupt"), and each processor's
+/// tick (`KeUpdateRunTime` in Windows Server 2003 SP1's kernel) counts as
+/// one of its interrupts: perfmon's Interrupts/sec, summed over the
+/// processors, takes `guest_timer_hz` per vCPU
+/// (docs/notes/vic-guest-interrupts-sources.md §2-3).
 pub(crate) fn guest_tick<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
     let hz = k.cfg.storage.guest_timer_hz as u64;
     let guest = m.storage().guest;
-    m.in_kernel(k, HOST, |k, m| crate::model::vm::kvm::kvm_inject(m, k, sched, guest, 0, IrqSrc::GuestTimer));
+    let vcpus = k.cfg.vcpus();
+    m.in_kernel(k, HOST, |k, m| {
+        for gc in 0..vcpus {
+            crate::model::vm::kvm::kvm_inject(m, k, sched, guest, gc, IrqSrc::GuestTimer);
+        }
+    });
     sched.at(sched.now() + 1_000_000_000 / hz, M::Ev::from(StorageEv::GuestTick));
 }
 
