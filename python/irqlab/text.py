@@ -272,6 +272,9 @@ def _storage(s: Summary) -> list[tuple[str, str]]:
         ("hba core busy", _unit(st.get("hba_core_busy_pct"), 1, "%")),
         ("reply wait", _unit(st.get("reply_wait_us"), 1, "us")),
     ]
+    if st.get("guest_ipis_per_s") is not None:
+        rows.insert(3, ("guest ipis/s", f"{_num(st.get('guest_ipis_per_s'), 0)} (Windows' APC and dispatch IPIs, "
+                                        "not among its interrupts)"))
     if st.get("transactions_per_s") is not None:
         rows.insert(0, ("transactions", f"{_num(st.get('transactions_per_s'), 0)}/s   "
                                         f"{_num(60 * float(st.get('transactions_per_s') or 0), 0)} per minute"))

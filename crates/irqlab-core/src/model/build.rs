@@ -294,7 +294,10 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
             .map(|c| match (c < l.app_cores, l.guest) {
                 _ if l.oltp => CoreRole::App,
                 _ if l.storage_io => {
-                    if c == cfg.storage.worker_vcpu {
+                    // Under Windows' dispatcher the worker may run on any.
+                    if c == cfg.storage.worker_vcpu
+                        || cfg.storage.guest_dispatcher == crate::scenario::GuestDispatcher::Windows2003
+                    {
                         CoreRole::App
                     } else {
                         CoreRole::Other

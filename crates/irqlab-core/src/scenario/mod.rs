@@ -18,7 +18,7 @@ pub mod vm;
 pub use config::*;
 pub use bulk::BulkCfg;
 pub use oltp::OltpCfg;
-pub use storage::{ArrayService, StorageCfg, VicCfg};
+pub use storage::{ArrayService, GuestDispatcher, StorageCfg, VicCfg};
 pub use itr::{ItrCfg, ItrPolicyKind, ItrSetWith, NicKind};
 pub use microarch::{IpcModel, MicroarchCfg};
 pub use steering::{SteeringCfg, SteeringScheme};

@@ -20,6 +20,24 @@ pub enum ArrayService {
     Exponential,
 }
 
+/// How the guest runs the threads that wait for I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuestDispatcher {
+    /// Each thread stays on its guest CPU (`storage.worker_vcpu` for
+    /// Iometer's worker); a completion wakes it there.
+    Pinned,
+    /// Windows Server 2003's: each completed I/O is a special kernel APC
+    /// to the thread that issued it (`IopfCompleteRequest`), which readies
+    /// a waiting thread on the processor `KiDeferredReadyThread` chooses
+    /// (its ideal processor `storage.worker_vcpu` first, if idle) and
+    /// interrupts a thread running on another processor; the
+    /// inter-processor interrupts cost the VM exits they take
+    /// (`devices/lsilogic.rs`, `irqlab_policy::sched::nt_ready`).
+    #[serde(rename = "windows-2003")]
+    Windows2003,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageCfg {
@@ -38,8 +56,11 @@ pub struct StorageCfg {
     pub block_bytes: u32,
     /// The guest CPU the worker runs on, and the one the adapter's
     /// interrupt is delivered to (the guest's IOAPIC routing).
+    /// Under `guest_dispatcher = "windows-2003"` the worker starts on
+    /// `worker_vcpu`, its ideal processor, and moves as Windows readies it.
     pub worker_vcpu: u32,
     pub interrupt_vcpu: u32,
+    pub guest_dispatcher: GuestDispatcher,
     /// CPU-bound guest threads at idle priority beside the reads (the
     /// paper's §4.5 runs SMP Hyper Pi, one per vCPU); thread i runs on
     /// guest CPU i mod `vm.vcpus`. With any, the guest never halts.
@@ -100,6 +121,7 @@ impl Default for StorageCfg {
             block_bytes: 4096,
             worker_vcpu: 0,
             interrupt_vcpu: 0,
+            guest_dispatcher: GuestDispatcher::Pinned,
             background_threads: 0,
             link_mb_per_s: 425.0,
             // The fit on Table 2's baseline rows (docs/calibration.md, "The

@@ -240,6 +240,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.rx_buffer_reuse", "\"always\" or \"split-page\""),
     ("app.kind", "\"memcached\", \"forwarding\", \"bulk\", \"iometer\" or \"oltp\""),
     ("storage.array_service", "\"fixed\" or \"exponential\""),
+    ("storage.guest_dispatcher", "\"pinned\" or \"windows-2003\""),
     ("steering.scheme", "\"none\", \"rss\", \"rps\", \"rfs\" or \"iaps\""),
 ];
 
@@ -662,6 +663,12 @@ fn storage(c: &Config) -> Result<(), Error> {
         if v >= vcpus {
             return Err(Error::field(name, format!("must name a guest CPU from 0 to {} (got {v})", vcpus - 1)));
         }
+    }
+    if oltp && s.guest_dispatcher != crate::scenario::GuestDispatcher::Pinned {
+        return Err(Error::field(
+            "storage.guest_dispatcher",
+            "must be \"pinned\" when app.kind is \"oltp\": the OLTP users' placement under Windows' dispatcher is not modelled",
+        ));
     }
     if s.block_bytes % 512 != 0 {
         return Err(Error::field(

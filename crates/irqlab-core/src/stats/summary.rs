@@ -210,6 +210,12 @@ pub struct StorageReport {
     /// Interrupts the guest handled per second: the adapter's and its
     /// clock's (the paper's "Int/sec Guest").
     pub guest_irqs_per_s: f64,
+    /// `storage.guest_dispatcher = "windows-2003"`: the inter-processor
+    /// interrupts the guest's CPUs took per second (APC and dispatch
+    /// interrupts of its I/O completions), which Windows Server 2003 does
+    /// not count among a processor's interrupts; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_ipis_per_s: Option<f64>,
     /// The adapter's virtual interrupts the VMM fired per second.
     pub virtual_irqs_per_s: f64,
     /// The HBA's interrupts per second.
@@ -228,7 +234,9 @@ pub struct StorageReport {
     /// adds to (the ISR's own start is in it with vIC off too).
     pub reply_wait_us: f64,
     /// Share of the time the worker's vCPU was halted, percent (ESX's
-    /// `VMK_VCPU_HALT`).
+    /// `VMK_VCPU_HALT`). Under `storage.guest_dispatcher =
+    /// "windows-2003"`, where the worker moves, this and the three below
+    /// are means over the guest's vCPUs.
     pub vcpu_halt_pct: f64,
     /// The worker's vCPU's core in guest mode (the guest's kernel and
     /// Iometer; ESX's `TC64_IDENT` is the kernel's part), the VMM's

@@ -22,6 +22,11 @@ use crate::model::vm::vmkernel::hba_handler_done;
 use crate::model::vm::vmkernel::hba_handler_start;
 use crate::model::workloads::storage::iometer::storage_thread_wake;
 use crate::model::vm::vmkernel::vscsi_issue;
+use crate::model::kernel::app::Phase;
+use crate::model::kernel::cpu::ThreadId;
+use crate::model::workloads::storage::StoragePhase;
+use crate::scenario::GuestDispatcher;
+use irqlab_policy::sched::nt_ready::{nt_ready_thread, NtCpu};
 
 /// Cycles of a storage interrupt source, on the active kernel: the
 /// host's traps and HBA interrupt, the guest's ISR and clock.
@@ -41,6 +46,15 @@ pub(crate) fn storage_irq_cycles<M: StorageHost>(m: &mut M, src: IrqSrc) -> u64 
         IrqSrc::Hba => hba_handler_start(m),
         IrqSrc::Scsi => s.guest_isr_cycles,
         IrqSrc::GuestTimer => m.cfg().costs.timer_irq_cycles,
+        // The VMM's emulation of the interrupt command register's write
+        // and its notification of the target vCPU, as the host's IPI to a
+        // vCPU costs (`vm.ipi_cycles`, an estimate).
+        IrqSrc::GuestIpiSend(_) => m.cfg().vm.ipi_cycles,
+        IrqSrc::GuestIpi(c) => {
+            // Accepted: the local APIC takes another from now on.
+            m.storage().ipi_pending[c as usize] = false;
+            m.cfg().costs.ipi_irq_cycles
+        }
         _ => unreachable!("not a storage interrupt source"),
     }
 }
@@ -59,6 +73,11 @@ pub(crate) fn storage_irq_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched:
                 m.storage().counters.guest_irqs += 1;
             }
         }
+        IrqSrc::GuestIpiSend(target) => {
+            let guest = m.storage().guest;
+            crate::model::vm::kvm::kvm_inject(m, k, sched, guest, target, IrqSrc::GuestIpi(target));
+        }
+        IrqSrc::GuestIpi(c) => nt_ipi_taken(m, k, sched, c),
         _ => unreachable!("not a storage interrupt source"),
     }
 }
@@ -73,7 +92,9 @@ fn lsilogic_isr_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Sche
         st.counters.guest_irqs += 1;
     }
     st.line_asserted = false;
-    // The owners to wake, in a buffer kept across interrupts.
+    // The owners to wake, in a buffer kept across interrupts; under
+    // Windows' dispatcher one per completion (an APC per I/O).
+    let windows = k.cfg.storage.guest_dispatcher == GuestDispatcher::Windows2003;
     let mut woken = std::mem::take(&mut st.woken);
     while let Some((io, picked_ns)) = st.replies.pop_front() {
         if measuring {
@@ -81,12 +102,16 @@ fn lsilogic_isr_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Sche
             st.counters.reply_wait_ns += now - picked_ns;
         }
         st.threads[io.owner as usize].done.push_back(io);
-        if !woken.contains(&io.owner) {
+        if windows || !woken.contains(&io.owner) {
             woken.push(io.owner);
         }
     }
     for &t in &woken {
-        storage_thread_wake(m, k, sched, t);
+        if windows {
+            nt_completion_apc(m, k, sched, gc, t);
+        } else {
+            storage_thread_wake(m, k, sched, t);
+        }
     }
     woken.clear();
     m.storage().woken = woken;
@@ -118,3 +143,85 @@ pub(crate) fn guest_tick<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut 
     sched.at(sched.now() + 1_000_000_000 / hz, M::Ev::from(StorageEv::GuestTick));
 }
 
+
+/// Windows Server 2003's completion of an I/O of thread `t`, in the DPC on
+/// guest CPU `gc` (`storage.guest_dispatcher = "windows-2003"`):
+/// `IopfCompleteRequest` queues a special kernel APC to the thread that
+/// issued it (`KeInsertQueueApc`; the APC then posts to the completion
+/// port in the thread's context). A thread waiting at passive level, as
+/// Iometer's worker in `GetQueuedCompletionStatus`, is unwaited and
+/// readied where `KiDeferredReadyThread` puts it, with an IPI if that
+/// processor halted or must preempt; a thread running on another
+/// processor gets an APC interrupt (`KiRequestApcInterrupt`: an IPI); a
+/// thread that is ready, or runs here, takes the APC when it runs (Windows
+/// Research Kernel 1.2, `io/iomgr/iosubs.c`, `ke/apcsup.c`,
+/// `ke/thredsup.c`; docs/notes/vic-guest-interrupts-sources.md §8).
+fn nt_completion_apc<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32, t: ThreadId) {
+    let core = k.threads[t as usize].core;
+    if k.threads[t as usize].phase == Phase::Sleeping {
+        let st = m.storage();
+        if st.ready_on_ipi.iter().any(|r| r.contains(&t)) {
+            // Readied already, for a processor whose IPI is on its way.
+            return;
+        }
+        let (ideal, cpus) = (k.cfg.storage.worker_vcpu, k.cfg.vcpus());
+        let states: Vec<NtCpu> = (0..cpus).map(|c| nt_cpu_state(m, k, c)).collect();
+        let d = nt_ready_thread(ideal, core, gc, cpus, |c| states[c as usize]);
+        if d.cpu != core {
+            k.threads[t as usize].core = d.cpu;
+            k.migrations += 1;
+        }
+        if d.ipi {
+            m.storage().ready_on_ipi[d.cpu as usize].push(t);
+            nt_send_ipi(m, k, sched, gc, d.cpu);
+        } else {
+            storage_thread_wake(m, k, sched, t);
+        }
+    } else if core != gc && k.cores[core as usize].current_thread == Some(t) {
+        nt_send_ipi(m, k, sched, gc, core);
+    }
+}
+
+/// What guest CPU `c` is doing, as Windows' dispatcher sees it when it
+/// readies Iometer's worker: idle (no thread, nothing readied for it),
+/// halted if its vCPU is out of guest mode then; else running a thread
+/// of lower priority (a background thread at idle priority) or not.
+fn nt_cpu_state<M: StorageHost>(m: &mut M, k: &Kernel, c: u32) -> NtCpu {
+    let core = &k.cores[c as usize];
+    let st = m.storage();
+    if core.current_thread.is_none() && core.runqueue.is_empty() && st.ready_on_ipi[c as usize].is_empty() {
+        return if core.frozen { NtCpu::IdleHalted } else { NtCpu::Idle };
+    }
+    match core.current_thread {
+        Some(r) if matches!(st.threads[r as usize].phase, StoragePhase::Spin | StoragePhase::InSpin) => NtCpu::BusyLower,
+        _ => NtCpu::Busy,
+    }
+}
+
+/// Guest CPU `from` sends an IPI to guest CPU `to`: its write of the
+/// interrupt command register traps to the VMM, which injects the IPI
+/// into `to`'s vCPU; one already pending there takes this one with it.
+fn nt_send_ipi<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, from: u32, to: u32) {
+    let st = m.storage();
+    if std::mem::replace(&mut st.ipi_pending[to as usize], true) {
+        return;
+    }
+    let vcpu = k.cores[from as usize].vcpu.expect("a guest core has a vCPU");
+    m.in_kernel(k, HOST, |k, m| {
+        let core = k.thread_core(vcpu);
+        k.raise_irq(m, sched, core, IrqSrc::GuestIpiSend(to));
+    });
+}
+
+/// Guest CPU `c`'s handler of an IPI ended: the threads readied for it run.
+fn nt_ipi_taken<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, c: u32) {
+    if m.run().measuring {
+        m.storage().counters.guest_ipis += 1;
+    }
+    let mut ready = std::mem::take(&mut m.storage().ready_on_ipi[c as usize]);
+    for &t in &ready {
+        storage_thread_wake(m, k, sched, t);
+    }
+    ready.clear();
+    m.storage().ready_on_ipi[c as usize] = ready;
+}

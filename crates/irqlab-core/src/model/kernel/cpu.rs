@@ -88,6 +88,13 @@ pub enum IrqSrc {
     Scsi,
     /// Guest: its clock's periodic interrupt (the storage guest's).
     GuestTimer,
+    /// Host: the storage guest's write of its local APIC's interrupt
+    /// command register, trapped on the sending vCPU's core, to interrupt
+    /// guest CPU `c` (`devices/lsilogic.rs`).
+    GuestIpiSend(u32),
+    /// Guest: an inter-processor interrupt from another CPU of the storage
+    /// guest, on guest CPU `c`.
+    GuestIpi(u32),
 }
 
 /// What a thread segment is, so completion knows whether the thread's
