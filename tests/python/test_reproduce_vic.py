@@ -252,7 +252,7 @@ def test_irqlab_run_shows_the_storage_path():
     assert proc.returncode == 0, proc.stderr
     lines = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
     assert "IOPS" in lines["throughput"] and "MB/s" in lines["throughput"]
-    for label in ("commands in flight", "cycles/io", "guest irqs/s", "vmkernel ipis/s", "vcpu halted", "vic"):
+    for label in ("commands in flight", "cycles/io", "guest irqs/s", "guest ipis/s", "vmkernel ipis/s", "vcpu halted", "vic"):
         assert label in lines, (label, proc.stdout)
     assert "mean R" in lines["vic"]
     # No network device: none of the NIC's rows.

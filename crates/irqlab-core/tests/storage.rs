@@ -124,7 +124,7 @@ fn without_vic_every_completion_raises_the_line_unless_it_is_already_up() {
     // Every post is either an IPI, a wake-up or found the VMM out of guest
     // mode; nothing is deferred.
     assert_eq!(st.ipis_deferred_per_s, 0.0);
-    assert!(st.ipis_per_s > 0.0);
+    assert!(st.ipis_per_s + st.vm_wakeups_per_s > 0.5 * st.iops, "{} IPIs, {} wake-ups", st.ipis_per_s, st.vm_wakeups_per_s);
 }
 
 #[test]

@@ -340,7 +340,8 @@ def v10_idle_gain(t: Table, *, claim: str) -> ShapeCheck:
     lo, hi = PAPER_IDLE_GAIN_PT * (1 - CELL_TOLERANCE), PAPER_IDLE_GAIN_PT * (1 + CELL_TOLERANCE)
     return ShapeCheck(claim, lo <= gain <= hi,
                       f"simulated {gain:.1f} points of a core (8 KB, OIO 64; 6.4 within {CELL_TOLERANCE:.0%}: "
-                      f"{lo:.1f} to {hi:.1f}); halted {t[(KB8, 64, False)].vcpu_halt_pct:.1f} % without vIC (paper 65.0 %)",
+                      f"{lo:.1f} to {hi:.1f}); halted {t[(KB8, 64, False)].vcpu_halt_pct:.1f} % without vIC (paper 65.0 %, "
+                      "a target of the fit; the gain is predicted)",
                       id="V10")
 
 

@@ -66,7 +66,7 @@ pub(crate) fn storage_irq_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched:
         // The VMM has control now; it looks at the completion queue
         // when the vCPU enters guest mode again (`vmm.rs`).
         IrqSrc::ScsiAck => {}
-        IrqSrc::Hba => hba_handler_done(m, k, sched),
+        IrqSrc::Hba => hba_handler_done(m, k, sched, core),
         IrqSrc::Scsi => lsilogic_isr_done(m, k, sched, core),
         IrqSrc::GuestTimer => {
             if m.run().measuring {

@@ -11,7 +11,13 @@
 //!
 //! The HBA raises one interrupt for the completions in its response queue
 //! that no handler has yet taken: completions that arrive while the
-//! interrupt waits join it, later ones raise another.
+//! interrupt waits, or while its handler walks the queue, join it; later
+//! ones raise another. The handler completes one command at a time, each
+//! through the storage stack to the VM's completion queue and the VMM's
+//! notification, as the driver's ISR walks its response ring and calls
+//! each command's completion in turn (Linux's qla2xxx,
+//! `qla24xx_process_response_queue`, from which ESX's driver of the time
+//! came): a completion reaches the VM as soon as its own processing ends.
 
 use crate::model::workloads::storage::StorageEv;
 use crate::engine::Scheduler;
@@ -39,7 +45,7 @@ pub(crate) fn hba_complete<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mu
     let st = m.storage();
     let io = st.in_array.pop_front().expect("an I/O at the array");
     st.hba_response.push_back(io);
-    if st.hba_irq_raised {
+    if st.hba_irq_raised || st.hba_draining {
         return;
     }
     st.hba_irq_raised = true;
@@ -50,20 +56,33 @@ pub(crate) fn hba_complete<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mu
     m.in_kernel(k, HOST, |k, m| k.raise_irq(m, sched, core, IrqSrc::Hba));
 }
 
-/// The HBA's handler starts: it takes the response queue; its cycles.
+/// The HBA's handler takes the next completion of its response queue:
+/// its cycles (the interrupt's entry and exit with the first).
 pub(crate) fn hba_handler_start<M: StorageHost>(m: &mut M) -> u64 {
     let s = &m.cfg().storage;
     let (irq, per) = (s.hba_irq_cycles, s.vmk_complete_cycles);
     let st = m.storage();
-    st.hba_irq_raised = false;
-    let n = st.hba_response.len() as u64;
-    let taken = std::mem::take(&mut st.hba_response);
-    st.in_handler.extend(taken);
-    irq + n * per
+    let entry = if std::mem::take(&mut st.hba_irq_raised) { irq } else { 0 };
+    st.hba_draining = true;
+    let io = st.hba_response.pop_front().expect("a completion in the HBA's response queue");
+    st.in_handler.push_back(io);
+    entry + per
 }
 
-/// The handler posted its completions to the VM's queue: notify the VMM.
-pub(crate) fn hba_handler_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
+/// The handler posted a completion to the VM's queue: notify the VMM,
+/// then go on with the next in the response queue, if any.
+pub(crate) fn hba_handler_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, core: u32) {
+    hba_post(m, k, sched);
+    let st = m.storage();
+    if st.hba_response.is_empty() {
+        st.hba_draining = false;
+    } else {
+        m.in_kernel(k, HOST, |k, m| k.raise_irq(m, sched, core, IrqSrc::Hba));
+    }
+}
+
+/// The completion the handler processed is in the VM's queue: notify the VMM.
+fn hba_post<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>) {
     let now = sched.now();
     let measuring = m.run().measuring;
     let st = m.storage();

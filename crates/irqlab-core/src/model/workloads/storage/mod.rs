@@ -148,6 +148,9 @@ pub struct Storage {
     /// interrupt is raised and not yet taken by a handler.
     pub hba_response: VecDeque<Io>,
     pub hba_irq_raised: bool,
+    /// The HBA's handler is walking the response queue (a completion that
+    /// arrives now joins it).
+    pub hba_draining: bool,
     /// Taken by the handler running now.
     pub in_handler: VecDeque<Io>,
     /// The VM's completion queue in the area it shares with the VMkernel.
@@ -199,6 +202,7 @@ impl Storage {
             in_array: VecDeque::with_capacity(s.oio as usize),
             hba_response: VecDeque::new(),
             hba_irq_raised: false,
+            hba_draining: false,
             in_handler: VecDeque::new(),
             posted: VecDeque::new(),
             replies: VecDeque::new(),
