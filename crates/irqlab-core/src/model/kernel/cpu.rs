@@ -97,6 +97,21 @@ pub enum IrqSrc {
     GuestIpi(u32),
 }
 
+/// The storage path's interrupt sources (`devices/lsilogic.rs` handles
+/// them), as a pattern.
+macro_rules! storage_irq_src {
+    () => {
+        IrqSrc::ScsiIssue
+            | IrqSrc::ScsiAck
+            | IrqSrc::Hba
+            | IrqSrc::Scsi
+            | IrqSrc::GuestTimer
+            | IrqSrc::GuestIpiSend(_)
+            | IrqSrc::GuestIpi(_)
+    };
+}
+pub(crate) use storage_irq_src;
+
 /// What a thread segment is, so completion knows whether the thread's
 /// program advances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

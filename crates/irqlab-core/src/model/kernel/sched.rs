@@ -125,15 +125,7 @@ impl Kernel {
                     IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
                     IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
                     IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_irq_cycles(self, src),
-                    IrqSrc::ScsiIssue
-                    | IrqSrc::ScsiAck
-                    | IrqSrc::Hba
-                    | IrqSrc::Scsi
-                    | IrqSrc::GuestTimer
-                    | IrqSrc::GuestIpiSend(_)
-                    | IrqSrc::GuestIpi(_) => {
-                        m.storage_irq_cycles(src)
-                    }
+                    crate::model::kernel::cpu::storage_irq_src!() => m.storage_irq_cycles(src),
                     IrqSrc::Component(id) => m.component_irq_cycles(id),
                 };
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
@@ -428,15 +420,7 @@ impl Kernel {
             IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_hardirq_done(self, _sched, src),
             IrqSrc::RpsIpi => self.rps_ipi_handled(m, _sched, core),
             IrqSrc::NapiThreadIpi => self.cores[core as usize].napi_thread_wake(),
-            IrqSrc::ScsiIssue
-                    | IrqSrc::ScsiAck
-                    | IrqSrc::Hba
-                    | IrqSrc::Scsi
-                    | IrqSrc::GuestTimer
-                    | IrqSrc::GuestIpiSend(_)
-                    | IrqSrc::GuestIpi(_) => {
-                m.storage_irq_done(self, _sched, core, src)
-            }
+            crate::model::kernel::cpu::storage_irq_src!() => m.storage_irq_done(self, _sched, core, src),
             IrqSrc::Component(id) => m.component_irq_done(self, _sched, core, id),
             IrqSrc::NapiTimer(n) => {
                 if m.run().measuring {
