@@ -143,7 +143,6 @@ pub(crate) fn guest_tick<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut 
     sched.at(sched.now() + 1_000_000_000 / hz, M::Ev::from(StorageEv::GuestTick));
 }
 
-
 /// Windows Server 2003's completion of an I/O of thread `t`, in the DPC on
 /// guest CPU `gc` (`storage.guest_dispatcher = "windows-2003"`):
 /// `IopfCompleteRequest` queues a special kernel APC to the thread that
@@ -165,8 +164,7 @@ fn nt_completion_apc<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Sche
             return;
         }
         let (ideal, cpus) = (k.cfg.storage.worker_vcpu, k.cfg.vcpus());
-        let states: Vec<NtCpu> = (0..cpus).map(|c| nt_cpu_state(m, k, c)).collect();
-        let d = nt_ready_thread(ideal, core, gc, cpus, |c| states[c as usize]);
+        let d = nt_ready_thread(ideal, core, gc, cpus, |c| nt_cpu_state(st, k, c));
         if d.cpu != core {
             k.threads[t as usize].core = d.cpu;
             k.migrations += 1;
@@ -186,9 +184,8 @@ fn nt_completion_apc<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Sche
 /// readies Iometer's worker: idle (no thread, nothing readied for it),
 /// halted if its vCPU is out of guest mode then; else running a thread
 /// of lower priority (a background thread at idle priority) or not.
-fn nt_cpu_state<M: StorageHost>(m: &mut M, k: &Kernel, c: u32) -> NtCpu {
+fn nt_cpu_state(st: &crate::model::workloads::storage::Storage, k: &Kernel, c: u32) -> NtCpu {
     let core = &k.cores[c as usize];
-    let st = m.storage();
     if core.current_thread.is_none() && core.runqueue.is_empty() && st.ready_on_ipi[c as usize].is_empty() {
         return if core.frozen { NtCpu::IdleHalted } else { NtCpu::Idle };
     }
