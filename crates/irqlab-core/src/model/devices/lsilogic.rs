@@ -22,11 +22,8 @@ use crate::model::vm::vmkernel::hba_handler_done;
 use crate::model::vm::vmkernel::hba_handler_start;
 use crate::model::workloads::storage::iometer::storage_thread_wake;
 use crate::model::vm::vmkernel::vscsi_issue;
-use crate::model::kernel::app::Phase;
-use crate::model::kernel::cpu::ThreadId;
-use crate::model::workloads::storage::StoragePhase;
+use crate::model::workloads::storage::windows::{nt_completion_apc, nt_ipi_taken};
 use crate::scenario::GuestDispatcher;
-use irqlab_policy::sched::nt_ready::{nt_ready_thread, NtCpu};
 
 /// Cycles of a storage interrupt source, on the active kernel: the
 /// host's traps and HBA interrupt, the guest's ISR and clock.
@@ -141,84 +138,4 @@ pub(crate) fn guest_tick<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut 
         }
     });
     sched.at(sched.now() + 1_000_000_000 / hz, M::Ev::from(StorageEv::GuestTick));
-}
-
-/// Windows Server 2003's completion of an I/O of thread `t`, in the DPC on
-/// guest CPU `gc` (`storage.guest_dispatcher = "windows-2003"`):
-/// `IopfCompleteRequest` queues a special kernel APC to the thread that
-/// issued it (`KeInsertQueueApc`; the APC then posts to the completion
-/// port in the thread's context). A thread waiting at passive level, as
-/// Iometer's worker in `GetQueuedCompletionStatus`, is unwaited and
-/// readied where `KiDeferredReadyThread` puts it, with an IPI if that
-/// processor halted or must preempt; a thread running on another
-/// processor gets an APC interrupt (`KiRequestApcInterrupt`: an IPI); a
-/// thread that is ready, or runs here, takes the APC when it runs (Windows
-/// Research Kernel 1.2, `io/iomgr/iosubs.c`, `ke/apcsup.c`,
-/// `ke/thredsup.c`; docs/notes/vic-guest-interrupts-sources.md §8).
-fn nt_completion_apc<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, gc: u32, t: ThreadId) {
-    let core = k.threads[t as usize].core;
-    if k.threads[t as usize].phase == Phase::Sleeping {
-        let st = m.storage();
-        if st.ready_on_ipi.iter().any(|r| r.contains(&t)) {
-            // Readied already, for a processor whose IPI is on its way.
-            return;
-        }
-        let (ideal, cpus) = (k.cfg.storage.worker_vcpu, k.cfg.vcpus());
-        let d = nt_ready_thread(ideal, core, gc, cpus, |c| nt_cpu_state(st, k, c));
-        if d.cpu != core {
-            k.threads[t as usize].core = d.cpu;
-            k.migrations += 1;
-        }
-        if d.ipi {
-            m.storage().ready_on_ipi[d.cpu as usize].push(t);
-            nt_send_ipi(m, k, sched, gc, d.cpu);
-        } else {
-            storage_thread_wake(m, k, sched, t);
-        }
-    } else if core != gc && k.cores[core as usize].current_thread == Some(t) {
-        nt_send_ipi(m, k, sched, gc, core);
-    }
-}
-
-/// What guest CPU `c` is doing, as Windows' dispatcher sees it when it
-/// readies Iometer's worker: idle (no thread, nothing readied for it),
-/// halted if its vCPU is out of guest mode then; else running a thread
-/// of lower priority (a background thread at idle priority) or not.
-fn nt_cpu_state(st: &crate::model::workloads::storage::Storage, k: &Kernel, c: u32) -> NtCpu {
-    let core = &k.cores[c as usize];
-    if core.current_thread.is_none() && core.runqueue.is_empty() && st.ready_on_ipi[c as usize].is_empty() {
-        return if core.frozen { NtCpu::IdleHalted } else { NtCpu::Idle };
-    }
-    match core.current_thread {
-        Some(r) if matches!(st.threads[r as usize].phase, StoragePhase::Spin | StoragePhase::InSpin) => NtCpu::BusyLower,
-        _ => NtCpu::Busy,
-    }
-}
-
-/// Guest CPU `from` sends an IPI to guest CPU `to`: its write of the
-/// interrupt command register traps to the VMM, which injects the IPI
-/// into `to`'s vCPU; one already pending there takes this one with it.
-fn nt_send_ipi<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, from: u32, to: u32) {
-    let st = m.storage();
-    if std::mem::replace(&mut st.ipi_pending[to as usize], true) {
-        return;
-    }
-    let vcpu = k.cores[from as usize].vcpu.expect("a guest core has a vCPU");
-    m.in_kernel(k, HOST, |k, m| {
-        let core = k.thread_core(vcpu);
-        k.raise_irq(m, sched, core, IrqSrc::GuestIpiSend(to));
-    });
-}
-
-/// Guest CPU `c`'s handler of an IPI ended: the threads readied for it run.
-fn nt_ipi_taken<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, c: u32) {
-    if m.run().measuring {
-        m.storage().counters.guest_ipis += 1;
-    }
-    let mut ready = std::mem::take(&mut m.storage().ready_on_ipi[c as usize]);
-    for &t in &ready {
-        storage_thread_wake(m, k, sched, t);
-    }
-    ready.clear();
-    m.storage().ready_on_ipi[c as usize] = ready;
 }

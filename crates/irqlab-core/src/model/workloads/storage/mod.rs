@@ -24,7 +24,10 @@
 //! - [`background`]: a CPU-bound guest load at idle priority beside the
 //!   I/O (§4.5's Hyper Pi);
 //! - [`oltp`]: a TPC-C-like load instead of Iometer (§4.4): users that
-//!   compute and read, and a checkpoint writer's bursts.
+//!   compute and read, and a checkpoint writer's bursts;
+//! - [`windows`]: Windows Server 2003's completion of an I/O and readying
+//!   of the thread waiting for it, with its IPIs, under
+//!   `storage.guest_dispatcher = "windows-2003"`.
 //!
 //! Completions stay in issue order from the HBA on (first-come
 //! first-served stations); each carries its issue time and the guest
@@ -33,6 +36,7 @@
 pub mod background;
 pub mod iometer;
 pub mod oltp;
+pub mod windows;
 
 use crate::engine::{Nanos, RngStreams, StreamRng};
 use crate::model::kernel::host::Host;
