@@ -22,7 +22,7 @@ use crate::model::vm::vmkernel::hba_handler_done;
 use crate::model::vm::vmkernel::hba_handler_start;
 use crate::model::workloads::storage::iometer::storage_thread_wake;
 use crate::model::vm::vmkernel::vscsi_issue;
-use crate::model::workloads::storage::windows::{nt_completion_apc, nt_ipi_taken};
+use crate::model::workloads::storage::windows::{nt_completion_apc, nt_ipi_cycles, nt_ipi_done};
 use crate::scenario::GuestDispatcher;
 
 /// Cycles of a storage interrupt source, on the active kernel: the
@@ -43,15 +43,7 @@ pub(crate) fn storage_irq_cycles<M: StorageHost>(m: &mut M, src: IrqSrc) -> u64 
         IrqSrc::Hba => hba_handler_start(m),
         IrqSrc::Scsi => s.guest_isr_cycles,
         IrqSrc::GuestTimer => m.cfg().costs.timer_irq_cycles,
-        // The VMM's emulation of the interrupt command register's write
-        // and its notification of the target vCPU, as the host's IPI to a
-        // vCPU costs (`vm.ipi_cycles`, an estimate).
-        IrqSrc::GuestIpiSend(_) => m.cfg().vm.ipi_cycles,
-        IrqSrc::GuestIpi(c) => {
-            // Accepted: the local APIC takes another from now on.
-            m.storage().ipi_pending[c as usize] = false;
-            m.cfg().costs.ipi_irq_cycles
-        }
+        IrqSrc::GuestIpiSend(_) | IrqSrc::GuestIpi(_) => nt_ipi_cycles(m, src),
         _ => unreachable!("not a storage interrupt source"),
     }
 }
@@ -70,11 +62,7 @@ pub(crate) fn storage_irq_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched:
                 m.storage().counters.guest_irqs += 1;
             }
         }
-        IrqSrc::GuestIpiSend(target) => {
-            let guest = m.storage().guest;
-            crate::model::vm::kvm::kvm_inject(m, k, sched, guest, target, IrqSrc::GuestIpi(target));
-        }
-        IrqSrc::GuestIpi(c) => nt_ipi_taken(m, k, sched, c),
+        IrqSrc::GuestIpiSend(_) | IrqSrc::GuestIpi(_) => nt_ipi_done(m, k, sched, src),
         _ => unreachable!("not a storage interrupt source"),
     }
 }

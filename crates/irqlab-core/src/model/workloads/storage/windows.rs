@@ -83,15 +83,41 @@ fn nt_send_ipi<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<
     });
 }
 
-/// Guest CPU `c`'s handler of an IPI ended: the threads readied for it run.
-pub(crate) fn nt_ipi_taken<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, c: u32) {
-    if m.run().measuring {
-        m.storage().counters.guest_ipis += 1;
+/// Cycles of an IPI's two halves: the sender's trap, the VMM's emulation
+/// of the interrupt command register's write and its notification of the
+/// target vCPU, as the host's IPI to a vCPU costs (`vm.ipi_cycles`, an
+/// estimate); the target's handler (`costs.ipi_irq_cycles`), whose start
+/// is the local APIC's acceptance: another IPI may be sent from then on.
+pub(crate) fn nt_ipi_cycles<M: StorageHost>(m: &mut M, src: IrqSrc) -> u64 {
+    match src {
+        IrqSrc::GuestIpiSend(_) => m.cfg().vm.ipi_cycles,
+        IrqSrc::GuestIpi(c) => {
+            m.storage().ipi_pending[c as usize] = false;
+            m.cfg().costs.ipi_irq_cycles
+        }
+        _ => unreachable!("not a guest IPI"),
     }
-    let mut ready = std::mem::take(&mut m.storage().ready_on_ipi[c as usize]);
-    for &t in &ready {
-        storage_thread_wake(m, k, sched, t);
+}
+
+/// An IPI's half ended: the sender's trap injects the IPI into the target
+/// vCPU; the target's handler runs the threads readied for it.
+pub(crate) fn nt_ipi_done<M: StorageHost>(m: &mut M, k: &mut Kernel, sched: &mut Scheduler<M::Ev>, src: IrqSrc) {
+    match src {
+        IrqSrc::GuestIpiSend(target) => {
+            let guest = m.storage().guest;
+            crate::model::vm::kvm::kvm_inject(m, k, sched, guest, target, IrqSrc::GuestIpi(target));
+        }
+        IrqSrc::GuestIpi(c) => {
+            if m.run().measuring {
+                m.storage().counters.guest_ipis += 1;
+            }
+            let mut ready = std::mem::take(&mut m.storage().ready_on_ipi[c as usize]);
+            for &t in &ready {
+                storage_thread_wake(m, k, sched, t);
+            }
+            ready.clear();
+            m.storage().ready_on_ipi[c as usize] = ready;
+        }
+        _ => unreachable!("not a guest IPI"),
     }
-    ready.clear();
-    m.storage().ready_on_ipi[c as usize] = ready;
 }
