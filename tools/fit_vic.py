@@ -100,6 +100,12 @@ def objective(binary: str, p: dict) -> tuple[float, dict]:
     return err, sims
 
 
+def around(centre: dict, step: dict, points: int) -> dict:
+    """Each parameter's values: ``points`` steps centred on ``centre``, those above 0."""
+    half = points // 2
+    return {k: [centre[k] + step[k] * j for j in range(-half, half + 1) if centre[k] + step[k] * j > 0] for k in RANGES}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", required=True, help="the example runner binary")
@@ -116,16 +122,15 @@ def main() -> int:
     ap.add_argument("--centre", metavar="SCALE,VMK,SERVICE,LATENCY",
                     help="start from this point with a quarter of the default ranges' steps instead of the ranges")
     a = ap.parse_args()
-    EXTRA.extend(a.set)
-    if not 1 <= a.seeds <= 10 or not 0.1 <= a.duration <= 2 or not 0.1 <= a.warmup <= 2:
-        print("fit_vic: --seeds must be 1-10, --duration and --warmup 0.1-2", file=sys.stderr)
+    if not (1 <= a.rounds <= 6 and 3 <= a.points <= 9 and 1 <= a.jobs <= 64 and 1 <= a.seeds <= 10
+            and 0.1 <= a.duration <= 2 and 0.1 <= a.warmup <= 2):
+        print("fit_vic: --rounds must be 1-6, --points 3-9, --jobs 1-64, --seeds 1-10, --duration and --warmup 0.1-2",
+              file=sys.stderr)
         return 2
+    EXTRA.extend(a.set)
     RUN.update(seeds=a.seeds, duration_s=a.duration, warmup_s=a.warmup)
     global WITH_HALT
     WITH_HALT = a.halt
-    if not 1 <= a.rounds <= 6 or not 3 <= a.points <= 9 or not 1 <= a.jobs <= 64:
-        print("fit_vic: --rounds must be 1-6, --points 3-9 and --jobs 1-64", file=sys.stderr)
-        return 2
     # Round 1 spans RANGES; each later round is --points values centred on
     # the best so far, at half the previous step (values at or below 0
     # left out).
@@ -138,8 +143,7 @@ def main() -> int:
             print("fit_vic: --centre takes four numbers: scale, vmk, service and latency", file=sys.stderr)
             return 2
         step = {k: v / 4 for k, v in step.items()}
-        half = a.points // 2
-        axes = {k: [centre[k] + step[k] * j for j in range(-half, half + 1) if centre[k] + step[k] * j > 0] for k in RANGES}
+        axes = around(centre, step, a.points)
     best = None
     for r in range(a.rounds):
         grid = [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
@@ -150,10 +154,8 @@ def main() -> int:
             best = (err, sims, p)
         print(f"round {r + 1}: {len(grid)} points, best objective {err:.4f} at "
               + ", ".join(f"{k} {v:.4g}" for k, v in p.items()), flush=True)
-        c = best[2]
         step = {k: v / 2 for k, v in step.items()}
-        half = a.points // 2
-        axes = {k: [c[k] + step[k] * j for j in range(-half, half + 1) if c[k] + step[k] * j > 0] for k in RANGES}
+        axes = around(best[2], step, a.points)
     err, sims, p = best
     halt = sims.pop("halt", None)
     rms = (err / (9 if halt is not None else 8)) ** 0.5
@@ -164,7 +166,7 @@ def main() -> int:
               f"cycles/IO {cyc / 1e3:.1f}K / {pc / 1e3:.1f}K ({100 * (cyc / pc - 1):+.0f} %)")
     if halt is not None:
         print(f"  Table 6 (8 KB, OIO 64): vCPUs halted {halt:.1f} % / {TABLE_6_HALT_PCT} %")
-    print("constants: " + " ".join(overrides(p)[:-4]))
+    print("constants: " + " ".join(overrides(p)[:-3]))
     return 0
 
 

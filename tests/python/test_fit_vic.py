@@ -68,3 +68,15 @@ def test_bad_flags_exit_2_with_one_sentence(tmp_path, flags):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("fit_vic:") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_fit_prints_every_constant_it_chose(tmp_path):
+    proc = subprocess.run([sys.executable, str(TOOL), "--run", fake(tmp_path, 1.0), "--rounds", "1", "--points", "3",
+                           "--jobs", "2", "--centre", "0.5,40000,20000,180000"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    constants = proc.stdout.splitlines()[-1]
+    assert constants.startswith("constants: ")
+    for key in ("storage.vmk_complete_cycles=", "storage.array_service_ns=", "storage.array_latency_ns=",
+                "storage.guest_issue_cycles="):
+        assert key in constants, constants
+    assert "best: objective 0.0000, RMS error 0.0 %" in proc.stdout
