@@ -3,7 +3,7 @@
 #   make demo    set up, then reproduce the thesis's Tables 4.1-4.5 and Figures 4.1-4.5 (irqlab-out/report.html),
 #                the IRQ-suspension cover letter's twelve cases on an EPYC (irqlab-out/cover-letter/), the ITR paper's Figures 3, 5, 7 and 8 (irqlab-out/itr/report.html), the IAPS paper's
 #                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
-#                paper's Figures I-IV (irqlab-out/sriov/)
+#                paper's Figures I-IV (irqlab-out/sriov/); it ends with the index over them (irqlab-out/index.html)
 #   make test    set up, then run every test (cargo test, then pytest)
 #   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], the speed guard, cargo bench
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
@@ -85,6 +85,7 @@ demo: setup
 	$(BIN)/irqlab reproduce iaps --out irqlab-out/iaps
 	$(BIN)/irqlab reproduce vic --out irqlab-out/vic
 	$(BIN)/irqlab reproduce sriov --out irqlab-out/sriov
+	$(BIN)/irqlab reproduce index --out irqlab-out
 
 # Both suites run even if the first fails; the target fails if either did.
 test: setup

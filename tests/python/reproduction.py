@@ -60,6 +60,8 @@ def end_to_end(paper: Paper, out: Path, *flags: str) -> dict:
         assert c["claim"] == declared[c["id"]].words, c["id"]
         if paper.explain is not None:
             assert isinstance(c["why"], str) and (c["why"] == "" or not c["holds"])
+    whys = [c["why"] for c in report["checks"] if c.get("why")]
+    assert len(whys) == len(set(whys)), "two claims' diagnoses are word for word the same"
     if paper.notes:
         assert "prediction" in report["fitted"]
     for t in paper.tables:

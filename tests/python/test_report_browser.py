@@ -14,11 +14,11 @@ chromium-driver (tools/system-packages.sh), and .ci/run fails without them.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from chromium import chromium
 from conftest import HERE, REPO
 from irqlab.scenario import Scenario
 from irqlab.study import Axis, build_study, sweep
@@ -58,27 +58,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def browser(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium is None or chromedriver is None:
-        missing = " and ".join(n for n, p in (("chromium", chromium), ("chromedriver", chromedriver)) if p is None)
-        pytest.skip(f"{missing} not on PATH (Debian packages chromium and chromium-driver: make setup as root installs "
-                    "them); the report is not checked in a browser")
-    # Selenium must never fetch a driver or a browser.
-    monkeypatch.setenv("SE_OFFLINE", "true")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-    try:
-        driver.set_page_load_timeout(30)
-        yield driver
-    finally:
-        driver.quit()
+    yield from chromium(monkeypatch)
 
 
 def test_report_renders_in_chromium(report: Path, browser) -> None:  # type: ignore[no-untyped-def]

@@ -185,5 +185,5 @@ def test_the_html_tables_format_each_column_by_what_it_holds():
 
     html = cover_letter.html_table([{"case": "base", "qps": 612734.4, "ratio": 1.0, "user": 21.526,
                                      "cpu_pct": 41.0, "letter_ipc": math.nan}])
-    for cell in ("<td>base</td>", "<td>612,734</td>", "<td>1.000</td>", "<td>21.5</td>", "<td>41.0</td>", "<td>—</td>"):
+    for cell in ('<td class="text">base</td>', "<td>612,734</td>", "<td>1.000</td>", "<td>21.5</td>", "<td>41.0</td>", "<td>—</td>"):
         assert cell in html, cell

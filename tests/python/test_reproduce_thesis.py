@@ -108,7 +108,7 @@ def test_cli_writes_table_and_plots(tmp_path):
     assert "a judgement" in proc.stdout
     assert html.count(title.replace("&", "&amp;")) == 2  # the contents and the heading
     for c in CAI_KARSTEN:
-        assert f"<td>{c.profile}</td>" in html and f"<td>{c.qps:,}</td>" in html
+        assert f'<td class="text">{c.profile}</td>' in html and f"<td>{c.qps:,}</td>" in html
     assert "Study cai-karsten" in html
     assert title in (out / "report.md").read_text()
     # The leave-one-out predictions, after Table 4.1 and before Cai & Karsten.

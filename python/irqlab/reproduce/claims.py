@@ -53,11 +53,17 @@ def claims_section(title: str, checks: list[ShapeCheck], intro: str, notes, why:
     )
 
 
-def frame_html(rows: list[dict[str, object]], float_format: str = "{:,.1f}") -> str:
-    """Rows as an HTML table (NaN as a dash)."""
-    import pandas as pd
+def frame_html(rows: list[dict[str, object]], float_format: str = "") -> str:
+    """Rows as an HTML table (:func:`irqlab.htmltable.table_html`: headers
+    with units, one number format per column, NaN as a dash);
+    ``float_format`` (``"{:,.1f}"``) instead for every numeric column."""
+    from irqlab.htmltable import table_html
 
-    return pd.DataFrame(rows).to_html(index=False, escape=True, float_format=float_format.format, na_rep="—", border=0)
+    if not float_format or not rows:
+        return table_html(rows)
+    numeric = [k for k in rows[0] if isinstance(rows[0][k], float)]
+    fmt = {k: (lambda v: "\u2014" if v is None or v != v else float_format.format(v)) for k in numeric}
+    return table_html(rows, formats=fmt)
 
 
 def _mark(c: ShapeCheck) -> str:

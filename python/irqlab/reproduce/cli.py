@@ -159,6 +159,30 @@ def add_reproduce_parser(commands: "argparse._SubParsersAction[argparse.Argument
         duration="simulated seconds per run (default: the studies', 0.1)",
         seeds="seeds per point (default: the studies', 1)",
     )
+    _index_parser(papers)
+
+
+def _index_parser(papers) -> None:
+    """``irqlab reproduce index``: the page over every paper's reproduction."""
+    p = papers.add_parser(
+        "index",
+        help="write the index page over the papers reproduced in a directory (irqlab-out/index.html)",
+        description=(
+            "Write DIR/index.html over the reproductions under DIR (the thesis's in DIR, the others' in "
+            "DIR/<paper>): per paper how many claims hold as predictions, as fits and by construction, its "
+            "headline figure and a link to its report; print one line per paper and the index's path. Runs "
+            "nothing: it reads what the reproductions wrote."
+        ),
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", metavar="DIR", default="irqlab-out", help="the reproductions' directory (default irqlab-out/)")
+
+    def handle(args: argparse.Namespace) -> int:
+        from irqlab.reproduce.index import command
+
+        return command(args)
+
+    p.set_defaults(handler=handle)
 
 
 def _paper_parser(papers, name: str, help: str, description: str, *, scenario: str, duration: str,

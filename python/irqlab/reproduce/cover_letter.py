@@ -29,7 +29,6 @@ from typing import Optional
 
 from irqlab.reproduce import cover_letter_checks as C
 from irqlab.reproduce.claim import ShapeCheck
-from irqlab.reproduce.claims import frame_html as _frame_html
 from irqlab.reproduce.flags import duration_option
 from irqlab.reproduce.paper import Paper, Table
 from irqlab.reproduce.result import StudiesResult
@@ -324,7 +323,12 @@ def _html_cell(key: str, v: object) -> object:
 
 
 def html_table(rows: list[dict[str, object]]) -> str:
-    return _frame_html([{k: _html_cell(k, v) for k, v in row.items()} for row in rows])
+    """Rows as a report table (:func:`irqlab.htmltable.table_html`), each
+    number formatted by what its column holds (:func:`_html_cell`)."""
+    from irqlab.htmltable import table_html
+
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    return table_html(rows, keys, formats={k: (lambda k: lambda v: str(_html_cell(k, v)))(k) for k in keys})
 
 
 #: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).

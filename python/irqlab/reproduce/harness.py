@@ -253,10 +253,17 @@ def write_html(paper: Paper, r, checks: list[ShapeCheck], out: Path, figures: li
     from irqlab.study.report import write_report
 
     notes = [note(r) for note in paper.notes]
-    sections = [claims_section(paper.checks_title, checks, paper.intro(r), notes, _why(paper, r, checks))]
+    # What a reader came for first: the paper's tables and figures beside the
+    # simulation, then the claims, then (folded) every study's raw results.
+    sections = [(t.title, paper.html_table(t.rows(r)) + _csv_link(t)) for t in paper.tables if t.html and t.title]
     if figures:
-        sections.append((paper.plots_title, "".join(_image(f) for f in figures)))
-    sections += [(t.title, paper.html_table(t.rows(r))) for t in paper.tables if t.html and t.title]
+        sections.insert(min(1, len(sections)), (paper.plots_title, "".join(_image(f) for f in figures)))
+    sections.append(claims_section(paper.checks_title, checks, paper.intro(r), notes, _why(paper, r, checks)))
     first, *others = r.directories.values()
     return write_report(first, out / "report.html", title=paper.title(r), sections_before=sections,
-                        extra_dirs=tuple(others))
+                        extra_dirs=tuple(others), collapse=True)
+
+
+def _csv_link(t) -> str:
+    """A link to the table's CSV file beside the report, if it has one."""
+    return f'<p class="note">As CSV: <a href="{t.name}.csv">{t.name}.csv</a></p>' if t.csv else ""

@@ -8,8 +8,6 @@ import html
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
-
 from irqlab.reproduce.claim import tally
 from irqlab.reproduce.thesis import (
     CAI_KARSTEN_CAVEATS,
@@ -25,22 +23,29 @@ from irqlab.reproduce.thesis import (
 )
 
 
-def _table(rows: list[dict[str, object]], floats: str = "{:,.1f}") -> str:
-    frame = pd.DataFrame(rows)
-    return frame.to_html(index=False, escape=True, float_format=lambda x: floats.format(x), na_rep="—", border=0)
+def _table(rows: list[dict[str, object]], floats: str = "") -> str:
+    """Rows as a table (:func:`irqlab.htmltable.table_html`): headers with
+    units and one number format per column, chosen from its values."""
+    from irqlab.reproduce.claims import frame_html
+
+    return frame_html(rows, floats)
 
 
 def _renamed_table(
     rows: list[dict[str, object]], columns: dict[str, str], formats: dict[str, str], float_format
 ) -> str:
     """``rows``' ``columns`` (key → heading) as an HTML table; a column in
-    ``formats`` is formatted so (a missing value as "—"), other numbers by
-    ``float_format``."""
-    frame = pd.DataFrame([{heading: row[key] for key, heading in columns.items()} for row in rows])
-    formatters = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in formats.items()}
-    return frame.to_html(
-        index=False, escape=True, formatters=formatters, float_format=float_format, na_rep="—", border=0
-    )
+    ``formats`` (by key or heading) is formatted so (a missing value as
+    "—"), other numbers by ``float_format``."""
+    from irqlab.htmltable import MISSING, table_html
+
+    def fmt(f):
+        return lambda x: MISSING if x is None or (isinstance(x, float) and x != x) else f(x)
+
+    key_of = {heading: key for key, heading in columns.items()}
+    given = {key_of.get(k, k): fmt(f.format) for k, f in formats.items()}
+    others = {k: fmt(float_format) for k in columns if k not in given and rows and isinstance(rows[0].get(k), float)}
+    return table_html(rows, list(columns), headers=columns, formats={**others, **given})
 
 
 def _image(path: Path) -> str:
@@ -66,30 +71,79 @@ def thesis_sections(
     claims = _claims(checks)
     sections = [
         (
+            "Table 4.1: the thesis beside the simulation",
+            "<p>Each cell: the thesis's value, the simulated one and the deviation, relative (%) for QPS, IPC "
+            "and cycles per query, in points (pt) for CPU shares; the simulated softirq share includes hard-IRQ "
+            "time (the thesis reports no IRQ column).</p>"
+            + table_4_1_layout(result)
+            + '<p class="note">As CSV: <a href="table-4.1.csv">table-4.1.csv</a></p>',
+        ),
+    ]
+    if figures:
+        sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
+    sections.append(
+        (
             "The thesis's claims, checked on the simulation",
             f"<p>{html.escape(tally(checks))}. Each is checked on the results stores below "
             f"(seed {result.seed}, closed loop {result.closed_duration_s} s and open loop "
             f"{result.open_duration_s} s simulated per run).</p><ul class=\"claims\">{claims}</ul>",
-        ),
-        (
-            "Table 4.1: irqlab beside the thesis",
-            "<p>Deviation is relative (%) for QPS and cycles per query, in points (pt) for CPU shares; "
-            "the simulated softirq share includes hard-IRQ time (the thesis reports no IRQ column).</p>"
-            + _table(table_4_1_rows(result)),
-        ),
-    ]
+        )
+    )
     if result.holdout:
         sections.append(holdout_section(result))
     if result.cai_karsten:
         sections.append(cai_karsten_section(result))
     sections += [
-        ("Why: what explains the throughput differences (closed loop)", _table(explanation_rows(result), "{:,.3f}")),
+        ("Why: what explains the throughput differences (closed loop)", _table(explanation_rows(result))),
         ("Figure 4.1 (open loop)", _table(figure_4_1_rows(result))),
     ]
-    sections += vm_sections(result, list(vm_checks))
-    if figures:
-        sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
+    vm = vm_sections(result, list(vm_checks))
+    if vm:
+        # One section, its parts under their own headings: the contents stay short.
+        (title_, intro), *parts = vm
+        sections.append((title_, intro + "".join(f"<h3>{html.escape(h)}</h3>{body}" for h, body in parts)))
     return sections
+
+
+#: Table 4.1's columns as the thesis prints them, with their formats.
+TABLE_4_1_COLUMNS = (
+    ("qps", "QPS", "{:,.0f}"),
+    ("ipc", "IPC", "{:.3f}"),
+    ("cycles_per_query", "Cycles per query", "{:,.0f}"),
+    ("user", "User (%)", "{:.1f}"),
+    ("system", "System (%)", "{:.1f}"),
+    ("softirq", "Softirq (%)", "{:.1f}"),
+)
+
+
+def table_4_1_layout(result: ThesisResult) -> str:
+    """Table 4.1 as the thesis lays it out (a row per profile, a column per
+    metric), each cell the thesis's value, the simulated one and the
+    deviation."""
+    from irqlab.reproduce.plots import LABELS
+
+    rows = table_4_1_rows(result)
+    cell = {(r["profile"], r["metric"]): r for r in rows}
+    metrics = [c for c in TABLE_4_1_COLUMNS if any(m == c[0] for _, m in cell)]
+    head = '<th class="text">Profile</th><th class="text"></th>' + "".join(
+        f"<th>{html.escape(h)}</th>" for _, h, _ in metrics)
+    body = []
+    for p in dict.fromkeys(r["profile"] for r in rows):
+        name = html.escape(LABELS.get(str(p), str(p)))
+        thesis, sim = [], []
+        for m, _, f in metrics:
+            r = cell.get((p, m))
+            if r is None:
+                thesis.append("<td>\u2014</td>")
+                sim.append("<td>\u2014</td>")
+                continue
+            dev = f"{float(r['deviation']):+.1f} {r['unit']}"
+            thesis.append(f"<td>{f.format(r['paper'])}</td>")
+            sim.append(f"<td>{f.format(r['simulated'])} <small>({dev})</small></td>")
+        body.append(f'<tr><td class="text" rowspan="2">{name}</td><td class="text">thesis</td>{"".join(thesis)}</tr>')
+        body.append(f'<tr><td class="text">irqlab (deviation)</td>{"".join(sim)}</tr>')
+    return (f'<div class="table-box"><table class="paper-layout"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[str, str]]:
@@ -212,4 +266,5 @@ def write_thesis_report(
         title=title(result),
         sections_before=sections,
         extra_dirs=(table_dir, *others),
+        collapse=True,
     )

@@ -420,12 +420,15 @@ HTML_FORMATS = {
 
 
 def html_table(rows: list[dict[str, object]]) -> str:
-    """Rows as an HTML table, each column in its format (NaN as a dash)."""
-    import pandas as pd
+    """Rows as an HTML table (:func:`irqlab.htmltable.table_html`), the
+    columns of :data:`HTML_FORMATS` in theirs (NaN as a dash)."""
+    from irqlab.htmltable import table_html
 
-    frame = pd.DataFrame(rows)
-    fmts = {k: (lambda f: lambda x: "—" if pd.isna(x) else f.format(x))(f) for k, f in HTML_FORMATS.items() if k in frame}
-    return frame.to_html(index=False, escape=True, formatters=fmts, na_rep="—", border=0)
+    def fmt(f: str):
+        return lambda x: "\u2014" if x is None or x != x else f.format(x)
+
+    keys = {k for row in rows for k in row}
+    return table_html(rows, formats={k: fmt(f) for k, f in HTML_FORMATS.items() if k in keys})
 
 
 def _figure(name: str) -> Table:

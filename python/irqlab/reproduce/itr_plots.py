@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from irqlab.reproduce.itr import (  # noqa: E402
     FIGURE_TITLES, FIGURES, LABELS, ItrResult, figure_7_rows, is_overloaded, with_no_itr,
 )
+from irqlab import plotstyle  # noqa: E402
 from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, busy, mean_us  # noqa: E402
-from irqlab.files import write_whole  # noqa: E402
 
 STYLE = {OFF: ("o", "tab:blue"), IXGBE: ("s", "tab:red"), LINEAR: ("^", "tab:green")}
 
@@ -28,7 +28,12 @@ def figure(r: ItrResult, name: str, out: Path) -> Path:
     against the offered load, a line per regime of figure ``name``."""
     runs = r.runs(name)
     judged = with_no_itr(r, name)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), dpi=110)
+    with plt.rc_context(plotstyle.RC):
+        return _figure(r, name, out, runs, judged)
+
+
+def _figure(r: ItrResult, name: str, out: Path, runs, judged) -> Path:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     notes = []
     for p in FIGURES[name]:
         loads = sorted(q for (pp, q) in runs if pp == p)
@@ -37,7 +42,7 @@ def figure(r: ItrResult, name: str, out: Path) -> Path:
         marker, colour = STYLE.get(p, ("x", None))
         pre = [q for q in loads if not is_overloaded(judged, p, q)]
         over = [q for q in loads if q not in pre]
-        kw = dict(marker=marker, color=colour, label=LABELS.get(p, p), markersize=4)
+        kw = dict(marker=marker, color=colour, label=LABELS.get(p, p), markersize=5)
         axes[0].plot([q / 1e6 for q in pre], [mean_us(runs[(p, q)]) for q in pre], **kw)
         axes[1].plot([q / 1e6 for q in loads], [busy(runs[(p, q)]) for q in loads], **kw)
         axes[2].plot([q / 1e6 for q in loads], [float(runs[(p, q)].irqs_per_s) / 1e3 for q in loads], **kw)
@@ -46,9 +51,6 @@ def figure(r: ItrResult, name: str, out: Path) -> Path:
             notes.append(f"{LABELS.get(p, p)}: {min(dropping):,.0f}-{max(dropping):,.0f} µs")
     axes[0].set_ylabel("Mean latency (µs)")
     axes[0].set_title("(a) Latency, before overload")
-    if notes:
-        fig.text(0.01, 0.01, "Latency under overload (drops; omitted from (a) as in the paper): " + "; ".join(notes),
-                 fontsize=8, color="0.3")
     axes[1].set_ylabel("CPU load (%)")
     axes[1].set_ylim(0, 105)
     axes[1].set_title("(b) CPU load")
@@ -56,16 +58,13 @@ def figure(r: ItrResult, name: str, out: Path) -> Path:
     axes[2].set_title("(c) IRQ rate")
     for ax in axes:
         ax.set_xlabel("Offered load (Mpps)")
-        ax.grid(True, alpha=0.3)
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=8, loc="lower right" if ax is axes[1] else "best")
-    fig.suptitle(f"{FIGURE_TITLES[name]} - simulated (irqlab)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    path = out / f"{name}.png"
-    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
-    plt.close(fig)
-    return path
+    legend = plotstyle.legend_below(fig, axes)
+    if notes and legend is not None:
+        legend.set_title("Latency under overload (drops; omitted from (a) as in the paper): " + "; ".join(notes))
+    fig.suptitle(f"{FIGURE_TITLES[name]} - simulated (irqlab)")
+    return plotstyle.save(fig, out / f"{name}.png")
 
 
 def figure_7(r: ItrResult, out: Path) -> Path:
@@ -73,7 +72,12 @@ def figure_7(r: ItrResult, out: Path) -> Path:
     difference against the offered load (pre-overload loads)."""
     rows = [row for row in figure_7_rows(r) if not row["overloaded"]]
     xs = [int(row["offered_pps"]) / 1e6 for row in rows]
-    fig, ax = plt.subplots(figsize=(7, 4.4), dpi=110)
+    with plt.rc_context(plotstyle.RC):
+        fig, ax = plt.subplots(figsize=(7, 4.4))
+        return _figure_7(fig, ax, rows, xs, out)
+
+
+def _figure_7(fig, ax, rows, xs, out: Path) -> Path:
     ax.plot(xs, [float(row["pll_ixgbe"]) / 1e3 for row in rows], marker="s", color="tab:red", label="ixgbe default ITR")
     ax.plot(xs, [float(row["pll_linear"]) / 1e3 for row in rows], marker="^", color="tab:green", label="linear ITR")
     ax.plot(xs, [float(row["difference"]) / 1e3 for row in rows], marker=".", linestyle="--", color="0.3",
@@ -82,14 +86,9 @@ def figure_7(r: ItrResult, out: Path) -> Path:
     ax.set_xlabel("Offered load (Mpps)")
     ax.set_ylabel("Load-latency product P_ll (10³ cycles · µs)")
     ax.set_xlim(left=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"{FIGURE_TITLES['figure-7']} - simulated (irqlab)", fontsize=10)
-    fig.tight_layout()
-    path = out / "figure-7.png"
-    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
-    plt.close(fig)
-    return path
+    plotstyle.legend_outside(ax)
+    ax.set_title(f"{FIGURE_TITLES['figure-7']} - simulated (irqlab)")
+    return plotstyle.save(fig, out / "figure-7.png")
 
 
 def all_figures(r: ItrResult, out: Path) -> list[Path]:

@@ -14,7 +14,7 @@ from irqlab.reproduce.claim import Claim, ShapeCheck
 Rows = list[dict[str, object]]
 
 
-def _frame_html(rows: Rows, float_format: str = "{:,.1f}") -> str:
+def _frame_html(rows: Rows, float_format: str = "") -> str:
     from irqlab.reproduce.claims import frame_html
 
     return frame_html(rows, float_format)

@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from irqlab import plotstyle  # noqa: E402
 from irqlab.reproduce.thesis import PROFILES, ThesisResult, host_busy, latency  # noqa: E402
-from irqlab.files import write_whole  # noqa: E402
 
 LABELS = {
     "no-coalescing": "No Coalescing",
@@ -64,27 +64,24 @@ def _figure(open_: dict, profiles: tuple[str, ...], out: Path, stem: str, cpu_la
     loads = sorted({q for (_, q) in open_})
     written = []
     for name, title, ylabel, value in panels:
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-        for p in profiles:
-            runs = [open_[(p, q)] for q in loads if (p, q) in open_]
-            xs = [s.throughput_qps / 1e3 for s in runs]
-            ys = [value(s) for s in runs]
-            ax.plot(xs, ys, marker=MARKERS.get(p, "x"), label=LABELS.get(p, p))
-        ax.set_xlabel("Throughput (K QPS)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        if "latency" in ylabel:
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(0, 105)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.suptitle(suptitle, fontsize=9)
-        fig.tight_layout()
-        path = out / name
-        write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
-        plt.close(fig)
-        written.append(path)
+        with plt.rc_context(plotstyle.RC):
+            fig, ax = plt.subplots(figsize=(6.4, 4.2))
+            for p in profiles:
+                runs = [open_[(p, q)] for q in loads if (p, q) in open_]
+                xs = [s.throughput_qps / 1e3 for s in runs]
+                ys = [value(s) for s in runs]
+                ax.plot(xs, ys, marker=MARKERS.get(p, "x"), label=LABELS.get(p, p))
+            ax.set_xlabel("Throughput (K QPS)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            if "latency" in ylabel:
+                plotstyle.log_axis(ax)
+            else:
+                ax.set_ylim(0, 105)
+            ax.grid(True, which="major", alpha=0.3)
+            plotstyle.legend_outside(ax)
+            fig.suptitle(suptitle, fontsize=9)
+            written.append(plotstyle.save(fig, out / name))
     return written
 
 
@@ -92,32 +89,32 @@ def table_4_1_chart(r: ThesisResult, out: Path) -> Path:
     """Throughput and CPU breakdown per profile, simulated beside the paper."""
     from irqlab.reproduce.thesis import TABLE_4_1
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
-    xs = range(len(PROFILES))
-    sim = [r.closed[p].throughput_qps / 1e3 for p in PROFILES]
-    paper = [TABLE_4_1[p]["qps"] / 1e3 for p in PROFILES]
-    a.bar([x - 0.2 for x in xs], paper, width=0.4, label="thesis Table 4.1")
-    a.bar([x + 0.2 for x in xs], sim, width=0.4, label="irqlab")
-    a.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=15, fontsize=8)
-    a.set_ylabel("Throughput (K QPS)")
-    a.set_title("Closed-loop maximum throughput")
-    a.legend(fontsize=8)
-    parts = ("user", "system", "softirq")
-    for i, p in enumerate(PROFILES):
-        c = r.closed[p].cpu_pct
-        simv = {"user": c.user, "system": c.system, "softirq": c.softirq + c.irq}
-        bottom_s = bottom_p = 0.0
-        for k, colour in zip(parts, ("tab:blue", "tab:orange", "tab:red")):
-            b.bar(i - 0.2, TABLE_4_1[p][k], 0.4, bottom=bottom_p, color=colour, alpha=0.5, label=f"{k} (thesis)" if i == 0 else None)
-            b.bar(i + 0.2, simv[k], 0.4, bottom=bottom_s, color=colour, label=f"{k} (irqlab)" if i == 0 else None)
-            bottom_p += TABLE_4_1[p][k]
-            bottom_s += simv[k]
-    b.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=15, fontsize=8)
-    b.set_ylabel("CPU (%)")
-    b.set_title("CPU breakdown (left: thesis, right: irqlab)")
-    b.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    path = out / "table-4.1.png"
-    write_whole(path, lambda tmp: fig.savefig(tmp, format="png"))
-    plt.close(fig)
-    return path
+    with plt.rc_context(plotstyle.RC):
+        fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+        xs = range(len(PROFILES))
+        sim = [r.closed[p].throughput_qps / 1e3 for p in PROFILES]
+        paper = [TABLE_4_1[p]["qps"] / 1e3 for p in PROFILES]
+        a.bar([x - 0.2 for x in xs], paper, width=0.4, color="0.65", label="thesis Table 4.1 (paper)")
+        a.bar([x + 0.2 for x in xs], sim, width=0.4, color="tab:blue", label="irqlab (simulated)")
+        a.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=20, ha="right")
+        a.set_ylabel("Throughput (K QPS)")
+        a.set_title("Closed-loop maximum throughput")
+        parts = ("user", "system", "softirq")
+        for i, p in enumerate(PROFILES):
+            c = r.closed[p].cpu_pct
+            simv = {"user": c.user, "system": c.system, "softirq": c.softirq + c.irq}
+            bottom_s = bottom_p = 0.0
+            for k, colour in zip(parts, ("tab:blue", "tab:orange", "tab:red")):
+                b.bar(i - 0.2, TABLE_4_1[p][k], 0.4, bottom=bottom_p, color=colour, alpha=0.45,
+                      label=f"{k} (paper)" if i == 0 else None)
+                b.bar(i + 0.2, simv[k], 0.4, bottom=bottom_s, color=colour, label=f"{k} (simulated)" if i == 0 else None)
+                bottom_p += TABLE_4_1[p][k]
+                bottom_s += simv[k]
+        b.set_xticks(list(xs), [LABELS[p] for p in PROFILES], rotation=20, ha="right")
+        b.set_ylabel("CPU (%)")
+        b.set_ylim(0, 105)
+        b.set_title("CPU breakdown (left bar: thesis, right bar: irqlab)")
+        for ax in (a, b):
+            ax.grid(False, axis="x")
+        plotstyle.legend_below(fig, [a, b], ncol=4)
+        return plotstyle.save(fig, out / "table-4.1.png")

@@ -289,5 +289,5 @@ PAPER = Paper(
         Table("figures-3-4", figures_3_4_rows, FIGURE_TITLES["figures-3-4"], figures_3_4_text),
     ),
     plots="irqlab.reproduce.sriov_plots",
-    html_table=lambda rows: _frame_html(rows, "{:,.2f}"),
+    html_table=_frame_html,
 )

@@ -504,5 +504,5 @@ PAPER = Paper(
     ),
     plots="irqlab.reproduce.vic_plots",
     plots_title="Tables 2 and 4 and Figure 5 as plots",
-    html_table=lambda rows: _frame_html(rows, "{:,.3g}"),
+    html_table=_frame_html,
 )

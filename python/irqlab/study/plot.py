@@ -19,7 +19,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from irqlab import plotstyle
 from irqlab.files import write_whole
+from irqlab.labels import label as field_label
 from irqlab.results import ResultsError, aggregate, axes_of, succeeded
 from irqlab.study.spec import PlotSpec
 
@@ -39,15 +41,9 @@ MAX_VALUE_TICKS = 8
 PANEL_SIZE = (5.0, 3.6)
 DPI = 100
 
-#: Settings that make the files depend on the data only.
-_RC = {
-    "svg.hashsalt": "irqlab",
-    "svg.id": "irqlab",
-    "svg.fonttype": "path",
-    "font.family": "DejaVu Sans",
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-}
+#: Settings that make the files depend on the data only, in the style all
+#: irqlab figures share (:mod:`irqlab.plotstyle`).
+_RC = plotstyle.RC
 _PNG_METADATA = {"Software": None}
 _SVG_METADATA = {"Date": None, "Creator": "irqlab", "Format": None, "Type": None}
 
@@ -75,8 +71,10 @@ def plot(frame: "pandas.DataFrame", spec: PlotSpec, out_dir: Path, stem: str, *,
     with matplotlib.rc_context(_RC):
         fig = _figure(frame, spec)
         # Whole files only: a reader (a report being written, a browser) sees the old figure or the new one.
-        write_whole(png, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, metadata=_PNG_METADATA))
-        write_whole(svg, lambda tmp: fig.savefig(tmp, format="svg", metadata=_SVG_METADATA))
+        # Cropped to what is drawn, so the legend below the panels is kept.
+        tight = {"bbox_inches": "tight", "pad_inches": 0.15}
+        write_whole(png, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, metadata=_PNG_METADATA, **tight))
+        write_whole(svg, lambda tmp: fig.savefig(tmp, format="svg", metadata=_SVG_METADATA, **tight))
     return [png, svg]
 
 
@@ -182,27 +180,26 @@ def _figure(frame: "pandas.DataFrame", spec: PlotSpec) -> Any:
             _lines(ax, rows, spec, hue, series, colours)
         if col is not None:
             ax.set_title(f"{col} = {_label(panel)}", fontsize=10)
-        ax.set_xlabel(spec.x)
+        ax.set_xlabel(field_label(spec.x))
         if i % ncols == 0:
-            ax.set_ylabel(spec.y)
+            ax.set_ylabel(field_label(spec.y))
         if spec.logx and not categorical:
-            ax.set_xscale("log")
+            plotstyle.log_axis(ax, "x")
         elif not categorical:
             # A few values: a tick at each; more: round numbers.
             ax.xaxis.set_major_locator(FixedLocator(xs) if len(xs) <= MAX_VALUE_TICKS else MaxNLocator(6))
             ax.xaxis.set_major_formatter(FuncFormatter(_tick))
         if spec.logy:
-            ax.set_yscale("log")
+            plotstyle.log_axis(ax, "y")
         else:
             ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     for j in range(len(panels), nrows * ncols):
         grid[j // ncols][j % ncols].set_visible(False)
-    if hue is not None:
-        handles, labels = grid[0][0].get_legend_handles_labels()
-        if handles:
-            grid[0][0].legend(handles, labels, title=hue, fontsize=8, title_fontsize=8)
     fig.suptitle(title_of(spec))
     fig.tight_layout()
+    if hue is not None:
+        # Below the panels, never over the data.
+        plotstyle.legend_below(fig, [ax for row in grid for ax in row], title=field_label(hue))
     return fig
 
 

@@ -26,6 +26,7 @@ import base64
 import html
 import json
 import math
+import os
 import struct
 import tomllib
 from pathlib import Path
@@ -53,14 +54,19 @@ h3 { font-size: 1.05rem; margin-top: 1.6rem; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .85rem; color: #555; }
-table { border-collapse: collapse; font-size: .85rem; margin: .6rem 0; }
+.table-box { max-width: 100%; overflow-x: auto; margin: .6rem 0; }
+table { border-collapse: collapse; font-size: .85rem; font-variant-numeric: tabular-nums; }
+caption { caption-side: top; text-align: left; font-size: .85rem; color: #555; padding-bottom: .2rem; }
 th, td { border: 1px solid #ddd; padding: .2rem .5rem; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; }
 td.text, th.text { text-align: left; }
 pre { background: #f7f7f7; border: 1px solid #e3e3e3; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 dl { display: grid; grid-template-columns: max-content auto; gap: .1rem 1rem; font-size: .9rem; }
 dt { font-weight: 600; }
-dd { margin: 0; }
+dd { margin: 0; overflow-wrap: anywhere; }
+details { margin: .6rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+li, p { overflow-wrap: anywhere; }
 .note { color: #555; font-style: italic; }
 .failed { color: #a00; }
 nav ul { padding-left: 1.2rem; }
@@ -74,13 +80,18 @@ def write_report(
     title: Optional[str] = None,
     sections_before: Sequence[tuple[str, str]] = (),
     extra_dirs: Sequence[Path] = (),
+    collapse: bool = False,
 ) -> Path:
     """Write the HTML report of the results in ``directory`` (and of each of
     ``extra_dirs``, a section each) to ``out`` (default
     ``directory/report.html``) and return its path.
 
     ``sections_before`` are ``(heading, html_fragment)`` pairs put first, as
-    given (the fragment is HTML, the heading text). The figures are also
+    given (the fragment is HTML, the heading text). With ``collapse`` (a
+    paper's report, whose own sections come first) the studies follow under
+    one heading, each folded (``<details>``) and with its runs as CSV
+    (``DIR/results.csv``) linked; the contents then list the sections
+    before and that one heading. The figures are also
     written to ``DIR/plots/`` of each directory. Raises
     :class:`~irqlab.results.ResultsError` (one sentence) for a directory that
     holds no sweep or a ``[[plot]]`` naming a column the results lack.
@@ -88,7 +99,8 @@ def write_report(
     from irqlab._core import __version__
 
     dirs = [Path(directory), *(Path(d) for d in extra_dirs)]
-    studies = [_study_section(d, n) for n, d in enumerate(dirs, start=1)]
+    target = Path(out) if out is not None else dirs[0] / REPORT
+    studies = [_study_section(d, n, csv_from=target.parent if collapse else None) for n, d in enumerate(dirs, start=1)]
     names = [s["name"] for s in studies]
     heading = title or (f"irqlab study {names[0]}" if len(names) == 1 else f"irqlab studies {', '.join(names)}")
     body: list[str] = [f"<h1>{_e(heading)}</h1>"]
@@ -96,14 +108,26 @@ def write_report(
                 f"director{'y' if len(dirs) == 1 else 'ies'}.</p>")
     contents = [(f"before-{i}", h) for i, (h, _) in enumerate(sections_before, start=1)]
     twice = {n for n in names if names.count(n) > 1}
-    contents += [
-        (s["id"], f"Study {s['name']}" + (f" ({d})" if s["name"] in twice else "")) for s, d in zip(studies, dirs)
-    ]
+    if collapse:
+        contents.append(("raw-results", RAW_HEADING))
+    else:
+        contents += [
+            (s["id"], f"Study {s['name']}" + (f" ({d})" if s["name"] in twice else "")) for s, d in zip(studies, dirs)
+        ]
     if len(contents) > 1:
         body.append("<nav><ul>" + "".join(f'<li><a href="#{a}">{_e(t)}</a></li>' for a, t in contents) + "</ul></nav>")
     for i, (h, fragment) in enumerate(sections_before, start=1):
         body.append(f'<section id="before-{i}"><h2>{_e(h)}</h2>\n{fragment}\n</section>')
-    body.extend(s["html"] for s in studies)
+    if collapse:
+        body.append(f'<section id="raw-results"><h2>{_e(RAW_HEADING)}</h2><p class="note">Each study the tables and '
+                    "figures above were made from: its figures, its results per point (mean over seeds with the 95 % "
+                    "interval), its failed runs, its study and scenario files, and its runs as CSV. Folded: click "
+                    "to open.</p>")
+        body.extend(f'<details><summary>Study {_e(s["name"])}</summary>{s["html"]}</details>'
+                    for s in studies)
+        body.append("</section>")
+    else:
+        body.extend(s["html"] for s in studies)
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -113,7 +137,6 @@ def write_report(
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
-    target = Path(out) if out is not None else dirs[0] / REPORT
     from irqlab.files import write_whole
 
     write_whole(target, lambda tmp: tmp.write_bytes(page.encode("utf-8")))
@@ -123,7 +146,11 @@ def write_report(
 # -- one results directory ------------------------------------------------------
 
 
-def _study_section(directory: Path, number: int) -> dict[str, str]:
+#: The heading of the folded studies in a paper's report.
+RAW_HEADING = "Raw results of every study"
+
+
+def _study_section(directory: Path, number: int, csv_from: Optional[Path] = None) -> dict[str, str]:
     from irqlab.results import load, succeeded
     from irqlab.study.plot import describe, plot, plots_for, stem_for, title_of
 
@@ -161,6 +188,11 @@ def _study_section(directory: Path, number: int) -> dict[str, str]:
         )
 
     parts.append("<h3>Results</h3>")
+    if csv_from is not None:
+        csv = _write_csv(frame, directory)
+        href = os.path.relpath(csv, csv_from)
+        parts.append(f'<p>Every run of the study, one row each: <a href="{_e(Path(href).as_posix())}">{_e(href)}</a>'
+                     "</p>")
     parts.append(_results_table(frame, [s.y for s in specs]))
     failed = frame[frame["error"].notna()] if "error" in frame.columns else frame.iloc[0:0]
     parts.append(f"<h3>Failed runs ({len(failed)})</h3>")
@@ -171,6 +203,18 @@ def _study_section(directory: Path, number: int) -> dict[str, str]:
     parts.append(_pre(scenario_text, "scenario.toml"))
     parts.append("</section>")
     return {"name": name, "id": anchor, "html": "\n".join(parts)}
+
+
+#: A study's runs as CSV, beside its results store, for a paper's report.
+RESULTS_CSV = "results.csv"
+
+
+def _write_csv(frame: "pandas.DataFrame", directory: Path) -> Path:
+    from irqlab.files import write_whole
+
+    path = directory / RESULTS_CSV
+    write_whole(path, lambda tmp: frame.to_csv(tmp, index=False))
+    return path
 
 
 def _manifest(directory: Path) -> dict[str, Any]:
@@ -267,20 +311,25 @@ def _results_table(frame: "pandas.DataFrame", plotted: Sequence[str]) -> str:
     metrics = [m for m in metrics if m not in by]  # an axis plotted as y is a group, not a metric
     if not metrics:
         return '<p class="note">No metric to aggregate.</p>'
+    from irqlab.htmltable import column_format
+    from irqlab.labels import label
+
     agg = aggregate(frame, metrics=metrics, by=by)
-    head = "".join(f'<th class="text">{_e(c)}</th>' for c in by) + "<th>n</th>"
-    head += "".join(f"<th>{_e(m)}<br><small>mean ± 95 % CI</small></th>" for m in metrics)
-    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    # One format per column, from its means (the interval in the same).
+    fmt = {m: column_format(agg[f"{m}.mean"].tolist()) for m in metrics}
+    head = "".join(f'<th class="text">{_e(label(c))}</th>' for c in by) + "<th>Seeds</th>"
+    head += "".join(f"<th>{_e(label(m))}<br><small>mean ± 95 % CI</small></th>" for m in metrics)
+    lines = [f'<div class="table-box"><table><thead><tr>{head}</tr></thead><tbody>']
     for _, row in agg.iterrows():
         cells = "".join(f'<td class="text">{_e(_value(row[c]))}</td>' for c in by) + f"<td>{int(row['n'])}</td>"
         for m in metrics:
             mean, high = row[f"{m}.mean"], row[f"{m}.ci_high"]
-            text = _num(mean)
+            text = fmt[m](mean) if _finite(mean) else "–"
             if _finite(mean) and _finite(high):
-                text += f" ± {_num(high - mean)}"
+                text += f" ± {fmt[m](high - mean)}"
             cells += f"<td>{_e(text)}</td>"
         lines.append(f"<tr>{cells}</tr>")
-    lines.append("</tbody></table>")
+    lines.append("</tbody></table></div>")
     return "\n".join(lines)
 
 
@@ -289,12 +338,12 @@ def _failures_table(frame: "pandas.DataFrame", failed: "pandas.DataFrame") -> st
 
     columns = [c for c in ("point", "replicate", "profile", *axes_of(frame), "seed") if c in frame.columns]
     head = "".join(f'<th class="text">{_e(c)}</th>' for c in columns) + '<th class="text">error</th>'
-    lines = [f'<table class="failed-runs"><thead><tr>{head}</tr></thead><tbody>']
+    lines = [f'<div class="table-box"><table class="failed-runs"><thead><tr>{head}</tr></thead><tbody>']
     for _, row in failed.iterrows():
         cells = "".join(f'<td class="text">{_e(_value(row[c]))}</td>' for c in columns)
         cells += f'<td class="text failed">{_e(_value(row["error"]))}</td>'
         lines.append(f"<tr>{cells}</tr>")
-    lines.append("</tbody></table>")
+    lines.append("</tbody></table></div>")
     return "\n".join(lines)
 
 
@@ -330,18 +379,6 @@ def _value(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return str(value)
-
-
-def _num(value: Any) -> str:
-    """A number as a reader wants it in a table: 301,234 / 123.4 / 12.3 / 0.0123."""
-    if not _finite(value):
-        return "–"
-    v = float(value)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 100:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
 
 
 __all__ = ["PLOTS", "REPORT", "write_report"]
