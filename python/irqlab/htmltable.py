@@ -109,3 +109,87 @@ def _text(value: Any) -> str:
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+#: How a table's column of the paper's value is named: the simulated
+#: column's name after one of these (``paper_iops`` beside ``iops``), and
+#: what the paired layout calls that source.
+PAPER_PREFIXES = {"paper_": "paper", "letter_": "letter", "thesis_": "thesis"}
+
+#: Columns that are shares of 100: their deviation is in points, not relative.
+_POINTS = ("user", "system", "softirq", "irq", "steal")
+
+
+def paper_pairs(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Simulated column → (the paper's column, the source's name), for the
+    columns whose paper value is known in at least one row."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    pairs = {}
+    for k in keys:
+        for prefix, source in PAPER_PREFIXES.items():
+            theirs = prefix + k
+            if theirs in keys and any(_finite(row.get(theirs)) for row in rows):
+                pairs[k] = (theirs, source)
+    return pairs
+
+
+def _finite(value: Any) -> bool:
+    x = _number(value)
+    return x is not None and math.isfinite(x)
+
+
+def deviation(simulated: Any, paper: Any, column: str) -> str:
+    """The simulated value's deviation from the paper's: in points for a
+    share of 100 (a ``_pct`` column, a CPU share), else relative (%)."""
+    s, p = _number(simulated), _number(paper)
+    if s is None or p is None or not (math.isfinite(s) and math.isfinite(p)):
+        return ""
+    if column.endswith("_pct") or column in _POINTS:
+        return f"{s - p:+.1f} pt"
+    return f"{100.0 * (s / p - 1.0):+.1f} %" if p else ""
+
+
+def paired_table_html(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
+    headers: Optional[Mapping[str, str]] = None,
+) -> str:
+    """A table with the paper's values (columns ``paper_X`` beside ``X``,
+    :func:`paper_pairs`) in the paper's layout: per row of the table two
+    lines, the paper's values, then the simulated ones with their deviation;
+    the leading columns before the first compared one name the row.
+    Without such pairs, :func:`table_html`."""
+    from irqlab.labels import label
+
+    pairs = paper_pairs(rows)
+    if not pairs:
+        return table_html(rows, headers=headers, formats=formats)
+    theirs = {p for p, _ in pairs.values()} | {prefix + k for k in list(pairs) for prefix in PAPER_PREFIXES}
+    columns = [k for k in dict.fromkeys(k for row in rows for k in row) if k not in theirs]
+    first = next(i for i, k in enumerate(columns) if k in pairs)
+    keys, shown = columns[:first], columns[first:]
+    headers = dict(headers or {})
+    formats = dict(formats or {})
+    for c in columns:
+        if c not in formats:
+            values = [row.get(c) for row in rows] + ([row.get(pairs[c][0]) for row in rows] if c in pairs else [])
+            numeric = all(_number(v) is not None or v is None or _nan(v) for v in values)
+            formats[c] = column_format(values) if numeric else _text
+    source = next(iter(pairs.values()))[1]
+    head = "".join(f'<th class="text" scope="col">{_e(headers.get(k) or label(k))}</th>' for k in keys)
+    head += '<th class="text" scope="col"></th>' + "".join(
+        f'<th scope="col">{_e(headers.get(c) or label(c))}</th>' for c in shown)
+    body = []
+    for row in rows:
+        named = "".join(f'<td class="text" rowspan="2">{_e(formats[k](row.get(k)))}</td>' for k in keys)
+        paper = "".join(
+            f"<td>{_e(formats[c](row.get(pairs[c][0])))}</td>" if c in pairs else "<td></td>" for c in shown)
+        sim = []
+        for c in shown:
+            dev = deviation(row.get(c), row.get(pairs[c][0]), c) if c in pairs else ""
+            sim.append(f"<td>{_e(formats[c](row.get(c)))}" + (f" <small>({_e(dev)})</small>" if dev else "") + "</td>")
+        body.append(f'<tr class="paper">{named}<td class="text">{_e(source)}</td>{paper}</tr>')
+        body.append(f'<tr class="simulated"><td class="text">irqlab (deviation)</td>{"".join(sim)}</tr>')
+    return (f'<div class="table-box"><table class="paper-layout"><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(body) + "</tbody></table></div>")

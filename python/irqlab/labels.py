@@ -30,6 +30,10 @@ NAMES = {
     "storage.oio": "Outstanding I/Os",
     "storage.iops": "IOPS",
     "cpu.app_cores": "Application cores",
+    "user": "User (%)",
+    "system": "System (%)",
+    "softirq": "Softirq (%)",
+    "steal": "Steal (%)",
 }
 
 #: Suffix → unit, longest first where one ends another.
@@ -55,7 +59,7 @@ UNITS = (
 _ACRONYMS = {"irq": "IRQ", "irqs": "IRQs", "ipi": "IPI", "ipis": "IPIs", "cpu": "CPU", "napi": "NAPI", "itr": "ITR",
              "vm": "VM", "vcpu": "vCPU", "vcpus": "vCPUs", "io": "I/O", "ios": "I/Os", "oio": "OIO", "vic": "vIC",
              "rss": "RSS", "rps": "RPS", "rfs": "RFS", "iaps": "IAPS", "gro": "GRO", "ipc": "IPC", "qps": "QPS",
-             "iops": "IOPS", "p50": "p50", "p95": "p95", "p99": "p99", "p999": "p99.9", "bm": "BM"}
+             "iops": "IOPS", "cif": "CIF", "p50": "p50", "p95": "p95", "p99": "p99", "p999": "p99.9", "bm": "BM"}
 
 
 def unit_of(name: str) -> str:

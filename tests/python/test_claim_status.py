@@ -43,3 +43,25 @@ def test_the_itr_paper_s_anchor_is_a_fit_and_its_same_maximum_holds_by_construct
     status = {c.id: c.status for c in itr_checks.CLAIMS}
     assert status["C4"] == FIT and status["C8"] == CONSTRUCTION
     assert sum(s == PREDICTION for s in status.values()) == len(status) - 2
+
+
+def test_the_report_groups_claims_by_status_and_counts_each_group() -> None:
+    from irqlab.reproduce.claim import CONSTRUCTION, FIT, PREDICTION, ShapeCheck
+    from irqlab.reproduce.claims import claims_section
+
+    checks = [
+        ShapeCheck("a", True, "d", "X1", status=PREDICTION),
+        ShapeCheck("b", False, "d", "X2", status=FIT),
+        ShapeCheck("c", False, "d", "X3", status=PREDICTION),
+        ShapeCheck("e", True, "d", "X4", status=CONSTRUCTION),
+    ]
+    _title, body = claims_section("t", checks, "intro", [])
+    headings = [h.split("</h3>")[0] for h in body.split("<h3>")[1:]]
+    assert headings == ["Predictions (numbers the model was not fitted to): 1 of 2 hold",
+                        "Fits (claims a constant of the model was chosen to meet): 0 of 1 hold",
+                        "By construction (claims that follow from how the model is written): 1 of 1 hold"]
+    # Each group in the paper's order: X1 before X3, both before X2.
+    assert body.index("X1 ") < body.index("X3 ") < body.index("X2 ") < body.index("X4 ")
+    # One status: one list, no headings.
+    _title, single = claims_section("t", checks[:1], "intro", [])
+    assert "<h3>" not in single and single.count('<ul class="claims">') == 1

@@ -54,3 +54,25 @@ def test_labels(name: str, text: str) -> None:
 
 def test_unit_of() -> None:
     assert (unit_of("latency_us.p99"), unit_of("gbps"), unit_of("rx_usecs"), unit_of("status")) == ("µs", "", "µs", "")
+
+
+def test_the_papers_values_go_in_the_papers_layout_with_the_deviation() -> None:
+    from irqlab.htmltable import paired_table_html
+
+    rows = [{"oio": 8, "iops": 28000.0, "paper_iops": 31200.0, "user": 21.5, "letter_user": 17.6, "seeds": 3},
+            {"oio": 16, "iops": 44000.0, "paper_iops": 38900.0, "user": 20.0, "letter_user": math.nan, "seeds": 3}]
+    html = paired_table_html(rows)
+    assert html.count('<tr class="paper">') == 2 and html.count('<tr class="simulated">') == 2
+    # The row's name spans its two lines; the paper's columns are not columns of their own.
+    assert '<td class="text" rowspan="2">8</td>' in html and "Paper" not in html and "letter_user" not in html
+    assert "<td>31,200</td>" in html and "28,000 <small>(-10.3 %)</small>" in html
+    assert "21.50 <small>(+3.9 pt)</small>" in html  # a CPU share: points
+    assert "20.00</td>" in html  # no paper value: no deviation
+    assert "<td></td>" in html  # seeds: the paper has none
+
+
+def test_a_table_whose_paper_values_are_all_withheld_stays_plain() -> None:
+    from irqlab.htmltable import paired_table_html
+
+    html = paired_table_html([{"oio": 8, "iops": 1.0, "paper_iops": math.nan}])
+    assert 'class="paper"' not in html and "Paper IOPS" in html

@@ -325,10 +325,10 @@ def _html_cell(key: str, v: object) -> object:
 def html_table(rows: list[dict[str, object]]) -> str:
     """Rows as a report table (:func:`irqlab.htmltable.table_html`), each
     number formatted by what its column holds (:func:`_html_cell`)."""
-    from irqlab.htmltable import table_html
+    from irqlab.htmltable import paired_table_html
 
     keys = list(dict.fromkeys(k for row in rows for k in row))
-    return table_html(rows, keys, formats={k: (lambda k: lambda v: str(_html_cell(k, v)))(k) for k in keys})
+    return paired_table_html(rows, formats={k: (lambda k: lambda v: str(_html_cell(k, v)))(k) for k in keys})
 
 
 #: The reproduction as the harness runs it (:mod:`irqlab.reproduce.harness`).

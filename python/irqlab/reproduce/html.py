@@ -55,13 +55,14 @@ def _image(path: Path) -> str:
 
 
 def _claims(checks: list[ShapeCheck]) -> str:
+    """The claims as lists grouped by status (predictions, fits, by construction)."""
+    from irqlab.reproduce.claims import grouped_claims_html
     from irqlab.reproduce.report import mark
 
-    return "".join(
+    return grouped_claims_html(checks, lambda c: (
         f'<li class="{"ok" if c.holds else "no"}"><b>{"holds" if c.holds else "does not hold"}</b>: '
         f"{html.escape(c.claim)} <span>({html.escape(c.detail)})</span>{html.escape(mark(c))}</li>"
-        for c in checks
-    )
+    ))
 
 
 def thesis_sections(
@@ -86,7 +87,7 @@ def thesis_sections(
             "The thesis's claims, checked on the simulation",
             f"<p>{html.escape(tally(checks))}. Each is checked on the results stores below "
             f"(seed {result.seed}, closed loop {result.closed_duration_s} s and open loop "
-            f"{result.open_duration_s} s simulated per run).</p><ul class=\"claims\">{claims}</ul>",
+            f"{result.open_duration_s} s simulated per run).</p>{claims}",
         )
     )
     if result.holdout:
@@ -164,7 +165,7 @@ def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[st
     sections = [(VM_TITLE, intro + skipped)]
     if result.vm:
         sections.append(
-            (VM_CHECKS_TITLE, f"<p>{html.escape(tally(checks))}.</p><ul class=\"claims\">{_claims(checks)}</ul>")
+            (VM_CHECKS_TITLE, f"<p>{html.escape(tally(checks))}.</p>{_claims(checks)}")
         )
     columns = {
         "profile": "profile", "qps": "QPS", "qps_vs_bare_metal_pct": "QPS vs bare metal %",

@@ -51,18 +51,24 @@ def figure_2(r: SriovResult, out: Path) -> Path:
     """``out/figure-2.png``: throughput against the VM count."""
     with plt.rc_context(plotstyle.RC):
         fig, ax = plt.subplots(figsize=(6.5, 4.0))
-        values = []
-        for p in POLICIES:
-            ns = counts(r.vms, p)
-            ys = [r.vms[(p, n)].gbps for n in ns]
-            values += ys
-            ax.plot(ns, ys, label=NAMES[p], **STYLE[p])
-        ax.set_xlabel("VMs")
-        ax.set_ylabel("Throughput (Gbit/s)")
+        values = _per_vm_count(ax, r, "gbps", "Throughput (Gbit/s)")
         ax.set_ylim(*plotstyle.data_range(values))
         plotstyle.legend_outside(ax)
         ax.set_title("SR-IOV paper Figure II (simulated)")
         return plotstyle.save(fig, out / "figure-2.png")
+
+
+def _per_vm_count(ax, r: SriovResult, attr: str, ylabel: str) -> list[float]:
+    """A line per policy of ``attr`` against the VM count; the values drawn."""
+    values: list[float] = []
+    for p in POLICIES:
+        ns = counts(r.vms, p)
+        ys = [getattr(r.vms[(p, n)], attr) for n in ns]
+        values += ys
+        ax.plot(ns, ys, label=NAMES[p], **STYLE[p])
+    ax.set_xlabel("VMs")
+    ax.set_ylabel(ylabel)
+    return values
 
 
 def figures_3_4(r: SriovResult, out: Path) -> Path:
@@ -70,11 +76,7 @@ def figures_3_4(r: SriovResult, out: Path) -> Path:
     with plt.rc_context(plotstyle.RC):
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
         for ax, attr, title in ((axes[0], "cpus_mean", "(III) Mean"), (axes[1], "cpus_median", "(IV) Median")):
-            for p in POLICIES:
-                ns = counts(r.vms, p)
-                ax.plot(ns, [getattr(r.vms[(p, n)], attr) for n in ns], label=NAMES[p], **STYLE[p])
-            ax.set_xlabel("VMs")
-            ax.set_ylabel("Host CPUs busy")
+            _per_vm_count(ax, r, attr, "Host CPUs busy")
             ax.set_ylim(bottom=0)
             ax.set_title(title)
         plotstyle.legend_below(fig, axes)

@@ -60,6 +60,8 @@ caption { caption-side: top; text-align: left; font-size: .85rem; color: #555; p
 th, td { border: 1px solid #ddd; padding: .2rem .5rem; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; }
 td.text, th.text { text-align: left; }
+td small { white-space: nowrap; color: #555; }
+tr.paper td { background: #fafafa; }
 pre { background: #f7f7f7; border: 1px solid #e3e3e3; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 dl { display: grid; grid-template-columns: max-content auto; gap: .1rem 1rem; font-size: .9rem; }
 dt { font-weight: 600; }
