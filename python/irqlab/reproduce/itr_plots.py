@@ -18,7 +18,9 @@ from irqlab.reproduce.itr import (  # noqa: E402
     FIGURE_TITLES, FIGURES, LABELS, ItrResult, figure_7_rows, is_overloaded, with_no_itr,
 )
 from irqlab import plotstyle  # noqa: E402
-from irqlab.reproduce.itr_checks import IXGBE, LINEAR, OFF, busy, mean_us  # noqa: E402
+from irqlab.reproduce.itr_checks import (  # noqa: E402
+    IXGBE, LINEAR, OFF, PAPER_IRQ_PEAK_PPS, PAPER_OVERLOAD_PPS, PAPER_PLATEAU_US, busy, mean_us,
+)
 
 STYLE = {OFF: ("o", "tab:blue"), IXGBE: ("s", "tab:red"), LINEAR: ("^", "tab:green")}
 
@@ -56,6 +58,7 @@ def _figure(r: ItrResult, name: str, out: Path, runs, judged) -> Path:
     axes[1].set_title("(b) CPU load")
     axes[2].set_ylabel("Interrupts (k/s)")
     axes[2].set_title("(c) IRQ rate")
+    _paper_values(name, axes)
     for ax in axes:
         ax.set_xlabel("Offered load (Mpps)")
         ax.set_xlim(left=0)
@@ -65,6 +68,24 @@ def _figure(r: ItrResult, name: str, out: Path, runs, judged) -> Path:
         legend.set_title("Latency under overload (drops; omitted from (a) as in the paper): " + "; ".join(notes))
     fig.suptitle(f"{FIGURE_TITLES[name]} - simulated (irqlab)")
     return plotstyle.save(fig, out / f"{name}.png")
+
+
+#: How the values the paper's text states are drawn: grey, dotted.
+PAPER_LINE = {"color": "0.35", "linestyle": ":", "linewidth": 1.4}
+
+
+def _paper_values(name: str, axes) -> None:
+    """The values the paper's text states about the figure, as lines marked
+    as the paper's (itr_checks.py cites each): Figure 3's overload at 2.1
+    Mpps and its interrupt peak near 0.5 Mpps; Figure 5's latency plateau
+    near 60 µs."""
+    if name == "figure-3":
+        for ax in axes:
+            ax.axvline(PAPER_OVERLOAD_PPS / 1e6, label=plotstyle.paper_label("overload at 2.1 Mpps"), **PAPER_LINE)
+        axes[2].axvline(PAPER_IRQ_PEAK_PPS / 1e6, label=plotstyle.paper_label("IRQ rate peaks near 0.5 Mpps"),
+                        color="0.35", linestyle="--", linewidth=1.2)
+    elif name == "figure-5":
+        axes[0].axhline(PAPER_PLATEAU_US, label=plotstyle.paper_label("latency plateau near 60 µs"), **PAPER_LINE)
 
 
 def figure_7(r: ItrResult, out: Path) -> Path:
