@@ -13,7 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from irqlab.reproduce.iaps import SCHEMES, IapsResult, figure_3_rows  # noqa: E402
 from irqlab import plotstyle  # noqa: E402
-from irqlab.reproduce.iaps_checks import NAMES, connections  # noqa: E402
+from irqlab.reproduce.iaps_checks import (  # noqa: E402
+    IAPS, IAPS_HOLDS_UP_TO, LINE_GBPS, NAMES, RFS, RFS_BELOW_AT, RPS, RPS_BELOW_AT, connections,
+)
 
 STYLE = {"rss": ("o", "tab:gray"), "rps": ("s", "tab:blue"), "rfs": ("^", "tab:orange"), "iaps": ("D", "tab:green")}
 #: Line styles, so that schemes with equal values stay visible on top of each other.
@@ -44,7 +46,8 @@ def figure_2(r: IapsResult, out: Path) -> Path:
             axes[1].plot(xs, [r.table[(s, n)].drops for n in ns], **kw)
             if s != "rss":
                 axes[2].plot(xs, [r.table[(s, n)].packets_per_ipi for n in ns], **kw)
-        axes[0].axhline(50, color="0.6", linestyle=":", linewidth=1)
+        axes[0].axhline(LINE_GBPS, color="0.6", linestyle=":", linewidth=1)
+        _paper_bounds(axes[0])
         for ax, (label, title) in zip(axes, (
             ("Throughput (Gbit/s)", "(a) Throughput"),
             ("Dropped packets per run", "(b) Dropped packet count"),
@@ -64,6 +67,18 @@ def figure_2(r: IapsResult, out: Path) -> Path:
             legend.set_title("Each scheme drawn 3 % apart along x so that equal values stay visible")
         fig.suptitle("IAPS paper Figure 2 (simulated)")
         return plotstyle.save(fig, out / "figure-2.png")
+
+
+def _paper_bounds(ax) -> None:
+    """What §IV-B says of panel (a), drawn at 50 Gbit/s in each scheme's
+    colour and marked as the paper's (iaps_checks.py cites the sentence):
+    IAPS above 50 Gbit/s up to 16 connections (a triangle pointing up), RPS
+    below from 8 and RFS from 16 (pointing down)."""
+    for scheme, n, marker, words in ((IAPS, IAPS_HOLDS_UP_TO, "^", "above"), (RPS, RPS_BELOW_AT, "v", "below"),
+                                     (RFS, RFS_BELOW_AT, "v", "below")):
+        ax.plot([n], [LINE_GBPS], marker=marker, color=STYLE[scheme][1], markersize=11,
+                label=plotstyle.paper_label(f"{NAMES[scheme]} {words} 50 Gbit/s at {n}"), **{
+                    k: v for k, v in plotstyle.PAPER_POINTS.items() if k != "markersize"})
 
 
 def figure_3(r: IapsResult, out: Path) -> Path:
