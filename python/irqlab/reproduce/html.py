@@ -81,7 +81,7 @@ def thesis_sections(
         ),
     ]
     if figures:
-        sections.append(("Figures in the thesis's layout", "".join(_image(f) for f in figures)))
+        sections.append(("Figures in the thesis's layout", FIGURES_NOTE + "".join(_image(f) for f in figures)))
     sections.append(
         (
             "The thesis's claims, checked on the simulation",
@@ -105,6 +105,13 @@ def thesis_sections(
         sections.append((title_, intro + "".join(f"<h3>{html.escape(h)}</h3>{body}" for h, body in parts)))
     return sections
 
+
+#: Why Figure 4.1 has no points of the thesis's.
+FIGURES_NOTE = (
+    '<p class="note">The thesis states no values for Figure 4.1 (§4.4.2-4.4.3 describe its curves\' shapes, '
+    "which the claims below check), so its figures show the simulation only; Table 4.1's chart puts the thesis's "
+    "bars beside irqlab's.</p>"
+)
 
 #: Table 4.1's columns as the thesis prints them, with their formats.
 TABLE_4_1_COLUMNS = (
