@@ -253,15 +253,30 @@ def write_html(paper: Paper, r, checks: list[ShapeCheck], out: Path, figures: li
     from irqlab.study.report import write_report
 
     notes = [note(r) for note in paper.notes]
-    # What a reader came for first: the paper's tables and figures beside the
-    # simulation, then the claims, then (folded) every study's raw results.
-    sections = [(t.title, paper.html_table(t.rows(r)) + _csv_link(t)) for t in paper.tables if t.html and t.title]
+    from irqlab.htmltable import paper_pairs
+
+    # What a reader came for first: the paper's tables beside the simulation
+    # (those with the paper's values) and its figures, then the claims; then
+    # the simulated-only tables (a figure's numbers), folded, and (folded)
+    # every study's raw results.
+    tables = [(t, t.rows(r)) for t in paper.tables if t.html and t.title]
+    compared = [(t.title, paper.html_table(rows) + _csv_link(t)) for t, rows in tables if paper_pairs(rows)]
+    simulated = [(t.title, _folded(paper.html_table(rows), len(rows)) + _csv_link(t))
+                 for t, rows in tables if not paper_pairs(rows)]
+    sections = compared[:1]
     if figures:
-        sections.insert(min(1, len(sections)), (paper.plots_title, "".join(_image(f) for f in figures)))
+        sections.append((paper.plots_title, "".join(_image(f) for f in figures)))
+    sections += compared[1:]
     sections.append(claims_section(paper.checks_title, checks, paper.intro(r), notes, _why(paper, r, checks)))
+    sections += simulated
     first, *others = r.directories.values()
     return write_report(first, out / "report.html", title=paper.title(r), sections_before=sections,
                         extra_dirs=tuple(others), collapse=True)
+
+
+def _folded(table: str, rows: int) -> str:
+    """A simulated-only table, folded: the figures above draw it."""
+    return f"<details><summary>The simulated numbers ({rows} rows)</summary>{table}</details>"
 
 
 def _csv_link(t) -> str:
