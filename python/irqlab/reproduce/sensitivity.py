@@ -142,27 +142,29 @@ def tornado(variants: Sequence[Variant], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from irqlab.files import write_whole
+    from irqlab import plotstyle
 
     by_field: dict[str, list[Variant]] = {}
     for v in variants:
         by_field.setdefault(v.field, []).append(v)
     order = sorted(by_field, key=lambda f: max(abs(v.largest_qps_change_pct) for v in by_field[f]))
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(order) + 1.5), dpi=110)
     flips = {f: sum(len(v.lost) + len(v.gained) for v in by_field[f]) for f in order}
-    for i, f in enumerate(order):
-        for v in by_field[f]:
-            ax.barh(i, v.largest_qps_change_pct, color="tab:blue" if v.factor < 1 else "tab:orange", height=0.6)
-    right = ax.get_xlim()[1]
-    for i, f in enumerate(order):
-        if flips[f]:
-            text = f"{flips[f]} claim{'s' if flips[f] != 1 else ''} flip "
-            ax.text(right, i, text, va="center", ha="right", fontsize=7, color="tab:red")
-    ax.set_yticks(range(len(order)), [f + (" *" if any(v.lost or v.gained for v in by_field[f]) else "") for f in order], fontsize=8)
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("largest change of a profile's closed-loop QPS (%)")
-    ax.set_title("Unfitted constants at ×0.5 (blue) and ×1.5 (orange); * flips a thesis claim", fontsize=9)
-    fig.tight_layout()
-    write_whole(path, lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
-    plt.close(fig)
-    return path
+    with plt.rc_context(plotstyle.RC):
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(order) + 1.5))
+        for i, f in enumerate(order):
+            for v in by_field[f]:
+                ax.barh(i, v.largest_qps_change_pct, color="tab:blue" if v.factor < 1 else "tab:orange", height=0.6)
+        # The flips in the right margin, off the bars.
+        for i, f in enumerate(order):
+            if flips[f]:
+                text = f" {flips[f]} claim{'s' if flips[f] != 1 else ''} flip"
+                ax.text(1.0, i, text, va="center", ha="left", fontsize=8, color="tab:red",
+                        transform=ax.get_yaxis_transform())
+        ax.set_yticks(range(len(order)), [f + (" *" if any(v.lost or v.gained for v in by_field[f]) else "")
+                                          for f in order])
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.grid(False, axis="y")
+        ax.set_xlabel("Largest change of a profile's closed-loop QPS (%)")
+        ax.set_ylabel("Unfitted constant")
+        ax.set_title("Unfitted constants at ×0.5 (blue) and ×1.5 (orange); * flips a thesis claim")
+        return plotstyle.save(fig, path)
