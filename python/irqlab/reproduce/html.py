@@ -126,32 +126,22 @@ TABLE_4_1_COLUMNS = (
 
 def table_4_1_layout(result: ThesisResult) -> str:
     """Table 4.1 as the thesis lays it out (a row per profile, a column per
-    metric), each cell the thesis's value, the simulated one and the
-    deviation."""
+    metric), each profile's thesis values over irqlab's with the deviation
+    (:func:`irqlab.htmltable.paired_table_html`)."""
+    from irqlab.htmltable import paired_table_html
     from irqlab.reproduce.plots import LABELS
 
-    rows = table_4_1_rows(result)
-    cell = {(r["profile"], r["metric"]): r for r in rows}
-    metrics = [c for c in TABLE_4_1_COLUMNS if any(m == c[0] for _, m in cell)]
-    head = '<th class="text">Profile</th><th class="text"></th>' + "".join(
-        f"<th>{html.escape(h)}</th>" for _, h, _ in metrics)
-    body = []
-    for p in dict.fromkeys(r["profile"] for r in rows):
-        name = html.escape(LABELS.get(str(p), str(p)))
-        thesis, sim = [], []
-        for m, _, f in metrics:
-            r = cell.get((p, m))
-            if r is None:
-                thesis.append("<td>\u2014</td>")
-                sim.append("<td>\u2014</td>")
-                continue
-            dev = f"{float(r['deviation']):+.1f} {r['unit']}"
-            thesis.append(f"<td>{f.format(r['paper'])}</td>")
-            sim.append(f"<td>{f.format(r['simulated'])} <small>({dev})</small></td>")
-        body.append(f'<tr><td class="text" rowspan="2">{name}</td><td class="text">thesis</td>{"".join(thesis)}</tr>')
-        body.append(f'<tr><td class="text">irqlab (deviation)</td>{"".join(sim)}</tr>')
-    return (f'<div class="table-box"><table class="paper-layout"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+    rows: dict[str, dict[str, object]] = {}
+    for r in table_4_1_rows(result):
+        row = rows.setdefault(str(r["profile"]), {"profile": LABELS.get(str(r["profile"]), str(r["profile"]))})
+        row[str(r["metric"])] = r["simulated"]
+        row[f"thesis_{r['metric']}"] = r["paper"]
+    shown = [(m, h, f) for m, h, f in TABLE_4_1_COLUMNS if any(m in row for row in rows.values())]
+    ordered = [{"profile": row["profile"], **{k: row.get(k) for m, _, _ in shown for k in (m, f"thesis_{m}")}}
+               for row in rows.values()]
+    return paired_table_html(ordered, headers={"profile": "Profile", **{m: h for m, h, _ in shown}},
+                             formats={m: (lambda f: lambda v: "\u2014" if v is None else f.format(v))(f)
+                                      for m, _, f in shown})
 
 
 def vm_sections(result: ThesisResult, checks: list[ShapeCheck]) -> list[tuple[str, str]]:
