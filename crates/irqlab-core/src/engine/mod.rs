@@ -8,6 +8,7 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod timer;
+pub mod tournament;
 
 pub use queue::{EventQueue, Lane, LANES};
 pub use rng::{RngStreams, StreamRng};
