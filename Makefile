@@ -5,7 +5,7 @@
 #                Figures 2-3 (irqlab-out/iaps/), the vIC paper's Tables 2-8 (irqlab-out/vic/) and the SR-IOV
 #                paper's Figures I-IV (irqlab-out/sriov/); it ends with the index over them (irqlab-out/index.html)
 #   make test    set up, then run every test (cargo test, then pytest)
-#   make bench   set up, then measure the simulator: against a SimPy model (bench/), irqlab bench [--sweep], the speed guard, cargo bench
+#   make bench   set up, then measure the simulator: against SimPy models (bench/), irqlab bench [--sweep|--scale], the speed guard, cargo bench
 #   make fuzz    set up, then fuzz the scenario parser, the engine and the Python API at length
 #   make debug-check  set up, then run every scenario x profile, closed and open loop, on a debug build (its assertions on)
 #   make setup   build the Python package into the repo-local virtualenv .venv/
@@ -101,6 +101,7 @@ bench: setup
 	$(BIN)/python bench/compare_simpy.py
 	$(BIN)/irqlab bench
 	$(BIN)/irqlab bench --sweep
+	$(BIN)/irqlab bench --scale
 	cargo test --release -p irqlab-core --test speed_guard -- --ignored --nocapture
 	cargo bench -p irqlab-core
 

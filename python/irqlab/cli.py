@@ -4,6 +4,7 @@
     irqlab profiles [--json]
     irqlab bench [SCENARIO] [--profile P] [--duration S] [--repeat N] [--json]
     irqlab bench --sweep [SCENARIO] [--duration S] [--jobs N] [--json]
+    irqlab bench --scale [SCENARIO] [--profile P] [--cores N,N,...] [--repeat N] [--json]
     irqlab sweep SCENARIO|STUDY [--profile P,...] [--grid FIELD=VALUES]... [--seeds N] [--out DIR] ...
     irqlab results DIR [--sql QUERY] · irqlab plot DIR --x COL --y COL · irqlab report DIR
 
@@ -184,6 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
         "with --jobs 1, with every core in threads and in processes",
     )
     p.add_argument("--jobs", metavar="N", help="with --sweep: parallel runs (default every core)")
+    p.add_argument(
+        "--scale",
+        action="store_true",
+        help="instead, wall ns per simulated event at 8, 32, 128 and 512 application cores (96 connections "
+        "each) under busy-wait and no-coalescing, and busy-wait's events per request at 10, 50 and 100 %% load",
+    )
+    p.add_argument("--cores", metavar="N,N,...", help="with --scale: the core counts (default 8,32,128,512)")
     add_json(p, "print the result as one JSON object")
     p.set_defaults(handler=_cmd_bench)
     add_loadgen_parser(commands)
@@ -243,6 +251,12 @@ BENCH_JOBS_MAX = 4096
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.sweep and args.scale:
+        raise UsageError("--sweep and --scale are two different benchmarks: give one")
+    if args.scale:
+        return _cmd_bench_scale(args)
+    if args.cores is not None:
+        raise UsageError("--cores is for --scale")
     if args.sweep:
         return _cmd_bench_sweep(args)
     if args.jobs is not None:
@@ -251,6 +265,25 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     repeat = positive_int(args.repeat, "--repeat", BENCH_REPEAT_MAX)
     result = bench(args.scenario, profile=args.profile, duration_s=duration_s, repeat=repeat)
     write_stdout(json.dumps(result.to_dict()) if args.json else bench_table(result))
+    return EXIT_OK
+
+
+def _cmd_bench_scale(args: argparse.Namespace) -> int:
+    from irqlab.bench import default_scenario
+    from irqlab.bench_scale import SCALE_PROFILES, bench_load, bench_scale, cores_flag, scale_json
+    from irqlab.text import scale_table
+
+    if args.jobs is not None:
+        raise UsageError("--jobs is for --sweep: --scale runs one simulation at a time, so that runs do not share a core")
+    if args.duration is not None:
+        raise UsageError("--duration is not for --scale: each run's simulated time is sized to about the same number of events")
+    cores = cores_flag(args.cores)
+    repeat = positive_int(args.repeat, "--repeat", BENCH_REPEAT_MAX)
+    scenario = Scenario.load(args.scenario or default_scenario())
+    profiles = (scenario.with_profile(args.profile).profile,) if args.profile is not None else SCALE_PROFILES
+    rows = bench_scale(scenario, cores=cores, profiles=profiles, repeat=repeat)
+    loads = bench_load(scenario)
+    write_stdout(json.dumps(scale_json(rows, loads)) if args.json else scale_table(rows, loads))
     return EXIT_OK
 
 

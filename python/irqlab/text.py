@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from irqlab.bench import BenchResult
+from irqlab.bench_scale import CONNECTIONS_PER_CORE, EVENTS_PER_RUN, LoadRow, ScaleRow
 from irqlab.summary import Summary
 
 _NA = "n/a"
@@ -100,6 +101,45 @@ def bench_table(result: BenchResult) -> str:
         ("median", f"{_si(result.median)} events/s"),
     ])
     return "\n".join([head, "", _columns(runs, right=(1, 2, 3)), "", tail])
+
+
+def scale_table(rows: Sequence[ScaleRow], loads: Sequence[LoadRow]) -> str:
+    """``irqlab bench --scale``'s two tables, each scale row with its ratio to
+    the fewest cores of its profile."""
+    fewest: dict[str, ScaleRow] = {}
+    for r in rows:
+        if r.profile not in fewest or r.cores < fewest[r.profile].cores:
+            fewest[r.profile] = r
+    out = [["cores", "profile", "simulated s", "events", "ns/event best", "median", "vs fewest cores"]]
+    for r in rows:
+        out.append(
+            [
+                str(r.cores),
+                r.profile,
+                f"{r.duration_s:.4f}",
+                _num(r.sim_events, 0),
+                f"{r.best_ns:.1f}",
+                f"{r.median_ns:.1f}",
+                f"{r.best_ns / fewest[r.profile].best_ns:.2f}x",
+            ]
+        )
+    load = [["load", "QPS", "events/request", "wall s"]]
+    for l in loads:
+        load.append([f"{100 * l.fraction:.0f} %", _num(l.qps, 0), f"{l.events_per_request:.1f}", f"{l.wall_s:.3f}"])
+    parts = [
+        f"Cores ({CONNECTIONS_PER_CORE} client connections per core, closed loop, about "
+        f"{EVENTS_PER_RUN:,} events per run):",
+        "",
+        _columns(out, right=(0, 2, 3, 4, 5, 6)),
+    ]
+    if loads:
+        parts += [
+            "",
+            f"Busy-wait at {loads[0].cores} cores, events per request by load (100 % = the closed loop's throughput):",
+            "",
+            _columns(load, right=(1, 2, 3)),
+        ]
+    return "\n".join(parts)
 
 
 # -- helpers ----------------------------------------------------------------

@@ -5,7 +5,9 @@
 //! events: as the model used it before per-core slots and deferred NIC
 //! events (segment ends in the heap, three fixed-delay streams in FIFO
 //! lanes), and as it does now (a segment end per core in its slot, replies
-//! in a lane, idle watchdogs in the heap).
+//! in a lane, idle watchdogs in the heap); and how the cost grows with the
+//! server: the thesis scenario at 8 to 512 cores, and busy-wait's events
+//! per request below saturation.
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use irqlab_core::engine::{EventQueue, StreamRng};
@@ -102,19 +104,28 @@ fn queue(c: &mut Criterion) {
 /// queue now: a segment end per core (8) in the owned slots, three of every
 /// four events, each followed by that core's next segment 0.3-2 us ahead;
 /// replies in one lane 20 us ahead; 8 NAPI watchdogs far ahead in the heap.
+/// The same at 512 cores (a slot and a watchdog each): the owned slots'
+/// tournament tree is 9 levels deep there instead of 3.
 fn queue_owned(c: &mut Criterion) {
-    const STEPS: u64 = 100_000;
-    const CORES: u64 = 8;
     let mut g = c.benchmark_group("event-queue");
+    for cores in [8, 512] {
+        queue_owned_at(&mut g, cores);
+    }
+    g.finish();
+}
+
+fn queue_owned_at(g: &mut BenchmarkGroup<'_, WallTime>, cores: u64) {
+    const STEPS: u64 = 100_000;
     g.throughput(Throughput::Elements(STEPS));
-    g.bench_function("pop-push-owned-mix", |b| {
+    let name = if cores == 8 { "pop-push-owned-mix".to_string() } else { format!("pop-push-owned-mix-{cores}-cores") };
+    g.bench_function(name, |b| {
         b.iter(|| {
             let mut q: EventQueue<u64> = EventQueue::new();
-            q.set_owners(CORES as usize);
+            q.set_owners(cores as usize);
             let mut rand = draws();
-            for core in 0..CORES {
+            for core in 0..cores {
                 q.push_owned(core as usize, 300 + rand() % 1700, core);
-                q.push(1_000_000_000 + core, 100 + core);
+                q.push(1_000_000_000 + core, 1_000_000 + core);
             }
             for i in 0..20 {
                 q.push_fifo(1, 1_000 * i, 1_000);
@@ -123,7 +134,7 @@ fn queue_owned(c: &mut Criterion) {
             for _ in 0..STEPS {
                 let (now, ev) = q.pop().expect("never empty");
                 sum = sum.wrapping_add(ev);
-                if ev < CORES {
+                if ev < cores {
                     q.push_owned(ev as usize, now + 300 + rand() % 1700, ev);
                 } else {
                     // A reply reached its client; the next one leaves a
@@ -134,8 +145,72 @@ fn queue_owned(c: &mut Criterion) {
             sum
         })
     });
+}
+
+/// Client connections per application core in the scale benches (the
+/// thesis's 768 over 8 cores), as `irqlab bench --scale` runs them.
+const CONNECTIONS_PER_CORE: u64 = 96;
+
+/// The thesis scenario at 8 to 512 application cores (96 connections each),
+/// under busy-wait and no-coalescing, each run sized to about a million
+/// events (about 750 thousand per simulated second per core, a quarter of
+/// it warm-up): criterion's time per element is wall nanoseconds per
+/// simulated event, which the target wants within 1.5x from 8 to 512 cores
+/// (docs/performance.md, "Scale").
+fn scale(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    for cores in [8u64, 32, 128, 512] {
+        let total_s = 1_000_000.0 / (750_000.0 * cores as f64);
+        let conns = (CONNECTIONS_PER_CORE * cores / 48).to_string();
+        let (warmup, duration) = ((total_s / 4.0).to_string(), (total_s * 0.75).to_string());
+        for profile in ["busy-wait", "no-coalescing"] {
+            let mut s = scenario("thesis/bare-metal.toml", Some(profile), &[]);
+            for (k, v) in [
+                ("cpu.app_cores", cores.to_string().as_str()),
+                ("load.connections_per_thread", conns.as_str()),
+                ("run.warmup_s", warmup.as_str()),
+                ("run.duration_s", duration.as_str()),
+            ] {
+                s.set(k, v).unwrap();
+            }
+            bench_run(&mut g, &format!("{profile}-{cores}-cores"), &s);
+        }
+    }
     g.finish();
 }
 
-criterion_group!(benches, thesis, scenarios, queue, queue_owned);
+/// Busy-wait on the thesis scenario at 10 %, 50 % and 100 % of its closed
+/// loop's throughput (the lower two open loops), 0.02 s simulated: the
+/// throughput is in requests, so criterion prints requests per wall second,
+/// and each run's events per request is printed once before it is timed.
+/// Below saturation every empty busy poll is an event.
+fn load(c: &mut Criterion) {
+    let mut g = c.benchmark_group("busy-wait-load");
+    g.sample_size(10);
+    let sets = [("run.duration_s", "0.02")];
+    let closed = scenario("thesis/bare-metal.toml", Some("busy-wait"), &[]);
+    let saturated_qps = {
+        let mut s = closed.clone();
+        s.set("run.duration_s", "0.02").unwrap();
+        irqlab_core::run(&s).unwrap().throughput_qps
+    };
+    for pct in [10u32, 50, 100] {
+        let mut s = closed.clone();
+        for (k, v) in sets {
+            s.set(k, v).unwrap();
+        }
+        if pct < 100 {
+            s.set("load.qps", &(saturated_qps * pct as f64 / 100.0).round().to_string()).unwrap();
+        }
+        let r = irqlab_core::run(&s).unwrap();
+        let requests = (r.throughput_qps * r.sim_time_s).round().max(1.0);
+        eprintln!("busy-wait at {pct} % load ({:.0} QPS): {:.1} events per request", r.throughput_qps, r.sim_events as f64 / requests);
+        g.throughput(Throughput::Elements(requests as u64));
+        g.bench_function(format!("{pct}-pct"), |b| b.iter(|| irqlab_core::run(&s).unwrap()));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, thesis, scenarios, queue, queue_owned, scale, load);
 criterion_main!(benches);
