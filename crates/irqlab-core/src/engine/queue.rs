@@ -176,6 +176,22 @@ impl<E> EventQueue<E> {
         self.owned_keys.set(owner, key);
     }
 
+    /// Push `event` at `time` into `owner`'s slot, where an event already
+    /// there is void (its owner ignores it when handled: a core's segment
+    /// end superseded by the next segment's): it is dropped, and its time
+    /// returned for the caller to count it as handled if it was due in the
+    /// run. The order of the other events is the same as with
+    /// [`EventQueue::push_owned`].
+    #[inline(always)]
+    pub fn push_owned_superseding(&mut self, owner: usize, time: Nanos, event: E) -> Option<Nanos> {
+        debug_assert!((owner as u64) < SLOT_MASK, "an owner's index fits the slot bits");
+        let key = self.next_key(time) | owner as u128;
+        let old = self.owned_keys.get(owner);
+        self.owned_events[owner] = Some(event);
+        self.owned_keys.set(owner, key);
+        (old != EMPTY).then_some((old >> 64) as Nanos)
+    }
+
     #[inline(always)]
     fn next_key(&mut self, time: Nanos) -> u128 {
         let seq = self.next_seq;
@@ -396,6 +412,21 @@ mod tests {
         assert_eq!(q.len(), 3);
         let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(out, vec![(25, 'h'), (30, 'g'), (30, 'i')]);
+    }
+
+    #[test]
+    fn a_superseded_slot_event_is_dropped_and_its_time_returned() {
+        for owners in [2, 40] {
+            let mut q = EventQueue::new();
+            q.set_owners(owners);
+            assert_eq!(q.push_owned_superseding(1, 9, 'a'), None);
+            q.push(5, 'b');
+            // 'a' is void: dropped, its time returned; 'c' keeps its order.
+            assert_eq!(q.push_owned_superseding(1, 5, 'c'), Some(9));
+            assert_eq!(q.len(), 2);
+            let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            assert_eq!(out, vec![(5, 'b'), (5, 'c')]);
+        }
     }
 
     #[test]

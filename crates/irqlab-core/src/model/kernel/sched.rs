@@ -55,8 +55,11 @@ impl Kernel {
         if seg.ns != Nanos::MAX {
             let ev = E::from(KernelEv::CoreDone { kernel: self.id, core, gen: c.gen });
             // A host core has at most one live segment end: its own slot.
+            // An end still there belongs to a segment this one superseded
+            // (preempted, or cut short): `gen` has moved on, so
+            // `kernel_event` would ignore it.
             if self.id == HOST && (core as usize) < sched.owners() {
-                sched.at_owned(core as usize, end_ns, ev);
+                sched.at_owned_superseding(core as usize, end_ns, ev);
             } else {
                 sched.at(end_ns, ev);
             }
