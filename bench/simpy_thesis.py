@@ -506,11 +506,21 @@ def run(profile: str, duration_s: float, seed: int = 1) -> dict[str, Any]:
     wall = time.perf_counter()
     env.run(until=end_ns)
     wall_s = time.perf_counter() - wall
+    return summary(profile, duration_s, seed, wall_s, stats, cores, "process")
+
+
+def summary(
+    profile: str, duration_s: float, seed: int, wall_s: float, stats: dict, cores: list[Any], model: str
+) -> dict[str, Any]:
+    """A run's figures from its counters (``stats``) and its cores (each with
+    ``idle`` and ``idle_since``); ``model`` names the SimPy model."""
+    end_ns = duration_s * 1e9
     idle_ns = stats["idle_ns"] + sum(end_ns - c.idle_since for c in cores if c.idle)
     requests = stats["requests"]
     per_s = lambda x: x / duration_s  # noqa: E731
     return {
         "simulator": "simpy",
+        "model": model,
         "simpy_version": simpy.__version__,
         "profile": profile,
         "seed": seed,
