@@ -6,20 +6,19 @@
 //! [`EMPTY`]; the smallest key therefore names its slot, and the tree
 //! below tracks no indices.
 //!
-//! The keys form a tournament tree (a winner tree whose nodes hold the
-//! winning key itself, not its index): leaf `i` at `m + i` for `m` the power
-//! of two at or above `n`, node `j` the smaller of `2j` and `2j + 1`, the
-//! root at 1. A change replays the leaf's path, `log2(m)` branch-free minima,
-//! so the cost per event grows with the logarithm of the number of cores
-//! where a rescan of every slot grew linearly (at 128 cores the rescan cost
-//! about 380 instructions per event). At 8 cores the tree costs no more than
-//! the rescan did: 213.8 M against 220.3 M instructions on the thesis
-//! scenario under busy-wait, 384.0 M against 384.3 M under no-coalescing
-//! (docs/performance.md, "Scale").
+//! Above [`SCAN_MAX`] slots the keys form a tournament tree (a winner tree
+//! whose nodes hold the winning key itself, not its index): leaf `i` at
+//! `m + i` for `m` the power of two at or above `n`, node `j` the smaller of
+//! `2j` and `2j + 1`, the root at 1. A change replays the leaf's path,
+//! `log2(m)` branch-free minima, so the cost per event grows with the
+//! logarithm of the number of cores where a rescan of every slot grew
+//! linearly (at 128 cores the rescan cost about 380 instructions per event;
+//! docs/performance.md, "Scale"). Up to [`SCAN_MAX`] slots they are a flat
+//! array, rescanned when its minimum leaves, as before.
 //!
-//! A slot emptied by a pop is usually filled again while its event is
-//! handled (a core's next segment end), so its replay waits for the next
-//! change ([`Tournament::vacate`], [`Tournament::settle`]): one replay then
+//! In the tree, a slot emptied by a pop is usually filled again while its
+//! event is handled (a core's next segment end), so its replay waits for
+//! the next change ([`Tournament::vacate`], [`Tournament::settle`]): one replay then
 //! does for both. Without that wait the thesis run took 9 % more
 //! instructions.
 
@@ -42,6 +41,13 @@ pub struct Tournament {
     vacated: usize,
 }
 
+/// Slots kept as a flat array, rescanned when its minimum leaves, at most:
+/// at 8 cores under busy-wait below saturation an idle polling core pops
+/// and pushes its slot back at every step, and the tree's replay, three
+/// dependent minima, made that regime 6 % slower in wall time than the
+/// rescan's independent compares (docs/performance.md, "Scale").
+pub const SCAN_MAX: usize = 8;
+
 /// No slot awaits its replay.
 const NONE: usize = usize::MAX;
 
@@ -59,8 +65,14 @@ impl Default for Tournament {
 impl Tournament {
     /// `n` empty slots.
     pub fn new(n: usize) -> Self {
-        let leaf0 = n.next_power_of_two();
-        Tournament { nodes: vec![EMPTY; 2 * leaf0], n, leaf0, min: (EMPTY, 0), vacated: NONE }
+        let leaf0 = if n <= SCAN_MAX { 0 } else { n.next_power_of_two() };
+        let len = if leaf0 == 0 { n } else { 2 * leaf0 };
+        Tournament { nodes: vec![EMPTY; len], n, leaf0, min: (EMPTY, 0), vacated: NONE }
+    }
+
+    /// Whether the keys are kept in a tree (more than [`SCAN_MAX`] slots).
+    pub fn is_tree(&self) -> bool {
+        self.leaf0 != 0
     }
 
     /// Slots.
@@ -100,6 +112,11 @@ impl Tournament {
     /// [`Tournament::settle`] (see the module's doc).
     #[inline(always)]
     pub fn vacate(&mut self, i: usize) {
+        if self.leaf0 == 0 {
+            // Flat: the rescan is cheap and its branch-free compares do
+            // not wait on each other; waiting would only add a branch.
+            return self.set(i, EMPTY);
+        }
         if self.vacated != NONE && self.vacated != i {
             self.replay(self.vacated);
         }
@@ -112,6 +129,17 @@ impl Tournament {
     pub fn set(&mut self, i: usize, key: u128) {
         debug_assert!(i < self.n, "slot {i} of {}", self.n);
         debug_assert!(key == EMPTY || tag_of(key) == i, "a key tagged with its slot");
+        if self.leaf0 == 0 && self.vacated == NONE {
+            // Flat: a smaller key is the new minimum; the minimum's slot
+            // taking a larger one needs a rescan; any other change neither.
+            self.nodes[i] = key;
+            if key < self.min.0 {
+                self.min = (key, i);
+            } else if self.min.1 == i {
+                self.replay(i);
+            }
+            return;
+        }
         if self.vacated != NONE && self.vacated != i {
             self.replay(self.vacated);
         }
@@ -120,9 +148,15 @@ impl Tournament {
         self.replay(i);
     }
 
-    /// Recompute the path from leaf `i` to the root, and the minimum.
+    /// Recompute the path from leaf `i` to the root, and the minimum (flat:
+    /// rescan every key).
     #[inline(always)]
     fn replay(&mut self, i: usize) {
+        if self.leaf0 == 0 {
+            let m = self.nodes.iter().copied().fold(EMPTY, u128::min);
+            self.min = (m, tag_of(m));
+            return;
+        }
         let mut j = self.leaf0 + i;
         let nodes = &mut self.nodes[..2 * self.leaf0];
         let mut w = nodes[j];
@@ -157,7 +191,8 @@ mod tests {
         // Against a plain scan, for powers of two and not.
         let mut rng = <crate::engine::StreamRng as rand::SeedableRng>::seed_from_u64(7);
         let mut rand = || rand::RngCore::next_u64(&mut rng);
-        for n in [1, 3, 8, 16, 17, 100, 512] {
+        for n in [1, 3, SCAN_MAX, SCAN_MAX + 1, 16, 17, 100, 512] {
+            assert_eq!(Tournament::new(n).is_tree(), n > SCAN_MAX);
             let mut t = Tournament::new(n);
             let mut want = vec![EMPTY; n];
             for _ in 0..5_000 {
