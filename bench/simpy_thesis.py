@@ -490,12 +490,17 @@ def connection(env: simpy.Environment, conn: int, core: Core, rng: random.Random
         stats["requests"] += 1  # the reply reached the client
 
 
-def run(profile: str, duration_s: float, seed: int = 1) -> dict[str, Any]:
-    """Simulate ``duration_s`` seconds of the thesis scenario under ``profile``."""
+def check_run(profile: str, duration_s: float) -> None:
+    """The arguments of ``run`` (this model's and the fast one's)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
     if not duration_s > 0:
         raise ValueError(f"duration_s must be positive (got {duration_s!r})")
+
+
+def run(profile: str, duration_s: float, seed: int = 1) -> dict[str, Any]:
+    """Simulate ``duration_s`` seconds of the thesis scenario under ``profile``."""
+    check_run(profile, duration_s)
     rng = random.Random(seed)
     env = simpy.Environment()
     end_ns = duration_s * 1e9
@@ -538,8 +543,11 @@ def summary(
     }
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Optional[list[str]] = None, simulate: Any = None, doc: Optional[str] = None) -> int:
+    """The command line of this model, or of another with the same ``run``
+    signature (``simulate``) and module docstring (``doc``)."""
+    run_model = simulate or run
+    ap = argparse.ArgumentParser(description=(doc or __doc__).split("\n\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="busy-wait")
     ap.add_argument("--duration", type=float, default=0.1, help="simulated seconds (default 0.1)")
     ap.add_argument("--seed", type=int, default=1)
@@ -547,7 +555,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if not args.duration > 0:
         ap.error("--duration must be positive")
-    r = run(args.profile, args.duration, args.seed)
+    r = run_model(args.profile, args.duration, args.seed)
     if args.json:
         print(json.dumps(r))
     else:

@@ -80,8 +80,6 @@ Run alone: ``python bench/simpy_thesis_fast.py --profile no-coalescing --duratio
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
 import time
@@ -537,10 +535,7 @@ class Core:
 
 def run(profile: str, duration_s: float, seed: int = 1) -> dict[str, Any]:
     """Simulate ``duration_s`` seconds of the thesis scenario under ``profile``."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
-    if not duration_s > 0:
-        raise ValueError(f"duration_s must be positive (got {duration_s!r})")
+    base.check_run(profile, duration_s)
     rng = random.Random(seed)
     env = simpy.Environment()
     counters = Counters()
@@ -556,21 +551,7 @@ def run(profile: str, duration_s: float, seed: int = 1) -> dict[str, Any]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", choices=sorted(PROFILES), default="busy-wait")
-    ap.add_argument("--duration", type=float, default=0.1, help="simulated seconds (default 0.1)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    args = ap.parse_args(argv)
-    if not args.duration > 0:
-        ap.error("--duration must be positive")
-    r = run(args.profile, args.duration, args.seed)
-    if args.json:
-        print(json.dumps(r))
-    else:
-        for k, v in r.items():
-            print(f"{k:28} {v:,.3f}" if isinstance(v, float) else f"{k:28} {v}")
-    return 0
+    return base.main(argv, simulate=run, doc=__doc__)
 
 
 if __name__ == "__main__":
