@@ -23,9 +23,11 @@
 //!   for an owner that has at most one live event at a time (a core's
 //!   segment end). Pushing to an occupied slot moves the older event into
 //!   the heap (it is still handled, in its order: a model ignores it as
-//!   stale), so a slot too is only a hint. The smallest slot key is kept;
-//!   the slots' keys are kept in a [`Tournament`] tree, so a pop from a
-//!   slot costs `log2` of the core count, not the core count.
+//!   stale), so a slot too is only a hint; or, with
+//!   [`EventQueue::push_owned_superseding`], drops it, for an owner that
+//!   would ignore it. The slots' keys are kept in a [`Tournament`] (a flat
+//!   array up to [`super::tournament::SCAN_MAX`] slots, a tree above), so
+//!   a pop from a slot costs `log2` of the core count, not the core count.
 
 use super::time::Nanos;
 use super::tournament::{Tournament, TAG_BITS};
