@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from irqlab.bench_scale import CONNECTIONS_PER_CORE, CORES, EVENTS_PER_RUN, SCALE_PROFILES, scale_duration_s  # noqa: E402
+from irqlab.bench_scale import CONNECTIONS_PER_CORE, CORES, EVENTS_PER_RUN, SCALE_PROFILES, scale_overrides  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "thesis" / "bare-metal.toml"
 #: The thesis scenario's load threads (6 clients x 8 threads).
@@ -38,16 +38,8 @@ LOAD_THREADS = 48
 
 
 def run(binary: str, cores: int, profile: str) -> dict:
-    total = scale_duration_s(cores)
-    args = [
-        binary,
-        str(SCENARIO),
-        f"profile={profile}",
-        f"cpu.app_cores={cores}",
-        f"load.connections_per_thread={CONNECTIONS_PER_CORE * cores // LOAD_THREADS}",
-        f"run.warmup_s={total / 4}",
-        f"run.duration_s={total * 3 / 4}",
-    ]
+    sets = scale_overrides(cores, LOAD_THREADS)
+    args = [binary, str(SCENARIO), f"profile={profile}", *(f"{k}={v}" for k, v in sets.items())]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

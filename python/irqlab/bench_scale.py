@@ -103,20 +103,24 @@ def scale_duration_s(cores: int, events: int = EVENTS_PER_RUN) -> float:
     return events / (EVENTS_PER_CORE_S * cores)
 
 
-def scale_scenario(base: Scenario, cores: int, profile: str, events: int = EVENTS_PER_RUN) -> Scenario:
-    """``base`` at ``cores`` application cores with :data:`CONNECTIONS_PER_CORE`
-    connections each (spread over its load threads) under ``profile``."""
+def scale_overrides(cores: int, load_threads: int, events: int = EVENTS_PER_RUN) -> dict[str, float]:
+    """The scenario fields of a scale run at ``cores`` application cores:
+    :data:`CONNECTIONS_PER_CORE` connections each over ``load_threads``
+    load threads, about ``events`` events, a quarter of the time warm-up."""
     total = scale_duration_s(cores, events)
+    return {
+        "cpu.app_cores": cores,
+        "load.connections_per_thread": max(1, round(CONNECTIONS_PER_CORE * cores / load_threads)),
+        "run.warmup_s": total / 4,
+        "run.duration_s": total * 3 / 4,
+    }
+
+
+def scale_scenario(base: Scenario, cores: int, profile: str, events: int = EVENTS_PER_RUN) -> Scenario:
+    """``base`` at ``cores`` application cores under ``profile`` (see :func:`scale_overrides`)."""
     load = base.resolved()["load"]
     threads = load["clients"] * load["threads_per_client"]
-    return base.with_profile(profile).with_overrides(
-        {
-            "cpu.app_cores": cores,
-            "load.connections_per_thread": max(1, round(CONNECTIONS_PER_CORE * cores / threads)),
-            "run.warmup_s": total / 4,
-            "run.duration_s": total * 3 / 4,
-        }
-    )
+    return base.with_profile(profile).with_overrides(scale_overrides(cores, threads, events))
 
 
 def bench_scale(
