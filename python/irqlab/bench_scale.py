@@ -17,7 +17,10 @@ unless another is given):
 - **Load.** Busy-wait at the scenario's cores (the thesis's 8): events per request at 10 %, 50 % and
   100 % of the closed loop's throughput (its saturation), the lower two as
   open loops at that rate. Below saturation a polling core finds its ring
-  empty between requests, and every empty poll is an event.
+  empty between requests, and every empty poll is an event; the engine
+  passes most of them without the model (``sim_events_passed``,
+  ``crates/irqlab-core/src/model/kernel/busy_chain.rs``), so the table
+  gives both the events handled and the events the model handled.
 
 Events per request count every event the run handled, warm-up included,
 over the requests of the whole run (``throughput_qps`` × ``sim_time_s``).
@@ -83,10 +86,18 @@ class LoadRow:
     requests: float
     sim_events: int
     wall_s: float
+    #: Of ``sim_events``, those the engine passed without the model.
+    sim_events_passed: int = 0
 
     @property
     def events_per_request(self) -> float:
         return self.sim_events / self.requests if self.requests > 0 else float("inf")
+
+    @property
+    def modelled_per_request(self) -> float:
+        """Events the model handled itself, per request."""
+        modelled = self.sim_events - self.sim_events_passed
+        return modelled / self.requests if self.requests > 0 else float("inf")
 
 
 def _ns_per_event(s: Summary) -> float:
@@ -160,7 +171,7 @@ def bench_load(
     rows = []
     for f in fractions:
         s = closed if f >= 1.0 else run(base.with_overrides({"load.qps": f * closed.throughput_qps}))
-        rows.append(LoadRow(cores, f, s.throughput_qps, _requests(s), s.sim_events, s.wall_s))
+        rows.append(LoadRow(cores, f, s.throughput_qps, _requests(s), s.sim_events, s.wall_s, s.get("sim_events_passed", 0)))
     return rows
 
 
@@ -186,6 +197,8 @@ def scale_json(rows: Sequence[ScaleRow], loads: Sequence[LoadRow]) -> dict[str, 
                 "sim_events": l.sim_events,
                 "requests": l.requests,
                 "events_per_request": l.events_per_request,
+                "sim_events_passed": l.sim_events_passed,
+                "modelled_events_per_request": l.modelled_per_request,
                 "wall_s": l.wall_s,
             }
             for l in loads

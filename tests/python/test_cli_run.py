@@ -38,6 +38,7 @@ REQUIRED = {
     "requests_completed": int,
     "sim_time_s": NUMBER,
     "sim_events": int,
+    "sim_events_passed": int,
     "wall_s": NUMBER,
 }
 

@@ -4,12 +4,14 @@
 //! modelled world lives in [`crate::model`] and drives the kernel through the
 //! [`Scheduler`] it is handed.
 
+pub mod chain;
 pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod timer;
 pub mod tournament;
 
+pub use chain::Chained;
 pub use queue::{EventQueue, Lane, LANES};
 pub use rng::{RngStreams, StreamRng};
 pub use time::Nanos;
@@ -136,9 +138,42 @@ impl<E> Scheduler<E> {
         self.queue.push(self.now + delay_ns, event);
     }
 
-    /// Number of events handled so far.
+    /// Number of events handled so far (those chains passed included).
     pub fn processed(&self) -> u64 {
-        self.processed
+        self.processed + self.queue.passed()
+    }
+
+    /// Of [`Scheduler::processed`], the events chains passed without the
+    /// world (see [`chain`]).
+    pub fn passed(&self) -> u64 {
+        self.queue.passed()
+    }
+
+    /// Let the queue pass `owner`'s events from its pending one on (see
+    /// [`chain`] and [`EventQueue::chain_owned`]).
+    /// False, changing nothing, if chains with other durations run.
+    #[inline]
+    pub fn chain_owned(&mut self, owner: usize, durations_ns: [Nanos; 2], end_key: u128, watch: usize) -> bool {
+        self.queue.chain_owned(owner, durations_ns, end_key, watch)
+    }
+
+    /// End `owner`'s chain and say what it did.
+    #[inline]
+    pub fn unchain_owned(&mut self, owner: usize) -> Chained {
+        self.queue.unchain_owned(owner)
+    }
+
+    /// The owner whose chain resource `watch` ends, if one runs.
+    #[inline(always)]
+    pub fn chain_watcher(&self, watch: usize) -> Option<usize> {
+        self.queue.chain_watcher(watch)
+    }
+
+    /// Resource `watch` deferred an event with `key`: a chain it ends stops
+    /// before that key.
+    #[inline(always)]
+    pub fn lower_chain_end(&mut self, watch: usize, key: u128) {
+        self.queue.lower_chain_end(watch, key);
     }
 
     /// Events still waiting in the queue, and superseded events due after

@@ -30,6 +30,7 @@
 //!   a pop from a slot costs `log2` of the core count, not the core count.
 
 use super::time::Nanos;
+use super::chain::{Chained, Chains};
 use super::tournament::{Tournament, TAG_BITS};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -63,6 +64,9 @@ pub struct EventQueue<E> {
     next_seq: u64,
     /// The key of the event popped last (0 before the first).
     current: u128,
+    /// Owned slots whose events the queue passes itself ([`super::chain`]);
+    /// their keys are kept there instead of in `owned_keys`.
+    chains: Chains,
 }
 
 /// The head key of an empty lane: above every real key (a time below
@@ -74,6 +78,10 @@ impl<E> Default for EventQueue<E> {
         Self::new()
     }
 }
+
+/// Chains pass events up to this time at most (a run without an end
+/// would otherwise pass them forever).
+const CHAIN_TIME_MAX_NS: Nanos = Nanos::MAX / 4;
 
 /// Where the next event is: a lane, or [`HEAP`].
 type Next = usize;
@@ -106,6 +114,7 @@ impl<E> EventQueue<E> {
             owned_events: Vec::new(),
             next_seq: 0,
             current: 0,
+            chains: Chains::new(0),
         }
     }
 
@@ -139,6 +148,8 @@ impl<E> EventQueue<E> {
     /// Give the queue `n` owned slots (see the module's doc); any events
     /// already in slots stay pending.
     pub fn set_owners(&mut self, n: usize) {
+        assert!(self.chains.is_empty(), "no chain runs while the slots change");
+        self.chains = Chains::new(n);
         let mut keys = Tournament::new(n);
         let old = std::mem::replace(&mut self.owned_keys, Tournament::new(0));
         for (i, ev) in std::mem::take(&mut self.owned_events).into_iter().enumerate() {
@@ -164,8 +175,53 @@ impl<E> EventQueue<E> {
         self.owned_keys.len()
     }
 
-    /// Push `event` at `time` into `owner`'s slot; an event already there
-    /// goes to the heap (the order of events is the same either way).
+    /// Pass `owner`'s events from its pending one on, until one at or above
+    /// `end_key` (see [`super::chain`]): the first passed event starts a
+    /// segment of `durations_ns[0]`, the next one of `durations_ns[1]`, and
+    /// so on. A key that `watch` defers later ends the chain before it
+    /// ([`EventQueue::lower_chain_end`]). Both durations must be above 0
+    /// (else the chain would pass events without time advancing). False,
+    /// changing nothing, if chains with other durations run.
+    pub fn chain_owned(&mut self, owner: usize, durations_ns: [Nanos; 2], end_key: u128, watch: usize) -> bool {
+        self.owned_keys.settle();
+        let key = self.owned_keys.get(owner);
+        debug_assert!(key != EMPTY, "a chain starts from a pending event");
+        if !self.chains.start(owner, key, durations_ns, end_key, watch) {
+            return false;
+        }
+        self.owned_keys.set(owner, EMPTY);
+        true
+    }
+
+    /// End `owner`'s chain (if it reached its end key, the event handed to
+    /// the world was its last) and say what it did; its pending event, if
+    /// any, is back in its slot.
+    pub fn unchain_owned(&mut self, owner: usize) -> Chained {
+        let (key, chained) = self.chains.stop(owner);
+        if let Some(key) = key {
+            self.owned_keys.set(owner, key);
+        }
+        chained
+    }
+
+    /// The owner whose chain resource `watch` ends, if one runs.
+    #[inline(always)]
+    pub fn chain_watcher(&self, watch: usize) -> Option<usize> {
+        self.chains.watcher(watch)
+    }
+
+    /// Resource `watch` deferred an event with `key` (from
+    /// [`EventQueue::reserve`]): a chain it ends stops before that key.
+    #[inline(always)]
+    pub fn lower_chain_end(&mut self, watch: usize, key: u128) {
+        self.chains.lower_end(watch, key);
+    }
+
+    /// Events the chains passed (counted as handled).
+    pub fn passed(&self) -> u64 {
+        self.chains.passed()
+    }
+
     #[inline(always)]
     pub fn push_owned(&mut self, owner: usize, time: Nanos, event: E) {
         debug_assert!((owner as u64) < SLOT_MASK, "an owner's index fits the slot bits");
@@ -263,7 +319,11 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop_until(&mut self, end_ns: Nanos) -> Option<(Nanos, E)> {
         self.owned_keys.settle();
-        let (key, from) = self.next()?;
+        let next = self.next();
+        if self.chains.min().0 < next.map_or(EMPTY, |(k, _)| k) {
+            return self.pop_chained(next.map_or(EMPTY, |(k, _)| k), end_ns);
+        }
+        let (key, from) = next?;
         let time = (key >> 64) as Nanos;
         if time > end_ns {
             return None;
@@ -289,15 +349,40 @@ impl<E> EventQueue<E> {
         Some((time, ev))
     }
 
+    /// A chained slot's event is the next: pass every chained event below
+    /// `next_key` (the next event of every other kind) and the run's end,
+    /// then hand over the next event, chained (at its chain's end) or not.
+    #[inline(never)]
+    fn pop_chained(&mut self, next_key: u128, end_ns: Nanos) -> Option<(Nanos, E)> {
+        let run_end = if end_ns >= CHAIN_TIME_MAX_NS { Self::key_after(CHAIN_TIME_MAX_NS) } else { Self::key_after(end_ns) };
+        let taken = self.chains.pass_below(next_key.min(run_end), self.next_seq);
+        self.next_seq += taken;
+        let (key, _) = self.chains.min();
+        if key >= next_key {
+            return self.pop_until(end_ns);
+        }
+        // Not passed: at its chain's end key, or beyond the run's end.
+        let time = (key >> 64) as Nanos;
+        if time > end_ns || key >= run_end {
+            return None;
+        }
+        let (owner, key) = self.chains.hand_over_min();
+        self.current = key;
+        let ev = self.owned_events[owner].take().expect("a chained slot holds its event");
+        Some((time, ev))
+    }
+
     #[inline]
     pub fn peek_time(&mut self) -> Option<Nanos> {
         self.owned_keys.settle();
-        self.next().map(|(k, _)| (k >> 64) as Nanos)
+        let next = self.next().map_or(EMPTY, |(k, _)| k).min(self.chains.min().0);
+        (next != EMPTY).then_some((next >> 64) as Nanos)
     }
     pub fn len(&self) -> usize {
         self.heap.len()
             + self.lanes.iter().map(VecDeque::len).sum::<usize>()
             + self.owned_keys.occupied()
+            + self.chains.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

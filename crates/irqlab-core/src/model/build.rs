@@ -286,6 +286,8 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         wakeup_latency_ns: if l.guest { 0 } else { cfg.cpu.wakeup_latency_ns },
         idle: if l.guest { None } else { crate::model::kernel::cpuidle::CpuIdle::new(cfg, l.ncores as usize) },
         migrations: 0,
+        // Set by the server once the machine is built (`busy_chain.rs`).
+        chain_ok: false,
         fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
             .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize, l.app_cores.min(l.ncores)))),
         // The application's threads run on the first cores; packed routing

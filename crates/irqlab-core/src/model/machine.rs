@@ -133,6 +133,9 @@ impl Machine {
     pub(crate) fn warmup_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.run.measuring = true;
+        // The cores' accounting restarts from where their chains are
+        // (`kernel/busy_chain.rs`).
+        k.unchain_all(sched);
         for kid in 0..self.kernels.len() {
             self.switch_to(k, kid);
             for c in &mut k.cores {
@@ -179,6 +182,8 @@ impl Machine {
 
     /// The kernel sends a reply through the NIC's TX queue `queue`.
     pub(crate) fn transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
+        // A reply through a queue another core busy polls (`kernel/busy_chain.rs`).
+        k.unchain_queue(sched, queue);
         let out = self.nic.transmit(sched, queue, conn, sent_ns, bytes);
         self.nic_out(k, sched, out)
     }

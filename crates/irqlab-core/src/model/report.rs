@@ -102,6 +102,7 @@ impl Machine {
             requests_completed: completed,
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),
+            sim_events_passed: sched.passed(),
             wall_s,
             warnings: self.warnings(completed, drops),
         }

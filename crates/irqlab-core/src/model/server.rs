@@ -158,9 +158,24 @@ impl Server {
         if m.run.warmup_end_ns > 0 {
             sched.at(m.run.warmup_end_ns, Ev::WarmupEnd);
         }
+        // The engine may pass empty busy polls (`kernel/busy_chain.rs`)
+        // where only the kernel's own hooks read a core: a bare-metal host
+        // serving sockets through the NIC, nothing traced.
+        k.chain_ok = m.trace.is_none()
+            && m.kernels.len() <= 1
+            && m.bulk.is_none()
+            && m.storage.is_none()
+            && m.components.is_empty()
+            && k.vcpus.is_empty()
+            && k.vhosts.is_empty()
+            && k.device == crate::model::kernel::Device::Nic
+            && k.rx_sink == crate::model::kernel::RxSink::Sockets
+            && k.fair.is_none()
+            && !m.cfg.napi.threaded;
         let end = m.run.end_ns;
         let ran = run_until(&mut self, &mut sched, end, interrupted);
         let Server { kernel: k, m } = &mut self;
+        k.unchain_all(&mut sched);
         // TX completions and arrivals kept by the queues (QueuePair::
         // tx_defer, rx_defer) that were due by the end count as handled
         // events, as they would have been.
@@ -197,6 +212,9 @@ impl World for Server {
         match ev {
             Ev::Kernel(e) => k.kernel_event(m, sched, e),
             Ev::Nic(e) => {
+                // An arrival, completion or timer of a queue a core busy
+                // polls (`kernel/busy_chain.rs`).
+                k.unchain_queue(sched, e.queue());
                 let out = m.nic.on_event(sched, e);
                 m.nic_out(k, sched, out)
             }

@@ -154,6 +154,11 @@ pub struct Summary {
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,
+    /// Of `sim_events`, those the engine passed without the model: a
+    /// core's empty busy polls (`model/kernel/busy_chain.rs`). Like
+    /// `wall_s`, what the simulator did rather than what it simulated.
+    #[serde(default)]
+    pub sim_events_passed: u64,
     pub wall_s: f64,
     /// What the reader should know to read the numbers right, one sentence
     /// each (e.g. that no request completed, so latency is not reported).

@@ -221,6 +221,10 @@ pub struct Core {
     /// flushes, over the measured window (`[microarch] ipc_model =
     /// "disruption"`).
     pub disruption_cycles: u64,
+    /// The engine passes this core's empty busy polls (`busy_chain.rs`):
+    /// its phase, running segment and accounting are as of the chain's
+    /// start until `Kernel::unchain`.
+    pub chained: bool,
 }
 
 impl Core {
@@ -257,6 +261,7 @@ impl Core {
             wakeups_from_idle: 0,
             displaced_by: [0; crate::model::kernel::disruption::CLASSES],
             disruption_cycles: 0,
+            chained: false,
         }
     }
 

@@ -85,6 +85,12 @@ impl Disruption {
         self.refill[class][others as usize] as u64
     }
 
+    /// The refill of `class` when nothing ran since it last did (its next
+    /// segment right after its last).
+    pub fn refill_after_itself(&self, class: usize) -> u64 {
+        self.refill[class][0] as u64
+    }
+
     /// The host ran its exit code on the core of this guest core's vCPU:
     /// every guest class has had it run since it last did.
     #[inline(always)]

@@ -78,6 +78,7 @@ impl Kernel {
             let t = conn.thread;
             if !conn.on_ready {
                 conn.on_ready = true;
+                self.unchain_thread(sched, t);
                 let ep = &mut self.epolls[t as usize];
                 ep.ready.push_back(p.conn);
                 if ep.busy_loop_on() {

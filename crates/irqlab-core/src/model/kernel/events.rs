@@ -33,6 +33,10 @@ impl Kernel {
         match ev {
             KernelEv::CoreDone { kernel, core, gen } => {
                 m.switch_to(self, kernel);
+                if self.cores[core as usize].chained {
+                    // The chain's last event (`busy_chain.rs`).
+                    self.unchain(sched, core);
+                }
                 if self.cores[core as usize].gen == gen && !self.thread_step_fast(m, sched, core) {
                     self.core_segment_done(m, sched, core);
                 }

@@ -23,6 +23,7 @@
 
 pub mod app;
 pub mod backlog;
+pub mod busy_chain;
 pub mod cpu;
 pub mod cpuidle;
 pub mod disruption;
@@ -131,6 +132,10 @@ pub struct Kernel {
     /// behind a pointer: a VM run moves the active kernel at every crossing
     /// between guest and host, so the kernel itself stays small.
     pub disruption: Option<std::rc::Rc<crate::model::kernel::disruption::Disruption>>,
+    /// The engine may pass a core's empty busy polls (`busy_chain.rs`):
+    /// set by the server where nothing outside the kernel's hooks reads a
+    /// core meanwhile (a bare-metal host serving sockets, no trace).
+    pub chain_ok: bool,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO

@@ -13,6 +13,7 @@ use crate::model::vm::vhost_worker::Work;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::kernel::cpuidle::CpuIdle;
+use crate::model::kernel::app::Phase;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
 
@@ -69,6 +70,7 @@ impl Kernel {
     /// A hard interrupt is raised on `core`.
     pub(crate) fn raise_irq<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, src: IrqSrc) {
         let now = sched.now();
+        self.unchain(sched, core);
         let c = &mut self.cores[core as usize];
         c.irq_pending.push_back(src);
         match c.running {
@@ -233,6 +235,9 @@ impl Kernel {
                     }
                     Some(seg) => {
                         self.start_segment(sched, core, Owner::Thread(t, ThreadSeg::Step), seg);
+                        if self.chain_ok && matches!(self.threads[t as usize].phase, Phase::InBusySpin { owned: true }) {
+                            self.try_chain_busy_poll(m, sched, core, t);
+                        }
                         return;
                     }
                     None => {
@@ -442,6 +447,7 @@ impl Kernel {
     /// (or, threaded, wake the NAPI thread).
     pub(crate) fn napi_enqueue(&mut self, core: u32, napi: u32) {
         let c = &mut self.cores[core as usize];
+        debug_assert!(!c.chained, "a NAPI scheduled on a chained core");
         c.poll_list.push_back(napi);
         if self.cfg.napi.threaded {
             c.napi_thread_wake();
@@ -453,6 +459,7 @@ impl Kernel {
     /// A thread becomes runnable on its core (`try_to_wake_up`).
     pub(crate) fn thread_make_runnable<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, t: ThreadId) {
         let core = self.thread_core(t);
+        self.unchain(sched, core);
         let c = &mut self.cores[core as usize];
         if c.current_thread == Some(t) || c.runqueue.contains(&t) {
             return;

@@ -20,6 +20,16 @@ pub enum NicEv {
     TxDone { queue: u32, bytes: u32 },
 }
 
+impl NicEv {
+    /// The queue pair the event is about.
+    #[inline(always)]
+    pub fn queue(&self) -> u32 {
+        match *self {
+            NicEv::PacketArrive { queue, .. } | NicEv::ModerationTimer { queue, .. } | NicEv::TxDone { queue, .. } => queue,
+        }
+    }
+}
+
 /// A reply that leaves on the wire for its client, `reply_wire_ns` after
 /// its TX DMA: the NIC does not know who reads the wire; the machine makes
 /// it the client's event.
@@ -44,7 +54,11 @@ impl PhysicalNic {
         let q = &mut self.queues[queue as usize];
         if q.rx_deferrable() {
             pkt.arrived_ns = at;
-            q.rx_defer(sched.reserve(at), pkt);
+            let key = sched.reserve(at);
+            q.rx_defer(key, pkt);
+            // A core busy polling the queue must poll it for real from then
+            // on (`kernel/busy_chain.rs`).
+            sched.lower_chain_end(queue as usize, key);
         } else {
             q.rx_in_flight += 1;
             sched.at_fifo(lane::TO_SERVER, at, E::from(NicEv::PacketArrive { queue, pkt }));
@@ -155,7 +169,9 @@ impl PhysicalNic {
         let done_ns = now + self.timing.tx_dma_ns;
         let q = &mut self.queues[queue as usize];
         if q.tx_done_deferrable() {
-            q.tx_defer(sched.reserve(done_ns), bytes);
+            let key = sched.reserve(done_ns);
+            q.tx_defer(key, bytes);
+            sched.lower_chain_end(queue as usize, key);
         } else {
             sched.at_fifo(lane::TX_DONE, done_ns, E::from(NicEv::TxDone { queue, bytes }));
         }

@@ -240,6 +240,22 @@ impl QueuePair {
         self.ring.len()
     }
 
+    /// A busy poll of the pair would find nothing to do: no frame in the
+    /// ring, no 82599 vector (whose on-chip buffer refills the ring at a
+    /// poll), no TX completion to reap, no reply waiting for a descriptor
+    /// (`kernel/busy_chain.rs`).
+    pub fn idle_for_busy_poll(&self) -> bool {
+        self.ring.is_empty() && self.eitr.is_none() && self.tx_outstanding == 0 && self.qdisc.is_empty()
+    }
+
+    /// The smallest key of the TX completions and arrivals the pair keeps
+    /// (`tx_defer`, `rx_defer`), or `u128::MAX` if none.
+    pub fn first_deferred_key(&self) -> u128 {
+        let tx = self.tx_deferred.front().map_or(u128::MAX, |&(k, _)| k);
+        let rx = self.rx_deferred.front().map_or(u128::MAX, |&(k, _)| k);
+        tx.min(rx)
+    }
+
     /// Frames waiting for a descriptor or in the ring: the vector has a cause.
     fn causes_pending(&self) -> bool {
         !self.ring.is_empty() || (self.tx_irqs && self.tx_outstanding > 0)
