@@ -114,6 +114,7 @@ impl Chains {
         self.active.len()
     }
 
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.active.is_empty()
     }
@@ -176,6 +177,9 @@ impl Chains {
     /// The owner whose chain resource `watch` ends, if one runs.
     #[inline(always)]
     pub fn watcher(&self, watch: usize) -> Option<usize> {
+        if self.active.is_empty() {
+            return None;
+        }
         match self.watched_by.get(watch) {
             Some(&o) if o != UNWATCHED => Some(o as usize),
             _ => None,

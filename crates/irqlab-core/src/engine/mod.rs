@@ -163,6 +163,12 @@ impl<E> Scheduler<E> {
         self.queue.unchain_owned(owner)
     }
 
+    /// Whether any chain runs.
+    #[inline(always)]
+    pub fn chains_running(&self) -> bool {
+        self.queue.chains_running()
+    }
+
     /// The owner whose chain resource `watch` ends, if one runs.
     #[inline(always)]
     pub fn chain_watcher(&self, watch: usize) -> Option<usize> {

@@ -28,6 +28,10 @@
 //!   would ignore it. The slots' keys are kept in a [`Tournament`] (a flat
 //!   array up to [`super::tournament::SCAN_MAX`] slots, a tree above), so
 //!   a pop from a slot costs `log2` of the core count, not the core count.
+//! - Chains ([`super::chain`]): a slot whose owner handed the queue the
+//!   durations of its next segments (a core busy polling an empty ring)
+//!   keeps its key there instead; the queue passes its events itself, in
+//!   their order, counting each as handled.
 
 use super::time::Nanos;
 use super::chain::{Chained, Chains};
@@ -204,6 +208,12 @@ impl<E> EventQueue<E> {
         chained
     }
 
+    /// Whether any chain runs.
+    #[inline(always)]
+    pub fn chains_running(&self) -> bool {
+        !self.chains.is_empty()
+    }
+
     /// The owner whose chain resource `watch` ends, if one runs.
     #[inline(always)]
     pub fn chain_watcher(&self, watch: usize) -> Option<usize> {
@@ -320,8 +330,13 @@ impl<E> EventQueue<E> {
     pub fn pop_until(&mut self, end_ns: Nanos) -> Option<(Nanos, E)> {
         self.owned_keys.settle();
         let next = self.next();
-        if self.chains.min().0 < next.map_or(EMPTY, |(k, _)| k) {
-            return self.pop_chained(next.map_or(EMPTY, |(k, _)| k), end_ns);
+        let next_key = next.map_or(EMPTY, |(k, _)| k);
+        if self.chains.min().0 < next_key {
+            // Passing chained events pushes nothing else: `next` stays
+            // the next event of any other kind.
+            if let Some(handed) = self.pass_chained(next_key, end_ns) {
+                return handed;
+            }
         }
         let (key, from) = next?;
         let time = (key >> 64) as Nanos;
@@ -350,26 +365,28 @@ impl<E> EventQueue<E> {
     }
 
     /// A chained slot's event is the next: pass every chained event below
-    /// `next_key` (the next event of every other kind) and the run's end,
-    /// then hand over the next event, chained (at its chain's end) or not.
+    /// `next_key` (the next event of every other kind) and the run's end.
+    /// None: the next event is `next_key`'s; Some(None): none is due by
+    /// `end_ns`; Some(event): a chained slot's event at its chain's end,
+    /// handed to the world.
+    #[cold]
     #[inline(never)]
-    fn pop_chained(&mut self, next_key: u128, end_ns: Nanos) -> Option<(Nanos, E)> {
-        let run_end = if end_ns >= CHAIN_TIME_MAX_NS { Self::key_after(CHAIN_TIME_MAX_NS) } else { Self::key_after(end_ns) };
+    fn pass_chained(&mut self, next_key: u128, end_ns: Nanos) -> Option<Option<(Nanos, E)>> {
+        let run_end = Self::key_after(end_ns.min(CHAIN_TIME_MAX_NS));
         let taken = self.chains.pass_below(next_key.min(run_end), self.next_seq);
         self.next_seq += taken;
         let (key, _) = self.chains.min();
         if key >= next_key {
-            return self.pop_until(end_ns);
+            return None;
         }
         // Not passed: at its chain's end key, or beyond the run's end.
-        let time = (key >> 64) as Nanos;
-        if time > end_ns || key >= run_end {
-            return None;
+        if (key >> 64) as Nanos > end_ns || key >= run_end {
+            return Some(None);
         }
         let (owner, key) = self.chains.hand_over_min();
         self.current = key;
         let ev = self.owned_events[owner].take().expect("a chained slot holds its event");
-        Some((time, ev))
+        Some(Some(((key >> 64) as Nanos, ev)))
     }
 
     #[inline]

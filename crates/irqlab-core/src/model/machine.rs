@@ -183,7 +183,9 @@ impl Machine {
     /// The kernel sends a reply through the NIC's TX queue `queue`.
     pub(crate) fn transmit(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32, conn: u32, sent_ns: Nanos, bytes: u32) {
         // A reply through a queue another core busy polls (`kernel/busy_chain.rs`).
-        k.unchain_queue(sched, queue);
+        if sched.chains_running() {
+            k.unchain_queue(sched, queue);
+        }
         let out = self.nic.transmit(sched, queue, conn, sent_ns, bytes);
         self.nic_out(k, sched, out)
     }

@@ -214,7 +214,9 @@ impl World for Server {
             Ev::Nic(e) => {
                 // An arrival, completion or timer of a queue a core busy
                 // polls (`kernel/busy_chain.rs`).
-                k.unchain_queue(sched, e.queue());
+                if sched.chains_running() {
+                    k.unchain_queue(sched, e.queue());
+                }
                 let out = m.nic.on_event(sched, e);
                 m.nic_out(k, sched, out)
             }

@@ -272,17 +272,7 @@ impl Kernel {
         let Some(Running { owner: Owner::Thread(t, ThreadSeg::Step), .. }) = c.running else {
             return false;
         };
-        // `kick` would look at these first (hard IRQs, NET_RX, a preempted
-        // context, ksoftirqd) before the thread's next step.
-        if !c.irq_pending.is_empty()
-            || c.softirq_pending
-            || c.softirq_in_round
-            || !c.stack.is_empty()
-            || c.ksoftirqd_mode
-            || c.frozen
-            || c.current_thread != Some(t)
-            || t >= self.vcpu_base
-        {
+        if !c.runs_only_thread(t) || t >= self.vcpu_base {
             return false;
         }
         let th = &mut self.threads[t as usize];

@@ -32,6 +32,10 @@ use crate::model::kernel::cpu::{CpuClass, Owner, Running, ThreadId, ThreadSeg};
 use crate::model::kernel::host::Host;
 use crate::model::kernel::{Device, Kernel, HOST};
 
+/// A chained core's `gen` differs from its pending event's by this (half
+/// the range, so no stale event of the core can match it meanwhile).
+const CHAINED_GEN: u32 = 1 << 31;
+
 impl Kernel {
     /// Thread `t` just started its spin on `core` (`Phase::InBusySpin`):
     /// chain its empty polls if nothing but its own clock can change before
@@ -42,18 +46,7 @@ impl Kernel {
             return;
         }
         let c = &self.cores[core as usize];
-        // What `kick` would look at before the thread's next step.
-        if !c.irq_pending.is_empty()
-            || c.softirq_pending
-            || c.softirq_in_round
-            || !c.stack.is_empty()
-            || c.ksoftirqd_mode
-            || c.idle_exit_due
-            || c.frozen
-            || !c.runqueue.is_empty()
-            || c.current_thread != Some(t)
-            || c.chained
-        {
+        if !c.runs_only_thread(t) || c.idle_exit_due || !c.runqueue.is_empty() || c.chained {
             return;
         }
         let th = &self.threads[t as usize];
@@ -90,18 +83,31 @@ impl Kernel {
             return;
         }
         let end_key = q.first_deferred_key().min((deadline_ns as u128) << 64);
-        self.cores[core as usize].chained = sched.chain_owned(core as usize, [poll_ns, spin_ns], end_key, qi as usize);
+        if sched.chain_owned(core as usize, [poll_ns, spin_ns], end_key, qi as usize) {
+            let c = &mut self.cores[core as usize];
+            c.chained = true;
+            // The slot's event no longer matches the core's `gen`, so that
+            // `kernel_event` finds the chain's end off its usual path;
+            // `unchain` puts it back.
+            c.gen ^= CHAINED_GEN;
+        }
     }
 
     /// End `core`'s chain, if one runs, and bring the core where the
     /// events it passed left it.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn unchain<E>(&mut self, sched: &mut Scheduler<E>, core: u32) {
-        let c = &mut self.cores[core as usize];
-        if !c.chained {
-            return;
+        if self.cores[core as usize].chained {
+            self.unchain_now(sched, core);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unchain_now<E>(&mut self, sched: &mut Scheduler<E>, core: u32) {
+        let c = &mut self.cores[core as usize];
         c.chained = false;
+        c.gen ^= CHAINED_GEN;
         let ch = sched.unchain_owned(core as usize);
         if ch.passed == 0 {
             return;
@@ -136,7 +142,7 @@ impl Kernel {
     pub(crate) fn unchain_thread<E>(&mut self, sched: &mut Scheduler<E>, t: ThreadId) {
         let core = self.threads[t as usize].core;
         if self.cores.get(core as usize).is_some_and(|c| c.chained) {
-            self.unchain(sched, core);
+            self.unchain_now(sched, core);
         }
     }
 

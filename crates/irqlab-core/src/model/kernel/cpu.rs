@@ -319,6 +319,21 @@ impl Core {
         self.running.take()
     }
 
+    /// Nothing but thread `t`'s next step would run after the running
+    /// segment: what `kick` looks at first (hard IRQs, NET_RX, a preempted
+    /// context, ksoftirqd, a frozen guest core) holds nothing, and `t` is
+    /// the core's thread.
+    #[inline(always)]
+    pub fn runs_only_thread(&self, t: ThreadId) -> bool {
+        self.irq_pending.is_empty()
+            && !self.softirq_pending
+            && !self.softirq_in_round
+            && self.stack.is_empty()
+            && !self.ksoftirqd_mode
+            && !self.frozen
+            && self.current_thread == Some(t)
+    }
+
     /// A softirq may run now: none is in progress and no bottom-half-disabled
     /// segment is preempted.
     pub fn softirq_can_run(&self) -> bool {

@@ -33,7 +33,7 @@ impl Kernel {
         match ev {
             KernelEv::CoreDone { kernel, core, gen } => {
                 m.switch_to(self, kernel);
-                if self.cores[core as usize].chained {
+                if self.cores[core as usize].gen != gen && self.cores[core as usize].chained {
                     // The chain's last event (`busy_chain.rs`).
                     self.unchain(sched, core);
                 }

@@ -58,7 +58,9 @@ impl PhysicalNic {
             q.rx_defer(key, pkt);
             // A core busy polling the queue must poll it for real from then
             // on (`kernel/busy_chain.rs`).
-            sched.lower_chain_end(queue as usize, key);
+            if sched.chains_running() {
+                sched.lower_chain_end(queue as usize, key);
+            }
         } else {
             q.rx_in_flight += 1;
             sched.at_fifo(lane::TO_SERVER, at, E::from(NicEv::PacketArrive { queue, pkt }));
@@ -171,7 +173,9 @@ impl PhysicalNic {
         if q.tx_done_deferrable() {
             let key = sched.reserve(done_ns);
             q.tx_defer(key, bytes);
-            sched.lower_chain_end(queue as usize, key);
+            if sched.chains_running() {
+                sched.lower_chain_end(queue as usize, key);
+            }
         } else {
             sched.at_fifo(lane::TX_DONE, done_ns, E::from(NicEv::TxDone { queue, bytes }));
         }
