@@ -3,13 +3,15 @@
 //! An owner whose events, for a while, change nothing but its own clock
 //! (a core busy polling an empty ring: a poll, a `cpu_relax` spin, a poll,
 //! ... each one ending a segment and starting the next) can hand the queue
-//! the durations of its segments, alternating. Each time the merged order
-//! reaches the slot's event the queue then does what the owner would have:
-//! it counts the event as handled and pushes the next one at `now +
-//! duration` with the next sequence number, without calling the world. So
-//! the events handled, their order, and every other event's key stay what
-//! they were event by event (the sequence numbers the chain takes are the
-//! ones the owner's pushes took); only the cost changes.
+//! the durations of its segments, alternating. When a chained event is the
+//! next one, the queue passes every chained event below the next event of
+//! any other kind, without calling the world, in one step per chain
+//! ([`Chains::pass_below`]): each passed event counts as handled, the
+//! sequence counter moves on by one per passed event as the owners' pushes
+//! would have moved it, and the chains' new keys order among themselves and
+//! every other key as passing the events one by one would have left them.
+//! So the events handled, their order, and every other event's key stay
+//! what they were; only the cost changes.
 //!
 //! A chain ends at its *end key*: the first event at or above it is handed
 //! to the world, which then brings the owner's state up to date from

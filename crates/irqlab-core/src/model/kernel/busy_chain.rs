@@ -12,8 +12,8 @@
 //!
 //! Once the spin starts with nothing to find, the core hands the engine the
 //! two durations ([`crate::engine::chain`]): the queue passes the core's
-//! segment ends itself, taking the sequence numbers its pushes would have
-//! taken, so every event keeps its key and its order. The chain ends at the
+//! segment ends itself, in their order among every other event's, and
+//! counts each as handled. The chain ends at the
 //! first event that could make a poll different: a deferred arrival or TX
 //! completion of the NAPI's queue (its key, and any key the queue defers
 //! later: `Scheduler::lower_chain_end`), or the loop's deadline. Anything
@@ -140,10 +140,7 @@ impl Kernel {
     /// End the chain of the core thread `t` runs on, if one runs.
     #[inline(always)]
     pub(crate) fn unchain_thread<E>(&mut self, sched: &mut Scheduler<E>, t: ThreadId) {
-        let core = self.threads[t as usize].core;
-        if self.cores.get(core as usize).is_some_and(|c| c.chained) {
-            self.unchain_now(sched, core);
-        }
+        self.unchain(sched, self.threads[t as usize].core);
     }
 
     /// End every chain (warm-up end, the run's end: the cores are read).
