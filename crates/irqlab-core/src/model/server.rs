@@ -172,6 +172,7 @@ impl Server {
             && k.rx_sink == crate::model::kernel::RxSink::Sockets
             && k.fair.is_none()
             && !m.cfg.napi.threaded;
+        k.irq_fast = m.trace.is_none();
         let end = m.run.end_ns;
         let ran = run_until(&mut self, &mut sched, end, interrupted);
         let Server { kernel: k, m } = &mut self;

@@ -37,7 +37,7 @@ impl Kernel {
                     // The chain's last event (`busy_chain.rs`).
                     self.unchain(sched, core);
                 }
-                if self.cores[core as usize].gen == gen && !self.thread_step_fast(m, sched, core) {
+                if self.cores[core as usize].gen == gen && !self.thread_step_fast(m, sched, core) && !self.irq_step_fast(m, sched, core) {
                     self.core_segment_done(m, sched, core);
                 }
             }

@@ -32,6 +32,7 @@ pub mod fair;
 pub mod events;
 pub mod gro;
 pub mod host;
+pub mod irq_fast;
 pub mod napi;
 pub mod napi_thread;
 pub mod sched;
@@ -136,6 +137,10 @@ pub struct Kernel {
     /// set by the server where nothing outside the kernel's hooks reads a
     /// core meanwhile (a bare-metal host serving sockets, no trace).
     pub chain_ok: bool,
+    /// The interrupt path may take its fast path (`irq_fast.rs`): off in
+    /// a traced run, which so handles every step the general way (the
+    /// reference the fast path's tests compare with).
+    pub irq_fast: bool,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO

@@ -67,10 +67,26 @@ impl Kernel {
         }
     }
 
+    /// The cycles of `src`'s hard IRQ handler.
+    #[inline(always)]
+    pub(crate) fn irq_cycles<H: Host>(&self, m: &mut H, src: IrqSrc) -> u64 {
+        match src {
+            IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
+            IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
+            IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
+            IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_irq_cycles(self, src),
+            crate::model::kernel::cpu::storage_irq_src!() => m.storage_irq_cycles(src),
+            IrqSrc::Component(id) => m.component_irq_cycles(id),
+        }
+    }
+
     /// A hard interrupt is raised on `core`.
     pub(crate) fn raise_irq<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, src: IrqSrc) {
         let now = sched.now();
         self.unchain(sched, core);
+        if self.irq_enters_fast(m, sched, core, src) {
+            return;
+        }
         let c = &mut self.cores[core as usize];
         c.irq_pending.push_back(src);
         match c.running {
@@ -125,14 +141,7 @@ impl Kernel {
                     }
                 }
                 c.irq_pending.pop_front();
-                let cycles = match src {
-                    IrqSrc::Queue(_) => self.cfg.costs.hardirq_cycles,
-                    IrqSrc::NapiTimer(_) => self.cfg.costs.timer_irq_cycles,
-                    IrqSrc::RpsIpi | IrqSrc::NapiThreadIpi => self.cfg.costs.ipi_irq_cycles,
-                    IrqSrc::Vfio(_) | IrqSrc::VcpuKick(_) | IrqSrc::VirtioKick(_) => m.vm_irq_cycles(self, src),
-                    crate::model::kernel::cpu::storage_irq_src!() => m.storage_irq_cycles(src),
-                    IrqSrc::Component(id) => m.component_irq_cycles(id),
-                };
+                let cycles = self.irq_cycles(m, src);
                 let seg = Seg { class: CpuClass::Irq, ns: self.ns(cycles), bh_disabled: false };
                 self.start_segment(sched, core, Owner::HardIrq(src), seg);
                 return;
@@ -304,7 +313,7 @@ impl Kernel {
         }
     }
 
-    fn resume_frame<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, f: Frame) {
+    pub(crate) fn resume_frame<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32, f: Frame) {
         if let Owner::Thread(t, seg) = f.owner {
             if let Some(v) = self.vcpu_index(t) {
                 if seg == ThreadSeg::Guest {
