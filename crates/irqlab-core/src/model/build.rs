@@ -14,7 +14,6 @@ use crate::model::kernel::napi::{Napi, NapiConfig};
 use crate::model::kernel::{Conn, CoreRole, Device, Kernel, KernelId, NapiTimer, RxSink, HOST};
 use crate::model::workloads::bulk::{self, Bulk};
 use crate::scenario::{AppKind, CoalesceCfg, Config, IrqRouting, NicKind, Profile, TaskPlacement, VmKind};
-use std::collections::VecDeque;
 
 /// The machine's shape as the scenario gives it.
 pub(crate) struct Layout {
@@ -150,7 +149,8 @@ pub(crate) fn physical_nic(cfg: &Config, l: &Layout, nconn: u32) -> PhysicalNic 
 /// The sockets of the connections: each is served by the thread of its
 /// queue's core when routing is aligned (thesis §3.1.2 with
 /// SO_INCOMING_NAPI_ID), and round-robin over the application threads
-/// when packed; a bulk stream by its reader.
+/// when packed; a bulk stream by its reader. The sockets, and each one's
+/// thread (`Kernel::conn_thread`).
 pub(crate) fn connections(
     cfg: &Config,
     l: &Layout,
@@ -158,14 +158,14 @@ pub(crate) fn connections(
     nic: &PhysicalNic,
     virtio: Option<&VirtioNet>,
     bulk: Option<&Bulk>,
-) -> Vec<Conn> {
+) -> (Vec<Conn>, Vec<u32>) {
     (0..nconn)
         .map(|i| {
             if let Some(b) = bulk {
                 // Every kernel of the run knows every stream; its reader
                 // is thread i / vm.count of its VM's kernel.
                 let queue = b.senders.streams[i as usize].queue;
-                return Conn { tx_queue: queue, thread: i / l.vms, rx: VecDeque::new(), rx_bytes: 0, on_ready: false };
+                return (Conn { tx_queue: queue, rx: Default::default(), rx_bytes: 0, on_ready: false }, i / l.vms);
             }
             let queue = match virtio {
                 Some(v) => v.conn_queue[i as usize],
@@ -176,15 +176,15 @@ pub(crate) fn connections(
                 (IrqRouting::Aligned, false) => queue,
                 (IrqRouting::Packed, false) => i % l.app_cores,
             };
-            Conn { tx_queue: queue, thread, rx: VecDeque::new(), rx_bytes: 0, on_ready: false }
+            (Conn { tx_queue: queue, rx: Default::default(), rx_bytes: 0, on_ready: false }, thread)
         })
-        .collect()
+        .unzip()
 }
 
 /// The active kernel at the start (the host's) and every kernel by id (the
 /// active one's slot a placeholder): on bare metal the host runs the
 /// application; in a VM each guest does and the host runs the vCPUs.
-pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
+pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: (Vec<Conn>, Vec<u32>)) -> (Kernel, Vec<Kernel>) {
     let (mut active, mut parked) = kernels_of(cfg, l, streams, conns);
     let machine_clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
     // The operations' warm costs at this core's CPI (`MicroarchCfg::warm_factor`;
@@ -205,14 +205,15 @@ pub(crate) fn kernels(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec
     (active, parked)
 }
 
-fn kernels_of(cfg: &Config, l: &Layout, streams: &RngStreams, conns: Vec<Conn>) -> (Kernel, Vec<Kernel>) {
+fn kernels_of(cfg: &Config, l: &Layout, streams: &RngStreams, conns: (Vec<Conn>, Vec<u32>)) -> (Kernel, Vec<Kernel>) {
     let first = app_kernel(cfg, l, streams, 0, l.threads_of_vm(cfg, 0), conns);
     if !l.guest {
         return (first, vec![Kernel::default()]);
     }
     let mut guests = vec![first];
     for vm in 1..l.vms {
-        let conns = guests[0].conns.iter().map(|c| Conn { rx: VecDeque::new(), ..*c }).collect();
+        let g = &guests[0];
+        let conns = (g.conns.iter().map(|c| Conn { rx: Default::default(), ..*c }).collect(), g.conn_thread.clone());
         guests.push(app_kernel(cfg, l, streams, vm, l.threads_of_vm(cfg, vm), conns));
     }
     let host = crate::model::vm::host_kernel(cfg, &mut guests, l.nq, l.guest_queues, |q| l.irq_core(q));
@@ -257,7 +258,7 @@ fn app_threads(cfg: &Config, l: &Layout, streams: &RngStreams, nthreads: u32) ->
 }
 
 /// The application's kernel of VM `vm` (the host's on bare metal).
-fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads: u32, conns: Vec<Conn>) -> Kernel {
+fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads: u32, (conns, conn_thread): (Vec<Conn>, Vec<u32>)) -> Kernel {
     let ncfg = NapiConfig {
         defer_hard_irqs: cfg.napi.napi_defer_hard_irqs,
         gro_flush_timeout: cfg.napi.gro_flush_timeout,
@@ -332,6 +333,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         },
         epolls,
         conns,
+        conn_thread,
         softirq: vec![Default::default(); l.ncores as usize],
         softirq_buf: vec![Vec::with_capacity(64); l.ncores as usize],
         service,

@@ -187,13 +187,7 @@ impl Kernel {
         c.on_ready = false;
         c.rx_bytes = 0;
         let n = c.rx.len() as u64;
-        // The thread's queue is empty here (NextReq took every request
-        // before NextConn): swapping moves the requests without copying.
-        if th.reqs.is_empty() {
-            std::mem::swap(&mut th.reqs, &mut c.rx);
-        } else {
-            th.reqs.extend(c.rx.drain(..));
-        }
+        c.rx.move_into(&mut th.reqs);
         th.phase = Phase::InRecv(conn);
         sys(self.ns(self.cfg.costs.recv_cycles + self.cfg.costs.recv_cycles_per_request * n))
     }

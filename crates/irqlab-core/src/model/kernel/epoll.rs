@@ -75,7 +75,7 @@ impl Kernel {
             }
             conn.rx_bytes += p.bytes as u64;
             conn.rx.push_back(p);
-            let t = conn.thread;
+            let t = self.conn_thread[p.conn as usize];
             if !conn.on_ready {
                 conn.on_ready = true;
                 self.unchain_thread(sched, t);

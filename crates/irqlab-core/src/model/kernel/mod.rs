@@ -35,6 +35,7 @@ pub mod host;
 pub mod irq_fast;
 pub mod napi;
 pub mod napi_thread;
+pub mod receive_queue;
 pub mod sched;
 pub mod softirq;
 pub mod steering;
@@ -51,7 +52,6 @@ use crate::engine::time::CycleClock;
 use crate::engine::timer::LazyTimer;
 use crate::engine::Nanos;
 use crate::scenario::Config;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 pub use crate::model::ids::{KernelId, HOST};
@@ -112,6 +112,11 @@ pub struct Kernel {
     pub epolls: Vec<Epoll>,
     /// The sockets of the client connections, by connection.
     pub conns: Vec<Conn>,
+    /// The application thread that reads each connection, by connection:
+    /// apart from `conns`, 4 bytes each, so that a poll that needs only
+    /// whom to wake does not bring the connection's line in (at hundreds
+    /// of cores the delivery a segment later misses it again).
+    pub conn_thread: Vec<u32>,
     /// Per core: `net_rx_action`'s state and poll list.
     pub softirq: Vec<SoftirqState>,
     /// Per core: the packets of the poll in progress.
@@ -235,16 +240,17 @@ pub struct NapiTimer {
     pub core: u32,
 }
 
-/// A socket of one client connection on the server.
+/// A socket of one client connection on the server: one cache line, which
+/// the delivery of a request and its read touch (`receive_queue.rs`).
+#[repr(align(64))]
 pub struct Conn {
     /// The TX queue its replies leave by: the flow's RX queue, which is the
     /// sending core's queue under the thesis's aligned routing (XPS maps
     /// each core to its own queue); with packed routing the model keeps the
     /// flow's queue.
     pub tx_queue: u32,
-    pub thread: u32,
     /// Requests received and not yet read by the application.
-    pub rx: VecDeque<RxPacket>,
+    pub rx: crate::model::kernel::receive_queue::ReceiveQueue,
     /// Bytes of the requests in `rx`, charged against `socket.rcvbuf_bytes`.
     pub rx_bytes: u64,
     /// On its epoll instance's ready list.

@@ -281,7 +281,7 @@ impl Kernel {
         let mut woken: u64 = 0;
         let mut cycles = 0;
         for conn in conns {
-            let t = self.conns[conn as usize].thread;
+            let t = self.conn_thread[conn as usize];
             if self.threads[t as usize].is_sleeping() && (woken & (1u64 << (t % 64))) == 0 {
                 woken |= 1u64 << (t % 64);
                 cycles += self.cfg.costs.wakeup_cycles;

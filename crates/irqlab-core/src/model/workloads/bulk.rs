@@ -421,7 +421,7 @@ pub(crate) fn tcp_rcv<M: BulkHost>(m: &mut M, k: &mut Kernel, sched: &mut Schedu
     }
     *unread += skb.bytes as u64;
     // The stream's reader, in this (the polling) kernel.
-    let t = k.conns[skb.conn as usize].thread;
+    let t = k.conn_thread[skb.conn as usize];
     if m.run().measuring {
         m.run().latency.record(now - skb.sent_ns);
     }
