@@ -9,15 +9,6 @@ use common::*;
 
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
 
-/// The summary without what says how the simulator ran it.
-fn result_json(s: &irqlab_core::Summary) -> serde_json::Value {
-    let mut v = serde_json::to_value(s).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("sim_events_passed");
-    v
-}
-
 /// Run with chains and without; both summaries, and the share of events
 /// the chains passed.
 fn both(profile: &str, sets: &[&str]) -> f64 {

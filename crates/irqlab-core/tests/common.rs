@@ -85,3 +85,14 @@ pub fn assert_close(what: &str, sim: f64, expected: f64, rel: f64) {
     let err = (sim - expected).abs() / expected;
     assert!(err <= rel, "{what}: simulated {sim:.4} vs formula {expected:.4} ({:.1} % off, tolerance {:.1} %)", err * 100.0, rel * 100.0);
 }
+
+/// A summary without what says how the simulator ran it (its wall time
+/// and the events the engine passed): what two ways of running one
+/// scenario must agree on.
+pub fn result_json(s: &Summary) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("wall_s");
+    o.remove("sim_events_passed");
+    v
+}

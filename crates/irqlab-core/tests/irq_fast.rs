@@ -13,15 +13,6 @@ use common::*;
 const THESIS: &str = include_str!("../../../scenarios/thesis/bare-metal.toml");
 const VIRTIO: &str = include_str!("../../../scenarios/thesis/virtio-packed.toml");
 
-/// The summary without what says how the simulator ran it.
-fn result_json(s: &irqlab_core::Summary) -> serde_json::Value {
-    let mut v = serde_json::to_value(s).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("sim_events_passed");
-    v
-}
-
 /// A run of `toml` under `profile` with `sets` equals its traced run;
 /// its hard IRQs per second.
 fn same(toml: &str, profile: &str, sets: &[&str]) -> f64 {
