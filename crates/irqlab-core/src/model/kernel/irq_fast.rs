@@ -99,8 +99,9 @@ impl Kernel {
         self.napi_enqueue(core, napi);
         match self.softirq_next(m, sched, core) {
             Some(seg) => self.start_segment(sched, core, Owner::Softirq, seg),
-            // The round ended at once (`netdev_budget_usecs` = 0): what
-            // `kick` does next.
+            // A fresh round with the NAPI just queued polls it (its budget
+            // and `netdev_budget_usecs` >= 1 are not used up at its start);
+            // should it not, `kick` goes on as its loop would.
             None => self.kick(m, sched, core),
         }
         true
