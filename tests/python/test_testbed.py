@@ -158,6 +158,26 @@ def test_refuses_to_start_when_its_namespace_exists():
     assert "irqlab-tb-" not in _namespaces()
 
 
+def test_a_server_behind_the_offered_load_is_a_measurement_not_a_failure():
+    from irqlab.testbed.netns import TestbedError
+    from irqlab.testbed.run import loadgen_report
+
+    behind = {"requests": 12_000, "errors": 0, "server_kept_up": False, "failed_fraction": 0.13}
+    # Exit 1 with every reply right and the server behind: the report, to be flagged.
+    assert loadgen_report(1, json.dumps(behind), "irqlab-loadgen: error: the server ... did not keep up")["requests"] == 12_000
+    assert loadgen_report(3, json.dumps({**behind, "server_kept_up": True}), "")["errors"] == 0
+    # Exit 1 for wrong replies, for no reply at all, or without a report: the run fails, naming why.
+    for report, why in (({**behind, "errors": 2}, "2 replies failed their checks"),
+                        ({**behind, "requests": 0}, "the server answered no request"),
+                        ({**behind, "server_kept_up": True}, "something else")):
+        with pytest.raises(TestbedError, match=why):
+            loadgen_report(1, json.dumps(report), f"irqlab-loadgen: error: {why}")
+    with pytest.raises(TestbedError, match="usage"):
+        loadgen_report(2, "", "irqlab-loadgen: error: usage")
+    with pytest.raises(TestbedError, match="cut short"):
+        loadgen_report(0, "{not json", "cut short")
+
+
 def test_equal_throughputs_are_a_tie_not_an_order():
     from irqlab.testbed.compare import agreement, direction, ranked, ranked_text
 

@@ -223,7 +223,8 @@ def render(result: dict[str, Any]) -> str:
         f"{plan['client_core']}, {plan['connections']} connections; open loop at {plan['low_qps']:.0f} "
         f"and {m['medium_qps']:.0f} QPS; {plan.get('repeats', 1)} repeat(s) in rotated order, medians "
         f"(QPS min-max); {flagged} of {len(runs)} measurements flagged (other processes over "
-        f"{plan.get('max_other_cpu_pct', 0):g} % of a core, or the load generator behind its schedule)",
+        f"{plan.get('max_other_cpu_pct', 0):g} % of a core, the load generator behind its schedule, or the server "
+        "behind the offered load)",
         "NET_RX/req is the client's receive, which veth runs on the server core; NAPI% is the server's own "
         "receive in the NAPI thread",
         "",

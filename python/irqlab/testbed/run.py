@@ -14,8 +14,10 @@ The whole set is repeated (``Plan.repeats``), the profiles in a rotated
 order each time, so that a slow drift of the machine (another VM on the
 host, thermal state) spreads over every profile instead of landing on the
 last one. A measurement during which other processes used more than
-``Plan.max_other_cpu_pct`` of a core is flagged and taken again, up to
-``Plan.retries`` times; if it stays flagged it is kept, flagged.
+``Plan.max_other_cpu_pct`` of a core, the load generator fell behind its
+schedule, or the server fell behind the offered load is flagged and taken
+again, up to ``Plan.retries`` times; if it stays flagged it is kept,
+flagged.
 """
 
 from __future__ import annotations
@@ -106,13 +108,33 @@ def _loadgen_run(plan: Plan, extra: list[str], duration_s: float, preload: bool 
         *extra,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=plan.warmup_s + duration_s + 30)
-    # Exit 3: the open loop fell behind its schedule. The report is sound
-    # and says so (schedule_kept false); the measurement is flagged as
-    # disturbed and taken again (see _measured).
-    if proc.returncode not in (0, EXIT_BEHIND_SCHEDULE):
-        raise TestbedError(f"the load generator failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-    result: dict[str, Any] = json.loads(proc.stdout)
-    return result
+    return loadgen_report(proc.returncode, proc.stdout, proc.stderr)
+
+
+def loadgen_report(status: int, stdout: str, stderr: str) -> dict[str, Any]:
+    """The load generator's report, when it measured the server: exit 0;
+    exit 3, the open loop fell behind its schedule (schedule_kept false);
+    exit 1 with every reply right but the server behind the offered load
+    (server_kept_up false: requests that timed out or never found a free
+    slot). The last two are measurements of a disturbed or overloaded
+    server, flagged and taken again (see :func:`_measured`): the medium
+    rate is half the first profile's closed-loop maximum, which another
+    profile, or the same one on a machine busier than a moment before, may
+    not sustain. Anything else (wrong replies, no reply at all, no report)
+    is a TestbedError naming the generator's reason."""
+    why = (stderr or stdout).strip().splitlines()[-1:]
+    report: Optional[dict[str, Any]] = None
+    if status in (0, 1, EXIT_BEHIND_SCHEDULE):
+        try:
+            report = json.loads(stdout)
+        except ValueError:
+            report = None
+    measured = report is not None and (
+        status != 1 or (report.get("server_kept_up") is False and report.get("errors") == 0 and report.get("requests", 0) > 0)
+    )
+    if report is None or not measured:
+        raise TestbedError(f"the load generator failed: {why}")
+    return report
 
 
 def _app_switches(own: set[int]) -> tuple[int, int]:
@@ -141,7 +163,9 @@ def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own
     other_pct, top = procstat.other_cpu(tasks_a, procstat.all_task_ticks(), own, secs)
     # A generator behind its schedule measured itself as much as the server.
     behind = lg.get("schedule_kept") is False
-    flagged = other_pct > plan.max_other_cpu_pct or behind
+    # A server behind the offered load: a disturbance, or the profile's limit.
+    overloaded = lg.get("server_kept_up") is False
+    flagged = other_pct > plan.max_other_cpu_pct or behind or overloaded
     core = procstat.breakdown(a, b, secs)
     # memcached's event loop: a voluntary switch is a sleep in epoll_wait, an
     # involuntary one a preemption (by the NAPI thread: nothing else runs there).
@@ -154,6 +178,7 @@ def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own
         "client_core": procstat.breakdown(ca, cb, secs),
         "other_cpu": {"pct_of_core": other_pct, "top": [{"comm": c, "pid": p, "pct_of_core": x} for c, p, x in top]},
         "behind_schedule": behind,
+        "server_behind": overloaded,
         "flagged": flagged,
     }
 
@@ -171,6 +196,10 @@ def _measured_clean(plan: Plan, bed: Testbed, extra: list[str], duration_s: floa
         if m["behind_schedule"]:
             why.append(f"the load generator fell behind its schedule ({100 * m['loadgen']['late_fraction']:.1f} % "
                        f"of its sends more than {m['loadgen']['late_us']} us late)")
+        if m["server_behind"]:
+            lg = m["loadgen"]
+            why.append(f"the server did not keep up ({100 * lg['failed_fraction']:.1f} % of the window's requests timed "
+                       f"out or found no free slot, stalled {100 * lg['stalled_fraction']:.1f} % of the window)")
         say(f"{what}: {'; '.join(why)}; " + ("measuring again" if attempt <= plan.retries else "kept, flagged"))
     return m
 
