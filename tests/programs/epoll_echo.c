@@ -27,8 +27,10 @@
  *       (listening; connect now)
  *   WAIT ret=R errno=E handled=H
  *       (--sigwait: after READY, one wait with an infinite timeout that a
- *        SIGUSR1 — handler installed without SA_RESTART — should end with
- *        ret=-1 errno=EINTR handled=1; exits 0 after it)
+ *        SIGUSR1 — handler installed without SA_RESTART, before READY —
+ *        should end with ret=-1 errno=EINTR handled=1; exits 0 after it.
+ *        A signal that comes between READY and the wait is handled and
+ *        the wait then blocks: the sender sends again until WAIT)
  *   DONE conns=N bytes=B
  *
  * --extra-epolls N creates (and closes) N more epoll instances, to show a
@@ -226,13 +228,18 @@ int main(int argc, char **argv)
 		       q0 < 0 || q1 < 0 ? -1.0 : q1 - q0);
 	}
 
-	printf("READY port=%d\n", ntohs(sa.sin_port));
-
 	if (sigwait) {
+		/* Before READY: a SIGUSR1 sent as soon as READY is read must not
+		 * find the default action (which ends the process). */
 		struct sigaction act;
 		memset(&act, 0, sizeof act);
 		act.sa_handler = on_usr1; /* no SA_RESTART: epoll waits fail with EINTR anyway */
 		sigaction(SIGUSR1, &act, NULL);
+	}
+
+	printf("READY port=%d\n", ntohs(sa.sin_port));
+
+	if (sigwait) {
 		struct epoll_event out[8];
 		errno = 0;
 		int n = do_wait(ep, out, 8, -1);

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout
+from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout, wait_listening
 
 from irqlab._core import LinuxError
 from irqlab.cli import main
@@ -628,7 +628,7 @@ def test_real_load_generator_failing_mid_search_puts_the_original_back(bed):
     mc = subprocess.Popen(["ip", "netns", "exec", SERVER_NS, shutil.which("memcached"), "-U", "0", "-l", "198.18.0.1",
                            "-p", "11214", "-t", "1", "-u", "nobody"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)
+        wait_listening(SERVER_NS, "198.18.0.1", 11214)
         proc = _real_tune("--budget", "120", port=11214)
         _wait_for_step(proc, 1)
     finally:

@@ -29,7 +29,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout
+from conftest import memcached_irq_suspend_testbed, memcached_on_veth_skip_reason, server_gro_flush_timeout, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 IRQLAB = Path(sys.executable).with_name("irqlab")
@@ -139,7 +139,7 @@ def test_busy_poll_usecs_is_tuned_through_the_shims_control_file(bed):
         while not control.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert control.read_text() == "busy_poll_usecs=1000\n"
-        time.sleep(0.5)
+        wait_listening("irqlab-tb-srv", "198.18.0.1", 11212)
         load = "ip netns exec irqlab-tb-cli irqlab loadgen --server 198.18.0.1:11212 --connections 4 --records 100"
         proc = subprocess.run(["ip", "netns", "exec", "irqlab-tb-srv", str(IRQLAB), "linux", "tune", "irqlab-tb0",
                                "--knob", "busy_poll_usecs", "--range", "0:200", "--control", str(control),

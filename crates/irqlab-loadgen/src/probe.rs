@@ -49,7 +49,10 @@
 //!   refill of what the idle period displaced), the wake-up's completion,
 //!   two switches and the `read`. A longer idle period costs more where
 //!   the host runs other work on a halted vCPU's core; only this spacing
-//!   is measured.
+//!   is measured. With it, `idle_wake_spacing_ns` (the round's actual
+//!   time per wake-up: 200 µs and what a busy machine adds) and
+//!   `idle_wakeups`: a B that other work keeps from idling is busy the
+//!   whole spacing, so the figure is a cost only where it is well below it.
 //! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer
 //!   chase over 256 KiB in random line order, warm): the disruption
 //!   model's refill per line (`microarch.l2_latency_cycles`).
@@ -78,6 +81,13 @@ pub struct Probe {
     pub wake_sender_cpu_ns: f64,
     pub timer_sleep_cpu_ns: f64,
     pub idle_wake_cpu_ns: f64,
+    /// That round's time from one wake-up to the next, ns: the most the
+    /// woken CPU can be busy per wake-up (all of it when other work keeps
+    /// the CPU from idling), up to `/proc/stat`'s two 10 ms ticks over
+    /// `idle_wakeups`.
+    pub idle_wake_spacing_ns: f64,
+    /// Wake-ups that round made (fewer than 6,000 when it hit its 3 s bound).
+    pub idle_wakeups: u32,
     pub l2_line_ns: f64,
     pub rounds: u32,
 }
@@ -255,8 +265,9 @@ fn proc_stat_not_busy_ns(cpu: usize) -> std::io::Result<f64> {
 /// less `/proc/stat`'s idle, iowait and steal, as `irqlab testbed run`
 /// reads a core's CPU. The file counts in 10 ms, so `n` is large: 6,000
 /// wake-ups give ±3 µs. Bounded: at most 3 s, and a wake-up not answered
-/// within a second is an error.
-fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) -> std::io::Result<f64> {
+/// within a second is an error. Returns the busy time per wake-up, the
+/// time per wake-up, and the wake-ups made.
+fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) -> std::io::Result<(f64, f64, u32)> {
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::sync::Arc;
     let (mut rd, mut wr) = pipe()?;
@@ -311,7 +322,8 @@ fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) 
     drop(wr);
     sleeper.join().map_err(|_| std::io::Error::other("the probe's sleeper thread panicked"))?.ok();
     result?;
-    Ok(((elapsed - not_busy) / done.max(1) as f64).max(0.0))
+    let per = |ns: f64| ns / done.max(1) as f64;
+    Ok((per(elapsed - not_busy).max(0.0), per(elapsed), done))
 }
 
 /// One dependent load that hits L2, ns: a warm pointer chase over 256 KiB
@@ -372,7 +384,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let cpus = allowed_cpus();
     let here = cpus[0];
     let mut switch = f64::INFINITY;
-    let (mut remote, mut busy, mut busy_hop, mut sender, mut idle_wake) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut remote, mut busy, mut busy_hop, mut sender) = (0.0, 0.0, 0.0, 0.0);
+    let mut idle_wake = (0.0, 0.0, 0);
     for _ in 0..rounds {
         switch = switch.min(ping_pong(20_000, here, here, false)?.hop_ns);
     }
@@ -412,7 +425,9 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         busy_wake_ns,
         wake_sender_cpu_ns: (sender - syscall_ns).max(0.0),
         timer_sleep_cpu_ns: timer,
-        idle_wake_cpu_ns: idle_wake,
+        idle_wake_cpu_ns: idle_wake.0,
+        idle_wake_spacing_ns: idle_wake.1,
+        idle_wakeups: idle_wake.2,
         l2_line_ns,
         rounds,
     })
