@@ -122,7 +122,7 @@ def loadgen_report(status: int, stdout: str, stderr: str) -> dict[str, Any]:
     profile, or the same one on a machine busier than a moment before, may
     not sustain. Anything else (wrong replies, no reply at all, no report)
     is a TestbedError naming the generator's reason."""
-    why = (stderr or stdout).strip().splitlines()[-1:]
+    why = ((stderr or stdout).strip().splitlines() or ["it printed nothing"])[-1]
     report: Optional[dict[str, Any]] = None
     if status in (0, 1, EXIT_BEHIND_SCHEDULE):
         try:
