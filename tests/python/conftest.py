@@ -72,18 +72,12 @@ def server_gro_flush_timeout() -> int:
 SHORT = "0.01"
 
 
-def wait_listening(ns: str, host: str, port: int, timeout_s: float = 20.0) -> None:
-    """Wait until something in namespace ``ns`` accepts connections on
-    ``host:port`` (a server started through ``ip netns exec`` on a busy
-    machine may take a while), for at most ``timeout_s``."""
-    probe = ("import socket,sys,time\n"
-             f"end=time.monotonic()+{timeout_s}\n"
-             "while time.monotonic()<end:\n"
-             f"  try: socket.create_connection(('{host}',{port}),0.5).close(); sys.exit(0)\n"
-             "  except OSError: time.sleep(0.05)\n"
-             "sys.exit(1)\n")
-    proc = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", probe], timeout=timeout_s + 30)
-    assert proc.returncode == 0, f"nothing listened on {host}:{port} in {ns} within {timeout_s:.0f} s"
+def wait_listening(ns: str, host: str, port: int) -> None:
+    """The testbed's wait for a server started through ``ip netns exec``,
+    with a bound for a busy machine."""
+    from irqlab.testbed.run import wait_listening as wait
+
+    wait(ns, host, port, timeout_s=20.0)
 
 
 def irqlab(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
