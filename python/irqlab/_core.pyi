@@ -22,6 +22,42 @@ class LinuxError(RuntimeError):
     device, device without NAPI, kernel without the feature, or the kernel's
     own refusal with its errno and reason)."""
 
+class PolicyError(RuntimeError):
+    """A policy given to a run raised, returned what is not a knob setting,
+    or set a knob out of its range (one sentence naming the policy and the
+    knob; the policy's own exception is the ``__cause__``)."""
+
+class Sample:
+    """What a policy sees at a call (crates/irqlab-py/src/policy.rs);
+    :mod:`irqlab.policy` documents each field."""
+
+    @property
+    def time_ns(self) -> int: ...
+    @property
+    def measuring(self) -> bool: ...
+    @property
+    def packets(self) -> int: ...
+    @property
+    def packets_busy_polled(self) -> int: ...
+    @property
+    def hard_irqs(self) -> int: ...
+    @property
+    def softirq_rounds(self) -> int: ...
+    @property
+    def watchdog_fires(self) -> int: ...
+    @property
+    def requests_completed(self) -> int: ...
+    @property
+    def latency_sum_ns(self) -> int: ...
+    @property
+    def busy_poll_usecs(self) -> list[int]: ...
+    @property
+    def queues(self) -> list[dict[str, Optional[int]]]: ...
+    @property
+    def napis(self) -> list[dict[str, int]]: ...
+    @property
+    def cores(self) -> list[dict[str, int]]: ...
+
 def run(
     toml_text: str,
     profile: Optional[str] = None,
@@ -29,8 +65,13 @@ def run(
     seed: Optional[int] = None,
     duration_s: Optional[float] = None,
     cancel: Optional[Any] = None,
+    policy: Optional[Any] = None,
 ) -> str:
     """Run the scenario; return the summary as JSON text. Releases the GIL.
+
+    ``policy`` (an object with ``period_us`` and ``observe(sample)``,
+    :mod:`irqlab.policy`) is called with the GIL at time 0 and at every
+    multiple of its period; its failure raises :class:`PolicyError`.
 
     ``cancel`` is an object with ``is_set()`` (a ``threading.Event``): once
     set, the run stops at its next check and raises ``KeyboardInterrupt``.

@@ -36,7 +36,8 @@ import sys
 from collections.abc import Sequence
 from typing import Callable, Optional
 
-from irqlab._core import ScenarioError, __version__
+from irqlab._core import PolicyError, ScenarioError, __version__
+from irqlab.policy import PolicyLoadError
 from irqlab.bench import DEFAULT_SCENARIO, bench
 from irqlab.cli_common import (
     EXIT_INTERNAL,
@@ -88,6 +89,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             flush_stdout()
         return status
     except (UsageError, ScenarioError, ReproduceUsageError, TestbedUsageError, SweepUsageError, TuneUsageError) as e:
+        say("error", str(e))
+        return EXIT_USAGE
+    except (PolicyError, PolicyLoadError) as e:
+        # The user's policy failed or named nothing: one sentence, like a
+        # bad scenario (the policy's own traceback is the exception's cause,
+        # for the Python API).
         say("error", str(e))
         return EXIT_USAGE
     except KeyboardInterrupt as e:
@@ -143,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", metavar="N", help="random seed, a non-negative integer (run.seed)")
     add_duration(p)
+    p.add_argument(
+        "--policy",
+        metavar="FILE.py:CLASS",
+        help="call your own policy (a class in a Python file, see irqlab.policy) at its period_us of simulated time; "
+        "its knob settings apply from then on and the summary's policy field records them",
+    )
     add_json(p, "print the summary as one JSON object")
     p.set_defaults(handler=_cmd_run)
 
@@ -212,7 +225,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     duration_s = duration_flag(args.duration)
     check_set_flags(args.overrides, seed, duration_s)
     scenario = Scenario.load(args.scenario)
-    summary = run(scenario, profile=args.profile, overrides=args.overrides, seed=seed, duration_s=duration_s)
+    policy = None
+    if args.policy is not None:
+        from irqlab.policy import load_policy
+
+        policy = load_policy(args.policy)
+    summary = run(scenario, profile=args.profile, overrides=args.overrides, seed=seed, duration_s=duration_s, policy=policy)
     if args.json:
         write_stdout(summary.to_json())
     else:

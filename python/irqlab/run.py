@@ -25,6 +25,7 @@ def run(
     duration_s: Optional[float] = None,
     *,
     cancel: Optional[Any] = None,
+    policy: Optional[Any] = None,
 ) -> Summary:
     """Run ``scenario`` (a :class:`Scenario` or the path of a scenario file).
 
@@ -76,6 +77,7 @@ def run(
             None if seed is None else int(seed),
             None if duration_s is None else float(duration_s),
             cancel,
+            policy,
         )
     except ScenarioError as e:
         raise ScenarioError(one_line(str(e))) from None

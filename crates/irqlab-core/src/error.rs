@@ -19,6 +19,10 @@ pub enum Error {
     /// The modelled world stopped advancing time (a loop of zero-time work).
     #[error("{0}")]
     Stalled(String),
+    /// A policy (`model/policy.rs`) failed, or asked for what cannot be:
+    /// one sentence naming the policy and, where one is at fault, the knob.
+    #[error("{0}")]
+    Policy(String),
 }
 
 impl Error {

@@ -38,6 +38,17 @@ pub fn run_interruptible(scenario: &Scenario, interrupted: &mut dyn FnMut() -> b
     model::server::Server::build(scenario)?.run_checked(interrupted).map(|(s, _)| s)
 }
 
+/// Run one scenario with a policy the user brings (`model/policy.rs`),
+/// called once before the run starts and then at every multiple of its
+/// period; otherwise as [`run_interruptible`].
+pub fn run_with_policy(
+    scenario: &Scenario,
+    policy: &mut dyn model::policy::Policy,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Summary, Error> {
+    model::server::Server::build(scenario)?.run_with_policy(Some(policy), interrupted).map(|(s, _)| s)
+}
+
 /// Run one scenario and also return up to `limit` kernel-level events
 /// (interrupts, NAPI timers, busy polls, IRQ suspension, sleeps, wake-ups).
 pub fn run_traced(scenario: &Scenario, limit: usize) -> Result<(Summary, Vec<(engine::Nanos, TraceEvent)>), Error> {

@@ -25,6 +25,14 @@ create_exception!(
      device without NAPI, kernel without the feature, or the kernel said no. The message is one sentence."
 );
 
+create_exception!(
+    irqlab._core,
+    PolicyError,
+    PyRuntimeError,
+    "A policy given to a run raised, returned what is not a knob setting, or set a knob out of its range. \
+     The message is one sentence naming the policy and the knob; the policy's own exception is its __cause__."
+);
+
 /// What can go wrong behind the boundary, before it is turned into a `PyErr`.
 /// Kept free of Python objects so it can leave a `py.allow_threads` closure.
 pub enum Failure {
@@ -60,6 +68,7 @@ impl From<serde_json::Error> for Failure {
 impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
         match f {
+            Failure::Core(e @ irqlab_core::Error::Policy(_)) => PolicyError::new_err(e.to_string()),
             Failure::Core(e) => ScenarioError::new_err(e.to_string()),
             Failure::Python(e) => e,
             Failure::Linux(e) => LinuxError::new_err(e.to_string()),

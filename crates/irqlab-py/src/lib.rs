@@ -6,6 +6,7 @@
 mod error;
 mod knobs;
 mod linux;
+mod policy;
 mod search;
 
 use irqlab_core::scenario::Profile;
@@ -13,7 +14,7 @@ use irqlab_core::Scenario;
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
-use error::{guard, guard_without_gil, Failure, LinuxError, ScenarioError};
+use error::{guard, guard_without_gil, Failure, LinuxError, PolicyError, ScenarioError};
 
 /// Build a scenario from its text, a profile and `key=value` overrides, in
 /// the core's layering order (file, profile, overrides).
@@ -49,7 +50,8 @@ fn toml_float(x: f64) -> String {
 /// raises `KeyboardInterrupt`. Signals reach only the main thread, so this is
 /// how a sweep stops the runs of its worker threads on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new(), seed=None, duration_s=None, cancel=None))]
+#[pyo3(signature = (toml_text, profile=None, overrides=Vec::new(), seed=None, duration_s=None, cancel=None, policy=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     toml_text: String,
@@ -58,8 +60,14 @@ fn run(
     seed: Option<u64>,
     duration_s: Option<f64>,
     cancel: Option<PyObject>,
+    policy: Option<PyObject>,
 ) -> PyResult<String> {
-    guard_without_gil(py, "running the simulation", move || {
+    let mut policy = match policy {
+        Some(obj) => Some(policy::PyPolicy::new(py, obj).map_err(PolicyError::new_err)?),
+        None => None,
+    };
+    let policy_ref = &mut policy;
+    let result = guard_without_gil(py, "running the simulation", move || {
         let mut scenario = build(&toml_text, profile.as_deref(), &overrides)?;
         if let Some(seed) = seed {
             scenario.set("run.seed", &seed.to_string())?;
@@ -71,7 +79,7 @@ fn run(
         // Python handler runs here (with the GIL) and its exception, usually
         // KeyboardInterrupt, is what the caller gets.
         let mut pending: Option<PyErr> = None;
-        let result = irqlab_core::run_interruptible(&scenario, &mut || {
+        let mut interrupted = || {
             match Python::with_gil(|py| {
                 py.check_signals()?;
                 match &cancel {
@@ -87,12 +95,28 @@ fn run(
                     true
                 }
             }
-        });
+        };
+        let result = match policy_ref.as_mut() {
+            Some(p) => irqlab_core::run_with_policy(&scenario, p, &mut interrupted),
+            None => irqlab_core::run_interruptible(&scenario, &mut interrupted),
+        };
         if let Some(e) = pending {
             return Err(Failure::Python(e));
         }
         Ok(serde_json::to_string(&result?)?)
-    })
+    });
+    // A policy's failure is one sentence; the exception it raised (its
+    // traceback) is chained beneath, and Ctrl-C in a call is itself.
+    match (result, policy.and_then(|p| p.raised)) {
+        (Err(e), Some(raised)) if e.is_instance_of::<PolicyError>(py) => {
+            if raised.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                return Err(raised);
+            }
+            e.set_cause(py, Some(raised));
+            Err(e)
+        }
+        (result, _) => result,
+    }
 }
 
 /// Validate a scenario with its profile and overrides and return the
@@ -141,7 +165,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_SCENARIO_BYTES", irqlab_core::scenario::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("LinuxError", m.py().get_type::<LinuxError>())?;
+    m.add("PolicyError", m.py().get_type::<PolicyError>())?;
     linux::register(m)?;
+    policy::register(m)?;
     search::register(m)?;
     knobs::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

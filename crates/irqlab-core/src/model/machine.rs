@@ -133,11 +133,18 @@ impl Machine {
     pub(crate) fn warmup_end(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>) {
         let now = sched.now();
         self.run.measuring = true;
+        // Counting before the window: for a policy, which goes on seeing
+        // counts since the start (`model/policy.rs`).
+        let carry = std::mem::replace(&mut self.run.counting, true);
+        let mut before = carry.then(|| Box::new(crate::model::run::BeforeWindow { counters: self.run.counters.clone(), core_ns: Vec::new() }));
         // The cores' accounting restarts from where their chains are
         // (`kernel/busy_chain.rs`).
         k.unchain_all(sched);
         for kid in 0..self.kernels.len() {
             self.switch_to(k, kid);
+            if let (Some(b), HOST) = (before.as_mut(), kid) {
+                b.core_ns = k.cores.iter_mut().map(|c| c.accounted(now)).collect();
+            }
             for c in &mut k.cores {
                 c.reset_stats(now);
             }
@@ -147,6 +154,7 @@ impl Machine {
             k.migrations = 0;
         }
         self.switch_to(k, HOST);
+        self.run.before_window = before;
         self.run.counters = Counters::default();
         self.run.latency.reset();
         for q in &mut self.nic.queues {
@@ -198,7 +206,7 @@ impl Machine {
     /// Queue pair `queue`'s vector fired: its interrupt goes along its route.
     fn queue_irq(&mut self, k: &mut Kernel, sched: &mut Scheduler<Ev>, queue: u32) {
         self.tr(sched.now(), TraceEvent::IrqFired { queue });
-        if self.run.measuring {
+        if self.run.counting {
             self.run.counters.hard_irqs += 1;
         }
         match self.nic.route(queue) {

@@ -18,6 +18,8 @@
 //! - [`workloads`]: what loads the machine: memcached's clients, forwarding,
 //!   bulk TCP, Iometer, OLTP, background threads;
 //! - [`run`]: the measurement window and its counters;
+//! - [`policy`]: a policy the user brings, called at its period with what a
+//!   kernel exposes, setting knobs by their kernel names;
 //! - [`build`]: the machine's parts assembled from a scenario;
 //! - [`server`]: assembly, the dispatch of the engine's events and the
 //!   summary; [`trace`]: the kernel-level event trace.
@@ -34,6 +36,7 @@ pub mod event;
 pub mod ids;
 pub mod lane;
 pub mod machine;
+pub mod policy;
 pub mod report;
 pub mod server;
 pub mod trace;

@@ -99,6 +99,7 @@ impl Machine {
             bulk,
             steering,
             storage,
+            policy: None,
             requests_completed: completed,
             sim_time_s: now as f64 / 1e9,
             sim_events: sched.processed(),

@@ -10,17 +10,34 @@ use crate::stats::summary::DropsBySite;
 pub struct RunStats {
     /// The warm-up is over: events count.
     pub measuring: bool,
+    /// The counters a policy sees count ([`RunStats::count_from_start`]):
+    /// in the window, and from the start when a policy watches the run.
+    pub counting: bool,
     pub warmup_end_ns: Nanos,
     pub end_ns: Nanos,
     pub counters: Counters,
     /// Request latency, from the client's send to its reply's arrival.
     pub latency: LatencyHistogram,
+    /// What those counters counted before the window, when they counted
+    /// from the start (`model/policy.rs`); boxed, so that a run without a
+    /// policy keeps the machine's hot fields where they were.
+    pub before_window: Option<Box<BeforeWindow>>,
+}
+
+/// The counts of a run watched by a policy before its window began.
+#[derive(Default)]
+pub struct BeforeWindow {
+    pub counters: Counters,
+    /// Each host core's time by class.
+    pub core_ns: Vec<[Nanos; crate::model::kernel::cpu::CLASSES]>,
 }
 
 impl RunStats {
     pub fn new(warmup_end_ns: Nanos, end_ns: Nanos) -> Self {
         RunStats {
             measuring: warmup_end_ns == 0,
+            counting: warmup_end_ns == 0,
+            before_window: None,
             warmup_end_ns,
             end_ns,
             counters: Counters::default(),
@@ -28,12 +45,23 @@ impl RunStats {
         }
     }
 
+    /// Count `packets_polled`, `packets_busy_polled`, `hard_irqs`,
+    /// `softirq_rounds`, `watchdog_fires`, `completed` and `latency_sum_ns`
+    /// from the start, for a policy (`model/policy.rs`); the window's
+    /// statistics still start with the window.
+    pub fn count_from_start(&mut self) {
+        self.counting = true;
+    }
+
     /// A request sent at `sent_ns` completed at `now`.
     #[inline]
     pub fn record_reply(&mut self, now: Nanos, sent_ns: Nanos) {
-        if self.measuring {
+        if self.counting {
             self.counters.completed += 1;
-            self.latency.record(now - sent_ns);
+            self.counters.latency_sum_ns += (now - sent_ns) as u128;
+            if self.measuring {
+                self.latency.record(now - sent_ns);
+            }
         }
     }
 }
@@ -50,6 +78,8 @@ pub struct Counters {
     pub napi_thread_runs: u64,
     pub ring_wait_ns: u128,
     pub completed: u64,
+    /// The completed requests' latencies summed, ns (a policy's mean).
+    pub latency_sum_ns: u128,
     pub drops: DropsBySite,
     pub retransmits: u64,
     /// Open-loop arrivals that waited at the client for a free slot.

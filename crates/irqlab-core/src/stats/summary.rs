@@ -151,6 +151,10 @@ pub struct Summary {
     /// write to the end of its completion in the worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageReport>,
+    /// What a policy the user brought did (`model/policy.rs`); absent
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::model::policy::PolicyReport>,
     pub requests_completed: u64,
     pub sim_time_s: f64,
     pub sim_events: u64,

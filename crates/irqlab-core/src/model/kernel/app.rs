@@ -122,7 +122,7 @@ impl Kernel {
     #[inline(never)]
     fn peer_rx<H: Host>(&mut self, m: &mut H, now: Nanos, t: ThreadId) -> Seg {
         self.threads[t as usize].phase = Phase::InPeerRx;
-        if m.run().measuring {
+        if m.run().counting {
             m.run().counters.softirq_rounds += 1;
         }
         let wake = if m.peer_asleep(now) { self.cfg.costs.remote_wake_cycles } else { 0 };

@@ -59,7 +59,7 @@ impl Kernel {
         }
         let now = sched.now();
         for p in buf.drain(..) {
-            if m.run().measuring {
+            if m.run().counting {
                 m.run().counters.packets_polled += 1;
                 if busy_polled {
                     m.run().counters.packets_busy_polled += 1;

@@ -440,7 +440,7 @@ impl Kernel {
             crate::model::kernel::cpu::storage_irq_src!() => m.storage_irq_done(self, _sched, core, src),
             IrqSrc::Component(id) => m.component_irq_done(self, _sched, core, id),
             IrqSrc::NapiTimer(n) => {
-                if m.run().measuring {
+                if m.run().counting {
                     m.run().counters.watchdog_fires += 1;
                 }
                 let scheduled = self.napis[n as usize].watchdog();

@@ -70,7 +70,7 @@ impl Kernel {
             st.budget_left = self.cfg.napi.netdev_budget as i64;
             st.round_start_ns = now;
             // A NAPI thread's polls are not NET_RX softirqs.
-            if m.run().measuring && self.id >= m.app_kernel() && !self.cfg.napi.threaded {
+            if m.run().counting && self.id >= m.app_kernel() && !self.cfg.napi.threaded {
                 m.run().counters.softirq_rounds += 1;
             }
         }

@@ -1,0 +1,250 @@
+"""Your own policy in Python (irqlab.policy): it changes the simulated
+outcome exactly as the same knob values set in the scenario do, and a
+policy that raises, answers nonsense or sets a knob out of range stops the
+run with one sentence naming the policy and the knob."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import irqlab
+from irqlab.policy import Policy, PolicyError, PolicyLoadError, load_policy
+
+from conftest import REPO, irqlab as irqlab_cli
+
+pytestmark = pytest.mark.needs_run
+
+THESIS = REPO / "scenarios" / "thesis" / "bare-metal.toml"
+SHORT = ("run.duration_s=0.02", "run.warmup_s=0.005")
+
+
+class Once(Policy):
+    """Sets ``settings`` at its first call, then nothing."""
+
+    period_us = 100
+
+    def __init__(self, settings=None):
+        self.settings = settings
+        self.calls = 0
+
+    def observe(self, sample):
+        self.calls += 1
+        return self.settings if self.calls == 1 else None
+
+
+class At(Policy):
+    """Answers ``answer`` at its call after 1 ms."""
+
+    period_us = 500
+
+    def __init__(self, answer):
+        self._answer = answer
+
+    def observe(self, sample):
+        if sample.time_ns > 1_000_000:
+            return self._answer() if callable(self._answer) else self._answer
+        return None
+
+
+def simulated(s: irqlab.Summary) -> dict:
+    d = json.loads(s.to_json())
+    for k in ("wall_s", "sim_events_passed", "policy"):
+        d.pop(k, None)
+    return d
+
+
+def run(profile: str, policy=None, *extra: str) -> irqlab.Summary:
+    return irqlab.run(THESIS, profile=profile, overrides=[*SHORT, *extra], policy=policy)
+
+
+@pytest.mark.parametrize(
+    "profile, settings, overrides",
+    [
+        ("no-coalescing", {"rx-usecs": 16, "rx-frames": 32}, ["coalesce.rx-usecs=16", "coalesce.rx-frames=32"]),
+        ("busy-wait", {"busy_poll_usecs": 20, "gro-flush-timeout": 100_000}, ["epoll.busy_poll_usecs=20", "napi.gro_flush_timeout=100000"]),
+        ("irq-suspend", {"irq-suspend-timeout": {i: 1_000_000 for i in range(8)}}, ["napi.irq_suspend_timeout=1000000"]),
+    ],
+)
+def test_a_policy_changes_the_outcome_exactly_as_the_same_static_values(profile, settings, overrides):
+    with_policy = run(profile, Once(settings))
+    static = run(profile, None, *overrides)
+    assert simulated(with_policy) == simulated(static)
+    assert simulated(with_policy) != simulated(run(profile)), "the values change the run"
+    report = with_policy.policy
+    assert report.name == "Once"
+    assert report.calls == 250  # time 0, then every 100 µs of the 25 ms
+    assert report.decisions[0]["time_us"] == 0.0
+    assert report.fields == {"calls": 250.0}
+
+
+def test_a_policy_that_sets_nothing_leaves_every_statistic_as_it_was():
+    for profile in ("busy-wait", "no-coalescing"):
+        assert simulated(run(profile, Once())) == simulated(run(profile))
+    assert "policy" not in json.loads(run("busy-wait").to_json())
+
+
+def test_the_sample_holds_the_counters_per_queue_napi_and_core():
+    seen = []
+
+    class Record(Policy):
+        period_us = 1000
+
+        def observe(self, s):
+            seen.append((s.time_ns, s.packets, s.hard_irqs, s.requests_completed, s.queues, s.napis, s.cores, s.busy_poll_usecs, s.measuring))
+
+    run("no-coalescing", Record())
+    assert [t for t, *_ in seen] == [i * 1_000_000 for i in range(25)]
+    t, packets, irqs, done, queues, napis, cores, bp, measuring = seen[-1]
+    assert packets > 0 and irqs > 0 and done > 0 and measuring
+    assert len(queues) == len(napis) == len(cores) == len(bp) == 8
+    assert sum(q["irqs"] for q in queues) == irqs
+    assert queues[0]["rx_usecs"] == 1 and napis[0]["defer_hard_irqs"] == 0
+    for c in cores:
+        assert sum(c.values()) == t
+    assert not seen[2][-1], "the warm-up (5 ms) counts, not yet measuring"
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        ({"rx-usecs": 5000}, ["policy `At` set `rx-usecs`", "between 0 and 4095 (got 5000)"]),
+        ({"InterruptThrottleRate": 8000}, ["`InterruptThrottleRate`", "cannot set during a run"]),
+        ({"rx-usecs": 8.5}, ["`rx-usecs` to 8.5", "whole number"]),
+        ({"rx-usecs": -1}, ["`rx-usecs` to -1"]),
+        ({"rx-usecs": {9: 8}}, ["`rx-usecs` on 9", "8 queues (0 to 7)"]),
+        ([("rx-usecs", 8)], ["returned list from observe", "dict of knob settings"]),
+    ],
+)
+def test_a_bad_answer_stops_the_run_with_one_sentence(answer, words):
+    with pytest.raises(PolicyError) as e:
+        run("no-coalescing", At(answer))
+    msg = str(e.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_an_exception_in_observe_names_the_policy_and_keeps_its_traceback():
+    def fail():
+        raise ZeroDivisionError("division by zero")
+
+    with pytest.raises(PolicyError) as e:
+        run("no-coalescing", At(fail))
+    assert str(e.value) == "policy `At` raised ZeroDivisionError in observe at simulated time 1500 µs: division by zero"
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
+def test_ctrl_c_in_a_policy_is_ctrl_c():
+    def interrupt():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run("no-coalescing", At(interrupt))
+
+
+@pytest.mark.parametrize("period, words", [(0, "above 0"), ("1", "above 0"), (True, "above 0"), (0.0001, "between 1 and")])
+def test_a_bad_period_is_refused_before_the_run(period, words):
+    class P(Policy):
+        period_us = period
+
+    with pytest.raises(PolicyError, match=words):
+        run("no-coalescing", P())
+
+
+def test_a_policy_on_a_vm_scenario_is_refused():
+    with pytest.raises(PolicyError, match="bare-metal server of sockets"):
+        irqlab.run(REPO / "scenarios" / "thesis" / "sriov.toml", overrides=SHORT, policy=Once())
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "my_policy.py"
+    p.write_text(text)
+    return p
+
+
+POLICY_FILE = """
+from irqlab.policy import Policy
+
+class Coalescer(Policy):
+    period_us = 1000
+
+    def __init__(self):
+        self.raised = 0
+
+    def observe(self, sample):
+        if sample.time_ns == 10_000_000:
+            self.raised += 1
+            return {"rx-usecs": 32}
+
+class Broken(Policy):
+    def observe(self, sample):
+        return {"rx-frames": 1 << 40}
+"""
+
+
+def test_load_policy_names_what_is_wrong(tmp_path):
+    p = write(tmp_path, POLICY_FILE + "\nclass NeedsArgs(Policy):\n    def __init__(self, x):\n        pass\n")
+    assert type(load_policy(f"{p}:Coalescer")).__name__ == "Coalescer"
+    cases = [
+        ("nocolon", "must be FILE.py:CLASS"),
+        (f"{p}:Missing", "has no class 'Missing'"),
+        (f"{tmp_path}/none.py:X", "does not exist"),
+        (f"{p}:NeedsArgs", "made with no arguments"),
+        (f"{p}:1bad", "must be a Python name"),
+    ]
+    for spec, words in cases:
+        with pytest.raises(PolicyLoadError, match=words):
+            load_policy(spec)
+    bad = tmp_path / "raising.py"
+    bad.write_text("raise RuntimeError('nope')\n")
+    with pytest.raises(PolicyLoadError, match="raised RuntimeError as it was loaded: nope"):
+        load_policy(f"{bad}:X")
+
+
+def test_irqlab_run_with_a_policy_end_to_end(tmp_path):
+    p = write(tmp_path, POLICY_FILE)
+    args = ("run", str(THESIS), "--profile", "no-coalescing", "--set", SHORT[0], "--set", SHORT[1], "--json")
+    ok = irqlab_cli(*args, "--policy", f"{p}:Coalescer")
+    assert ok.returncode == 0, ok.stderr
+    s = json.loads(ok.stdout)
+    assert s["policy"]["name"] == "Coalescer"
+    assert s["policy"]["decisions"] == [{"time_us": 10000.0, "knob": "rx-usecs", "target": None, "value": 32}]
+    assert s["policy"]["changes"] == 8
+    assert s["policy"]["fields"] == {"raised": 1.0}
+    base = json.loads(irqlab_cli(*args).stdout)
+    assert s["irqs_per_s"] < base["irqs_per_s"]
+
+    bad = irqlab_cli(*args, "--policy", f"{p}:Broken")
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert bad.stderr.startswith("irqlab: error: policy `Broken` set `rx-frames`, which must be between")
+    assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_stops_a_run_with_a_policy(tmp_path):
+    p = write(tmp_path, POLICY_FILE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "irqlab", "run", str(THESIS), "--duration", "3600", "--policy", f"{p}:Coalescer"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(3.0)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err, err
