@@ -23,7 +23,9 @@ warm-up included); subtract the previous sample's values for rates:
                               difference of ``requests_completed``)
 ``queues``                    per queue: ``irqs``, ``ring_packets`` (unpolled
                               on the ring now), ``drops``, ``rx_usecs``,
-                              ``rx_frames`` (None on the 82599)
+                              ``rx_frames`` (None on the 82599),
+                              ``itr_interval_ns`` (the 82599's; None on the
+                              ConnectX-4)
 ``napis``                     per NAPI: ``defer_hard_irqs``,
                               ``gro_flush_timeout_ns``, ``irq_suspend_timeout_ns``
 ``cores``                     per core: ``user_ns``, ``system_ns``,
@@ -36,8 +38,9 @@ kernel's names, for every queue, NAPI or thread (``{"rx-usecs": 8}``) or
 for some (``{"rx-usecs": {0: 8, 3: 16}}``): ``defer-hard-irqs``,
 ``gro-flush-timeout`` and ``irq-suspend-timeout`` (per NAPI, ns for the
 timeouts), ``rx-usecs`` and ``rx-frames`` (per queue, the ConnectX-4's RX
-completion queue) and ``busy_poll_usecs`` (per thread, its epoll
-instance's ``EPIOCSPARAMS``). Units and ranges are the knob table's
+completion queue), ``InterruptThrottleRate`` (per queue, the 82599's
+vector: a static rate, as ``ethtool -C rx-usecs`` sets one) and
+``busy_poll_usecs`` (per thread, its epoll instance's ``EPIOCSPARAMS``). Units and ranges are the knob table's
 (``irqlab knobs``); a value outside a knob's range, an unknown knob, an
 exception in ``observe`` or a value of the wrong type stops the run with
 one sentence naming the policy and the knob (:class:`PolicyError`, the
@@ -49,8 +52,8 @@ end: :meth:`Policy.fields` (by default its public attributes that are
 numbers).
 
 A policy runs on a bare-metal server of sockets (no ``vm``, bulk,
-forwarding or storage workload). Not yet settable from a policy:
-``InterruptThrottleRate`` (the 82599's rate) and an RPS mask.
+forwarding or storage workload). Not yet settable from a policy: an RPS
+mask.
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def test_the_sample_holds_the_counters_per_queue_napi_and_core():
     "answer, words",
     [
         ({"rx-usecs": 5000}, ["policy `At` set `rx-usecs`", "between 0 and 4095 (got 5000)"]),
-        ({"InterruptThrottleRate": 8000}, ["`InterruptThrottleRate`", "cannot set during a run"]),
+        ({"InterruptThrottleRate": 8000}, ["`InterruptThrottleRate`", "the ConnectX-4"]),
+        ({"adaptive-rx": 0}, ["`adaptive-rx`", "cannot set during a run"]),
         ({"rx-usecs": 8.5}, ["`rx-usecs` to 8.5", "whole number"]),
         ({"rx-usecs": -1}, ["`rx-usecs` to -1"]),
         ({"rx-usecs": {9: 8}}, ["`rx-usecs` on 9", "8 queues (0 to 7)"]),

@@ -37,7 +37,7 @@ impl Policy for Scripted {
     fn observe(&mut self, s: &Sample) -> Result<Vec<Change>, PolicyError> {
         let first = self.samples.is_empty();
         let later = s.time_ns == self.later_at_ns;
-        self.samples.push(Sample { queues: Vec::new(), napis: Vec::new(), cores: s.cores.clone(), ..s.clone() });
+        self.samples.push(s.clone());
         Ok(if first {
             std::mem::take(&mut self.first)
         } else if later {
@@ -134,6 +134,29 @@ fn a_setting_at_the_first_call_is_the_scenarios_setting() {
         assert_eq!(r.decisions.len(), 2);
         assert_eq!(r.decisions[0].time_us, 0.0);
     }
+}
+
+#[test]
+fn the_82599s_rate_set_at_the_first_call_is_the_scenarios_static_rate() {
+    // ixgbe's dynamic ITR (the driver's default) until the policy sets a
+    // static rate, as `ethtool -C rx-usecs` does: the same run as
+    // `itr.policy = "static"` at that rate.
+    let nic = ["nic.kind=\"82599\"", "itr.policy=\"ixgbe\""];
+    let mut p = Scripted::new(250_000, vec![set("InterruptThrottleRate", 8_000)]);
+    let with = with_policy("no-coalescing", &[SHORT, &nic].concat(), &mut p).unwrap();
+    let base = without("no-coalescing", &[SHORT, &["nic.kind=\"82599\"", "itr.policy=\"static\"", "itr.rate=8000"]].concat());
+    assert_eq!(simulated(&with), simulated(&base));
+    assert_ne!(simulated(&with), simulated(&without("no-coalescing", &[SHORT, &nic].concat())));
+    // (1000000 / 8000) << 2 = 500 quarter-µs; the 82599 keeps bits 11:3,
+    // 496 × 256 ns.
+    assert_eq!(p.samples[1].queues[0].itr_interval_ns, Some(496 * 256));
+    assert_eq!(p.samples[1].queues[0].rx_usecs, None);
+    let mut q = Scripted::new(250_000, vec![set("InterruptThrottleRate", 500)]);
+    let e = with_policy("no-coalescing", &[SHORT, &nic].concat(), &mut q);
+    assert!(matches!(e, Err(Error::Policy(m)) if m.contains("must be between 978 and 488281 (got 500)")));
+    let mut q = Scripted::new(250_000, vec![set("InterruptThrottleRate", 8_000)]);
+    let e = with_policy("no-coalescing", SHORT, &mut q);
+    assert!(matches!(e, Err(Error::Policy(m)) if m.contains("the ConnectX-4")));
 }
 
 #[test]

@@ -56,7 +56,7 @@ impl Sample {
     fn busy_poll_usecs(&self) -> Vec<u32> {
         self.inner.busy_poll_usecs.clone()
     }
-    /// Per queue: irqs, ring_packets, drops, rx_usecs, rx_frames.
+    /// Per queue: irqs, ring_packets, drops, rx_usecs, rx_frames, itr_interval_ns.
     #[getter]
     fn queues<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
@@ -69,6 +69,7 @@ impl Sample {
                 d.set_item("drops", q.drops)?;
                 d.set_item("rx_usecs", q.rx_usecs)?;
                 d.set_item("rx_frames", q.rx_frames)?;
+                d.set_item("itr_interval_ns", q.itr_interval_ns)?;
                 Ok(d)
             })
             .collect()

@@ -31,6 +31,9 @@
 //! - `busy_poll_usecs` (`EPIOCSPARAMS`, `ep_eventpoll_bp_ioctl` in
 //!   fs/eventpoll.c) sets the instance's field, read at the thread's next
 //!   `epoll_wait`; the shim's control file does this on a real host.
+//! - `InterruptThrottleRate` (the 82599's rate, as `ethtool -C rx-usecs`
+//!   sets a static one: `ixgbe_set_coalesce`) makes the vector's ITR static
+//!   at that rate ([`crate::model::devices::nic::eitr::EitrVector::set_rate`]).
 
 use crate::engine::Nanos;
 use crate::model::kernel::cpu::CpuClass;
@@ -82,6 +85,9 @@ pub struct QueueSample {
     /// None on the 82599, whose vector throttles instead.
     pub rx_usecs: Option<u32>,
     pub rx_frames: Option<u32>,
+    /// The 82599's throttling interval in force, ns (None on the
+    /// ConnectX-4; 0: throttling off).
+    pub itr_interval_ns: Option<u64>,
 }
 
 /// One NAPI instance's per-NAPI configuration (`napi-get`).
@@ -131,13 +137,14 @@ pub trait Policy {
 }
 
 /// The knobs a policy may set during a run, by kernel name.
-pub const SETTABLE: [&Knob; 6] = [
+pub const SETTABLE: [&Knob; 7] = [
     &knob::DEFER_HARD_IRQS,
     &knob::GRO_FLUSH_TIMEOUT,
     &knob::IRQ_SUSPEND_TIMEOUT,
     &knob::RX_USECS,
     &knob::RX_FRAMES,
     &knob::BUSY_POLL_USECS,
+    &knob::ITR_RATE,
 ];
 
 /// Decisions kept in the summary, at most (the count goes on).
@@ -273,6 +280,7 @@ impl Machine {
                         drops: q.drops,
                         rx_usecs: cq.map(|m| m.usecs),
                         rx_frames: cq.map(|m| m.frames),
+                        itr_interval_ns: q.eitr.as_ref().map(|v| v.interval_ns()),
                     }
                 })
                 .collect(),
@@ -306,7 +314,7 @@ impl Machine {
         for ch in changes {
             let n = match ch.knob.as_str() {
                 "defer-hard-irqs" | "gro-flush-timeout" | "irq-suspend-timeout" => k.napis.len(),
-                "rx-usecs" | "rx-frames" => self.nic.queues.len(),
+                "rx-usecs" | "rx-frames" | "InterruptThrottleRate" => self.nic.queues.len(),
                 _ => k.epolls.len(),
             };
             let targets = match ch.target {
@@ -320,6 +328,9 @@ impl Machine {
                     "irq-suspend-timeout" => k.napis[i].cfg.irq_suspend_timeout = ch.value,
                     "rx-usecs" => self.nic.queues[i].rx.usecs = ch.value as u32,
                     "rx-frames" => self.nic.queues[i].rx.frames = ch.value as u32,
+                    "InterruptThrottleRate" => {
+                        self.nic.queues[i].eitr.as_mut().expect("checked: an 82599").set_rate(ch.value as u32)
+                    }
                     _ => k.epolls[i].busy_poll_usecs = ch.value as u32,
                 }
                 report.changes += 1;
@@ -361,7 +372,20 @@ impl Machine {
                 }
                 (self.nic.queues.len(), "queues")
             }
-            _ => (k.epolls.len(), "application threads"),
+            knob::Part::Itr => {
+                if self.nic.queues.iter().any(|q| q.eitr.is_none()) {
+                    return Err(refusal(
+                        policy,
+                        format_args!(
+                            "set `{}`, which this scenario's NIC (the ConnectX-4, whose completion queues moderate by \
+                             `rx-usecs`) does not have",
+                            kn.kernel_name
+                        ),
+                    ));
+                }
+                (self.nic.queues.len(), "queues")
+            }
+            knob::Part::Epoll => (k.epolls.len(), "application threads"),
         };
         match ch.target {
             Some(t) if t as usize >= count => Err(refusal(

@@ -168,6 +168,18 @@ impl EitrVector {
         self.interval_ns
     }
 
+    /// `ethtool -C` of a static rate (`ixgbe_set_coalesce`): the vector's
+    /// value becomes `(1000000 / rate) << 2` and `ixgbe_set_itr` no longer
+    /// runs (any `rx_itr_setting` but 1 is static), so the rate stays until
+    /// set again. The driver writes EITR at once (`ixgbe_write_eitr`); here
+    /// the new interval counts from the vector's last interrupt, and an
+    /// interrupt already waiting for the old interval's end keeps that end.
+    pub fn set_rate(&mut self, rate_per_s: u32) {
+        let p = irqlab_policy::itr::StaticItr::new(rate_per_s);
+        self.interval_ns = p.current().interval_ns();
+        self.policy = Box::new(p);
+    }
+
     /// The ITR value in force, as the driver keeps it.
     pub fn itr(&self) -> Eitr {
         self.policy.current()
