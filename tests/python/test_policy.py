@@ -249,3 +249,43 @@ def test_ctrl_c_stops_a_run_with_a_policy(tmp_path):
             proc.communicate()
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err, err
+
+
+def test_a_policy_axis_in_a_sweep_runs_each_point_with_its_policy(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from irqlab.study.axis import parse_grid_flag
+    from irqlab.study.spec import StudyError, build_study
+
+    write(tmp_path, POLICY_FILE)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+
+    def irqlab_here(*args):
+        return subprocess.run([sys.executable, "-m", "irqlab", *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+    r = irqlab_here("sweep", str(THESIS), "--profile", "no-coalescing", "--grid", "policy=my_policy.py:Coalescer,none",
+                   "--duration", "0.015", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    d = pd.read_parquet(out / "results.parquet").set_index("policy")
+    assert d.loc["my_policy.py:Coalescer", "policy.changes"] == 8
+    assert d.loc["my_policy.py:Coalescer", "irqs_per_s"] < d.loc["none", "irqs_per_s"]
+    # The same point with the policy, run alone.
+    alone = run("no-coalescing", load_policy("my_policy.py:Coalescer"))
+    assert alone.policy.decisions[0]["time_us"] == 10000.0
+
+    # A policy that does not load is refused before anything runs.
+    bad = irqlab_here("sweep", str(THESIS), "--grid", "policy=my_policy.py:Nope", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "has no class 'Nope'" in bad.stderr, bad.stderr
+    assert not (tmp_path / "bad" / "results.parquet").exists()
+
+    # The policy's code is part of the study: changed, it is another study.
+    scenario = irqlab.Scenario.load(THESIS)
+    axis = parse_grid_flag("policy=my_policy.py:Coalescer")
+    before = build_study(scenario, name="s", axes=[axis]).fingerprint()
+    (tmp_path / "my_policy.py").write_text(POLICY_FILE.replace("32", "64"))
+    assert build_study(scenario, name="s", axes=[axis]).fingerprint() != before
+    with pytest.raises(StudyError, match="must be FILE.py:CLASS"):
+        from irqlab.study.axis import Axis
+
+        build_study(scenario, name="s", axes=[Axis("policy", (3,))])

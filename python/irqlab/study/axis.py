@@ -7,6 +7,7 @@ and in a study file (``[axes]``):
   string: ``nic.irq_routing=aligned,packed``);
 - a linear range, ``start:stop:step``, stop included when the steps land on
   it (``100000:500000:50000`` is 9 values);
+- (the ``policy`` axis) a list of ``FILE.py:CLASS`` and ``none``;
 - a geometric range, ``log:start:stop:n``, ``n`` values from start to stop
   included, evenly spaced in the logarithm; integers when start and stop are
   written as integers (rounded; a range whose rounding repeats a value is
@@ -21,6 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 Value = Union[int, float, str, bool]
+
+#: The axis whose values are user policies, ``FILE.py:CLASS`` or ``none``
+#: (``irqlab.study.spec.POLICY_AXIS``), not a scenario field's values.
+POLICY_FIELD = "policy"
 
 #: A range longer than this is a typo (a step missing a few zeros), not a study.
 MAX_AXIS_VALUES = 100_000
@@ -75,6 +80,9 @@ def parse_values(field: str, text: str) -> tuple[Value, ...]:
     """The values of one axis from their text form (see the module)."""
     if not text:
         raise AxisError(f"axis {field} has no values; give a list (4,8), start:stop:step or log:start:stop:n")
+    if field == POLICY_FIELD:
+        # FILE.py:CLASS holds a colon and a path: never a range or TOML.
+        return tuple(item.strip().strip("'\"") for item in _split_list(field, text))
     if text.startswith("log:"):
         return _log_range(field, text)
     if ":" in text and "," not in text and not text.startswith(("[", "{", '"', "'")):
@@ -95,6 +103,8 @@ def from_toml(field: str, value: Any) -> Axis:
             if isinstance(v, float) and not math.isfinite(v):
                 raise AxisError(f"axis {field} in [axes] holds {v!r}; values must be finite numbers")
         return Axis(field, tuple(value))
+    if isinstance(value, str) and field == POLICY_FIELD:
+        return Axis(field, (value,))
     if isinstance(value, str):
         if value.startswith("log:") or (":" in value and "," not in value):
             return Axis(field, parse_values(field, value))

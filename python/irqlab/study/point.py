@@ -14,7 +14,8 @@ from irqlab._core import ScenarioError
 from irqlab.provenance import git_commit, version
 from irqlab.run import run
 from irqlab.scenario import Scenario
-from irqlab.study.spec import knob_pairs
+from irqlab.policy import PolicyError, PolicyLoadError, load_policy
+from irqlab.study.spec import knob_pairs, point_policy
 
 
 def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, Any]:
@@ -31,10 +32,13 @@ def run_point(task: dict[str, Any], cancel: Optional[Any] = None) -> dict[str, A
     try:
         scenario = Scenario(task["scenario_text"], overrides=task["overrides"])
         scenario = scenario.with_overrides(knob_pairs(task["knobs"]))
+        spec = point_policy(task["knobs"])
+        policy = load_policy(spec) if spec is not None else None
         summary = run(
-            scenario, profile=task["profile"], seed=task["seed"], duration_s=task["duration_s"], cancel=cancel
+            scenario, profile=task["profile"], seed=task["seed"], duration_s=task["duration_s"], cancel=cancel,
+            policy=policy,
         ).to_dict()
-    except ScenarioError as e:
+    except (ScenarioError, PolicyError, PolicyLoadError) as e:
         error = str(e)
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -48,11 +48,18 @@ from irqlab._core import ScenarioError
 from irqlab.run import MAX_SEED, check_duration
 from irqlab.scenario import Scenario, _toml_value, read_scenario_file
 from irqlab.flags import override_key, overlaps
-from irqlab.study.axis import Axis, AxisError, Value, from_toml
+from irqlab.study.axis import POLICY_FIELD, Axis, AxisError, Value, from_toml
 
 #: A grid larger than this needs ``--yes`` (``yes=True``): it is more often a
 #: typo than a study, and it would run for days.
 MAX_POINTS_WITHOUT_YES = 100_000
+
+#: The axis of user policies (``irqlab.policy``): its values are
+#: ``FILE.py:CLASS`` or ``none`` (the run without a policy), not a scenario
+#: field's; each point runs with that policy.
+POLICY_AXIS = POLICY_FIELD
+#: A policy axis's value for the run without a policy.
+NO_POLICY = "none"
 
 #: Fields a grid may not vary, and why.
 RESERVED_FIELDS = {
@@ -166,6 +173,9 @@ class Study:
             "seed": self.seed,
             "duration_s": self.duration_s,
         }
+        policies = policy_digests(self.axes)
+        if policies:
+            canon["policies"] = policies
         return hashlib.sha256(json.dumps(canon, sort_keys=True, default=str).encode()).hexdigest()
 
     def task(self, point: Point) -> dict[str, Any]:
@@ -319,6 +329,9 @@ def build_study(
         seen.add(axis.field)
         if axis.field in RESERVED_FIELDS:
             raise StudyError(f"{where}: {axis.field} cannot be an axis: {RESERVED_FIELDS[axis.field]}")
+        if axis.field == POLICY_AXIS:
+            _check_policy_axis(axis, where)
+            continue
         if axis.field == "run.duration_s" and duration_s is not None:
             raise StudyError(f"{where}: run.duration_s is an axis, so --duration (duration_s) cannot also be given")
         if not _has_field(resolved, axis.field):
@@ -384,6 +397,8 @@ def _check_plot_columns(base: Scenario, profiles: Sequence[Optional[str]], axes:
 
     variants: list[tuple[Optional[str], tuple[str, ...]]] = [(p, ()) for p in profiles]
     for axis in axes:
+        if axis.field == POLICY_AXIS:
+            continue  # a policy adds `policy` to the summary, nothing else
         for value in dict.fromkeys((axis.values[0], axis.values[-1])):
             variants.append((profiles[0], tuple(knob_pairs([(axis.field, value)]))))
     probes = [p for p in (_probe(base, profile, knobs) for profile, knobs in variants) if p is not None]
@@ -436,8 +451,50 @@ def _has_field(resolved: dict[str, Any], dotted: str) -> bool:
 
 
 def knob_pairs(knobs: Sequence[Sequence[Any]]) -> list[str]:
-    """A point's knobs as ``"key=value"`` overrides (strings quoted: exact TOML types)."""
-    return [f"{f}={_toml_value(v, key=f, top=False)}" for f, v in knobs]
+    """A point's knobs as ``"key=value"`` overrides (strings quoted: exact
+    TOML types), without its policy (:func:`point_policy`)."""
+    return [f"{f}={_toml_value(v, key=f, top=False)}" for f, v in knobs if f != POLICY_AXIS]
+
+
+def point_policy(knobs: Sequence[Sequence[Any]]) -> Optional[str]:
+    """A point's policy, ``FILE.py:CLASS``, if it has one."""
+    for f, v in knobs:
+        if f == POLICY_AXIS and v != NO_POLICY:
+            return str(v)
+    return None
+
+
+def _check_policy_axis(axis: Axis, where: str) -> None:
+    """Every value of a policy axis names a policy that loads (or is
+    ``none``), before anything runs."""
+    from irqlab.policy import PolicyLoadError, load_policy
+
+    for v in axis.values:
+        if not isinstance(v, str):
+            raise StudyError(f"{where}: policy {v!r} must be FILE.py:CLASS or {NO_POLICY!r}")
+        if v == NO_POLICY:
+            continue
+        try:
+            load_policy(v)
+        except PolicyLoadError as e:
+            raise StudyError(f"{where}: policy {v!r}: {str(e).replace('--policy', 'the policy')}") from None
+
+
+def policy_digests(axes: Sequence[Axis]) -> dict[str, str]:
+    """Each policy file's SHA-256, by axis value: a study whose policy
+    changed is another study (its fingerprint), not one to resume."""
+    out: dict[str, str] = {}
+    for axis in axes:
+        if axis.field != POLICY_AXIS:
+            continue
+        for v in axis.values:
+            if isinstance(v, str) and v != NO_POLICY:
+                path = Path(v.rpartition(":")[0])
+                try:
+                    out[v] = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError:
+                    out[v] = "unreadable"
+    return out
 
 
 def is_study_file(text: str) -> bool:
