@@ -99,6 +99,7 @@ test: setup
 # (docs/performance.md, "Guard").
 bench: setup
 	$(BIN)/python bench/compare_simpy.py
+	$(BIN)/python bench/policy_overhead.py
 	$(BIN)/irqlab bench
 	$(BIN)/irqlab bench --sweep
 	$(BIN)/irqlab bench --scale

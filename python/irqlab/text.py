@@ -9,6 +9,7 @@ encode it (the CLI does so by itself); the dash is then ``-``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,29 @@ NULL_ASCII = "-"
 
 _LATENCY = [("mean", "mean"), ("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p999")]
 _DROP_SITES = ("ring", "socket", "qdisc")
+
+
+def _policy(s: Summary) -> list[tuple[str, str]]:
+    """The user's policy (irqlab.policy): its calls, its settings (the last
+    one's time) and its own numbers."""
+    p = s.get("policy")
+    if not p:
+        return []
+    rows = [("policy", f"{p['name']}: {_num(p['calls'], 0)} calls every {_num(p['period_us'], 0)} us, "
+                       f"{_num(p['changes'], 0)} settings")]
+    decisions = p.get("decisions") or []
+    if decisions:
+        last = decisions[-1]
+        on = "all" if last.get("target") is None else f"#{last['target']}"
+        rows.append(("  last setting", f"{last['knob']} = {last['value']} on {on} at {_num(last['time_us'] / 1e3, 3)} ms"))
+    fields = p.get("fields") or {}
+    if fields:
+        def shown(v: Any) -> str:
+            whole = isinstance(v, (int, float)) and math.isfinite(v) and v == int(v)
+            return _num(v, 0 if whole else 3)
+
+        rows.append(("  its fields", "   ".join(f"{k} {shown(v)}" for k, v in fields.items())))
+    return rows
 
 
 def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
@@ -70,6 +94,7 @@ def summary_table(s: Summary, *, ascii_only: bool = False) -> str:
         *_bulk(s),
         *_steering(s),
         *_storage(s),
+        *_policy(s),
         ("requests completed", _num(s.get("requests_completed"), 0)),
         ("sim events", _num(s.get("sim_events"), 0)),
         ("wall time", _unit(s.get("wall_s"), 3, "s")),

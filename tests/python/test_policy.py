@@ -289,3 +289,28 @@ def test_a_policy_axis_in_a_sweep_runs_each_point_with_its_policy(tmp_path, monk
         from irqlab.study.axis import Axis
 
         build_study(scenario, name="s", axes=[Axis("policy", (3,))])
+
+
+def test_the_overhead_benchmark_runs_every_policy_on_the_thesis_run():
+    # Its speed is the benchmark's to report (docs/performance.md); here
+    # only that it runs and counts the calls it claims.
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "policy_overhead.py"), "--repeat", "1", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    for profile in ("busy-wait", "no-coalescing"):
+        rows = out["profiles"][profile]
+        assert [rows[k]["calls"] for k in ("none", "idle", "reads", "example")] == [0, 10500, 10500, 1050]
+        assert rows["none"]["ratio"] == 1.0
+
+
+def test_the_tutorials_policy_serves_more_than_no_coalescing_at_800k():
+    # examples/policies/README.md's claim, on a shorter run: the hand-made
+    # policy raises rx-usecs under load, where no-coalescing saturates.
+    pol = load_policy(str(REPO / "examples" / "policies" / "rate_coalescer.py") + ":RateCoalescer")
+    sets = ["run.duration_s=0.05", "run.warmup_s=0.01", "load.qps=800000"]
+    with_policy = irqlab.run(THESIS, profile="no-coalescing", overrides=sets, policy=pol)
+    without_policy = irqlab.run(THESIS, profile="no-coalescing", overrides=sets)
+    assert with_policy.policy.fields["moves"] >= 3
+    assert with_policy.throughput_qps > 1.1 * without_policy.throughput_qps
+    assert with_policy.latency_us.p99 < without_policy.latency_us.p99
