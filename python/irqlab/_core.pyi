@@ -58,6 +58,11 @@ class Sample:
     @property
     def cores(self) -> list[dict[str, int]]: ...
 
+def policy_changes(name: str, answer: Any) -> list[tuple[str, Optional[int], int]]:
+    """A policy's answer (None, or a dict of knob settings) as ``(knob,
+    target, value)`` triples, read as a run reads it; raises
+    :class:`PolicyError` for what is not a setting."""
+
 def run(
     toml_text: str,
     profile: Optional[str] = None,

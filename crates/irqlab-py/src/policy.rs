@@ -257,6 +257,17 @@ fn irqlab_one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `policy_changes(name, answer)`: a policy's answer as `(knob, target,
+/// value)` triples, as a run reads it (for `irqlab linux control`, which
+/// applies the same answers to a real device); PolicyError as a run raises.
+#[pyfunction]
+fn policy_changes(name: &str, answer: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Option<u32>, u64)>> {
+    changes(name, answer)
+        .map(|v| v.into_iter().map(|c| (c.knob, c.target, c.value)).collect())
+        .map_err(crate::error::PolicyError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Sample>()
+    m.add_class::<Sample>()?;
+    m.add_function(wrap_pyfunction!(policy_changes, m)?)
 }

@@ -3,6 +3,7 @@
     irqlab linux show DEV [--json]
     irqlab linux apply DEV --profile P [--napi ID] [--dry-run] [--json]
     irqlab linux restore DEV [--json]
+    irqlab linux control DEV --policy FILE.py:CLASS --duration S [--control FILE] [--json]
 
 ``show`` lists every NAPI of DEV (id, irq, queues, pid, defer_hard_irqs,
 gro_flush_timeout, irq_suspend_timeout, threaded) and its coalescing.
@@ -117,6 +118,11 @@ def add_linux_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     tune_parser = add_tune_parser(commands)
     tune_parser.set_defaults(handler=_linux_errors(tune_parser.get_default("handler")))
+
+    from irqlab.linux.control_cmd import add_control_parser
+
+    control_parser = add_control_parser(commands)
+    control_parser.set_defaults(handler=_linux_errors(control_parser.get_default("handler")))
 
     try:
         from irqlab.linux.exec_cmd import add_exec_parser

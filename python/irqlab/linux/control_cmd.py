@@ -1,0 +1,270 @@
+"""``irqlab linux control DEV --policy FILE.py:CLASS --duration S``: your
+policy (:mod:`irqlab.policy`), the same object the simulator calls, run
+against a real device.
+
+Every ``period_us`` of real time (at least 1 ms here) the controller reads
+the sample from the kernel (:mod:`irqlab.linux.host_sample`: the device's
+packets and IRQs, NET_RX rounds, each CPU's time, each NAPI's ``napi-get``
+configuration, the device's coalescing), calls ``observe(sample)`` and
+applies what it answers, through the same checks and calls as ``irqlab
+linux set``/``tune`` (:func:`irqlab.linux.knobs.set_knob`, which saves the
+device's settings before the first change):
+
+* ``defer-hard-irqs``, ``gro-flush-timeout``, ``irq-suspend-timeout`` on
+  every NAPI or, by index (its order in ``irqlab linux show``), on one;
+* ``rx-usecs``, ``rx-frames`` on the device (ethtool's coalescing is the
+  device's: a per-queue target is refused);
+* ``busy_poll_usecs`` through ``--control FILE``, the control file of a
+  program run with ``irqlab linux exec --control FILE`` (every thread: a
+  per-thread target is refused);
+* ``InterruptThrottleRate`` is the simulated 82599's and is refused.
+
+A value outside the kernel's range (the knob table's), an answer that is
+not a dict of settings or an exception in ``observe`` stops the controller
+with one sentence naming the policy and the knob, as in the simulator.
+
+Whatever ends it (``--duration`` over, Ctrl-C, SIGTERM, the policy's
+failure, the kernel refusing a value), every knob it touched is put back
+(``irqlab linux restore DEV``, from the state saved before the first change,
+and the control file's first value) before it exits, and it says so on
+stderr. Refused before anything changes: a policy that does not load or
+whose period is below 1 ms or above an hour, an unknown device, no root, a
+device with settings saved by an earlier ``irqlab linux apply`` (restore
+them first: this controller restores what it saved), a control file that
+cannot be read. The loop is bounded: ``--duration`` (at most a day), so at
+most ``duration / period + 1`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import time
+from typing import Any, Callable, Optional
+
+from irqlab.cli_common import UsageError
+
+#: A real host's control loop: its sample reads /proc and netlink (a few
+#: hundred µs), so calls closer than this would measure the controller.
+PERIOD_US_MIN = 1000.0
+#: An hour, as in the simulator (irqlab_core::model::policy::PERIOD_NS_MAX).
+PERIOD_US_MAX = 3_600_000_000.0
+#: --duration at most: a day.
+DURATION_S_MAX = 86_400.0
+
+#: The kernel names a policy may set here, and irqlab linux's name of each.
+_NAPI = {"defer-hard-irqs": "defer_hard_irqs", "gro-flush-timeout": "gro_flush_timeout",
+         "irq-suspend-timeout": "irq_suspend_timeout"}
+_COALESCE = {"rx-usecs": "rx-usecs", "rx-frames": "rx-frames"}
+_CONTROL = "busy_poll_usecs"
+#: Knobs of the simulator only.
+_SIM_ONLY = {"InterruptThrottleRate": "the simulated 82599's rate (itr.rate), which irqlab linux does not set"}
+
+
+class ControlError(UsageError):
+    """A refusal of ``irqlab linux control``; one sentence."""
+
+
+def _refusal(policy: str, what: str) -> str:
+    return " ".join(f"policy `{policy}` {what}".split())
+
+
+def check_change(policy: str, knob: str, target: Optional[int], value: int, napis: int, control: Optional[str],
+                 ranges: dict[str, tuple[int, int]]) -> None:
+    """Refuse, in one sentence naming the policy and the knob, what a real
+    device cannot take (see the module); ``ranges`` by kernel name."""
+    from irqlab.policy import PolicyError
+
+    if knob in _SIM_ONLY:
+        raise PolicyError(_refusal(policy, f"set `{knob}`, {_SIM_ONLY[knob]}"))
+    if knob not in _NAPI and knob not in _COALESCE and knob != _CONTROL:
+        names = ", ".join([*_NAPI, *_COALESCE, _CONTROL])
+        raise PolicyError(_refusal(policy, f"set `{knob}`, which a policy cannot set on a real device; it may set {names}"))
+    lo, hi = ranges[knob]
+    if not lo <= value <= hi:
+        raise PolicyError(_refusal(policy, f"set `{knob}`, which must be between {lo} and {hi} (got {value})"))
+    if knob in _NAPI and target is not None and target >= napis:
+        raise PolicyError(_refusal(policy, f"set `{knob}` on {target}, but the device has {napis} NAPI instances "
+                                           f"(0 to {max(napis - 1, 0)})"))
+    if knob in _COALESCE and target is not None:
+        raise PolicyError(_refusal(policy, f"set `{knob}` on queue {target}; a real device's coalescing is set for "
+                                           "the whole device here (give it for every queue)"))
+    if knob == _CONTROL:
+        if control is None:
+            raise PolicyError(_refusal(policy, f"set `{knob}`, which needs --control FILE (the control file of a "
+                                               "program run with irqlab linux exec --control FILE)"))
+        if target is not None:
+            raise PolicyError(_refusal(policy, f"set `{knob}` on thread {target}; the control file sets every "
+                                               "thread's (give it for every thread)"))
+
+
+def kernel_ranges() -> dict[str, tuple[int, int]]:
+    """Each settable knob's range as the kernel accepts it (the knob table)."""
+    from irqlab.knobs import knobs
+
+    return {k["kernel_name"]: tuple(k["kernel_range"]) for k in knobs()}  # type: ignore[misc]
+
+
+def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[str] = None,
+            tell: Callable[[str], None] = lambda m: print(f"irqlab: {m}", file=sys.stderr)) -> dict[str, Any]:
+    """Run ``policy`` against ``dev`` for ``duration_s`` (see the module);
+    the report: calls, decisions, the policy's fields, what was restored."""
+    from irqlab._core import policy_changes
+    from irqlab.linux import knobs
+    from irqlab.linux.exec_cmd import read_control, write_control
+    from irqlab.linux.host_sample import host_sample
+    from irqlab.policy import PolicyError
+    from irqlab.undo import raise_terminated, signals_held
+
+    name = type(policy).__name__
+    # Refusals before anything changes.
+    period_us = getattr(policy, "period_us", None)
+    if isinstance(period_us, bool) or not isinstance(period_us, (int, float)) or not math.isfinite(period_us) \
+            or not PERIOD_US_MIN <= period_us <= PERIOD_US_MAX:
+        raise ControlError(f"policy `{name}` has `period_us` = {period_us!r}; on a real host it must be a number "
+                           f"from {PERIOD_US_MIN:g} (1 ms) to {PERIOD_US_MAX:g} (an hour)")
+    if not (isinstance(duration_s, (int, float)) and 0 < duration_s <= DURATION_S_MAX):
+        raise ControlError(f"--duration must be above 0 and at most {DURATION_S_MAX:g} s (got {duration_s!r})")
+    shown = knobs.show(dev)
+    if not shown.get("napis"):
+        raise ControlError(f"{dev} has no NAPI instance (napi-get lists none), so there is nothing a policy could set")
+    if not knobs.may_change_settings():
+        raise ControlError("irqlab linux control needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; "
+                           "run it as root")
+    if knobs.has_saved_state(dev):
+        raise ControlError(f"{dev} has settings saved by an earlier irqlab linux apply or tune; run irqlab linux "
+                           f"restore {dev} first, so that control can put back exactly what it changes")
+    control_original: Optional[int] = None
+    if control_file is not None:
+        try:
+            control_original = read_control(control_file)
+        except (OSError, ValueError) as e:
+            raise ControlError(f"--control {control_file} cannot be read as a control file ({e})") from None
+    ranges = kernel_ranges()
+    napi_ids = [n["id"] for n in shown["napis"]]
+    period_ns = int(round(period_us * 1e3))
+    calls_max = int(duration_s * 1e9 // period_ns) + 1
+
+    started = time.monotonic_ns()
+    decisions: list[dict[str, Any]] = []
+    changes = 0
+    calls = 0
+    changed = False
+    busy = control_original
+    finished = False
+    old_term = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        while calls < calls_max:
+            due = started + calls * period_ns
+            wait = due - time.monotonic_ns()
+            if wait > 0:
+                time.sleep(wait / 1e9)
+            sample = host_sample(dev, knobs.show(dev) if calls else shown, started, busy)
+            try:
+                answer = policy.observe(sample)
+            except Exception as e:
+                raise PolicyError(_refusal(name, f"raised {type(e).__name__} in observe at {sample.time_ns / 1e6:.3f} ms: "
+                                                 f"{e}")) from e
+            calls += 1
+            triples = policy_changes(name, answer)
+            for knob, target, value in triples:
+                check_change(name, knob, target, value, len(napi_ids), control_file, ranges)
+            for knob, target, value in triples:
+                changed = True
+                if knob in _NAPI:
+                    knobs.set_knob(dev, _NAPI[knob], value, None if target is None else napi_ids[target])
+                    changes += len(napi_ids) if target is None else 1
+                elif knob in _COALESCE:
+                    knobs.set_knob(dev, _COALESCE[knob], value)
+                    changes += 1
+                else:
+                    write_control(str(control_file), value)
+                    busy = value
+                    changes += 1
+                decisions.append({"time_us": sample.time_ns / 1e3, "knob": knob, "target": target, "value": value})
+            if time.monotonic_ns() - started >= duration_s * 1e9:
+                break
+        finished = True
+    finally:
+        # Whatever ended the loop, what it changed goes back; a second
+        # Ctrl-C or SIGTERM waits until it has.
+        with signals_held(after={signal.SIGTERM: old_term}):
+            restored = _put_back(dev, changed, control_file, control_original, busy, tell, finished)
+    fields = policy.fields() if callable(getattr(policy, "fields", None)) else {}
+    return {
+        "device": dev, "policy": name, "period_us": float(period_us), "calls": calls, "changes": changes,
+        "decisions": decisions, "fields": fields, "restored": restored,
+        "elapsed_s": (time.monotonic_ns() - started) / 1e9,
+    }
+
+
+def _put_back(dev: str, changed: bool, control_file: Optional[str], control_original: Optional[int],
+              busy: Optional[int], tell: Callable[[str], None], finished: bool) -> list[dict[str, Any]]:
+    from irqlab.linux import knobs
+    from irqlab.linux.exec_cmd import write_control
+    from irqlab.linux.words import hand_change_line
+
+    restored: list[dict[str, Any]] = []
+    how = "" if finished else "the controller stopped early; "
+    if changed and knobs.has_saved_state(dev):
+        try:
+            report = knobs.restore(dev)
+        except Exception as e:
+            tell(f"error: {how}the settings of {dev} could not be put back ({' '.join(str(e).split())}); "
+                 f"`irqlab linux restore {dev}` puts back the settings saved before the first change")
+        else:
+            restored = list(report.get("restored", []))
+            for h in report.get("changed_since_apply", []):
+                tell(hand_change_line(dev, h))
+            tell(f"{how}{dev} is back to its settings from before the controller ({len(restored)} restored)")
+    if control_file is not None and control_original is not None and busy != control_original:
+        try:
+            write_control(control_file, control_original)
+        except Exception as e:
+            tell(f"error: {how}busy_poll_usecs={control_original} could not be written back to {control_file} ({e})")
+        else:
+            tell(f"{how}{control_file} is back to busy_poll_usecs={control_original}")
+    return restored
+
+
+def add_control_parser(commands: Any) -> argparse.ArgumentParser:
+    p = commands.add_parser(
+        "control",
+        help="run your own policy (irqlab.policy) against a device for a while, then put every knob back (needs root)",
+        description="Call a policy's observe(sample) every period_us with what the kernel exposes about DEV and "
+        "apply its knob settings; at the end, on Ctrl-C, SIGTERM or any error, put back every knob it changed.",
+        allow_abbrev=False,
+    )
+    p.add_argument("device", metavar="DEV", help="network device name, e.g. eth0")
+    p.add_argument("--policy", metavar="FILE.py:CLASS", required=True, help="the policy: a class in a Python file")
+    p.add_argument("--duration", metavar="S", required=True, help=f"seconds to run it (at most {DURATION_S_MAX:g})")
+    p.add_argument("--control", metavar="FILE", help="the control file of a program run with irqlab linux exec "
+                   "--control FILE, for busy_poll_usecs")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(handler=_cmd_control)
+    return p
+
+
+def _cmd_control(args: argparse.Namespace) -> int:
+    from irqlab.policy import load_policy
+
+    try:
+        duration_s = float(args.duration)
+    except ValueError:
+        raise ControlError(f"--duration must be a number of seconds (got {args.duration!r})") from None
+    if not math.isfinite(duration_s):
+        raise ControlError(f"--duration must be above 0 and at most {DURATION_S_MAX:g} s (got {args.duration!r})")
+    policy = load_policy(args.policy)
+    report = control(args.device, policy, duration_s, control_file=args.control)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{report['policy']} on {report['device']}: {report['calls']} calls every {report['period_us']:g} us, "
+              f"{report['changes']} settings, {len(report['restored'])} restored at the end")
+        for d in report["decisions"][-10:]:
+            on = "all" if d["target"] is None else f"#{d['target']}"
+            print(f"  {d['time_us'] / 1e3:10.3f} ms  {d['knob']} = {d['value']} on {on}")
+    return 0
