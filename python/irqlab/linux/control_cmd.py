@@ -162,7 +162,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             wait = due - time.monotonic_ns()
             if wait > 0:
                 time.sleep(wait / 1e9)
-            sample = host_sample(dev, knobs.show(dev) if calls else shown, started, busy)
+            sample = host_sample(dev, knobs.show(dev) if calls else shown, calls * period_ns, busy)
             try:
                 answer = policy.observe(sample)
             except Exception as e:

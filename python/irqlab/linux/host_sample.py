@@ -2,7 +2,9 @@
 (:mod:`irqlab.policy`), field for field, read from the kernel.
 
 =========================  ====================================================
-``time_ns``                ``CLOCK_MONOTONIC`` since the controller started
+``time_ns``                the call's time since the controller started: its
+                           period's multiple (0 at the first call), as in the
+                           simulator; the sample is read when that time comes
 ``measuring``              always True (a real host has no warm-up)
 ``packets``                the device's ``rx_packets`` (``/sys/class/net/DEV/statistics``)
 ``packets_busy_polled``    ``TcpExt: BusyPollRxPackets`` (``/proc/net/netstat``,
@@ -34,7 +36,6 @@ simulator, whose count from the run's start).
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -126,15 +127,16 @@ def core_times(text: Optional[str] = None) -> list[dict[str, int]]:
     return out
 
 
-def host_sample(dev: str, shown: dict[str, Any], started_ns: int, busy_poll_usecs: Optional[int]) -> HostSample:
-    """The sample of ``dev`` now; ``shown`` is ``irqlab linux show``'s report."""
+def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: Optional[int]) -> HostSample:
+    """The sample of ``dev`` now, for the call at ``time_ns``; ``shown`` is
+    ``irqlab linux show``'s report."""
     napis = shown.get("napis") or []
     irqs = {n["irq"] for n in napis if n.get("irq") is not None}
     counts = irq_counts(irqs)
     co = shown.get("coalesce") or {}
     packets = _read(f"/sys/class/net/{dev}/statistics/rx_packets")
     return HostSample(
-        time_ns=time.monotonic_ns() - started_ns,
+        time_ns=time_ns,
         measuring=True,
         packets=int(packets) if packets and packets.strip().isdigit() else 0,
         packets_busy_polled=busy_poll_rx_packets(),
