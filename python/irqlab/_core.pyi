@@ -58,6 +58,29 @@ class Sample:
     @property
     def cores(self) -> list[dict[str, int]]: ...
 
+class NetDim:
+    """Net DIM of one completion queue (crates/irqlab-policy/src/dim), as
+    :class:`irqlab.policy.dim.Dim` drives it."""
+
+    def __init__(self, mode: str = "cqe", direction: str = "rx") -> None: ...
+    def on_sample(self, time_ns: int, events: int, packets: int, bytes: int) -> Optional[tuple[int, int]]:
+        """The new moderation ``(usec, frames)`` when DIM changes profile, else None."""
+    def work_done(self) -> None: ...
+    @property
+    def profile_ix(self) -> int: ...
+    @property
+    def moderation(self) -> tuple[int, int]: ...
+
+class ItrPolicy:
+    """An 82599 ITR policy (``"ixgbe"`` or ``"linear"``, crates/irqlab-policy/src/itr),
+    as :class:`irqlab.policy.itr.Itr` drives it."""
+
+    def __init__(self, kind: str) -> None: ...
+    def observe(self, time_ns: int, rx_packets: int, rx_bytes: int, tx_packets: int, tx_bytes: int) -> Optional[int]:
+        """The new rate (interrupts per second) when the policy writes one, else None."""
+    @property
+    def rate_per_s(self) -> Optional[int]: ...
+
 def policy_changes(name: str, answer: Any) -> list[tuple[str, Optional[int], int]]:
     """A policy's answer (None, or a dict of knob settings) as ``(knob,
     target, value)`` triples, read as a run reads it; raises

@@ -3,7 +3,9 @@
 //! decision about scenarios and runs is the core's, every decision about the
 //! user experience is the Python package's (docs/architecture.md, "Tiers").
 
+mod dim;
 mod error;
+mod itr;
 mod knobs;
 mod linux;
 mod policy;
@@ -168,6 +170,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PolicyError", m.py().get_type::<PolicyError>())?;
     linux::register(m)?;
     policy::register(m)?;
+    dim::register(m)?;
+    itr::register(m)?;
     search::register(m)?;
     knobs::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

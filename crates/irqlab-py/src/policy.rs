@@ -56,7 +56,7 @@ impl Sample {
     fn busy_poll_usecs(&self) -> Vec<u32> {
         self.inner.busy_poll_usecs.clone()
     }
-    /// Per queue: irqs, ring_packets, drops, rx_usecs, rx_frames, itr_interval_ns.
+    /// Per queue: irqs, packets, bytes, tx_packets, tx_bytes, ring_packets, drops, rx_usecs, rx_frames, itr_interval_ns.
     #[getter]
     fn queues<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
@@ -65,6 +65,10 @@ impl Sample {
             .map(|q| {
                 let d = PyDict::new(py);
                 d.set_item("irqs", q.irqs)?;
+                d.set_item("packets", q.packets)?;
+                d.set_item("bytes", q.bytes)?;
+                d.set_item("tx_packets", q.tx_packets)?;
+                d.set_item("tx_bytes", q.tx_bytes)?;
                 d.set_item("ring_packets", q.ring_packets)?;
                 d.set_item("drops", q.drops)?;
                 d.set_item("rx_usecs", q.rx_usecs)?;

@@ -17,8 +17,9 @@
 ``latency_sum_ns``
 ``queues``                 per NAPI of the device (its order in ``irqlab linux
                            show``): ``irqs`` (its IRQ's count, None without one),
-                           ``ring_packets`` and ``drops`` (None: not exposed per
-                           queue), ``rx_usecs`` and ``rx_frames`` (the device's
+                           ``packets``, ``bytes``, ``tx_packets``, ``tx_bytes``,
+                           ``ring_packets`` and ``drops``
+                           (None: irqlab does not read per-queue statistics yet), ``rx_usecs`` and ``rx_frames`` (the device's
                            coalescing, None where it has none),
                            ``itr_interval_ns`` (None)
 ``napis``                  per NAPI: ``defer_hard_irqs``, ``gro_flush_timeout_ns``,
@@ -145,6 +146,10 @@ def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: 
         queues=[
             {
                 "irqs": counts.get(n["irq"]) if n.get("irq") is not None else None,
+                "packets": None,
+                "bytes": None,
+                "tx_packets": None,
+                "tx_bytes": None,
                 "ring_packets": None,
                 "drops": None,
                 "rx_usecs": co.get("rx-usecs"),

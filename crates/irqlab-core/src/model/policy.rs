@@ -77,6 +77,12 @@ pub struct Sample {
 pub struct QueueSample {
     /// Interrupts its vector raised.
     pub irqs: u64,
+    /// Packets and bytes the driver took from its RX ring.
+    pub packets: u64,
+    pub bytes: u64,
+    /// TX completions the driver reaped, and their bytes.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
     /// Packets on its RX ring, not yet polled.
     pub ring_packets: u32,
     /// Packets its RX ring dropped (full).
@@ -276,6 +282,10 @@ impl Machine {
                     let cq = q.eitr.is_none().then_some(&q.rx);
                     QueueSample {
                         irqs: q.irqs,
+                        packets: q.rx_packets,
+                        bytes: q.rx_bytes,
+                        tx_packets: q.tx_packets,
+                        tx_bytes: q.tx_bytes,
                         ring_packets: q.ring.len() as u32,
                         drops: q.drops,
                         rx_usecs: cq.map(|m| m.usecs),

@@ -147,6 +147,14 @@ pub struct QueuePair {
     pub rx_in_flight: u32,
     pub drops: u64,
     pub irqs: u64,
+    /// Packets and bytes the driver took from the RX ring (a driver's
+    /// per-queue `rx_packets`/`rx_bytes`, counted at poll as mlx5e and
+    /// ixgbe count them), since the start; what a policy sees.
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    /// TX completions the driver reaped, and their bytes.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
     /// The 82599's throttled vector; None on a ConnectX-4, whose CQs
     /// moderate (`rx`, `tx`). Boxed, as the buffer, so that a ConnectX-4's
     /// hot queue state stays as compact as before.
@@ -217,6 +225,10 @@ impl QueuePair {
             rx_in_flight: 0,
             drops: 0,
             irqs: 0,
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
             eitr: None,
             buffer: None,
         }
@@ -482,6 +494,8 @@ impl QueuePair {
             bytes += p.bytes as u64;
             out.push(p);
         }
+        self.rx_packets += n as u64;
+        self.rx_bytes += bytes;
         match self.eitr.as_mut() {
             Some(v) => v.count_rx(n as u32, bytes),
             None => self.rx.count(n as u32, bytes),
@@ -499,6 +513,8 @@ impl QueuePair {
             let bytes = self.tx_outstanding_bytes * n as u64 / self.tx_outstanding as u64;
             self.tx_outstanding -= n;
             self.tx_outstanding_bytes -= bytes;
+            self.tx_packets += n as u64;
+            self.tx_bytes += bytes;
             match self.eitr.as_mut() {
                 Some(v) => v.count_tx(n, bytes),
                 None => self.tx.count(n, bytes),

@@ -21,8 +21,12 @@ warm-up included); subtract the previous sample's values for rates:
 ``requests_completed``        requests whose reply reached the client
 ``latency_sum_ns``            their latencies summed (mean = difference /
                               difference of ``requests_completed``)
-``queues``                    per queue: ``irqs``, ``ring_packets`` (unpolled
-                              on the ring now), ``drops``, ``rx_usecs``,
+``queues``                    per queue: ``irqs``, ``packets`` and ``bytes``
+                              (what the driver took from its RX ring),
+                              ``tx_packets`` and ``tx_bytes`` (the TX
+                              completions it reaped),
+                              ``ring_packets`` (unpolled on the ring now),
+                              ``drops``, ``rx_usecs``,
                               ``rx_frames`` (None on the 82599),
                               ``itr_interval_ns`` (the 82599's; None on the
                               ConnectX-4)
@@ -50,6 +54,11 @@ The summary's ``policy`` records the calls, every setting made (the first
 10,000, with their simulated times) and the policy's own numbers at the
 end: :meth:`Policy.fields` (by default its public attributes that are
 numbers).
+
+The built-in policies are Python objects too, backed by the Rust code the
+simulator runs: :class:`irqlab.policy.dim.Dim` (net DIM, ``lib/dim``) and
+:class:`irqlab.policy.golden_section.GoldenSectionTuner` (the SR-IOV
+paper's search); subclass them or compare against them.
 
 A policy runs on a bare-metal server of sockets (no ``vm``, bulk,
 forwarding or storage workload). Not yet settable from a policy: an RPS
