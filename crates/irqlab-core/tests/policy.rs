@@ -240,3 +240,30 @@ fn a_mistake_stops_the_run_with_one_sentence_naming_the_policy_and_the_knob() {
     let e = with_policy("no-coalescing", SHORT, &mut p);
     assert!(matches!(e, Err(Error::Policy(m)) if m.contains("`period_us` must be between 1 and")));
 }
+
+#[test]
+fn the_trace_records_each_setting_at_its_time() {
+    use irqlab_core::model::server::Server;
+    use irqlab_core::TraceEvent;
+
+    let mut p = Scripted::new(1_000_000, vec![set("rx-usecs", 16)]);
+    p.later = vec![Change { knob: "defer-hard-irqs".into(), target: Some(3), value: 2 }];
+    p.later_at_ns = 2_000_000;
+    let s = thesis("no-coalescing", &["run.duration_s=0.004", "run.warmup_s=0.001"]);
+    let (summary, trace) = Server::build(&s).unwrap().with_trace(1_000_000).run_with_policy(Some(&mut p), &mut || false).unwrap();
+    let settings: Vec<_> = trace.iter().filter(|(_, e)| matches!(e, TraceEvent::PolicySet { .. })).collect();
+    assert_eq!(
+        settings,
+        [
+            &(0, TraceEvent::PolicySet { knob: "rx-usecs", target: None, value: 16 }),
+            &(2_000_000, TraceEvent::PolicySet { knob: "defer-hard-irqs", target: Some(3), value: 2 }),
+        ]
+    );
+    // The traced run (the general interrupt path, no passed polls) is the
+    // untraced one.
+    let mut q = Scripted::new(1_000_000, vec![set("rx-usecs", 16)]);
+    q.later = p.later.clone();
+    q.later_at_ns = 2_000_000;
+    let untraced = run_with_policy(&s, &mut q, &mut || false).unwrap();
+    assert_eq!(simulated(&summary), simulated(&untraced));
+}

@@ -40,6 +40,7 @@ use crate::model::kernel::cpu::CpuClass;
 use crate::error::Error;
 use crate::model::kernel::{Kernel, RxSink};
 use crate::model::machine::Machine;
+use crate::model::trace::TraceEvent;
 use irqlab_knobs::table::{self as knob, Knob};
 use serde::{Deserialize, Serialize};
 
@@ -322,6 +323,8 @@ impl Machine {
             self.policy_check(k, policy, ch)?;
         }
         for ch in changes {
+            let knob = SETTABLE.iter().find(|kn| kn.kernel_name == ch.knob).expect("checked").kernel_name;
+            self.tr(now, TraceEvent::PolicySet { knob, target: ch.target, value: ch.value });
             let n = match ch.knob.as_str() {
                 "defer-hard-irqs" | "gro-flush-timeout" | "irq-suspend-timeout" => k.napis.len(),
                 "rx-usecs" | "rx-frames" | "InterruptThrottleRate" => self.nic.queues.len(),

@@ -32,6 +32,10 @@ pub enum TraceEvent {
     BacklogScheduled { core: u32, remote: bool },
     /// Core `core` handled a steering IPI (`rps_trigger_softirq`).
     IpiHandled { core: u32 },
+    /// A policy the user brought (`model/policy.rs`) set `knob` (its
+    /// kernel name) to `value` on queue, NAPI or thread `target` (None:
+    /// every one).
+    PolicySet { knob: &'static str, target: Option<u32>, value: u64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
