@@ -80,6 +80,28 @@ def wait_listening(ns: str, host: str, port: int) -> None:
     wait(ns, host, port, timeout_s=20.0)
 
 
+def interrupted_run(args: list[str], after_s: float = 3.0) -> tuple[int, str, str]:
+    """Start ``python -m irqlab ARGS`` from the repository root, send it
+    SIGINT once it has run ``after_s`` seconds (it must still be running),
+    and return its status, stdout and stderr."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "irqlab", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        # Past imports and into the work (each caller's takes far longer).
+        time.sleep(after_s)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
 def irqlab(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run ``python -m irqlab ARGS`` from the repository root."""
     return subprocess.run(

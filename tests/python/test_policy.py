@@ -17,7 +17,7 @@ import pytest
 import irqlab
 from irqlab.policy import Policy, PolicyError, PolicyLoadError, load_policy
 
-from conftest import REPO, irqlab as irqlab_cli
+from conftest import REPO, interrupted_run, irqlab as irqlab_cli
 
 pytestmark = pytest.mark.needs_run
 
@@ -231,23 +231,8 @@ def test_irqlab_run_with_a_policy_end_to_end(tmp_path):
 
 def test_ctrl_c_stops_a_run_with_a_policy(tmp_path):
     p = write(tmp_path, POLICY_FILE)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "irqlab", "run", str(THESIS), "--duration", "3600", "--policy", f"{p}:Coalescer"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        time.sleep(3.0)
-        assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, (out, err)
+    status, out, err = interrupted_run(["run", str(THESIS), "--duration", "3600", "--policy", f"{p}:Coalescer"])
+    assert status == 130, (out, err)
     assert "Traceback" not in err, err
 
 
