@@ -193,11 +193,24 @@ def test_refused_before_anything_changes(bed: Testbed, tmp_path: Path):
     assert fast.returncode == 2 and "`period_us` = 100; on a real host it must be a number from 1000" in fast.stderr
     nodev = bed.irqlab("control", "nosuch0", "--policy", f"{p}:Steps", "--duration", "1")
     assert nodev.returncode == 2 and nodev.stderr.count("\n") == 1, nodev.stderr
-    bed.ok("apply", "veth0", "--profile", "busy-wait")
-    saved = bed.irqlab("control", "veth0", "--policy", f"{p}:Steps", "--duration", "1")
-    assert saved.returncode == 2 and "run irqlab linux restore veth0 first" in saved.stderr
-    bed.ok("restore", "veth0")
     for bad in ("0", "-1", "nan", "1e9"):
         r = bed.irqlab("control", "veth0", "--policy", f"{p}:Steps", "--duration", bad)
         assert r.returncode == 2 and "--duration must be" in r.stderr, (bad, r.stderr)
+    assert bed.napi_knobs() == [(0, 0, 0)]
+
+
+@live
+def test_on_top_of_an_applied_profile_it_puts_back_the_profiles_values(bed: Testbed, tmp_path: Path):
+    # The state `apply` saved stays; the controller sets back by hand what
+    # it found, and `restore` still returns to before the profile.
+    bed.ok("apply", "veth0", "--profile", "busy-wait")
+    profile = bed.napi_knobs()
+    assert profile == [(100, 5000000, 0)]
+    proc = _start(bed, "--policy", f"{_policy(tmp_path)}:Steps", "--duration", "1", "--json")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "back to the settings it had when the controller started (3 put back" in err
+    assert json.loads(out)["changes"] == 3
+    assert bed.napi_knobs() == profile
+    bed.ok("restore", "veth0")
     assert bed.napi_knobs() == [(0, 0, 0)]

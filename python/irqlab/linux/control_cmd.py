@@ -27,11 +27,13 @@ Whatever ends it (``--duration`` over, Ctrl-C, SIGTERM, the policy's
 failure, the kernel refusing a value), every knob it touched is put back
 (``irqlab linux restore DEV``, from the state saved before the first change,
 and the control file's first value) before it exits, and it says so on
-stderr. Refused before anything changes: a policy that does not load or
-whose period is below 1 ms or above an hour, an unknown device, no root, a
-device with settings saved by an earlier ``irqlab linux apply`` (restore
-them first: this controller restores what it saved), a control file that
-cannot be read. The loop is bounded: ``--duration`` (at most a day), so at
+stderr. When an earlier ``irqlab linux apply`` (or ``irqlab linux exec
+--profile``) saved the device's settings, that state stays, and the
+controller puts back by hand the value it found on each knob it set (as
+``irqlab linux tune`` does); so a policy can run on top of a profile.
+Refused before anything changes: a policy that does not load or whose
+period is below 1 ms or above an hour, an unknown device, no root, a
+control file that cannot be read. The loop is bounded: ``--duration`` (at most a day), so at
 most ``duration / period + 1`` calls.
 """
 
@@ -134,9 +136,11 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
     if not knobs.may_change_settings():
         raise ControlError("irqlab linux control needs root (CAP_NET_ADMIN) to change NAPI and coalescing settings; "
                            "run it as root")
-    if knobs.has_saved_state(dev):
-        raise ControlError(f"{dev} has settings saved by an earlier irqlab linux apply or tune; run irqlab linux "
-                           f"restore {dev} first, so that control can put back exactly what it changes")
+    # A state saved by an earlier `apply` (or `irqlab linux exec --profile`)
+    # stays: the controller then puts back by hand the values it found on
+    # each knob it sets, and otherwise restores the state it saved.
+    saved_before = knobs.has_saved_state(dev)
+    found: dict[tuple[str, Optional[int]], int] = {}
     control_original: Optional[int] = None
     if control_file is not None:
         try:
@@ -162,7 +166,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             wait = due - time.monotonic_ns()
             if wait > 0:
                 time.sleep(wait / 1e9)
-            sample = host_sample(dev, knobs.show(dev) if calls else shown, calls * period_ns, busy)
+            sample_shown = knobs.show(dev) if calls else shown
+            sample = host_sample(dev, sample_shown, calls * period_ns, busy)
             try:
                 answer = policy.observe(sample)
             except Exception as e:
@@ -174,6 +179,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
                 check_change(name, knob, target, value, len(napi_ids), control_file, ranges)
             for knob, target, value in triples:
                 changed = True
+                if saved_before:
+                    _remember(found, knob, target, napi_ids, sample_shown)
                 if knob in _NAPI:
                     knobs.set_knob(dev, _NAPI[knob], value, None if target is None else napi_ids[target])
                     changes += len(napi_ids) if target is None else 1
@@ -192,7 +199,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
         # Whatever ended the loop, what it changed goes back; a second
         # Ctrl-C or SIGTERM waits until it has.
         with signals_held(after={signal.SIGTERM: old_term}):
-            restored = _put_back(dev, changed, control_file, control_original, busy, tell, finished)
+            restored = _put_back(dev, changed, control_file, control_original, busy, tell, finished,
+                                 found if saved_before else None)
     fields = policy.fields() if callable(getattr(policy, "fields", None)) else {}
     return {
         "device": dev, "policy": name, "period_us": float(period_us), "calls": calls, "changes": changes,
@@ -201,15 +209,43 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
     }
 
 
+def _remember(found: dict[tuple[str, Optional[int]], int], knob: str, target: Optional[int], napi_ids: list[int],
+              shown: dict[str, Any]) -> None:
+    """Before the controller first sets ``knob`` on a target, the value the
+    device held there (``irqlab linux show``'s report), to put back by hand."""
+    if knob in _NAPI:
+        name = _NAPI[knob]
+        for i, n in enumerate(shown["napis"]):
+            if target is None or i == target:
+                found.setdefault((name, napi_ids[i]), int(n[name]))
+    elif knob in _COALESCE and (shown.get("coalesce") or {}).get(knob) is not None:
+        found.setdefault((_COALESCE[knob], None), int(shown["coalesce"][knob]))
+
+
 def _put_back(dev: str, changed: bool, control_file: Optional[str], control_original: Optional[int],
-              busy: Optional[int], tell: Callable[[str], None], finished: bool) -> list[dict[str, Any]]:
+              busy: Optional[int], tell: Callable[[str], None], finished: bool,
+              found: Optional[dict[tuple[str, Optional[int]], int]]) -> list[dict[str, Any]]:
+    """Put back what the controller changed: the state it saved, or (with
+    ``found``, when an earlier apply's state stays) each knob's value as it
+    found it."""
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import write_control
     from irqlab.linux.words import hand_change_line
 
     restored: list[dict[str, Any]] = []
     how = "" if finished else "the controller stopped early; "
-    if changed and knobs.has_saved_state(dev):
+    if found:
+        try:
+            for (knob, napi_id), value in found.items():
+                knobs.set_knob(dev, knob, value, napi_id)
+                restored.append({"knob": knob, "napi_id": napi_id, "to": value})
+        except Exception as e:
+            tell(f"error: {how}the settings of {dev} could not be put back ({' '.join(str(e).split())}); "
+                 f"they were {', '.join(f'{k} {v}' for (k, _), v in found.items())}")
+        else:
+            tell(f"{how}{dev} is back to the settings it had when the controller started ({len(restored)} put back; "
+                 "the state an earlier apply saved stays)")
+    elif changed and knobs.has_saved_state(dev):
         try:
             report = knobs.restore(dev)
         except Exception as e:
