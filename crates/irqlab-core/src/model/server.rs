@@ -229,9 +229,8 @@ impl Server {
     /// are accounted up to it, as at the warm-up's end, so a call changes
     /// nothing it does not set. The interruption check, which [`run_until`]
     /// makes every [`crate::engine::CHECK_EVERY_EVENTS`] events of one
-    /// stretch, is made here as often over all of them. (One call site of
-    /// [`run_until`]: with two, the closed loop took 1 % more instructions.)
-    /// Err: the policy failed.
+    /// stretch, is made here as often over all of them. Err: the policy
+    /// failed.
     fn run_stretches<'p>(
         &mut self,
         sched: &mut Scheduler<Ev>,
