@@ -56,6 +56,9 @@ PERIOD_US_MIN = 1000.0
 PERIOD_US_MAX = 3_600_000_000.0
 #: --duration at most: a day.
 DURATION_S_MAX = 86_400.0
+#: Settings kept in the report, at most (the count goes on), as in the
+#: simulator's summary (irqlab_core::model::policy::DECISIONS_KEPT).
+DECISIONS_KEPT = 10_000
 
 #: The kernel names a policy may set here, and irqlab linux's name of each.
 _NAPI = {"defer-hard-irqs": "defer_hard_irqs", "gro-flush-timeout": "gro_flush_timeout",
@@ -191,7 +194,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
                     write_control(str(control_file), value)
                     busy = value
                     changes += 1
-                decisions.append({"time_us": sample.time_ns / 1e3, "knob": knob, "target": target, "value": value})
+                if len(decisions) < DECISIONS_KEPT:
+                    decisions.append({"time_us": sample.time_ns / 1e3, "knob": knob, "target": target, "value": value})
             if time.monotonic_ns() - started >= duration_s * 1e9:
                 break
         finished = True
