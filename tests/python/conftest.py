@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,15 +85,26 @@ def interrupted_run(args: list[str], after_s: float = 3.0) -> tuple[int, str, st
     """Start ``python -m irqlab ARGS`` from the repository root, send it
     SIGINT once it has run ``after_s`` seconds (it must still be running),
     and return its status, stdout and stderr."""
-    import signal
     import time
 
     proc = subprocess.Popen([sys.executable, "-m", "irqlab", *args], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    try:
+
+    def past_start_up() -> None:
         # Past imports and into the work (each caller's takes far longer).
         time.sleep(after_s)
         assert proc.poll() is None, proc.communicate()
+
+    return interrupt(proc, past_start_up)
+
+
+def interrupt(proc: subprocess.Popen[str], ready: Any) -> tuple[int, str, str]:
+    """Once ``ready()`` returns, send ``proc`` SIGINT and wait for it (30 s
+    at most); its status, stdout and stderr. Killed if anything fails."""
+    import signal
+
+    try:
+        ready()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from irqlab.linux.control_cmd import check_change, kernel_ranges
 from irqlab.linux.host_sample import busy_poll_rx_packets, core_times, irq_counts, net_rx_softirqs
 from irqlab.policy import PolicyError
 
+from conftest import interrupt
 from test_linux_live import IRQLAB, Testbed, _testbed, _why_not_live
 
 INTERRUPTS = """           CPU0       CPU1
@@ -160,15 +160,8 @@ def test_control_applies_the_policys_settings_and_puts_them_back_at_the_end(bed:
 @live
 def test_sigint_puts_every_knob_back(bed: Testbed, tmp_path: Path):
     proc = _start(bed, "--policy", f"{_policy(tmp_path)}:Steps", "--duration", "600")
-    try:
-        _wait_for(bed, (2, 20000, 1000000), proc)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, (out, err)
+    status, out, err = interrupt(proc, lambda: _wait_for(bed, (2, 20000, 1000000), proc))
+    assert status == 130, (out, err)
     assert "Traceback" not in err
     assert "the controller stopped early; veth0 is back to its settings" in err
     assert bed.napi_knobs() == [(0, 0, 0)]
