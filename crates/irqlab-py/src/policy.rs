@@ -3,7 +3,7 @@
 //! (None, or a dict of knob settings by kernel name) becomes the core's
 //! changes. Conversion only: the core checks the knobs and their ranges.
 
-use irqlab_core::model::policy::{Change, Policy, PolicyError as CoreError, Sample as CoreSample};
+use irqlab_core::model::policy::{refusal, Change, Policy, PolicyError as CoreError, Sample as CoreSample};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
@@ -225,15 +225,17 @@ impl Policy for PyPolicy {
             match self.obj.bind(py).call_method1("observe", (s,)) {
                 Ok(out) => changes(&self.name, &out).map_err(CoreError),
                 Err(e) => {
-                    let msg = format!(
-                        "policy `{}` raised {} in observe at simulated time {} µs: {}",
-                        self.name,
-                        e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default(),
-                        sample.time_ns as f64 / 1e3,
-                        e.value(py).str().map(|s| s.to_string()).unwrap_or_default()
+                    let msg = refusal(
+                        &self.name,
+                        format_args!(
+                            "raised {} in observe at simulated time {} µs: {}",
+                            e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default(),
+                            sample.time_ns as f64 / 1e3,
+                            e.value(py).str().map(|s| s.to_string()).unwrap_or_default()
+                        ),
                     );
                     self.raised = Some(e);
-                    Err(CoreError(irqlab_one_line(&msg)))
+                    Err(CoreError(msg))
                 }
             }
         })
@@ -255,10 +257,6 @@ impl Policy for PyPolicy {
                 .collect()
         })
     }
-}
-
-fn irqlab_one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `policy_changes(name, answer)`: a policy's answer as `(knob, target,
