@@ -57,6 +57,8 @@ class Sample:
     def napis(self) -> list[dict[str, int]]: ...
     @property
     def cores(self) -> list[dict[str, int]]: ...
+    @property
+    def threads(self) -> list[dict[str, int]]: ...
 
 class NetDim:
     """Net DIM of one completion queue (crates/irqlab-policy/src/dim), as
@@ -80,6 +82,16 @@ class ItrPolicy:
         """The new rate (interrupts per second) when the policy writes one, else None."""
     @property
     def rate_per_s(self) -> Optional[int]: ...
+
+class BatchTimeout:
+    """The adaptive ``irq-suspend-timeout`` (crates/irqlab-policy/src/suspend),
+    as :class:`irqlab.policy.irq_suspend.AdaptiveIrqSuspend` drives it."""
+
+    def __init__(self, margin: float, floor_ns: int, ceiling_ns: int) -> None: ...
+    def observe(self, longest_batch_ns: int) -> Optional[int]:
+        """The timeout to set (ns) when it changes, else None."""
+    @property
+    def current_ns(self) -> Optional[int]: ...
 
 def policy_changes(name: str, answer: Any) -> list[tuple[str, Optional[int], int]]:
     """A policy's answer (None, or a dict of knob settings) as ``(knob,

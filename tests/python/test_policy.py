@@ -352,3 +352,55 @@ def test_the_linear_itr_as_a_python_policy_is_close_to_the_vectors_own():
         assert py.policy.fields["rate_changes"] > 0
         assert abs(py.irqs_per_s - own.irqs_per_s) < 0.02 * own.irqs_per_s, (py.irqs_per_s, own.irqs_per_s)
         assert abs(py.throughput_qps - own.throughput_qps) < 0.01 * own.throughput_qps
+
+
+def test_the_sample_shows_each_threads_batches():
+    # A batch runs from epoll_wait returning events to the thread's next
+    # epoll_wait; batch_max_ns is the longest since the previous call.
+    class Watch(irqlab.policy.Policy):
+        period_us = 1000.0
+
+        def __init__(self) -> None:
+            self.seen: list[list[dict[str, int]]] = []
+
+        def observe(self, sample):
+            self.seen.append(sample.threads)
+            return None
+
+    w = Watch()
+    irqlab.run(THESIS, profile="irq-suspend", overrides=["run.duration_s=0.01", "run.warmup_s=0.002"], policy=w)
+    first, last = w.seen[0], w.seen[-1]
+    assert len(last) == 8 and all(t == {"batches": 0, "batch_ns": 0, "batch_max_ns": 0} for t in first)
+    for prev, now in zip(w.seen, w.seen[1:]):
+        for a, b in zip(prev, now):
+            assert b["batches"] >= a["batches"] and b["batch_ns"] >= a["batch_ns"]
+            # The longest of the window is one of the window's batches.
+            ended = b["batches"] - a["batches"]
+            assert (b["batch_max_ns"] > 0) == (ended > 0)
+            # They follow one another: the window's time, plus the part
+            # before it of the first (at most the longest).
+            assert b["batch_max_ns"] <= b["batch_ns"] - a["batch_ns"] <= 1_000_000 + b["batch_max_ns"]
+    assert all(t["batches"] > 10 for t in last)
+
+
+def test_the_adaptive_irq_suspension_policy_keeps_the_20_ms_runs_throughput_with_a_shorter_safety_net():
+    from irqlab.policy.irq_suspend import AdaptiveIrqSuspend
+
+    sets = ["run.duration_s=0.05", "run.warmup_s=0.01"]
+    fixed = irqlab.run(THESIS, profile="irq-suspend", overrides=sets)
+    p = AdaptiveIrqSuspend()
+    adaptive = irqlab.run(THESIS, profile="irq-suspend", overrides=sets, policy=p)
+    timeout_ns = adaptive.policy.fields["irq_suspend_timeout_ns"]
+    longest = adaptive.policy.fields["longest_batch_ns"]
+    # The timeout covers every batch seen (twice the longest of a window, and
+    # it never falls below the next window's), and is far below 20 ms.
+    assert longest > 0 and longest <= timeout_ns < 20_000_000 / 10
+    assert abs(adaptive.throughput_qps - fixed.throughput_qps) <= 0.01 * fixed.throughput_qps
+    assert adaptive.softirqs_per_s <= fixed.softirqs_per_s + 1000
+    # A fixed timeout shorter than the batches lets the timer's softirq run
+    # in the middle of them: more softirqs, less throughput.
+    short = irqlab.run(THESIS, profile="irq-suspend", overrides=[*sets, f"napi.irq_suspend_timeout={int(longest) // 4}"])
+    assert short.softirqs_per_s > adaptive.softirqs_per_s + 50_000
+    assert short.throughput_qps < 0.97 * adaptive.throughput_qps
+    with pytest.raises(ValueError, match="floor_ns must be above 0"):
+        AdaptiveIrqSuspend(floor_us=0)

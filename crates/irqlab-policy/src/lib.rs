@@ -20,6 +20,8 @@
 //!   measurements (the SR-IOV paper's interrupt throttle rate tuner).
 //! - [`steering`]: which core processes a received packet: RSS in the
 //!   NIC, Linux's RPS and RFS, and IAPS (Helbig & Kim, ICOIN 2025).
+//! - [`suspend`]: IRQ suspension's `irq-suspend-timeout` from the
+//!   application's observed batch times.
 //! - [`vic`]: virtual interrupt coalescing for a VM's storage completions
 //!   (Ahmad et al., USENIX ATC 2011): the delivery ratio, the per-completion
 //!   decision and the IPI deferral.
@@ -30,4 +32,5 @@ pub mod itr;
 pub mod sched;
 pub mod search;
 pub mod steering;
+pub mod suspend;
 pub mod vic;

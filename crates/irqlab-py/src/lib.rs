@@ -10,6 +10,7 @@ mod knobs;
 mod linux;
 mod policy;
 mod search;
+mod suspend;
 
 use irqlab_core::scenario::Profile;
 use irqlab_core::Scenario;
@@ -173,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dim::register(m)?;
     itr::register(m)?;
     search::register(m)?;
+    suspend::register(m)?;
     knobs::register(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;

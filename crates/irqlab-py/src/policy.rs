@@ -93,6 +93,21 @@ impl Sample {
             })
             .collect()
     }
+    /// Per application thread: batches, batch_ns, batch_max_ns.
+    #[getter]
+    fn threads<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .threads
+            .iter()
+            .map(|t| {
+                let d = PyDict::new(py);
+                d.set_item("batches", t.batches)?;
+                d.set_item("batch_ns", t.batch_ns)?;
+                d.set_item("batch_max_ns", t.batch_max_ns)?;
+                Ok(d)
+            })
+            .collect()
+    }
     /// Per core: user_ns, system_ns, softirq_ns, irq_ns, idle_ns.
     #[getter]
     fn cores<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {

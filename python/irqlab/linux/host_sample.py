@@ -28,6 +28,7 @@
                            ``irq_ns``, ``idle_ns`` (``/proc/stat``, in ticks of
                            ``USER_HZ``: 10 ms steps at 100 Hz)
 ``busy_poll_usecs``        ``[N]`` from ``--control FILE``, else ``[]``
+``threads``                ``[]``: the application's batches are its own
 =========================  ====================================================
 
 Counters count since boot (differences are what a policy wants, as in the
@@ -56,6 +57,7 @@ class HostSample:
     napis: list[dict[str, Any]] = field(default_factory=list)
     cores: list[dict[str, int]] = field(default_factory=list)
     busy_poll_usecs: list[int] = field(default_factory=list)
+    threads: list[dict[str, int]] = field(default_factory=list)
 
 
 def _read(path: str) -> Optional[str]:

@@ -35,6 +35,12 @@ warm-up included); subtract the previous sample's values for rates:
 ``cores``                     per core: ``user_ns``, ``system_ns``,
                               ``softirq_ns``, ``irq_ns``, ``idle_ns``
 ``busy_poll_usecs``           per application thread, its epoll's value
+``threads``                   per application thread: ``batches`` (the
+                              batches it served: from ``epoll_wait``
+                              returning events to its next ``epoll_wait``),
+                              ``batch_ns`` (their times summed),
+                              ``batch_max_ns`` (the longest that ended since
+                              the previous call; 0: none)
 ============================  ===============================================
 
 ``changes`` is ``None`` (change nothing) or a dict of knob settings by the
@@ -58,7 +64,9 @@ numbers).
 The built-in policies are Python objects too, backed by the Rust code the
 simulator runs: :class:`irqlab.policy.dim.Dim` (net DIM, ``lib/dim``) and
 :class:`irqlab.policy.golden_section.GoldenSectionTuner` (the SR-IOV
-paper's search); subclass them or compare against them.
+paper's search), :class:`irqlab.policy.itr.Itr` (the 82599's ITR policies)
+and :class:`irqlab.policy.irq_suspend.AdaptiveIrqSuspend`
+(``irq-suspend-timeout`` from the batch times); subclass them or compare against them.
 
 A policy runs on a bare-metal server of sockets (no ``vm``, bulk,
 forwarding or storage workload). Not yet settable from a policy: an RPS

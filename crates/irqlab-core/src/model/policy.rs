@@ -71,6 +71,21 @@ pub struct Sample {
     pub cores: Vec<CoreSample>,
     /// Per application thread, its epoll instance's busy-poll time.
     pub busy_poll_usecs: Vec<u32>,
+    /// Per application thread, the batches it served.
+    pub threads: Vec<ThreadSample>,
+}
+
+/// One application thread's batches: from `epoll_wait` returning events to
+/// its next `epoll_wait` (`kernel/epoll.rs`, [`crate::model::kernel::epoll::Batches`]),
+/// the time `irq-suspend-timeout` should cover (napi.rst).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ThreadSample {
+    /// Batches ended since the run began.
+    pub batches: u64,
+    /// Their times summed, ns.
+    pub batch_ns: u64,
+    /// The longest that ended since the previous call, ns (0: none).
+    pub batch_max_ns: Nanos,
 }
 
 /// One device queue pair.
@@ -306,6 +321,15 @@ impl Machine {
                 .collect(),
             cores,
             busy_poll_usecs: k.epolls.iter().map(|e| e.busy_poll_usecs).collect(),
+            threads: k
+                .epolls
+                .iter_mut()
+                .map(|e| ThreadSample {
+                    batches: e.batches.count,
+                    batch_ns: e.batches.total_ns,
+                    batch_max_ns: e.batches.take_longest(),
+                })
+                .collect(),
         }
     }
 

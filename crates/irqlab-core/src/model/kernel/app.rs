@@ -344,7 +344,10 @@ impl Kernel {
         let now = sched.now();
         let phase = self.threads[t as usize].phase;
         match phase {
-            Phase::InEpollEntry => self.threads[t as usize].phase = Phase::EpCheck,
+            Phase::InEpollEntry => {
+                self.threads[t as usize].phase = Phase::EpCheck;
+                self.epolls[t as usize].batch_ends(now);
+            }
             Phase::InSendEvents(n) => {
                 let ep = &mut self.epolls[t as usize];
                 let th = &mut self.threads[t as usize];
@@ -355,6 +358,9 @@ impl Kernel {
                     }
                 }
                 th.phase = Phase::NextConn;
+                if !th.events.is_empty() {
+                    ep.batch_begins(now);
+                }
                 // napi_suspend_irqs (thesis Fig. 3.1 line 6).
                 if ep.prefer_busy_poll && !th.events.is_empty() {
                     if let Some(napi) = ep.napi_id {

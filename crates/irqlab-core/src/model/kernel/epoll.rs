@@ -7,7 +7,7 @@ use crate::model::devices::nic::RxPacket;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::trace::TraceEvent;
-use crate::engine::Scheduler;
+use crate::engine::{Nanos, Scheduler};
 use crate::scenario::EpollCfg;
 use std::collections::VecDeque;
 
@@ -24,6 +24,43 @@ pub struct Epoll {
     pub prefer_busy_poll: bool,
     pub blocking: bool,
     pub maxevents: u32,
+    /// The batch the thread is serving: when `epoll_wait` last returned
+    /// events (`ep_send_events`, where IRQ suspension begins), until its
+    /// next `epoll_wait` reaches `ep_poll` (where suspension is renewed or
+    /// ended). None between batches.
+    pub batch_start_ns: Option<Nanos>,
+    /// The batches served so far.
+    pub batches: Batches,
+}
+
+/// An application's batches as the kernel's IRQ suspension sees them: the
+/// time from `epoll_wait` returning events to the thread's next
+/// `epoll_wait`, which `irq-suspend-timeout` "should be set large enough to
+/// cover" (Documentation/networking/napi.rst, IRQ suspension; see
+/// docs/notes/second-measurement-sources.md §2.5). What a policy reads
+/// (`model/policy.rs`); the run's statistics do not depend on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Batches {
+    /// Batches ended.
+    pub count: u64,
+    /// Their times summed, ns.
+    pub total_ns: u64,
+    /// The longest since [`Batches::take_longest`] last read it, ns.
+    pub longest_ns: Nanos,
+}
+
+impl Batches {
+    /// A batch of `ns` ended.
+    pub fn record(&mut self, ns: Nanos) {
+        self.count += 1;
+        self.total_ns += ns;
+        self.longest_ns = self.longest_ns.max(ns);
+    }
+
+    /// The longest batch since the last read (0: none), and start anew.
+    pub fn take_longest(&mut self) -> Nanos {
+        std::mem::take(&mut self.longest_ns)
+    }
 }
 
 impl Epoll {
@@ -36,12 +73,27 @@ impl Epoll {
             prefer_busy_poll: c.prefer_busy_poll,
             blocking: c.blocking,
             maxevents: c.maxevents,
+            batch_start_ns: None,
+            batches: Batches::default(),
         }
     }
 
     /// `ep_busy_loop_on`: busy polling applies (the global sysctl is 0).
     pub fn busy_loop_on(&self) -> bool {
         self.busy_poll_usecs > 0 || self.prefer_busy_poll
+    }
+
+    /// `ep_send_events` returned events at `now`: a batch begins.
+    pub fn batch_begins(&mut self, now: Nanos) {
+        self.batch_start_ns = Some(now);
+    }
+
+    /// The thread's next `epoll_wait` reached `ep_poll` at `now`: the batch
+    /// in progress, if any, ends.
+    pub fn batch_ends(&mut self, now: Nanos) {
+        if let Some(start) = self.batch_start_ns.take() {
+            self.batches.record(now - start);
+        }
     }
 }
 
@@ -93,5 +145,26 @@ impl Kernel {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_runs_from_the_events_returned_to_the_next_ep_poll() {
+        let mut ep = Epoll::new(&EpollCfg::default());
+        // An epoll_wait that reaches ep_poll with no batch in progress ends none.
+        ep.batch_ends(5);
+        assert_eq!(ep.batches, Batches::default());
+        ep.batch_begins(100);
+        ep.batch_ends(350);
+        ep.batch_begins(400);
+        ep.batch_ends(500);
+        assert_eq!(ep.batches, Batches { count: 2, total_ns: 350, longest_ns: 250 });
+        assert_eq!(ep.batches.take_longest(), 250);
+        assert_eq!(ep.batches.take_longest(), 0, "the longest starts anew at each read");
+        assert_eq!((ep.batches.count, ep.batches.total_ns), (2, 350), "the count and the sum go on");
     }
 }
