@@ -82,7 +82,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }.items()}
     places.update({f"study:{n}": str(d / f"{n}.study.toml") for n in
                    [*studies, "no-scenario", "seeds-text", "duration-text"]})
-    places.update(small=str(SMALL), bare=BARE, fwd=FORWARDING, LONG=LONG, UNI=UNI)
+    places.update(small=str(SMALL), bare=BARE, fwd=FORWARDING, LONG=LONG, UNI=UNI, repo=str(REPO))
     return places
 
 
@@ -208,6 +208,12 @@ REFUSED = [
     (("sweep", "{study:table}", *OUT), "bogus"),
     (("reproduce", "nope"), "nope"),
     (("testbed", "run", "--profiles", "nope"), "--profiles"),
+    (("testbed", "run", "--policy", "/etc/passwd:Nope"), "--policy's file"),
+    (("testbed", "run", "--policy-profile", "busy-wait"), "--policy-profile needs --policy"),
+    (("testbed", "run", "--policy", "{repo}/examples/policies/rate_coalescer.py:RateCoalescer", "--policy-profile", "nope"),
+     "--policy-profile"),
+    # net DIM's 100 us period is below what a real host's controller keeps.
+    (("testbed", "run", "--policy", "{repo}/python/irqlab/policy/dim.py:Dim"), "on a real host it must be"),
     (("testbed", "tune", "--knob", "nope"), "--knob"),
     (("linux", "doctor", "irqlab-nosuch"), "irqlab-nosuch"),
     # -- contradictory options

@@ -285,3 +285,53 @@ def test_a_cores_busy_time_comes_from_the_exact_clocks_not_the_ticks_samples():
     assert 100 - out["idle"] == pytest.approx(100 * 0.10 / 1.05)
     # Never outside 0-100 %, whatever the rounding of the file.
     assert breakdown(a, b, 0.5)["busy_exact"] == 0.0
+
+
+DEFERRAL = '''
+from irqlab.policy import Policy
+
+
+class Deferral(Policy):
+    """At its first call, the deferral irq-suspend uses without busy polling."""
+
+    period_us = 5000
+
+    def observe(self, sample):
+        if sample.time_ns == 0:
+            return {"defer-hard-irqs": 100, "gro-flush-timeout": 20000}
+        return None
+'''
+
+
+def test_a_policy_is_measured_as_a_row_beside_the_profiles_and_simulated(tmp_path):
+    # The policy's row runs memcached under no-coalescing and the policy's
+    # controller around each measurement; its first call defers the NAPI's
+    # re-enable by 20 us up to 100 times, so at low load the NAPI thread
+    # wakes many times per request, where no-coalescing wakes it about once.
+    (tmp_path / "deferral.py").write_text(DEFERRAL)
+    proc = _irqlab("testbed", "run", "--profiles", "no-coalescing", "--policy", f"{tmp_path}/deferral.py:Deferral",
+                   "--duration", "0.5", "--low-qps", "2000", "--repeats", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    rows = {r["profile"]: r for r in result["measured"]["profiles"]}
+    assert list(rows) == ["no-coalescing", "no-coalescing+Deferral"]
+    assert "irqlab-tb-" not in _namespaces()
+    runs = [r for r in result["measured"]["runs"] if r["profile"] == "no-coalescing+Deferral"]
+    assert len(runs) == 3
+    for r in runs:
+        # Both knobs on the veth's one NAPI, at the first call; then put back.
+        assert r["policy"]["calls"] >= 2 and r["policy"]["changes"] == 2, r["policy"]
+        assert {d["knob"] for d in r["policy"]["decisions"]} == {"defer-hard-irqs", "gro-flush-timeout"}
+        assert r["policy"]["restored"]
+    for r in [x for x in result["measured"]["runs"] if x["profile"] == "no-coalescing"]:
+        assert "policy" not in r
+
+    def wakeups(row):
+        low = row["low"]
+        return low["server_core"]["napi_wakeups_per_s"] / low["loadgen"]["achieved_qps"]
+
+    assert wakeups(rows["no-coalescing+Deferral"]) > 3.0 > 1.5 > wakeups(rows["no-coalescing"])
+    sim = result["simulated"]["no-coalescing+Deferral"]
+    assert sim["low"]["policy"]["changes"] == 2
+    assert sim["low"]["napi_thread_wakeups_per_s"] > 3.0 * sim["low"]["throughput_qps"]
+    assert any(line.startswith("no-coalescing+Deferral / no-coalescing closed-loop QPS") for line in result["agreement"])

@@ -69,6 +69,11 @@ _CONTROL = "busy_poll_usecs"
 _SIM_ONLY = {"InterruptThrottleRate": "the simulated 82599's rate (itr.rate), which irqlab linux does not set"}
 
 
+#: The words of the line said on stderr once the first call is made (what
+#: `irqlab testbed run --policy` waits for before it starts the load).
+FIRST_CALL = "first call made:"
+
+
 class ControlError(UsageError):
     """A refusal of ``irqlab linux control``; one sentence."""
 
@@ -106,6 +111,17 @@ def check_change(policy: str, knob: str, target: Optional[int], value: int, napi
                                                "thread's (give it for every thread)"))
 
 
+def check_period(policy: Any) -> float:
+    """The policy's ``period_us`` if a real host can keep it (1 ms to an
+    hour), else ControlError naming the policy."""
+    period_us = getattr(policy, "period_us", None)
+    if isinstance(period_us, bool) or not isinstance(period_us, (int, float)) or not math.isfinite(period_us) \
+            or not PERIOD_US_MIN <= period_us <= PERIOD_US_MAX:
+        raise ControlError(f"policy `{type(policy).__name__}` has `period_us` = {period_us!r}; on a real host it must "
+                           f"be a number from {PERIOD_US_MIN:g} (1 ms) to {PERIOD_US_MAX:g} (an hour)")
+    return float(period_us)
+
+
 def kernel_ranges() -> dict[str, tuple[int, int]]:
     """Each settable knob's range as the kernel accepts it (the knob table)."""
     from irqlab.knobs import knobs
@@ -126,11 +142,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
 
     name = type(policy).__name__
     # Refusals before anything changes.
-    period_us = getattr(policy, "period_us", None)
-    if isinstance(period_us, bool) or not isinstance(period_us, (int, float)) or not math.isfinite(period_us) \
-            or not PERIOD_US_MIN <= period_us <= PERIOD_US_MAX:
-        raise ControlError(f"policy `{name}` has `period_us` = {period_us!r}; on a real host it must be a number "
-                           f"from {PERIOD_US_MIN:g} (1 ms) to {PERIOD_US_MAX:g} (an hour)")
+    period_us = check_period(policy)
     if not (isinstance(duration_s, (int, float)) and 0 < duration_s <= DURATION_S_MAX):
         raise ControlError(f"--duration must be above 0 and at most {DURATION_S_MAX:g} s (got {duration_s!r})")
     shown = knobs.show(dev)
@@ -177,6 +189,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
                 raise PolicyError(_refusal(name, f"raised {type(e).__name__} in observe at {sample.time_ns / 1e6:.3f} ms: "
                                                  f"{e}")) from e
             calls += 1
+            if calls == 1:
+                tell(f"{FIRST_CALL} {name} on {dev}, then every {period_us / 1e3:g} ms for {duration_s:g} s")
             triples = policy_changes(name, answer)
             for knob, target, value in triples:
                 check_change(name, knob, target, value, len(napi_ids), control_file, ranges)

@@ -42,6 +42,12 @@ def add_testbed_parser(commands: Any) -> None:
                    help="flag and measure again when other processes use more than PCT %% of a core (default 5)")
     r.add_argument("--out", metavar="DIR",
                    help="also write testbed.json, testbed.md and a results directory (irqlab report DIR) there")
+    r.add_argument("--policy", metavar="FILE.py:CLASS",
+                   help="also measure your own policy (irqlab.policy) as one more row: memcached under "
+                        "--policy-profile, the policy run by irqlab linux control around each measurement, and "
+                        "simulated the same way")
+    r.add_argument("--policy-profile", metavar="P", default="no-coalescing",
+                   help="the profile the policy's row starts from (default no-coalescing)")
     r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(handler=_cmd_run)
@@ -167,6 +173,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         bad = [p for p in profiles if p not in ACCEPTED]
         if bad or not profiles:
             raise TestbedUsageError(f"--profiles takes a comma-separated list of {', '.join(ACCEPTED)} (got {args.profiles!r})")
+    policies: dict[str, list[str]] = {}
+    if args.policy is not None:
+        label, base, spec = _policy_row(args.policy, args.policy_profile, ACCEPTED)
+        policies[label] = [base, spec]
+        profiles = (*profiles, label)
+    elif args.policy_profile != "no-coalescing":
+        raise TestbedUsageError("--policy-profile needs --policy (the policy whose row starts from that profile)")
     duration = _num(args.duration, "--duration", 0.2, 60)
     plan = Plan(
         profiles=profiles,
@@ -177,6 +190,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         low_qps=_num(args.low_qps, "--low-qps", 10, 1e6),
         repeats=_whole(args.repeats, "--repeats", 1, 20),
         max_other_cpu_pct=_num(args.max_other_cpu, "--max-other-cpu", 0, 200),
+        policies=policies,
     )
     # --out before the testbed is built: a bad one must not be found out after minutes of measuring.
     out = _results_out(args.out, "testbed run")
@@ -196,7 +210,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.no_sim:
         machine = _machine()
         predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections,
-                            machine=machine["rescaled"])
+                            machine=machine["rescaled"], policies=policies)
     result: dict[str, Any] = {"measured": measured, "simulated": predicted, "machine": machine,
                               "agreement": agreement(measured, predicted) if predicted else []}
     text = render(result)
@@ -212,12 +226,56 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _policy_row(spec: str, profile: str, accepted: Any) -> tuple[str, str, str]:
+    """``--policy`` and ``--policy-profile``, checked before the testbed is
+    built: the row's label, its base profile, the spec with an absolute
+    path (the controller runs in another process)."""
+    from irqlab.linux.control_cmd import ControlError, check_period
+    from irqlab.policy import PolicyLoadError, load_policy
+    from irqlab.testbed.run import policy_label
+
+    if profile not in accepted:
+        raise TestbedUsageError(f"--policy-profile must be one of {', '.join(accepted)} (got {profile!r})")
+    try:
+        policy = load_policy(spec)
+        check_period(policy)
+    except (PolicyLoadError, ControlError) as e:
+        raise TestbedUsageError(str(e)) from None
+    path, _, cls = spec.rpartition(":")
+    spec = f"{Path(path).resolve()}:{cls}"
+    return policy_label(profile, spec), profile, spec
+
+
+def _policy_lines(measured: dict[str, Any], sim: dict[str, Any]) -> list[str]:
+    """What each policy row's policy did: its controller's calls and
+    settings per measurement (median) and the knobs it set, beside the
+    simulated runs'."""
+    from statistics import median
+
+    out: list[str] = []
+    for label, (profile, spec) in (measured["plan"].get("policies") or {}).items():
+        reports = [r["policy"] for r in measured.get("runs", []) if r["profile"] == label and r.get("policy")]
+        if not reports:
+            continue
+        knobs = sorted({d["knob"] for rep in reports for d in rep.get("decisions", [])})
+        line = (f"{label}: {spec.rpartition(':')[2]} from {spec.rpartition(':')[0]} on {profile}; measured, per "
+                f"measurement (median) {median(r['calls'] for r in reports):.0f} calls and "
+                f"{median(r['changes'] for r in reports):.0f} settings ({', '.join(knobs) or 'none'})")
+        simulated = [x.get("policy") for x in (sim.get(label) or {}).values() if x.get("policy")]
+        if simulated:
+            line += (f"; simulated {median(x['calls'] for x in simulated):.0f} calls and "
+                     f"{median(x['changes'] for x in simulated):.0f} settings per run")
+        out.append(line)
+    return ["", *out] if out else []
+
+
 def render(result: dict[str, Any]) -> str:
     m = result["measured"]
     sim = result.get("simulated") or {}
     plan = m["plan"]
     runs = m.get("runs", [])
     flagged = sum(1 for r in runs if r.get("flagged"))
+    w = max([21] + [len(r["profile"]) + 2 for r in m["profiles"]])
     lines = [
         f"veth testbed, kernel {m['kernel']}, memcached on core {plan['server_core']}, load generator on core "
         f"{plan['client_core']}, {plan['connections']} connections; open loop at {plan['low_qps']:.0f} "
@@ -228,7 +286,7 @@ def render(result: dict[str, Any]) -> str:
         "NET_RX/req is the client's receive, which veth runs on the server core; NAPI% is the server's own "
         "receive in the NAPI thread",
         "",
-        f"{'profile':<21}{'':>10}{'QPS':>10}{'min-max':>16}{'p99 us':>9}{'usr%':>7}{'sys%':>7}{'sirq%':>7}"
+        f"{'profile':<{w}}{'':>10}{'QPS':>10}{'min-max':>16}{'p99 us':>9}{'usr%':>7}{'sys%':>7}{'sirq%':>7}"
         f"{'idle%':>7}{'NAPI%':>7}{'NET_RX/req':>11}{'wk/req':>8}",
     ]
     for r in m["profiles"]:
@@ -240,7 +298,7 @@ def render(result: dict[str, Any]) -> str:
             lo, hi = x.get("spread", {}).get("achieved_qps", [lg["achieved_qps"]] * 2)
             per = x.get("per_request", {})
             lines.append(
-                f"{r['profile'] if phase == 'closed' else '':<21}{phase:>10}{lg['achieved_qps']:>10,.0f}"
+                f"{r['profile'] if phase == 'closed' else '':<{w}}{phase:>10}{lg['achieved_qps']:>10,.0f}"
                 f"{f'{lo:,.0f}-{hi:,.0f}':>16}{lg['latency_us']['p99']:>9.1f}{core['user']:>7.1f}{core['system']:>7.1f}"
                 f"{core['softirq']:>7.1f}{core['idle']:>7.1f}{core.get('napi_thread_pct', 0):>7.1f}"
                 f"{per.get('net_rx', 0):>11.2f}{per.get('napi_wakeups', 0):>8.2f}"
@@ -253,10 +311,11 @@ def render(result: dict[str, Any]) -> str:
                 c = s["cpu_pct"]
                 q = max(s["throughput_qps"], 1e-9)
                 lines.append(
-                    f"{'':<21}{'simulated':>10}{s['throughput_qps']:>10,.0f}{'':>16}{s['latency_us']['p99']:>9.1f}"
+                    f"{'':<{w}}{'simulated':>10}{s['throughput_qps']:>10,.0f}{'':>16}{s['latency_us']['p99']:>9.1f}"
                     f"{c['user']:>7.1f}{c['system']:>7.1f}{c['softirq'] + c['irq']:>7.1f}{c['idle']:>7.1f}{'':>7}"
                     f"{'':>11}{sim_wakeups_per_s(s) / q:>8.2f}"
                 )
+    lines += _policy_lines(m, sim)
     machine = result.get("machine") or {}
     if machine.get("probe"):
         p = machine["probe"]

@@ -29,19 +29,30 @@ def default_scenario() -> Path:
 
 def predict(profiles: tuple[str, ...], low_qps: float, medium_qps: float, connections: int,
             scenario: Optional[Path] = None, duration_s: float = 0.5,
-            machine: Optional[dict[str, Any]] = None) -> dict[str, dict[str, Any]]:
+            machine: Optional[dict[str, Any]] = None,
+            policies: Optional[dict[str, list[str]]] = None) -> dict[str, dict[str, Any]]:
     """The simulator's figures for each profile at closed loop and the two
     open-loop rates. ``machine``: overrides that carry the scenario to the
-    machine measured (:func:`irqlab.testbed.probe.rescaled`)."""
+    machine measured (:func:`irqlab.testbed.probe.rescaled`). ``policies``:
+    the rows run with a policy (label -> [base profile, ``FILE.py:CLASS``],
+    as :class:`irqlab.testbed.run.Plan` has them): each simulated run calls
+    a fresh object of the class, as each measurement starts the policy's
+    controller afresh."""
+    from irqlab.policy import load_policy
+
     base = Scenario.load(scenario or default_scenario())
     out: dict[str, dict[str, Any]] = {}
     conn = {"load.connections_per_thread": connections,
             **{k: v for k, v in (machine or {}).items() if not k.startswith("_")}}
     for p in profiles:
-        closed = run(base, profile=p, overrides={**VETH_OVERRIDES, **conn}, duration_s=duration_s)
-        low = run(base, profile=p, overrides={**VETH_OVERRIDES, **conn, "load.qps": low_qps}, duration_s=duration_s)
-        med = run(base, profile=p, overrides={**VETH_OVERRIDES, **conn, "load.qps": medium_qps}, duration_s=duration_s)
-        out[p] = {"closed": closed.to_dict(), "low": low.to_dict(), "medium": med.to_dict()}
+        profile, spec = (policies or {}).get(p, [p, None])
+
+        def one(extra: dict[str, Any]) -> dict[str, Any]:
+            policy = load_policy(spec) if spec else None
+            return run(base, profile=profile, overrides={**VETH_OVERRIDES, **conn, **extra}, duration_s=duration_s,
+                       policy=policy).to_dict()
+
+        out[p] = {"closed": one({}), "low": one({"load.qps": low_qps}), "medium": one({"load.qps": medium_qps})}
     return out
 
 

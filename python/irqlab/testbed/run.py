@@ -10,6 +10,15 @@ medium rate. Around each measurement the server core's CPU breakdown, its
 NET_RX softirqs, the NAPI thread's wake-ups and CPU, and every other
 process's CPU are sampled.
 
+A policy of your own (``Plan.policies``: a label, its base profile and
+``FILE.py:CLASS``) is measured as one more row: memcached runs under the
+base profile, and around each measurement ``irqlab linux control`` runs the
+policy against the server veth (on the client's core, as a control plane
+off the data path) from its first call until just after the load ends, then
+puts back every knob it set; so each measurement starts the policy afresh,
+as each simulated run does. The controller's report (calls, settings, the
+policy's fields) is kept with the measurement.
+
 The whole set is repeated (``Plan.repeats``), the profiles in a rotated
 order each time, so that a slow drift of the machine (another VM on the
 host, thermal state) spreads over every profile instead of landing on the
@@ -24,12 +33,14 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from irqlab.loadgen import find_binary
@@ -60,6 +71,18 @@ class Plan:
     #: is flagged as disturbed and taken again.
     max_other_cpu_pct: float = 5.0
     retries: int = 2
+    #: Rows measured with a policy: label (in ``profiles``) -> [base
+    #: profile, ``FILE.py:CLASS`` with an absolute path].
+    policies: dict[str, list[str]] = field(default_factory=dict)
+
+    def base_profile(self, label: str) -> str:
+        """The profile memcached runs under for row ``label``."""
+        return self.policies[label][0] if label in self.policies else label
+
+
+def policy_label(profile: str, spec: str) -> str:
+    """A policy row's label: its base profile and the policy's class."""
+    return f"{profile}+{spec.rpartition(':')[2]}"
 
 #: The phases measured per profile, in order.
 PHASES = ("closed", "low", "medium")
@@ -148,11 +171,90 @@ def _app_switches(own: set[int]) -> tuple[int, int]:
     return vol, invol
 
 
-def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int]) -> dict[str, Any]:
+#: How long a policy's controller runs past the load generator's planned
+#: time, so that it covers the generator's own start.
+CONTROL_SLACK_S = 1.0
+
+
+def _start_controller(plan: Plan, spec: str, duration_s: float, control_file: str) -> subprocess.Popen[str]:
+    """``irqlab linux control`` on the server veth, on the client's core,
+    once its first call is made (its line on stderr); TestbedError if it
+    fails first."""
+    from irqlab.linux.control_cmd import FIRST_CALL
+
+    cmd = [
+        "ip", "netns", "exec", SERVER_NS, "taskset", "-c", str(plan.client_core),
+        sys.executable, "-m", "irqlab", "linux", "control", SERVER_DEV, "--policy", spec,
+        "--duration", f"{plan.warmup_s + duration_s + CONTROL_SLACK_S:.3f}", "--control", control_file, "--json",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 30
+    said: list[str] = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+        line = proc.stderr.readline() if ready else ""
+        if line:
+            said.append(line.strip())
+            if FIRST_CALL in line:
+                return proc
+        elif proc.poll() is not None:
+            break
+    _stop_controller(proc)
+    why = said[-1] if said else "it said nothing within 30 s"
+    raise TestbedError(f"the policy's controller (irqlab linux control) did not start: {why}")
+
+
+def _stop_controller(proc: subprocess.Popen[str], timeout_s: float = 30) -> Optional[dict[str, Any]]:
+    """Wait for the controller's own end (its --duration), SIGTERM it past
+    ``timeout_s`` (it puts the knobs back then too); its report, or None."""
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=5)
+    if proc.returncode != 0:
+        lines = (err or "").strip().splitlines()
+        raise TestbedError(f"the policy's controller (irqlab linux control) failed: {lines[-1] if lines else proc.returncode}")
+    try:
+        report: dict[str, Any] = json.loads(out)
+    except ValueError:
+        return None
+    # A hundred settings are enough to show what it did; the count goes on.
+    report["decisions"] = report.get("decisions", [])[:100]
+    return report
+
+
+def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int],
+              policy: Optional[tuple[str, str]] = None) -> dict[str, Any]:
     """One load-generator run with the server core's counters and every
     process's CPU around it. The counters cover warm-up and measurement;
     the load is steady over both. The load generator itself is started and
-    reaped between the two process samples, so it is never counted."""
+    reaped between the two process samples, so it is never counted.
+    ``policy``: (``FILE.py:CLASS``, the server's control file): the
+    policy's controller runs around the load (and is the testbed's own)."""
+    ctl = None
+    if policy is not None:
+        ctl = _start_controller(plan, policy[0], duration_s, policy[1])
+        own = own | {ctl.pid}
+    try:
+        m = _measured_load(plan, bed, extra, duration_s, own)
+    except BaseException:
+        if ctl is not None and ctl.poll() is None:
+            # It puts the knobs back on SIGTERM.
+            os.killpg(ctl.pid, signal.SIGTERM)
+            ctl.wait(timeout=30)
+        raise
+    if ctl is not None:
+        m["policy"] = _stop_controller(ctl)
+    return m
+
+
+def _measured_load(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int]) -> dict[str, Any]:
     tasks_a = procstat.all_task_ticks()
     a = procstat.sample(plan.server_core, bed.napi_pid)
     ca = procstat.sample(plan.client_core, None)
@@ -187,10 +289,11 @@ def _measured(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own
 
 
 def _measured_clean(plan: Plan, bed: Testbed, extra: list[str], duration_s: float, own: set[int],
-                    say: Callable[[str], None], what: str) -> dict[str, Any]:
+                    say: Callable[[str], None], what: str,
+                    policy: Optional[tuple[str, str]] = None) -> dict[str, Any]:
     """:func:`_measured`, taken again while other processes disturb it."""
     for attempt in range(1, plan.retries + 2):
-        m = _measured(plan, bed, extra, duration_s, own)
+        m = _measured(plan, bed, extra, duration_s, own, policy)
         m["attempt"] = attempt
         if not m["flagged"]:
             return m
@@ -222,10 +325,11 @@ def rotated(profiles: tuple[str, ...], repeat: int) -> tuple[str, ...]:
     return profiles[k:] + profiles[:k]
 
 
-def _start_server(plan: Plan, profile: str) -> subprocess.Popen[bytes]:
+def _start_server(plan: Plan, profile: str, control_file: Optional[str] = None) -> subprocess.Popen[bytes]:
+    control = ["--control", control_file] if control_file else []
     cmd = [
         "ip", "netns", "exec", SERVER_NS, "taskset", "-c", str(plan.server_core),
-        sys.executable, "-m", "irqlab", "linux", "exec", "--profile", profile, "--napi-dev", SERVER_DEV, "--",
+        sys.executable, "-m", "irqlab", "linux", "exec", "--profile", profile, "--napi-dev", SERVER_DEV, *control, "--",
         _memcached(), "-U", "0", "-l", SERVER_ADDR, "-p", str(PORT), "-t", "1", "-c", "4096", "-m", "256",
     ]
     if os.geteuid() == 0:
@@ -288,7 +392,16 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
         say(f"testbed up: {SERVER_NS}/{SERVER_DEV} {SERVER_ADDR} <-> {CLIENT_NS}, NAPI thread pid {bed.napi_pid}")
         for repeat in range(plan.repeats):
             for profile in rotated(plan.profiles, repeat):
-                server = _start_server(plan, profile)
+                # A policy row: memcached under its base profile, with a
+                # control file the policy's busy_poll_usecs goes through.
+                spec = plan.policies.get(profile, [None, None])[1]
+                tmp = tempfile.mkdtemp(prefix="irqlab-tb-") if spec else None
+                if tmp:
+                    # memcached, run as nobody, reads the control file.
+                    os.chmod(tmp, 0o755)
+                control_file = os.path.join(tmp, "control") if tmp else None
+                policy = (spec, control_file) if spec and control_file else None
+                server = _start_server(plan, plan.base_profile(profile), control_file)
                 try:
                     _wait_ready()
                     own = _own_pids(server)
@@ -304,12 +417,14 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
                             extra = ["--qps", str(qps)]
                             say(f"{tag}: open loop {qps:.0f} QPS")
                         m = _measured_clean(plan, bed, extra, plan.closed_s if phase == "closed" else plan.open_s,
-                                            own, say, f"{tag} {phase}")
+                                            own, say, f"{tag} {phase}", policy)
                         runs.append({"profile": profile, "repeat": repeat, "phase": phase, **m})
                         if phase == "closed" and medium_qps is None:
                             medium_qps = round(plan.medium_fraction * m["loadgen"]["achieved_qps"], -2)
                 finally:
                     _stop_server(server)
+                    if tmp:
+                        shutil.rmtree(tmp, ignore_errors=True)
         finished = True
     finally:
         remove(bed, finished, old_term)
