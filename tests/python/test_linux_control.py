@@ -173,7 +173,8 @@ def test_a_value_out_of_range_stops_the_controller_and_puts_every_knob_back(bed:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, (out, err)
     lines = err.splitlines()
-    assert lines[0].startswith("irqlab: the controller stopped early; veth0 is back"), err
+    assert lines[0] == "irqlab: first call made: Overreach on veth0, then every 20 ms for 30 s", err
+    assert lines[1].startswith("irqlab: the controller stopped early; veth0 is back"), err
     assert lines[-1] == ("irqlab: error: policy `Overreach` set `defer-hard-irqs`, which must be between 0 and "
                          "2147483647 (got 1099511627776)")
     assert bed.napi_knobs() == [(0, 0, 0)]
