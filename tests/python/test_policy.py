@@ -404,3 +404,57 @@ def test_the_adaptive_irq_suspension_policy_keeps_the_20_ms_runs_throughput_with
     assert short.throughput_qps < 0.97 * adaptive.throughput_qps
     with pytest.raises(ValueError, match="floor_ns must be above 0"):
         AdaptiveIrqSuspend(floor_us=0)
+
+
+IAPS = REPO / "scenarios" / "iaps" / "bulk-8core.toml"
+BULK_SHORT = ("run.duration_s=0.02", "run.warmup_s=0.005")
+
+
+def test_an_rps_mask_set_at_the_first_call_is_the_scenarios_rps_cpus():
+    # The IAPS paper's bulk scenario under RPS: a policy that narrows the
+    # map to cores 1-3 at time 0 gives the run with steering.rps_cpus =
+    # [1, 2, 3], summary for summary; one that sets nothing changes nothing.
+    masked = irqlab.run(IAPS, overrides=BULK_SHORT, policy=Once({"rps_cpus": 0b1110}))
+    listed = irqlab.run(IAPS, overrides=[*BULK_SHORT, "steering.rps_cpus=[1,2,3]"])
+    assert simulated(masked) == simulated(listed)
+    assert simulated(irqlab.run(IAPS, overrides=BULK_SHORT, policy=Once())) == simulated(irqlab.run(IAPS, overrides=BULK_SHORT))
+    assert masked.policy.decisions[0]["knob"] == "rps_cpus" and masked.policy.changes == 1
+    assert simulated(masked) != simulated(irqlab.run(IAPS, overrides=BULK_SHORT))
+
+
+def test_the_sample_shows_the_rps_mask_and_its_ipis():
+    class Watch(Policy):
+        period_us = 1000.0
+
+        def __init__(self, mask=None):
+            self.seen = []
+            self.mask = mask
+
+        def observe(self, sample):
+            self.seen.append((sample.rps_cpus, sample.rps_ipis, len(sample.cores), sample.cores[0]["backlog_packets"]))
+            return {"rps_cpus": self.mask} if self.mask and sample.time_ns == 5_000_000 else None
+
+    w = Watch(0b110)
+    irqlab.run(IAPS, overrides=BULK_SHORT, policy=w)
+    masks = [m for m, _, _, _ in w.seen]
+    # Every application core until the setting at 5 ms, cores 1 and 2 after.
+    assert masks[0] == 0xFF and masks[5] == 0xFF and masks[6] == 0b110 and masks[-1] == 0b110
+    ipis = [i for _, i, _, _ in w.seen]
+    assert ipis[0] == 0 and all(b >= a for a, b in zip(ipis, ipis[1:])) and ipis[-1] > 100
+    # Without software steering there is no mask.
+    v = Watch()
+    irqlab.run(THESIS, overrides=SHORT, policy=v)
+    assert {(m, i) for m, i, _, _ in v.seen} == {(None, None)}
+
+
+@pytest.mark.parametrize(("scenario", "answer", "words"), [
+    (THESIS, {"rps_cpus": 1}, "does not steer in software"),
+    (IAPS, {"rps_cpus": {0: 1}}, "one map for every queue"),
+    (IAPS, {"rps_cpus": 0}, "0 would turn RPS off"),
+    (IAPS, {"rps_cpus": 0x100}, r"no other \(1 to 0xff"),
+    (IAPS, {"busy_poll_usecs": 50}, "readers do not call epoll_wait"),
+])
+def test_rps_mistakes_are_refused_in_one_sentence(scenario, answer, words):
+    with pytest.raises(PolicyError, match=words) as e:
+        irqlab.run(scenario, overrides=SHORT, policy=Once(answer))
+    assert "\n" not in str(e.value) and "`Once`" in str(e.value)

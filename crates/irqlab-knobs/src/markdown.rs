@@ -91,7 +91,7 @@ mod tests {
     fn every_knob_and_profile_appears_once() {
         let t = tables();
         for k in KNOBS {
-            assert_eq!(t.matches(&format!("| `{}` |", k.path)).count(), if k.part == crate::Part::Itr { 1 } else { 2 });
+            assert_eq!(t.matches(&format!("| `{}` |", k.path)).count(), if matches!(k.part, crate::Part::Itr | crate::Part::Steering) { 1 } else { 2 });
         }
         assert!(t.contains("| `napi.irq_suspend_timeout` | `irq-suspend-timeout` | ns | 0 to 9223372036854775807 | the same |"));
         assert!(t.contains("| `coalesce.rx-usecs` | `rx-usecs` | µs | 0 to 4294967295 | 0 to 4095 (\\*) |"));

@@ -189,7 +189,11 @@ mod tests {
         for p in Profile::ALL {
             let settings = p.settings();
             let paths: Vec<&str> = settings.iter().map(|(k, _)| k.path).collect();
-            let table: Vec<&str> = KNOBS.iter().filter(|k| k.part != crate::Part::Itr).map(|k| k.path).collect();
+            let table: Vec<&str> = KNOBS
+                .iter()
+                .filter(|k| !matches!(k.part, crate::Part::Itr | crate::Part::Steering))
+                .map(|k| k.path)
+                .collect();
             assert_eq!(paths, table, "{p}");
             for (k, v) in settings {
                 assert_eq!(k.is_bool(), matches!(v, Value::Bool(_)), "{p}: {}", k.path);

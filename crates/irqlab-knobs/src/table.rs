@@ -18,6 +18,8 @@ pub enum Part {
     Epoll,
     /// The Intel 82599's interrupt throttling (ixgbe), simulator only.
     Itr,
+    /// Software packet steering of an RX queue (`/sys/class/net/DEV/queues/rx-N/`).
+    Steering,
 }
 
 impl Part {
@@ -27,6 +29,7 @@ impl Part {
             Part::Coalesce => "coalesce",
             Part::Epoll => "epoll",
             Part::Itr => "itr",
+            Part::Steering => "steering",
         }
     }
 }
@@ -42,6 +45,8 @@ pub enum Unit {
     /// Empty polls (`defer-hard-irqs`).
     Polls,
     InterruptsPerSecond,
+    /// A bitmask of CPUs (bit i: CPU i).
+    CpuMask,
 }
 
 impl Unit {
@@ -53,6 +58,7 @@ impl Unit {
             Unit::Packets => "packets",
             Unit::Polls => "polls",
             Unit::InterruptsPerSecond => "interrupts/s",
+            Unit::CpuMask => "CPU mask",
         }
     }
 }
@@ -371,8 +377,31 @@ pub const ITR_RATE: Knob = Knob {
     source: "drivers/net/ethernet/intel/ixgbe/ixgbe.h: IXGBE_MIN_INT_RATE 956, IXGBE_MAX_INT_RATE 488281",
 };
 
-/// Every knob, in the order the profiles list them, then the 82599's rate.
-pub const KNOBS: [Knob; 12] = [
+pub const RPS_CPUS: Knob = Knob {
+    path: "steering.rps_cpus",
+    kernel_name: "rps_cpus",
+    linux_name: None,
+    part: Part::Steering,
+    unit: Unit::CpuMask,
+    // A cpumask of nr_cpumask_bits bits (bitmap_parse); as a whole number
+    // (a TOML integer, an i64) it holds CPUs 0 to 62. Offline CPUs are left
+    // out of the map, and an empty map turns RPS off on the queue. A
+    // scenario lists the CPUs instead (`steering.rps_cpus = [..]`); a
+    // policy's mask must name application cores only and, while the run
+    // steers in software, cannot be 0 (model/policy.rs says so).
+    kernel: Range { min: 0, max: i64::MAX as u64 },
+    sim: Range { min: 0, max: i64::MAX as u64 },
+    sim_why: None,
+    default: Value::Int(0),
+    doc: "the CPUs receive packet steering spreads a queue's packets over (0: RPS off on a host; every application \
+          core in a scenario that steers in software)",
+    source: "net/core/net-sysfs.c: store_rps_map (bitmap_parse of nr_cpumask_bits; for_each_cpu_and the online CPUs; \
+             no CPU: map NULL)",
+};
+
+/// Every knob, in the order the profiles list them, then the 82599's rate,
+/// then the steering mask (which no profile sets).
+pub const KNOBS: [Knob; 13] = [
     ADAPTIVE_RX,
     RX_USECS,
     RX_FRAMES,
@@ -385,6 +414,7 @@ pub const KNOBS: [Knob; 12] = [
     PREFER_BUSY_POLL,
     BLOCKING,
     ITR_RATE,
+    RPS_CPUS,
 ];
 
 /// The knob of a scenario field.

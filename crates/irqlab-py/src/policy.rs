@@ -52,6 +52,16 @@ impl Sample {
     fn latency_sum_ns(&self) -> u128 {
         self.inner.latency_sum_ns
     }
+    /// The RPS mask in force where the run steers in software, else None.
+    #[getter]
+    fn rps_cpus(&self) -> Option<u64> {
+        self.inner.rps_cpus
+    }
+    /// Software steering's IPIs handled, where the run steers in software.
+    #[getter]
+    fn rps_ipis(&self) -> Option<u64> {
+        self.inner.rps_ipis
+    }
     #[getter]
     fn busy_poll_usecs(&self) -> Vec<u32> {
         self.inner.busy_poll_usecs.clone()
@@ -108,7 +118,7 @@ impl Sample {
             })
             .collect()
     }
-    /// Per core: user_ns, system_ns, softirq_ns, irq_ns, idle_ns.
+    /// Per core: user_ns, system_ns, softirq_ns, irq_ns, idle_ns, backlog_packets.
     #[getter]
     fn cores<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
@@ -121,6 +131,7 @@ impl Sample {
                 d.set_item("softirq_ns", c.softirq_ns)?;
                 d.set_item("irq_ns", c.irq_ns)?;
                 d.set_item("idle_ns", c.idle_ns)?;
+                d.set_item("backlog_packets", c.backlog_packets)?;
                 Ok(d)
             })
             .collect()

@@ -33,7 +33,9 @@ warm-up included); subtract the previous sample's values for rates:
 ``napis``                     per NAPI: ``defer_hard_irqs``,
                               ``gro_flush_timeout_ns``, ``irq_suspend_timeout_ns``
 ``cores``                     per core: ``user_ns``, ``system_ns``,
-                              ``softirq_ns``, ``irq_ns``, ``idle_ns``
+                              ``softirq_ns``, ``irq_ns``, ``idle_ns``,
+                              ``backlog_packets`` (packets in its
+                              software-steering backlog now; 0 without)
 ``busy_poll_usecs``           per application thread, its epoll's value
 ``threads``                   per application thread: ``batches`` (the
                               batches it served: from ``epoll_wait``
@@ -41,6 +43,12 @@ warm-up included); subtract the previous sample's values for rates:
                               ``batch_ns`` (their times summed),
                               ``batch_max_ns`` (the longest that ended since
                               the previous call; 0: none)
+``rps_cpus``                  the RPS mask in force (bit i: core i) where
+                              the run steers in software
+                              (``steering.scheme`` rps, rfs or iaps); None
+                              otherwise
+``rps_ipis``                  software steering's IPIs handled there; None
+                              otherwise
 ============================  ===============================================
 
 ``changes`` is ``None`` (change nothing) or a dict of knob settings by the
@@ -49,8 +57,11 @@ for some (``{"rx-usecs": {0: 8, 3: 16}}``): ``defer-hard-irqs``,
 ``gro-flush-timeout`` and ``irq-suspend-timeout`` (per NAPI, ns for the
 timeouts), ``rx-usecs`` and ``rx-frames`` (per queue, the ConnectX-4's RX
 completion queue), ``InterruptThrottleRate`` (per queue, the 82599's
-vector: a static rate, as ``ethtool -C rx-usecs`` sets one) and
-``busy_poll_usecs`` (per thread, its epoll instance's ``EPIOCSPARAMS``). Units and ranges are the knob table's
+vector: a static rate, as ``ethtool -C rx-usecs`` sets one),
+``busy_poll_usecs`` (per thread, its epoll instance's ``EPIOCSPARAMS``)
+and ``rps_cpus`` (the RPS mask of every RX queue, as
+``/sys/class/net/DEV/queues/rx-N/rps_cpus`` holds it, where the run steers
+in software: application cores only, not 0). Units and ranges are the knob table's
 (``irqlab knobs``); a value outside a knob's range, an unknown knob, an
 exception in ``observe`` or a value of the wrong type stops the run with
 one sentence naming the policy and the knob (:class:`PolicyError`, the
@@ -68,9 +79,11 @@ paper's search), :class:`irqlab.policy.itr.Itr` (the 82599's ITR policies)
 and :class:`irqlab.policy.irq_suspend.AdaptiveIrqSuspend`
 (``irq-suspend-timeout`` from the batch times); subclass them or compare against them.
 
-A policy runs on a bare-metal server of sockets (no ``vm``, bulk,
-forwarding or storage workload). Not yet settable from a policy: an RPS
-mask.
+A policy runs on a bare-metal server of sockets or of bulk streams (the
+IAPS paper's; no ``vm``, forwarding or storage workload). RPS exists in the
+simulator only where a scenario steers in software, which today is the
+bulk streams' receive path: there a policy may move the mask, elsewhere
+``rps_cpus`` is refused.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ use crate::model::kernel::{Kernel, RxSink};
 use crate::model::machine::Machine;
 use crate::model::trace::TraceEvent;
 use irqlab_knobs::table::{self as knob, Knob};
+use irqlab_policy::steering::RpsMap;
 use serde::{Deserialize, Serialize};
 
 /// What a policy sees at a call: counters since the run began (warm-up
@@ -73,6 +74,12 @@ pub struct Sample {
     pub busy_poll_usecs: Vec<u32>,
     /// Per application thread, the batches it served.
     pub threads: Vec<ThreadSample>,
+    /// The RPS mask in force (bit i: application core i), where the run
+    /// steers in software (`steering.scheme` rps, rfs or iaps); else None.
+    pub rps_cpus: Option<u64>,
+    /// Software steering's IPIs handled (`rps_trigger_softirq`), where the
+    /// run steers in software; else None.
+    pub rps_ipis: Option<u64>,
 }
 
 /// One application thread's batches: from `epoll_wait` returning events to
@@ -129,6 +136,9 @@ pub struct CoreSample {
     pub softirq_ns: Nanos,
     pub irq_ns: Nanos,
     pub idle_ns: Nanos,
+    /// Packets in its backlog (`softnet_data`'s input and process queues)
+    /// now; 0 without software steering.
+    pub backlog_packets: u32,
 }
 
 /// A knob set by its kernel name (`rx-usecs`), on one queue, NAPI or
@@ -159,7 +169,7 @@ pub trait Policy {
 }
 
 /// The knobs a policy may set during a run, by kernel name.
-pub const SETTABLE: [&Knob; 7] = [
+pub const SETTABLE: [&Knob; 8] = [
     &knob::DEFER_HARD_IRQS,
     &knob::GRO_FLUSH_TIMEOUT,
     &knob::IRQ_SUSPEND_TIMEOUT,
@@ -167,6 +177,7 @@ pub const SETTABLE: [&Knob; 7] = [
     &knob::RX_FRAMES,
     &knob::BUSY_POLL_USECS,
     &knob::ITR_RATE,
+    &knob::RPS_CPUS,
 ];
 
 /// Decisions kept in the summary, at most (the count goes on).
@@ -228,11 +239,11 @@ impl Machine {
     pub(crate) fn policy_start(&mut self, k: &mut Kernel, p: &mut dyn Policy) -> Result<PolicyReport, Error> {
         let name = p.name();
         check_period(&name, p.period_ns()).map_err(Error::Policy)?;
-        if self.kernels.len() > 1 || self.bulk.is_some() || self.storage.is_some() || k.rx_sink != RxSink::Sockets {
+        if self.kernels.len() > 1 || self.storage.is_some() || !matches!(k.rx_sink, RxSink::Sockets | RxSink::Stream) {
             return Err(Error::Policy(refusal(
                 &name,
-                "cannot watch this scenario: a policy watches a bare-metal server of sockets (no `vm`, bulk, \
-                 forwarding or storage workload)",
+                "cannot watch this scenario: a policy watches a bare-metal server of sockets or of bulk streams (no \
+                 `vm`, forwarding or storage workload)",
             )));
         }
         self.run.count_from_start();
@@ -264,10 +275,14 @@ impl Machine {
         let before = self.run.before_window.as_deref().unwrap_or(&none);
         let c = &self.run.counters;
         let b = &before.counters;
+        let steering = self.bulk.as_ref().and_then(|b| b.steering.as_ref());
         let cores = k
             .cores
             .iter_mut()
             .map(|core| {
+                let backlog = steering
+                    .and_then(|s| s.backlogs.get(core.id as usize))
+                    .map_or(0, |b| (b.input.len() + b.process.len()) as u32);
                 let ns = core.accounted(now);
                 let carried = before.core_ns.get(core.id as usize).copied().unwrap_or_default();
                 let at = |class: CpuClass| ns[class as usize] + carried[class as usize];
@@ -277,9 +292,12 @@ impl Machine {
                     softirq_ns: at(CpuClass::Softirq),
                     irq_ns: at(CpuClass::Irq),
                     idle_ns: at(CpuClass::Idle),
+                    backlog_packets: backlog,
                 }
             })
             .collect();
+        let rps_cpus = steering.map(|s| s.rps.cpus().iter().fold(0u64, |m, &c| m | 1u64 << c));
+        let rps_ipis = steering.map(|s| s.counters.ipis_since_start);
         Sample {
             time_ns: now,
             measuring: self.run.measuring,
@@ -330,6 +348,8 @@ impl Machine {
                     batch_max_ns: e.batches.take_longest(),
                 })
                 .collect(),
+            rps_cpus,
+            rps_ipis,
         }
     }
 
@@ -352,6 +372,8 @@ impl Machine {
             let n = match ch.knob.as_str() {
                 "defer-hard-irqs" | "gro-flush-timeout" | "irq-suspend-timeout" => k.napis.len(),
                 "rx-usecs" | "rx-frames" | "InterruptThrottleRate" => self.nic.queues.len(),
+                // One map for every queue (checked: no target).
+                "rps_cpus" => 1,
                 _ => k.epolls.len(),
             };
             let targets = match ch.target {
@@ -368,6 +390,11 @@ impl Machine {
                     "InterruptThrottleRate" => {
                         self.nic.queues[i].eitr.as_mut().expect("checked: an 82599").set_rate(ch.value as u32)
                     }
+                    // store_rps_map: the new map serves the next packet.
+                    "rps_cpus" => {
+                        let st = self.bulk.as_mut().and_then(|b| b.steering.as_mut()).expect("checked: steering");
+                        st.rps = RpsMap::from_mask(ch.value).expect("checked: not empty");
+                    }
                     _ => k.epolls[i].busy_poll_usecs = ch.value as u32,
                 }
                 report.changes += 1;
@@ -380,6 +407,38 @@ impl Machine {
                     value: ch.value,
                 });
             }
+        }
+        Ok(())
+    }
+
+    /// `rps_cpus`: where the run steers in software, one mask for every
+    /// queue, of application cores, not empty.
+    fn policy_check_rps(&self, k: &Kernel, policy: &str, ch: &Change) -> Result<(), String> {
+        if self.bulk.as_ref().and_then(|b| b.steering.as_ref()).is_none() {
+            return Err(refusal(
+                policy,
+                "set `rps_cpus`, but this scenario does not steer in software (steering.scheme is not rps, rfs or \
+                 iaps): the simulator cannot switch RPS on during a run",
+            ));
+        }
+        if ch.target.is_some() {
+            return Err(refusal(
+                policy,
+                "set `rps_cpus` on one queue; the simulator's steering has one map for every queue (give it for \
+                 every queue)",
+            ));
+        }
+        let cores = k.cfg.cpu.app_cores;
+        if ch.value == 0 || (cores < 64 && ch.value >> cores != 0) {
+            return Err(refusal(
+                policy,
+                format_args!(
+                    "set `rps_cpus` to {:#x}; a mask must name at least one of the {cores} application cores and no \
+                     other (1 to {:#x}; 0 would turn RPS off, which the simulator cannot do during a run)",
+                    ch.value,
+                    if cores >= 63 { i64::MAX as u64 } else { (1u64 << cores) - 1 }
+                ),
+            ));
         }
         Ok(())
     }
@@ -422,7 +481,16 @@ impl Machine {
                 }
                 (self.nic.queues.len(), "queues")
             }
-            knob::Part::Epoll => (k.epolls.len(), "application threads"),
+            knob::Part::Epoll => {
+                if k.rx_sink == RxSink::Stream {
+                    return Err(refusal(
+                        policy,
+                        format_args!("set `{}`, but this scenario's readers do not call epoll_wait", kn.kernel_name),
+                    ));
+                }
+                (k.epolls.len(), "application threads")
+            }
+            knob::Part::Steering => return self.policy_check_rps(k, policy, ch),
         };
         match ch.target {
             Some(t) if t as usize >= count => Err(refusal(

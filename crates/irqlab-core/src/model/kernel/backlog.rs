@@ -120,8 +120,11 @@ impl Kernel {
     /// The IPI's handler ended (`rps_trigger_softirq`): the backlog NAPI
     /// goes on this core's poll list.
     pub(crate) fn rps_ipi_handled<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
-        if m.run().measuring {
-            m.steering().expect("software steering").counters.ipis += 1;
+        let measuring = m.run().measuring;
+        let counters = &mut m.steering().expect("software steering").counters;
+        counters.ipis_since_start += 1;
+        if measuring {
+            counters.ipis += 1;
         }
         m.tr(sched.now(), TraceEvent::IpiHandled { core });
         self.napi_enqueue(core, BACKLOG_NAPI);

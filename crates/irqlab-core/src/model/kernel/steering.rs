@@ -37,6 +37,9 @@ pub struct SteeringCounters {
     pub backlog_drops: u64,
     /// IAPS decisions per case (`IapsCase::ALL` order).
     pub iaps_cases: [u64; 3],
+    /// IPIs handled since the run began, warm-up included: what a policy
+    /// sees (`model/policy.rs`); not in the summary.
+    pub ipis_since_start: u64,
 }
 
 pub struct Steering {

@@ -31,7 +31,7 @@ use crate::model::kernel::gro::{GroTable, Skb};
 use crate::model::kernel::sched::Seg;
 use crate::model::kernel::{Device, Kernel};
 use crate::model::kernel::host::Host;
-use crate::model::kernel::steering::Steering;
+use crate::model::kernel::steering::{Steering, SteeringCounters};
 use crate::model::workloads::tcp_stream::Senders;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler};
@@ -194,7 +194,8 @@ impl Bulk {
         self.senders.reductions = 0;
         self.senders.frames_sent = 0;
         if let Some(s) = self.steering.as_mut() {
-            s.counters = Default::default();
+            let since_start = s.counters.ipis_since_start;
+            s.counters = SteeringCounters { ipis_since_start: since_start, ..Default::default() };
         }
     }
 }
@@ -312,6 +313,8 @@ pub(crate) fn stream_poll_take<M: BulkHost>(m: &mut M, k: &mut Kernel, now: Nano
     m.queue(Device::Nic, qi as u32).take(budget, &mut frames);
     let n = frames.len() as u32;
     let measuring = m.run().measuring;
+    // The run's counters count from the start when a policy watches.
+    let counting = m.run().counting;
     let hz = k.cfg.napi.hz;
     let b = m.bulk();
     let (gro, ready) = (&mut b.gro[qi], &mut b.ready[qi]);
@@ -348,6 +351,8 @@ pub(crate) fn stream_poll_take<M: BulkHost>(m: &mut M, k: &mut Kernel, now: Nano
         b.rx_frames += n as u64;
         b.rx_page_allocs += allocs;
         b.skbs_merged += skbs;
+    }
+    if counting {
         m.run().counters.packets_polled += n as u64;
         for p in &frames {
             m.run().counters.ring_wait_ns += (now - p.arrived_ns) as u128;
