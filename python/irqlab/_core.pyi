@@ -168,6 +168,16 @@ def linux_show(dev: str) -> str:
     """Every NAPI of device ``dev`` and its coalescing, as JSON text.
     Releases the GIL; raises LinuxError."""
 
+def linux_queue_stats(dev: str) -> Optional[list[dict[str, Any]]]:
+    """The per-queue statistics of device ``dev`` (netdev ``qstats-get``,
+    Linux 6.8+), one dict per queue, RX queues first, each type by index:
+    ``queue_type`` (``"rx"``, ``"tx"``), ``queue_id``, and the counters
+    ``rx_packets``, ``rx_bytes``, ``tx_packets``, ``tx_bytes``,
+    ``rx_hw_drops``, ``rx_alloc_fail`` (``None``: not kept by the driver).
+    ``None`` when the device keeps no per-queue statistics (veth) or the
+    kernel has none; ``[]`` when the device is down. Reads only, needs no
+    privilege; releases the GIL; raises LinuxError."""
+
 def linux_plan(dev: str, profile: str, napi_id: Optional[int] = None) -> str:
     """What applying ``profile`` to ``dev`` (all NAPIs, or ``napi_id``) would
     change, as JSON text; touches nothing. Raises LinuxError."""

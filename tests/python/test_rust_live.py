@@ -36,6 +36,13 @@ LIVE = {
         "tools": ("ip", "ethtool"),
         "kernel": ((6, 13), "per-NAPI configuration and IRQ suspension"),
     },
+    "live_veth::queue_stats_of_a_veth_grow_with_traffic_or_are_none": {
+        "select": ["--test", "live_veth"],
+        "name": "queue_stats_of_a_veth_grow_with_traffic_or_are_none",
+        "root": True,
+        "tools": ("ip", "ethtool"),
+        "kernel": ((6, 8), "qstats-get"),
+    },
     "irqlab-linux::epoll_params::tests::parameters_set_on_an_epoll_instance_read_back": {
         # Every library's unit tests; only irqlab-linux's has this name.
         "select": ["--lib"],

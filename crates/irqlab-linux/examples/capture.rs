@@ -2,9 +2,9 @@
 //!
 //!     cargo run -p irqlab-linux --example capture -- DEVICE OUT_DIR
 //!
-//! Reads only (family lookups, `napi-get`, `queue-get`, `coalesce-get`) and
-//! writes each answer message, byte for byte, to OUT_DIR/<name>.bin, with a
-//! hex dump on stdout. The fixtures in tests/fixtures/ were made this way.
+//! Reads only (family lookups, `napi-get`, `queue-get`, `qstats-get`,
+//! `coalesce-get`) and writes each answer message, byte for byte, to
+//! OUT_DIR/<name>.bin, with a hex dump on stdout. The fixtures in tests/fixtures/ were made this way.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +13,7 @@ use irqlab_linux::netlink::ethtool::{self, CoalesceGet, Header};
 use irqlab_linux::netlink::genl::{self, Family, GenlMessage, GetFamily, Payload};
 use irqlab_linux::netlink::message::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 use irqlab_linux::netlink::netdev::{self, NapiById, NapiDump, QueueDump};
+use irqlab_linux::netlink::qstats::{QstatsDump, QstatsScope};
 use irqlab_linux::socket::GenlSocket;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,6 +38,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let answers = exchange(&mut socket, netdev, NLM_F_REQUEST | NLM_F_DUMP, netdev::NETDEV_CMD_QUEUE_GET, 1, QueueDump { ifindex })?;
     save(&out, "queue_get_dump", &answers)?;
+    let request = QstatsDump { ifindex, scope: QstatsScope::Queue };
+    let answers = exchange(&mut socket, netdev, NLM_F_REQUEST | NLM_F_DUMP, netdev::NETDEV_CMD_QSTATS_GET, 1, request)?;
+    save(&out, "qstats_get_dump", &answers)?;
     let request = CoalesceGet { header: Header::index(ifindex) };
     let answers = exchange(&mut socket, ethtool, NLM_F_REQUEST | NLM_F_ACK, ethtool::ETHTOOL_MSG_COALESCE_GET, 1, request)?;
     save(&out, "coalesce_get", &answers)?;

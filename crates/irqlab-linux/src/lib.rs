@@ -1,8 +1,9 @@
 //! Real-kernel access for irqlab (docs/architecture.md, "The real side"): read and set
 //! per-NAPI settings (netdev generic netlink: `napi-get`, `napi-set`,
 //! `queue-get`) and NIC coalescing (ethtool netlink: `coalesce-get`,
-//! `coalesce-set`) of one device; set epoll busy-poll parameters
-//! (`EPIOCSPARAMS`); read a socket's `SO_INCOMING_NAPI_ID`.
+//! `coalesce-set`) of one device; read its per-queue statistics
+//! (`qstats-get`); set epoll busy-poll parameters (`EPIOCSPARAMS`); read a
+//! socket's `SO_INCOMING_NAPI_ID`.
 //!
 //! Layers, bottom up:
 //! - [`netlink`]: message definitions, no I/O (golden-byte tested);
@@ -11,6 +12,7 @@
 //! - [`ops`]: one function per kernel operation;
 //! - [`device`], [`apply`], [`restore`], [`state`]: what `irqlab linux
 //!   show|apply|restore` do, as a Rust API;
+//! - [`queue_stats`]: a device's per-queue counters, as a Rust API;
 //! - [`epoll_params`], [`napi_id`]: the two socket-side interfaces, free of
 //!   any other dependency (the LD_PRELOAD shim may use them).
 //!
@@ -27,6 +29,7 @@ pub mod napi_id;
 pub mod netlink;
 pub mod ops;
 pub mod privilege;
+pub mod queue_stats;
 pub mod restore;
 pub mod socket;
 pub mod state;
@@ -36,5 +39,6 @@ pub use change::{Change, Part, Skip, Value};
 pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Snapshot};
 pub use error::Error;
 pub use knob::{plan_knob, plan_knob_from, tunable};
+pub use queue_stats::{queue_stats, QueueStats};
 pub use restore::{restore, restore_in, HandChange, Replacement, RestoreReport, Unrestored};
 pub use state::{AppliedKnob, SavedState, StateStore};

@@ -1,6 +1,6 @@
 //! The kernel operations irqlab uses, each one request over a
 //! [`GenlSocket`]: resolve a family, `napi-get`, `napi-set`, `queue-get`,
-//! `coalesce-get`, `coalesce-set`; and the route lookup [`route_get`]
+//! `qstats-get`, `coalesce-get`, `coalesce-set`; and the route lookup [`route_get`]
 //! over rtnetlink. Family ids are looked up once per
 //! [`Kernel`] and kept.
 
@@ -12,8 +12,9 @@ use crate::netlink::ethtool::{
 use crate::netlink::genl::{Family, GetFamily, CTRL_CMD_GETFAMILY, GENL_CTRL_VERSION, GENL_ID_CTRL};
 use crate::netlink::netdev::{
     Napi, NapiById, NapiDump, NapiSet, Queue, QueueDump, NETDEV_CMD_NAPI_GET, NETDEV_CMD_NAPI_SET,
-    NETDEV_CMD_QUEUE_GET, NETDEV_FAMILY_NAME, NETDEV_FAMILY_VERSION,
+    NETDEV_CMD_QSTATS_GET, NETDEV_CMD_QUEUE_GET, NETDEV_FAMILY_NAME, NETDEV_FAMILY_VERSION,
 };
+use crate::netlink::qstats::{Qstats, QstatsDump, QstatsScope};
 use crate::netlink::route::{self, Route};
 use crate::socket::{GenlSocket, NetlinkError};
 
@@ -115,6 +116,30 @@ impl Kernel {
         match self.socket.dump(&what, family, NETDEV_CMD_QUEUE_GET, NETDEV_FAMILY_VERSION, QueueDump { ifindex }) {
             Ok(queues) => Ok(queues),
             Err(e) if e.errno() == Some(libc::EOPNOTSUPP) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The per-queue statistics of device `ifindex` (`qstats-get` dump,
+    /// scope `queue`), or `None` when there are none to read: the device
+    /// has no `netdev_stat_ops` (the kernel refuses with EOPNOTSUPP, as it
+    /// does a command it does not know, before 6.8), or the kernel has no
+    /// `netdev` family at all. A device that is down has no queue to report
+    /// (an empty list).
+    pub fn queue_stats(&mut self, ifindex: u32, device: &str) -> Result<Option<Vec<Qstats>>, Error> {
+        let family = match self.netdev() {
+            Ok(family) => family,
+            Err(Error::KernelTooOld { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let what = format!("qstats-get on device `{device}`");
+        let request = QstatsDump { ifindex, scope: QstatsScope::Queue };
+        match self.socket.dump::<_, Qstats>(&what, family, NETDEV_CMD_QSTATS_GET, NETDEV_FAMILY_VERSION, request) {
+            Ok(mut stats) => {
+                stats.retain(|q| q.ifindex == ifindex);
+                Ok(Some(stats))
+            }
+            Err(e) if e.errno() == Some(libc::EOPNOTSUPP) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }

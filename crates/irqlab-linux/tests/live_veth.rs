@@ -1,10 +1,11 @@
-//! The real kernel, through a veth pair in a network namespace this test
+//! The real kernel, through a veth pair in network namespaces each test
 //! makes and always removes: show, apply every profile and read it back,
 //! restore the exact previous values, and see a socket learn the veth's NAPI
-//! id. Needs root, `ip`, `ethtool` and Linux 6.13+, so `cargo test` leaves
-//! it out (ignored); tests/python/test_rust_live.py runs it, and reports it
+//! id (Linux 6.13+); read the veth's per-queue statistics (`qstats-get`).
+//! They need root, `ip` and `ethtool`, so `cargo test` leaves them out
+//! (ignored); tests/python/test_rust_live.py runs them, and reports one
 //! skipped with the reason where it cannot run. Run by hand where it cannot,
-//! it fails with a line starting "cannot run here:" rather than pass
+//! a test fails with a line starting "cannot run here:" rather than pass
 //! without having tested anything.
 
 use std::fs::File;
@@ -16,20 +17,22 @@ use std::process::Command;
 use irqlab_knobs::Profile;
 use irqlab_linux::netlink::netdev::NapiSet;
 use irqlab_linux::ops::Kernel;
-use irqlab_linux::{apply_in, device, napi_id, plan, restore_in, show, Error, StateStore, Value};
+use irqlab_linux::{apply_in, device, napi_id, plan, queue_stats, restore_in, show, Error, QueueStats, StateStore, Value};
 
 /// The testbed (docs/architecture.md, "The real side") in small: a server namespace with veth0
 /// (198.18.0.1/30, GRO on) and a client namespace with its peer veth1
-/// (198.18.0.2/30, GRO off), both deleted on drop, whatever happened.
+/// (198.18.0.2/30, GRO off), both deleted on drop, whatever happened. Each
+/// test gives its own `tag`, so that tests run at once (in one process)
+/// have namespaces of their own.
 struct Testbed {
     server: String,
     client: String,
 }
 
 impl Testbed {
-    fn create() -> Result<Testbed, String> {
+    fn create(tag: &str) -> Result<Testbed, String> {
         let pid = std::process::id();
-        let bed = Testbed { server: format!("irqlab-t-{pid}-rs"), client: format!("irqlab-t-{pid}-rc") };
+        let bed = Testbed { server: format!("irqlab-t-{pid}-{tag}s"), client: format!("irqlab-t-{pid}-{tag}c") };
         run(&["ip", "netns", "add", &bed.server])?;
         run(&["ip", "netns", "add", &bed.client])?;
         let (s, c) = (bed.server.as_str(), bed.client.as_str());
@@ -125,7 +128,7 @@ fn show_apply_every_profile_and_restore_on_a_veth() {
     if let Some(reason) = skip_reason() {
         cannot_run(&format!("the live veth test needs root, ip and ethtool ({reason})"));
     }
-    let bed = Testbed::create().expect("the test namespaces and veth pair");
+    let bed = Testbed::create("r").expect("the test namespaces and veth pair");
     let scratch = ScratchDir::new();
     let store = StateStore::new(&scratch.0);
     let receiver = bed.enter(&bed.server, || {
@@ -190,4 +193,64 @@ fn show_apply_every_profile_and_restore_on_a_veth() {
     receiver.recv_from(&mut buf).unwrap();
     let incoming = napi_id::incoming_napi_id(receiver.as_raw_fd()).unwrap();
     assert_eq!(incoming, id, "SO_INCOMING_NAPI_ID names veth0's NAPI");
+}
+
+/// The sum of one counter over the queues of one type.
+fn total(stats: &[QueueStats], queue_type: &str, counter: fn(&QueueStats) -> Option<u64>) -> Option<u64> {
+    let values: Vec<u64> = stats.iter().filter(|q| q.queue_type == queue_type).filter_map(counter).collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+#[test]
+#[ignore = "live: needs root, ip and ethtool; run by tests/python/test_rust_live.py"]
+fn queue_stats_of_a_veth_grow_with_traffic_or_are_none() {
+    if let Some(reason) = skip_reason() {
+        cannot_run(&format!("the live veth test needs root, ip and ethtool ({reason})"));
+    }
+    const PACKETS: u64 = 5;
+    let bed = Testbed::create("q").expect("the test namespaces and veth pair");
+    let read = |ns: &str, dev: &'static str| bed.enter(ns, move || queue_stats(dev));
+    let before = (read(&bed.server, "veth0").expect("qstats of veth0"), read(&bed.client, "veth1").expect("qstats of veth1"));
+    let (Some(rx_before), Some(tx_before)) = before else {
+        // A device without netdev_stat_ops (veth, up to Linux 6.18 at
+        // least): no statistics, and that is an answer, not an error.
+        assert_eq!(before, (None, None), "the two ends of a veth pair have the same driver");
+        assert_eq!(read(&bed.server, "lo").expect("qstats of lo"), None, "loopback keeps no per-queue statistics");
+        eprintln!("veth has no per-queue statistics on this kernel: queue_stats said None, as it should");
+        return;
+    };
+    let rx_packets = |s: &QueueStats| s.rx_packets;
+    let tx_packets = |s: &QueueStats| s.tx_packets;
+    assert!(rx_before.iter().all(|q| q.queue_type == "rx" || q.queue_type == "tx"), "{rx_before:?}");
+
+    // PACKETS datagrams from the client's veth1 to the server's veth0, each received.
+    let receiver = bed.enter(&bed.server, || {
+        let socket = UdpSocket::bind("198.18.0.1:0").unwrap();
+        socket.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        socket
+    });
+    let to = receiver.local_addr().unwrap();
+    bed.enter(&bed.client, || {
+        let sender = UdpSocket::bind("198.18.0.2:0").unwrap();
+        for _ in 0..PACKETS {
+            sender.send_to(b"qstats", to).unwrap();
+        }
+    });
+    let mut buf = [0u8; 16];
+    for _ in 0..PACKETS {
+        receiver.recv_from(&mut buf).expect("each datagram arrives within 5 s");
+    }
+
+    let rx_after = read(&bed.server, "veth0").unwrap().expect("veth0 still has statistics");
+    let tx_after = read(&bed.client, "veth1").unwrap().expect("veth1 still has statistics");
+    // Other traffic (neighbour discovery) may add to the counters, never take from them.
+    let (rx0, rx1) = (total(&rx_before, "rx", rx_packets), total(&rx_after, "rx", rx_packets));
+    let (tx0, tx1) = (total(&tx_before, "tx", tx_packets), total(&tx_after, "tx", tx_packets));
+    assert!(rx0.is_some() || tx0.is_some(), "the driver reports neither rx nor tx packets: {rx_before:?} {tx_before:?}");
+    if let (Some(a), Some(b)) = (rx0, rx1) {
+        assert!(b >= a + PACKETS, "veth0 received {PACKETS} packets but its rx-packets went from {a} to {b}");
+    }
+    if let (Some(a), Some(b)) = (tx0, tx1) {
+        assert!(b >= a + PACKETS, "veth1 sent {PACKETS} packets but its tx-packets went from {a} to {b}");
+    }
 }

@@ -1,8 +1,10 @@
 //! `irqlab linux show|apply|restore` (crate irqlab-linux) for Python:
-//! device and profile names in, JSON text out, errors as `LinuxError`. The
-//! GIL is released while the kernel is asked.
+//! device and profile names in, JSON text out (dicts for the per-queue
+//! statistics), errors as `LinuxError`. The GIL is released while the
+//! kernel is asked.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::error::{guard_without_gil, Failure};
 
@@ -54,8 +56,33 @@ fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
     })
 }
 
+/// The per-queue statistics of `dev` (`qstats-get`), one dict per queue
+/// (RX queues first), or `None` when the device keeps none.
+#[pyfunction]
+fn linux_queue_stats(py: Python<'_>, dev: String) -> PyResult<Option<Vec<Bound<'_, PyDict>>>> {
+    let stats = guard_without_gil(py, "reading per-queue statistics", move || Ok(irqlab_linux::queue_stats(&dev)?))?;
+    let Some(stats) = stats else { return Ok(None) };
+    stats
+        .iter()
+        .map(|q| {
+            let d = PyDict::new(py);
+            d.set_item("queue_type", &q.queue_type)?;
+            d.set_item("queue_id", q.queue_id)?;
+            d.set_item("rx_packets", q.rx_packets)?;
+            d.set_item("rx_bytes", q.rx_bytes)?;
+            d.set_item("tx_packets", q.tx_packets)?;
+            d.set_item("tx_bytes", q.tx_bytes)?;
+            d.set_item("rx_hw_drops", q.rx_hw_drops)?;
+            d.set_item("rx_alloc_fail", q.rx_alloc_fail)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linux_show, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_queue_stats, m)?)?;
     m.add_function(wrap_pyfunction!(linux_set_knob, m)?)?;
     m.add("TUNABLE_KNOBS", irqlab_linux::tunable())?;
     // (kernel or ethtool name, the scenario field a profile sets it through):

@@ -8,6 +8,7 @@
 //! - [`genl`]: `struct genlmsghdr`, generic netlink framing and the `nlctrl`
 //!   family lookup (`CTRL_CMD_GETFAMILY`);
 //! - [`netdev`]: the "netdev" family (`napi-get`, `napi-set`, `queue-get`);
+//! - [`qstats`]: the "netdev" family's per-queue statistics (`qstats-get`);
 //! - [`ethtool`]: the "ethtool" family (`coalesce-get`, `coalesce-set`);
 //! - [`route`]: rtnetlink's route lookup (`RTM_GETROUTE`).
 //!
@@ -20,6 +21,7 @@ pub mod ethtool;
 pub mod genl;
 pub mod message;
 pub mod netdev;
+pub mod qstats;
 pub mod route;
 
 /// Bytes that are not the message they should be. The message is one

@@ -1,7 +1,8 @@
 //! The "netdev" generic netlink family (include/uapi/linux/netdev.h,
 //! Documentation/netlink/specs/netdev.yaml): NAPI instances (`napi-get`,
 //! `napi-set`, Linux 6.13+ for the per-NAPI configuration) and the queues
-//! they serve (`queue-get`).
+//! they serve (`queue-get`). Per-queue statistics (`qstats-get`) are in
+//! [`super::qstats`].
 
 use super::attr::{self, Attrs, RawAttr};
 use super::genl::Payload;
@@ -13,6 +14,8 @@ pub const NETDEV_FAMILY_VERSION: u8 = 1;
 // Commands (the enum without a name in netdev.h).
 pub const NETDEV_CMD_QUEUE_GET: u8 = 10;
 pub const NETDEV_CMD_NAPI_GET: u8 = 11;
+/// Linux 6.8; dump only (`netlink::qstats`).
+pub const NETDEV_CMD_QSTATS_GET: u8 = 12;
 /// Linux 6.13; needs CAP_NET_ADMIN (`admin-perm`).
 pub const NETDEV_CMD_NAPI_SET: u8 = 14;
 
