@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from irqlab.linux.control_cmd import check_change, kernel_ranges
-from irqlab.linux.host_sample import busy_poll_rx_packets, core_times, irq_counts, net_rx_softirqs
+from irqlab.linux.host_sample import busy_poll_rx_packets, core_times, irq_counts, net_rx_softirqs, queue_counters, rps_mask
 from irqlab.policy import PolicyError
 
 from conftest import interrupt
@@ -58,6 +58,28 @@ def test_the_samples_counters_are_read_from_the_kernels_files():
                        "idle_ns": 9 * tick}
 
 
+def test_a_napis_queue_counters_are_its_linked_queues_qstats_summed():
+    def q(kind, i, **c):
+        counters = dict.fromkeys(("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_hw_drops", "rx_alloc_fail"))
+        return {"queue_type": kind, "queue_id": i, **counters, **c}
+
+    stats = [q("rx", 0, rx_packets=10, rx_bytes=1000, rx_hw_drops=1), q("rx", 1, rx_packets=5, rx_bytes=500),
+             q("rx", 2, rx_packets=99, rx_bytes=9900), q("tx", 0, tx_packets=7, tx_bytes=700)]
+    napi = {"queues": {"rx": [0, 1], "tx": [0]}}
+    assert queue_counters(napi, stats) == {"packets": 15, "bytes": 1500, "tx_packets": 7, "tx_bytes": 700, "drops": 1}
+    # A device without per-queue statistics (veth), or a NAPI with no queue linked.
+    none = dict.fromkeys(("packets", "bytes", "tx_packets", "tx_bytes", "drops"))
+    assert queue_counters(napi, None) == none
+    assert queue_counters({"queues": {"rx": [], "tx": []}}, stats) == none
+
+
+def test_an_rps_files_mask_is_read_as_the_kernel_shows_it():
+    assert rps_mask("00000000,00000003\n") == 3
+    assert rps_mask("0\n") == 0
+    assert rps_mask("ff,00000000\n") == 0xFF << 32
+    assert rps_mask(None) is None and rps_mask("zz") is None and rps_mask("") is None
+
+
 @pytest.mark.parametrize(
     "knob, target, value, control, words",
     [
@@ -68,11 +90,13 @@ def test_the_samples_counters_are_read_from_the_kernels_files():
         ("rx-frames", 0, 8, None, "set for the whole device"),
         ("busy_poll_usecs", None, 50, None, "needs --control FILE"),
         ("busy_poll_usecs", 1, 50, "/tmp/c", "every thread"),
+        ("rps_cpus", 4, 1, None, "`rps_cpus` on RX queue 4, but the device has 4 (0 to 3)"),
+        ("rps_cpus", None, 1 << 63, None, "`rps_cpus`, which must be between 0 and 9223372036854775807"),
     ],
 )
 def test_what_a_real_device_cannot_take_is_refused_in_one_sentence(knob, target, value, control, words):
     with pytest.raises(PolicyError) as e:
-        check_change("P", knob, target, value, 2, control, kernel_ranges())
+        check_change("P", knob, target, value, 2, control, kernel_ranges(), rx_queues=4)
     assert str(e.value).startswith(f"policy `P` set `{knob}`")
     assert words in str(e.value)
 
@@ -104,6 +128,20 @@ class Overreach(Steps):
 
 class TooFast(Steps):
     period_us = 100
+
+class Steer(Policy):
+    period_us = 20_000
+
+    def __init__(self):
+        self.masks = []
+
+    def observe(self, sample):
+        self.masks.append(sample.rps_cpus)
+        if len(self.masks) == 1:
+            return {"rps_cpus": 1}
+
+    def fields(self):
+        return {"first_mask": float(self.masks[0]), "last_mask": float(self.masks[-1])}
 """
 
 
@@ -208,3 +246,22 @@ def test_on_top_of_an_applied_profile_it_puts_back_the_profiles_values(bed: Test
     assert bed.napi_knobs() == profile
     bed.ok("restore", "veth0")
     assert bed.napi_knobs() == [(0, 0, 0)]
+
+
+@live
+def test_control_sets_an_rps_mask_and_writes_the_old_one_back(bed: Testbed, tmp_path: Path):
+    path = "/sys/class/net/veth0/queues/rx-0/rps_cpus"
+    read = lambda: subprocess.run(["ip", "netns", "exec", bed.ns, "cat", path], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+    before = read()
+    assert int(before.replace(",", ""), 16) == 0
+    proc = _start(bed, "--policy", f"{_policy(tmp_path)}:Steer", "--duration", "0.1", "--json")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    # The sample showed RPS off, then CPU 0's mask; the file holds its old text again.
+    assert report["fields"] == {"first_mask": 0.0, "last_mask": 1.0}
+    assert report["decisions"][0] == {"time_us": 0.0, "knob": "rps_cpus", "target": None, "value": 1}
+    assert {"knob": "rps_cpus", "queue": 0, "to": before} in report["restored"]
+    assert "the RPS masks of veth0 are back (rx-0 " in err
+    assert read() == before

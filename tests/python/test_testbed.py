@@ -296,7 +296,13 @@ class Deferral(Policy):
 
     period_us = 5000
 
+    def __init__(self):
+        self.batches = 0
+
     def observe(self, sample):
+        # memcached's batches, as the preload shim counts them (--shim-stats).
+        if sample.threads:
+            self.batches = sample.threads[0]["batches"]
         if sample.time_ns == 0:
             return {"defer-hard-irqs": 100, "gro-flush-timeout": 20000}
         return None
@@ -323,6 +329,7 @@ def test_a_policy_is_measured_as_a_row_beside_the_profiles_and_simulated(tmp_pat
         assert r["policy"]["calls"] >= 2 and r["policy"]["changes"] == 2, r["policy"]
         assert {d["knob"] for d in r["policy"]["decisions"]} == {"defer-hard-irqs", "gro-flush-timeout"}
         assert r["policy"]["restored"]
+        assert r["policy"]["fields"]["batches"] > 100 and 0 < r["policy"]["cpu_s"] < r["policy"]["elapsed_s"]
     for r in [x for x in result["measured"]["runs"] if x["profile"] == "no-coalescing"]:
         assert "policy" not in r
 

@@ -10,6 +10,7 @@
 //! | `IRQLAB_PRELOAD_DEBUG`    | one stderr line per epoll instance set    | `1` = on        |
 //! | `IRQLAB_SPIN_ALL`         | busy-wait spins on every epoll instance   | `1` = on        |
 //! | `IRQLAB_CONTROL`          | a file `busy_poll_usecs=N` read while it runs | absolute path |
+//! | `IRQLAB_STATS`            | a file the batch times are written to (`stats.rs`) | absolute path |
 //!
 //! The ranges are those of the fields of `struct epoll_params`
 //! (`include/uapi/linux/eventpoll.h`). Values that fit the fields but that
@@ -40,6 +41,9 @@ pub const DEBUG: &str = "IRQLAB_PRELOAD_DEBUG";
 /// `IRQLAB_CONTROL`: a file whose `busy_poll_usecs=N` line changes
 /// `busy_poll_usecs` while the program runs (`control.rs`).
 pub const CONTROL: &str = "IRQLAB_CONTROL";
+/// `IRQLAB_STATS`: a file the shim writes the program's batch times to
+/// (`stats.rs`), under any profile or none.
+pub const STATS: &str = "IRQLAB_STATS";
 /// `IRQLAB_SPIN_ALL`: under busy-wait, spin in every epoll instance, not
 /// only in those watching a socket that arrived through a NAPI.
 pub const SPIN_ALL: &str = "IRQLAB_SPIN_ALL";

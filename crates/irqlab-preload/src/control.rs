@@ -50,7 +50,9 @@ pub fn path() -> &'static [u8] {
     PATH.get().map_or(&[], |p| &p.buf[..p.len])
 }
 
-fn coarse_now_ns() -> u64 {
+/// `CLOCK_MONOTONIC_COARSE`, ns: a tick-granular clock that costs a vDSO
+/// read, for intervals (also `stats.rs`'s).
+pub fn coarse_now_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is valid for clock_gettime to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };

@@ -15,7 +15,12 @@
 //! * wraps `epoll_wait`, `epoll_pwait` and `epoll_pwait2`: under busy-wait
 //!   (`IRQLAB_NONBLOCKING=1`) a wait with a non-zero timeout spins in the
 //!   kernel's busy poll instead of sleeping ([`busy_wait`]); otherwise, and
-//!   always for a 0 timeout, they call libc's function unchanged.
+//!   always for a 0 timeout, they call libc's function unchanged;
+//! * with `IRQLAB_STATS=FILE`, times the program's batches (from a wait
+//!   that returns events to the thread's next wait) and writes their count,
+//!   sum and log2 histogram to FILE every 20 ms at most ([`stats`]; `irqlab
+//!   linux control --shim-stats`). This is measurement only: it goes on
+//!   under any profile or none, and after a refusal.
 //!
 //! The program must compute exactly what it computes without the shim:
 //! return values and errno are the real calls' (errno is put back after
@@ -51,6 +56,7 @@ mod config;
 mod control;
 mod real;
 mod report;
+mod stats;
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -123,6 +129,7 @@ fn init() {
         let get = |name: &'static str| getenv(name);
         DEBUG.store(config::debug_enabled(get(config::DEBUG)), Ordering::Relaxed);
         SPIN_ALL.store(config::debug_enabled(get(config::SPIN_ALL)), Ordering::Relaxed);
+        stats::setup(get(config::STATS));
         if let Some(path) = get(config::CONTROL) {
             if !control::set_path(path) && !WARNED.swap(true, Ordering::AcqRel) {
                 let mut line = Line::new();
@@ -573,6 +580,14 @@ pub unsafe extern "C" fn epoll_wait(
     maxevents: c_int,
     timeout: c_int,
 ) -> c_int {
+    let timed = stats::wait_entered();
+    let ret = wait(epfd, events, maxevents, timeout);
+    stats::wait_returned(timed, ret);
+    ret
+}
+
+/// `epoll_wait`'s work, inside the batch timing of [`stats`].
+unsafe fn wait(epfd: c_int, events: *mut epoll_event, maxevents: c_int, timeout: c_int) -> c_int {
     control_poll();
     if timeout != 0 && spins_on(epfd) {
         return busy_wait::wait(
@@ -596,6 +611,20 @@ pub unsafe extern "C" fn epoll_wait(
 /// As libc's.
 #[no_mangle]
 pub unsafe extern "C" fn epoll_pwait(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: c_int,
+    sigmask: *const sigset_t,
+) -> c_int {
+    let timed = stats::wait_entered();
+    let ret = pwait(epfd, events, maxevents, timeout, sigmask);
+    stats::wait_returned(timed, ret);
+    ret
+}
+
+/// `epoll_pwait`'s work, inside the batch timing of [`stats`].
+unsafe fn pwait(
     epfd: c_int,
     events: *mut epoll_event,
     maxevents: c_int,
@@ -626,6 +655,20 @@ pub unsafe extern "C" fn epoll_pwait(
 /// As libc's.
 #[no_mangle]
 pub unsafe extern "C" fn epoll_pwait2(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: *const timespec,
+    sigmask: *const sigset_t,
+) -> c_int {
+    let timed = stats::wait_entered();
+    let ret = pwait2(epfd, events, maxevents, timeout, sigmask);
+    stats::wait_returned(timed, ret);
+    ret
+}
+
+/// `epoll_pwait2`'s work, inside the batch timing of [`stats`].
+unsafe fn pwait2(
     epfd: c_int,
     events: *mut epoll_event,
     maxevents: c_int,

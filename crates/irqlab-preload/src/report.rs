@@ -31,11 +31,21 @@ impl Line {
     /// Append raw bytes (an environment value), with anything but printable
     /// ASCII shown as `?` so that the line stays one line.
     pub fn push_printable(&mut self, bytes: &[u8]) {
-        for &b in bytes.iter().take(64) {
+        self.push_printable_up_to(bytes, 64);
+    }
+
+    /// A path the shim took (fewer than 260 bytes): shown whole, so that
+    /// `FILE` and `FILE.tmp` stay apart; printable as above.
+    pub fn push_path(&mut self, bytes: &[u8]) {
+        self.push_printable_up_to(bytes, 260);
+    }
+
+    fn push_printable_up_to(&mut self, bytes: &[u8], max: usize) {
+        for &b in bytes.iter().take(max) {
             let shown = if (b' '..=b'~').contains(&b) { b } else { b'?' };
             self.push(&[shown]);
         }
-        if bytes.len() > 64 {
+        if bytes.len() > max {
             self.push(b"...");
         }
     }
@@ -126,6 +136,9 @@ mod tests {
         let mut line = Line::new();
         line.push_printable(&[b'x'; 100]);
         assert!(line.as_bytes().ends_with(b"xxx..."));
+        let mut line = Line::new();
+        line.push_path(&[b'/'; 259]);
+        assert_eq!(line.as_bytes().len(), "irqlab-preload: ".len() + 259);
     }
 
     #[test]

@@ -5,15 +5,21 @@ against a real device.
 Every ``period_us`` of real time (at least 1 ms here) the controller reads
 the sample from the kernel (:mod:`irqlab.linux.host_sample`: the device's
 packets and IRQs, NET_RX rounds, each CPU's time, each NAPI's ``napi-get``
-configuration, the device's coalescing), calls ``observe(sample)`` and
-applies what it answers, through the same checks and calls as ``irqlab
-linux set``/``tune`` (:func:`irqlab.linux.knobs.set_knob`, which saves the
-device's settings before the first change):
+configuration, the device's coalescing and, with ``--shim-stats FILE``,
+the application's batches as the preload shim measured them), calls
+``observe(sample)`` and applies what it answers, through the same checks
+and calls as ``irqlab linux set``/``tune``
+(:func:`irqlab.linux.knobs.set_knob`, which saves the device's settings
+before the first change):
 
 * ``defer-hard-irqs``, ``gro-flush-timeout``, ``irq-suspend-timeout`` on
   every NAPI or, by index (its order in ``irqlab linux show``), on one;
 * ``rx-usecs``, ``rx-frames`` on the device (ethtool's coalescing is the
   device's: a per-queue target is refused);
+* ``rps_cpus``, the RPS mask, on every RX queue or, by index, on one
+  (``/sys/class/net/DEV/queues/rx-N/rps_cpus``, written in hex as
+  ``store_rps_map`` parses it; the mask each queue had is written back at
+  the end);
 * ``busy_poll_usecs`` through ``--control FILE``, the control file of a
   program run with ``irqlab linux exec --control FILE`` (every thread: a
   per-thread target is refused);
@@ -33,7 +39,8 @@ controller puts back by hand the value it found on each knob it set (as
 ``irqlab linux tune`` does); so a policy can run on top of a profile.
 Refused before anything changes: a policy that does not load or whose
 period is below 1 ms or above an hour, an unknown device, no root, a
-control file that cannot be read. The loop is bounded: ``--duration`` (at most a day), so at
+control file that cannot be read, a ``--shim-stats`` path whose directory
+does not exist or that is not a regular file. The loop is bounded: ``--duration`` (at most a day), so at
 most ``duration / period + 1`` calls.
 """
 
@@ -42,7 +49,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
+import stat
 import sys
 import time
 from typing import Any, Callable, Optional
@@ -65,6 +74,7 @@ _NAPI = {"defer-hard-irqs": "defer_hard_irqs", "gro-flush-timeout": "gro_flush_t
          "irq-suspend-timeout": "irq_suspend_timeout"}
 _COALESCE = {"rx-usecs": "rx-usecs", "rx-frames": "rx-frames"}
 _CONTROL = "busy_poll_usecs"
+_RPS = "rps_cpus"
 #: Knobs of the simulator only.
 _SIM_ONLY = {"InterruptThrottleRate": "the simulated 82599's rate (itr.rate), which irqlab linux does not set"}
 
@@ -83,15 +93,15 @@ def _refusal(policy: str, what: str) -> str:
 
 
 def check_change(policy: str, knob: str, target: Optional[int], value: int, napis: int, control: Optional[str],
-                 ranges: dict[str, tuple[int, int]]) -> None:
+                 ranges: dict[str, tuple[int, int]], rx_queues: int = 0) -> None:
     """Refuse, in one sentence naming the policy and the knob, what a real
     device cannot take (see the module); ``ranges`` by kernel name."""
     from irqlab.policy import PolicyError
 
     if knob in _SIM_ONLY:
         raise PolicyError(_refusal(policy, f"set `{knob}`, {_SIM_ONLY[knob]}"))
-    if knob not in _NAPI and knob not in _COALESCE and knob != _CONTROL:
-        names = ", ".join([*_NAPI, *_COALESCE, _CONTROL])
+    if knob not in _NAPI and knob not in _COALESCE and knob not in (_CONTROL, _RPS):
+        names = ", ".join([*_NAPI, *_COALESCE, _CONTROL, _RPS])
         raise PolicyError(_refusal(policy, f"set `{knob}`, which a policy cannot set on a real device; it may set {names}"))
     lo, hi = ranges[knob]
     if not lo <= value <= hi:
@@ -99,6 +109,13 @@ def check_change(policy: str, knob: str, target: Optional[int], value: int, napi
     if knob in _NAPI and target is not None and target >= napis:
         raise PolicyError(_refusal(policy, f"set `{knob}` on {target}, but the device has {napis} NAPI instances "
                                            f"(0 to {max(napis - 1, 0)})"))
+    if knob == _RPS:
+        if rx_queues == 0:
+            raise PolicyError(_refusal(policy, f"set `{knob}`, but the device has no RX queue with an rps_cpus file "
+                                               "(a kernel without CONFIG_RPS)"))
+        if target is not None and target >= rx_queues:
+            raise PolicyError(_refusal(policy, f"set `{knob}` on RX queue {target}, but the device has {rx_queues} "
+                                               f"(0 to {rx_queues - 1})"))
     if knob in _COALESCE and target is not None:
         raise PolicyError(_refusal(policy, f"set `{knob}` on queue {target}; a real device's coalescing is set for "
                                            "the whole device here (give it for every queue)"))
@@ -129,14 +146,61 @@ def kernel_ranges() -> dict[str, tuple[int, int]]:
     return {k["kernel_name"]: tuple(k["kernel_range"]) for k in knobs()}  # type: ignore[misc]
 
 
+def rx_queues(dev: str) -> int:
+    """The device's RX queues that have an RPS map (``rx-0`` onwards)."""
+    from irqlab.linux.host_sample import rps_path
+
+    n = 0
+    while os.path.isfile(rps_path(dev, n)):
+        n += 1
+    return n
+
+
+def _set_rps(dev: str, queue: int, value: int) -> None:
+    """Write ``value`` as RX queue ``queue``'s RPS mask; ControlError with
+    the kernel's reason if it refuses."""
+    from irqlab.linux.host_sample import rps_path
+
+    try:
+        with open(rps_path(dev, queue), "w", encoding="ascii") as f:
+            f.write(f"{value:x}\n")
+    except OSError as e:
+        raise ControlError(f"the kernel refused rps_cpus={value:#x} on {dev} rx-{queue} ({e.strerror or e}); "
+                           "a mask must name online CPUs") from None
+
+
+def check_shim_stats(path: str) -> None:
+    """Refuse, in one sentence, a ``--shim-stats`` path that cannot be the
+    shim's stats file: it must be in a directory that exists and be a
+    regular file if it exists (a FIFO would never be read; a missing file
+    only gives ``threads = []`` until the program writes it)."""
+    from irqlab.files import what_is
+
+    what = "give the stats file of a program run with irqlab linux exec --shim-stats FILE (IRQLAB_STATS=FILE)"
+    if not path.strip() or path.endswith("/"):
+        raise ControlError(f"--shim-stats must name a file (got {path!r}); {what}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ControlError(f"--shim-stats {path}: its directory {parent} does not exist; {what}")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ControlError(f"--shim-stats {path} cannot be reached ({e.strerror or e}); {what}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ControlError(f"--shim-stats {path} is {what_is(st.st_mode)}, not a regular file; {what}")
+
+
 def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[str] = None,
+            shim_stats: Optional[str] = None,
             tell: Callable[[str], None] = lambda m: print(f"irqlab: {m}", file=sys.stderr)) -> dict[str, Any]:
     """Run ``policy`` against ``dev`` for ``duration_s`` (see the module);
     the report: calls, decisions, the policy's fields, what was restored."""
     from irqlab._core import policy_changes
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import read_control, write_control
-    from irqlab.linux.host_sample import host_sample
+    from irqlab.linux.host_sample import ShimStats, host_sample
     from irqlab.policy import PolicyError
     from irqlab.undo import raise_terminated, signals_held
 
@@ -145,6 +209,8 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
     period_us = check_period(policy)
     if not (isinstance(duration_s, (int, float)) and 0 < duration_s <= DURATION_S_MAX):
         raise ControlError(f"--duration must be above 0 and at most {DURATION_S_MAX:g} s (got {duration_s!r})")
+    if shim_stats is not None:
+        check_shim_stats(shim_stats)
     shown = knobs.show(dev)
     if not shown.get("napis"):
         raise ControlError(f"{dev} has no NAPI instance (napi-get lists none), so there is nothing a policy could set")
@@ -164,16 +230,24 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             raise ControlError(f"--control {control_file} cannot be read as a control file ({e})") from None
     ranges = kernel_ranges()
     napi_ids = [n["id"] for n in shown["napis"]]
+    rx = rx_queues(dev)
+    # Each RX queue's RPS mask before the controller first set it, as the
+    # file showed it, to write back at the end.
+    rps_found: dict[int, str] = {}
     period_ns = int(round(period_us * 1e3))
     calls_max = int(duration_s * 1e9 // period_ns) + 1
 
     started = time.monotonic_ns()
+    cpu_started = time.process_time()
     decisions: list[dict[str, Any]] = []
     changes = 0
     calls = 0
     changed = False
     busy = control_original
     finished = False
+    # The previous reading stays between calls: a call's longest batch is
+    # the highest bucket that grew since the one before.
+    stats = None if shim_stats is None else ShimStats(shim_stats)
     old_term = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         while calls < calls_max:
@@ -182,7 +256,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             if wait > 0:
                 time.sleep(wait / 1e9)
             sample_shown = knobs.show(dev) if calls else shown
-            sample = host_sample(dev, sample_shown, calls * period_ns, busy)
+            sample = host_sample(dev, sample_shown, calls * period_ns, busy, stats)
             try:
                 answer = policy.observe(sample)
             except Exception as e:
@@ -193,7 +267,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
                 tell(f"{FIRST_CALL} {name} on {dev}, then every {period_us / 1e3:g} ms for {duration_s:g} s")
             triples = policy_changes(name, answer)
             for knob, target, value in triples:
-                check_change(name, knob, target, value, len(napi_ids), control_file, ranges)
+                check_change(name, knob, target, value, len(napi_ids), control_file, ranges, rx)
             for knob, target, value in triples:
                 changed = True
                 if saved_before:
@@ -204,6 +278,12 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
                 elif knob in _COALESCE:
                     knobs.set_knob(dev, _COALESCE[knob], value)
                     changes += 1
+                elif knob == _RPS:
+                    for q in (range(rx) if target is None else [target]):
+                        if q not in rps_found:
+                            rps_found[q] = _rps_text(dev, q)
+                        _set_rps(dev, q, value)
+                        changes += 1
                 else:
                     write_control(str(control_file), value)
                     busy = value
@@ -219,12 +299,43 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
         with signals_held(after={signal.SIGTERM: old_term}):
             restored = _put_back(dev, changed, control_file, control_original, busy, tell, finished,
                                  found if saved_before else None)
+            restored += _put_back_rps(dev, rps_found, tell, finished)
     fields = policy.fields() if callable(getattr(policy, "fields", None)) else {}
     return {
         "device": dev, "policy": name, "period_us": float(period_us), "calls": calls, "changes": changes,
         "decisions": decisions, "fields": fields, "restored": restored,
         "elapsed_s": (time.monotonic_ns() - started) / 1e9,
+        # The controller's own CPU (its samples, the policy, the settings).
+        "cpu_s": time.process_time() - cpu_started,
     }
+
+
+def _rps_text(dev: str, queue: int) -> str:
+    from irqlab.linux.host_sample import rps_path
+
+    with open(rps_path(dev, queue), encoding="ascii") as f:
+        return f.read().strip()
+
+
+def _put_back_rps(dev: str, found: dict[int, str], tell: Callable[[str], None],
+                  finished: bool) -> list[dict[str, Any]]:
+    """Write back each RX queue's RPS mask as the controller found it."""
+    from irqlab.linux.host_sample import rps_path
+
+    restored: list[dict[str, Any]] = []
+    how = "" if finished else "the controller stopped early; "
+    for q, text in sorted(found.items()):
+        try:
+            with open(rps_path(dev, q), "w", encoding="ascii") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            tell(f"error: {how}rps_cpus of {dev} rx-{q} could not be written back to {text} ({e.strerror or e})")
+        else:
+            restored.append({"knob": _RPS, "queue": q, "to": text})
+    if restored:
+        masks = ", ".join(f"rx-{r['queue']} {r['to']}" for r in restored)
+        tell(f"{how}the RPS masks of {dev} are back ({masks})")
+    return restored
 
 
 def _remember(found: dict[tuple[str, Optional[int]], int], knob: str, target: Optional[int], napi_ids: list[int],
@@ -297,6 +408,10 @@ def add_control_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--duration", metavar="S", required=True, help=f"seconds to run it (at most {DURATION_S_MAX:g})")
     p.add_argument("--control", metavar="FILE", help="the control file of a program run with irqlab linux exec "
                    "--control FILE, for busy_poll_usecs")
+    p.add_argument("--shim-stats", metavar="FILE", help="the stats file of a program run with irqlab linux exec "
+                   "--shim-stats FILE (IRQLAB_STATS), for the sample's threads: one entry for the whole program, "
+                   "its batches (epoll wait returning events to the thread's next wait), their time and the longest "
+                   "since the previous call, rounded up to a power of two; [] while the file is missing")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(handler=_cmd_control)
     return p
@@ -312,7 +427,7 @@ def _cmd_control(args: argparse.Namespace) -> int:
     if not math.isfinite(duration_s):
         raise ControlError(f"--duration must be above 0 and at most {DURATION_S_MAX:g} s (got {args.duration!r})")
     policy = load_policy(args.policy)
-    report = control(args.device, policy, duration_s, control_file=args.control)
+    report = control(args.device, policy, duration_s, control_file=args.control, shim_stats=args.shim_stats)
     if args.json:
         print(json.dumps(report))
     else:

@@ -1,6 +1,7 @@
 """``irqlab linux exec``: run an unmodified epoll program under a profile.
 
-    irqlab linux exec --profile P [--napi-dev DEV] [--set epoll.KEY=VALUE]... [--control FILE] [--debug] -- CMD [ARG]...
+    irqlab linux exec --profile P [--napi-dev DEV] [--set epoll.KEY=VALUE]... [--control FILE] [--shim-stats FILE]
+                      [--debug] -- CMD [ARG]...
 
 The program runs with the preload shim (``crates/irqlab-preload``) in
 ``LD_PRELOAD``. The shim gives every epoll instance the program creates the
@@ -20,6 +21,9 @@ from a table here, and reach the shim as environment variables:
                            arrived through a NAPI (the default)
 ``IRQLAB_CONTROL``          with ``--control FILE``: the file the shim reads a new
                            ``busy_poll_usecs`` from while the program runs
+``IRQLAB_STATS``            with ``--shim-stats FILE``: the file the shim writes the
+                           program's batch times to, every 20 ms at most
+                           (``irqlab linux control --shim-stats FILE``)
 ``IRQLAB_PRELOAD_DEBUG``    1 with ``--debug``: one stderr line per epoll instance
 =========================== ====================================================
 
@@ -103,6 +107,7 @@ ENV_PREFER = "IRQLAB_PREFER_BUSY_POLL"
 ENV_NONBLOCKING = "IRQLAB_NONBLOCKING"
 ENV_DEBUG = "IRQLAB_PRELOAD_DEBUG"
 ENV_CONTROL = "IRQLAB_CONTROL"
+ENV_STATS = "IRQLAB_STATS"
 #: The largest ``busy_poll_usecs`` the kernel takes (the knob table,
 #: ``crates/irqlab-knobs``: ``ep_eventpoll_bp_ioctl`` refuses more than
 #: ``S32_MAX`` with EINVAL).
@@ -184,6 +189,21 @@ def read_control(path: str) -> int:
     return int(value)
 
 
+def stats_path(path: str) -> str:
+    """The ``IRQLAB_STATS`` value for ``--shim-stats``: the file a write to
+    ``path`` lands on (links resolved: the shim refuses a symbolic link,
+    since its rename would replace the link), absolute, checked as any
+    output file (a regular file or nothing yet, in a directory that exists)."""
+    from irqlab.cli_common import UsageError
+    from irqlab.files import check_output_file, write_target
+
+    check_output_file(path, "--shim-stats", UsageError)
+    target = str(write_target(path))
+    if len(target.encode()) >= 256:
+        raise UsageError(f"--shim-stats must be a path of fewer than 256 bytes (got {target!r})")
+    return target
+
+
 def find_shim() -> Optional[Path]:
     """The preload shim to use, or None when it has not been built."""
     for path in _SHIM_PATHS:
@@ -245,6 +265,13 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
         "instance CMD creates while it runs, under any profile "
         "(irqlab linux tune --knob busy_poll_usecs --control FILE)",
     )
+    p.add_argument(
+        "--shim-stats",
+        metavar="FILE",
+        help="let the shim write CMD's batch times (an epoll wait returning events to the thread's next wait: "
+        "count, sum and a log2 histogram) to FILE every 20 ms at most, for irqlab linux control --shim-stats FILE; "
+        "one process's (a server of several processes overwrites FILE in turn)",
+    )
     p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")
     p.add_argument(
         "--spin-all",
@@ -273,6 +300,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
         from irqlab.files import check_output_file
 
         check_output_file(args.control, "--control", UsageError)
+    stats_file = None if args.shim_stats is None else stats_path(args.shim_stats)
     knobs = epoll_knobs(args.profile, args.overrides)
     shim = find_shim()
     if shim is None:
@@ -284,6 +312,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
     env = program_env(os.environ, knobs, shim, debug=args.debug)
     if args.spin_all:
         env["IRQLAB_SPIN_ALL"] = "1"
+    if stats_file is not None:
+        env[ENV_STATS] = stats_file
     if args.napi_dev is not None:
         knobs_module = _napi_knobs()
         if not knobs_module.may_change_settings():

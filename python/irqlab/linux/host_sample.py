@@ -17,27 +17,59 @@
 ``latency_sum_ns``
 ``queues``                 per NAPI of the device (its order in ``irqlab linux
                            show``): ``irqs`` (its IRQ's count, None without one),
-                           ``packets``, ``bytes``, ``tx_packets``, ``tx_bytes``,
-                           ``ring_packets`` and ``drops``
-                           (None: irqlab does not read per-queue statistics yet), ``rx_usecs`` and ``rx_frames`` (the device's
-                           coalescing, None where it has none),
-                           ``itr_interval_ns`` (None)
+                           ``packets`` and ``bytes`` (its RX queues'
+                           ``rx-packets``, ``rx-bytes``), ``tx_packets`` and
+                           ``tx_bytes`` (its TX queues'), ``drops`` (its RX
+                           queues' ``rx-hw-drops``): netdev ``qstats-get``
+                           summed over the queues ``queue-get`` links to the
+                           NAPI; None where the driver keeps no per-queue
+                           statistics (veth, loopback) or a counter; and
+                           ``ring_packets`` (None: the kernel does not show
+                           a ring's occupancy), ``rx_usecs`` and
+                           ``rx_frames`` (the device's coalescing, None
+                           where it has none), ``itr_interval_ns`` (None)
 ``napis``                  per NAPI: ``defer_hard_irqs``, ``gro_flush_timeout_ns``,
                            ``irq_suspend_timeout_ns`` (``napi-get``)
 ``cores``                  per CPU: ``user_ns``, ``system_ns``, ``softirq_ns``,
                            ``irq_ns``, ``idle_ns`` (``/proc/stat``, in ticks of
                            ``USER_HZ``: 10 ms steps at 100 Hz)
 ``busy_poll_usecs``        ``[N]`` from ``--control FILE``, else ``[]``
-``threads``                ``[]``: the application's batches are its own
+``rps_cpus``               the device's first RX queue's RPS mask
+                           (``/sys/class/net/DEV/queues/rx-0/rps_cpus``; 0: RPS
+                           off), None without it
+``rps_ipis``               None: the kernel counts no RPS IPI apart (they are
+                           in ``/proc/interrupts``'s CAL line with the others)
+``threads``                with ``--shim-stats FILE``, the file of a program run
+                           under the preload shim with ``IRQLAB_STATS=FILE``
+                           (``irqlab linux exec --shim-stats FILE``): one entry
+                           for the whole program, ``batches`` and ``batch_ns``
+                           (since it started) and ``batch_max_ns``, the longest
+                           batch that ended since the previous call known only
+                           to its power of two, rounded up (0: none); ``[]``
+                           without the option or while the file is missing
 =========================  ====================================================
 
 Counters count since boot (differences are what a policy wants, as in the
 simulator, whose count from the run's start).
+
+A batch is the simulator's: from an epoll wait returning events to the
+same thread's next wait, the time ``irq-suspend-timeout`` should cover
+(Documentation/networking/napi.rst: "large enough to cover the processing
+of an entire application batch"). The shim (``crates/irqlab-preload``,
+``stats.rs``) writes, at most every 20 ms, one line
+``irqlab-stats v1 batches=N batch_ns=S hist=c0,...,c63``: bucket ``i``
+counts the batches of ``[2^i, 2^(i+1))`` ns (bucket 0 also 0 and 1 ns).
+So on a real host the program's threads are summed into one entry, and its
+longest batch since the previous call is the upper edge of the highest
+bucket that grew, ``2^(i+1)`` ns: up to twice the true length. Since the
+file changes only every 20 ms, a policy called more often sees ``0`` in
+most calls and the 20 ms's longest in one.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -58,6 +90,8 @@ class HostSample:
     cores: list[dict[str, int]] = field(default_factory=list)
     busy_poll_usecs: list[int] = field(default_factory=list)
     threads: list[dict[str, int]] = field(default_factory=list)
+    rps_cpus: Optional[int] = None
+    rps_ipis: Optional[int] = None
 
 
 def _read(path: str) -> Optional[str]:
@@ -130,14 +164,144 @@ def core_times(text: Optional[str] = None) -> list[dict[str, int]]:
     return out
 
 
-def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: Optional[int]) -> HostSample:
+#: The shim's histogram: one bucket per power of two of a 64-bit ns count.
+STATS_BUCKETS = 64
+_STATS_MAGIC = ("irqlab-stats", "v1")
+#: Read at most this much of the file (its line is at most 1424 bytes).
+_STATS_READ_MAX = 4096
+
+
+def shim_stats(text: Optional[str]) -> Optional[dict[str, Any]]:
+    """The shim's line as ``{"batches": N, "batch_ns": S, "hist": [64
+    counts]}``; None for anything else (a missing file, another format, a
+    count that is not the buckets' sum)."""
+    if not text or not text.endswith("\n") or text.count("\n") != 1:
+        return None
+    parts = text[:-1].split(" ")
+    if len(parts) != 5 or tuple(parts[:2]) != _STATS_MAGIC:
+        return None
+    fields = {}
+    for part, name in zip(parts[2:], ("batches", "batch_ns", "hist")):
+        key, eq, value = part.partition("=")
+        if key != name or not eq:
+            return None
+        fields[name] = value
+    numbers = [fields["batches"], fields["batch_ns"], *fields["hist"].split(",")]
+    if not all(n.isascii() and n.isdigit() and len(n) <= 20 and int(n) < 1 << 64 for n in numbers):
+        return None
+    batches, batch_ns, *hist = (int(n) for n in numbers)
+    if len(hist) != STATS_BUCKETS or sum(hist) != batches:
+        return None
+    return {"batches": batches, "batch_ns": batch_ns, "hist": hist}
+
+
+def read_shim_stats(path: str) -> Optional[dict[str, Any]]:
+    """The shim's stats file, parsed; None when it is missing, is not a
+    regular file (a FIFO is never waited on) or holds no valid line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, _STATS_READ_MAX)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return shim_stats(data.decode("ascii", errors="replace"))
+
+
+def shim_threads(current: Optional[dict[str, Any]], previous: Optional[dict[str, Any]]) -> list[dict[str, int]]:
+    """The sample's ``threads`` from two successive readings of the stats
+    file (:func:`shim_stats`): ``[]`` without a current one, else one entry
+    for the whole program. ``batch_max_ns`` is ``2^(i+1)`` for the highest
+    bucket ``i`` whose count grew since ``previous`` (0: none); against no
+    previous reading, or one with more batches (the program started again),
+    every batch counted is new."""
+    if current is None:
+        return []
+    if previous is None or previous["batches"] > current["batches"]:
+        before = [0] * STATS_BUCKETS
+    else:
+        before = previous["hist"]
+    grew = [i for i, (now, then) in enumerate(zip(current["hist"], before)) if now > then]
+    return [{
+        "batches": current["batches"],
+        "batch_ns": current["batch_ns"],
+        "batch_max_ns": 1 << (grew[-1] + 1) if grew else 0,
+    }]
+
+
+class ShimStats:
+    """The shim's stats file read at each call, with the previous reading
+    kept: :meth:`threads` is the sample's ``threads`` (:func:`shim_threads`).
+    A call that finds no valid line gives ``[]`` and keeps the reading
+    before it, so that the next call compares with that."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.previous: Optional[dict[str, Any]] = None
+
+    def threads(self) -> list[dict[str, int]]:
+        current = read_shim_stats(self.path)
+        out = shim_threads(current, self.previous)
+        if current is not None:
+            self.previous = current
+        return out
+
+
+def queue_counters(napi: dict[str, Any], qstats: Optional[list[dict[str, Any]]]) -> dict[str, Optional[int]]:
+    """A NAPI's ``packets``, ``bytes``, ``tx_packets``, ``tx_bytes`` and
+    ``drops``: ``qstats`` (:func:`irqlab.linux.qstats.queue_stats`) summed
+    over the RX and TX queues ``irqlab linux show`` links to it; None for a
+    counter no such queue has."""
+    linked = napi.get("queues") or {}
+
+    def total(kind: str, counter: str) -> Optional[int]:
+        ids = set(linked.get(kind) or [])
+        values = [q[counter] for q in qstats or [] if q["queue_type"] == kind and q["queue_id"] in ids
+                  and q.get(counter) is not None]
+        return sum(values) if values else None
+
+    return {"packets": total("rx", "rx_packets"), "bytes": total("rx", "rx_bytes"),
+            "tx_packets": total("tx", "tx_packets"), "tx_bytes": total("tx", "tx_bytes"),
+            "drops": total("rx", "rx_hw_drops")}
+
+
+def rps_mask(text: Optional[str]) -> Optional[int]:
+    """An ``rps_cpus`` file's mask (hex words, comma-separated from the
+    highest: ``show_rps_map``'s ``cpumask_scnprintf``); None if unreadable."""
+    if text is None:
+        return None
+    digits = text.strip().replace(",", "")
+    try:
+        return int(digits, 16) if digits else None
+    except ValueError:
+        return None
+
+
+def rps_path(dev: str, queue: int) -> str:
+    return f"/sys/class/net/{dev}/queues/rx-{queue}/rps_cpus"
+
+
+def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: Optional[int],
+                stats: Optional[ShimStats] = None) -> HostSample:
     """The sample of ``dev`` now, for the call at ``time_ns``; ``shown`` is
-    ``irqlab linux show``'s report."""
+    ``irqlab linux show``'s report; ``stats``, the shim's stats file (the
+    sample's ``threads``)."""
     napis = shown.get("napis") or []
     irqs = {n["irq"] for n in napis if n.get("irq") is not None}
     counts = irq_counts(irqs)
     co = shown.get("coalesce") or {}
     packets = _read(f"/sys/class/net/{dev}/statistics/rx_packets")
+    from irqlab.linux.qstats import queue_stats
+
+    try:
+        qstats = queue_stats(dev)
+    except Exception:  # the device went away between two reads: no counters this call
+        qstats = None
     return HostSample(
         time_ns=time_ns,
         measuring=True,
@@ -148,12 +312,8 @@ def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: 
         queues=[
             {
                 "irqs": counts.get(n["irq"]) if n.get("irq") is not None else None,
-                "packets": None,
-                "bytes": None,
-                "tx_packets": None,
-                "tx_bytes": None,
+                **queue_counters(n, qstats),
                 "ring_packets": None,
-                "drops": None,
                 "rx_usecs": co.get("rx-usecs"),
                 "rx_frames": co.get("rx-frames"),
                 "itr_interval_ns": None,
@@ -170,4 +330,6 @@ def host_sample(dev: str, shown: dict[str, Any], time_ns: int, busy_poll_usecs: 
         ],
         cores=core_times(),
         busy_poll_usecs=[] if busy_poll_usecs is None else [busy_poll_usecs],
+        threads=[] if stats is None else stats.threads(),
+        rps_cpus=rps_mask(_read(rps_path(dev, 0))),
     )

@@ -18,7 +18,11 @@ knobs (``prefer_busy_poll``, ``gro-flush-timeout``, ``defer-hard-irqs``)
 make suspension happen; it changes nothing until the first batch ends.
 
 On a real host the kernel does not see the application's batches: there
-the sample's ``threads`` is empty and the policy sets nothing.
+the sample's ``threads`` is empty and the policy sets nothing, unless the
+program runs under the preload shim with ``irqlab linux exec --shim-stats
+FILE`` and the controller reads it (``irqlab linux control --shim-stats
+FILE``); its longest batch is then rounded up to a power of two and
+renewed every 20 ms (:mod:`irqlab.linux.host_sample`).
 """
 
 from __future__ import annotations

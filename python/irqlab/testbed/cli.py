@@ -258,9 +258,13 @@ def _policy_lines(measured: dict[str, Any], sim: dict[str, Any]) -> list[str]:
         if not reports:
             continue
         knobs = sorted({d["knob"] for rep in reports for d in rep.get("decisions", [])})
+        cpu = [100 * r["cpu_s"] / r["elapsed_s"] for r in reports if r.get("cpu_s") is not None and r.get("elapsed_s")]
         line = (f"{label}: {spec.rpartition(':')[2]} from {spec.rpartition(':')[0]} on {profile}; measured, per "
                 f"measurement (median) {median(r['calls'] for r in reports):.0f} calls and "
                 f"{median(r['changes'] for r in reports):.0f} settings ({', '.join(knobs) or 'none'})")
+        if cpu:
+            # On the client's core: a closed loop the client limits loses that much.
+            line += f", the controller using {median(cpu):.0f} % of the client's core"
         simulated = [x.get("policy") for x in (sim.get(label) or {}).values() if x.get("policy")]
         if simulated:
             line += (f"; simulated {median(x['calls'] for x in simulated):.0f} calls and "

@@ -177,6 +177,8 @@ CONTROL_SLACK_S = 1.0
 
 
 def _start_controller(plan: Plan, spec: str, duration_s: float, control_file: str) -> subprocess.Popen[str]:
+    # The shim's stats file sits beside the control file (_start_server).
+    stats = os.path.join(os.path.dirname(control_file), STATS_FILE)
     """``irqlab linux control`` on the server veth, on the client's core,
     once its first call is made (its line on stderr); TestbedError if it
     fails first."""
@@ -185,7 +187,8 @@ def _start_controller(plan: Plan, spec: str, duration_s: float, control_file: st
     cmd = [
         "ip", "netns", "exec", SERVER_NS, "taskset", "-c", str(plan.client_core),
         sys.executable, "-m", "irqlab", "linux", "control", SERVER_DEV, "--policy", spec,
-        "--duration", f"{plan.warmup_s + duration_s + CONTROL_SLACK_S:.3f}", "--control", control_file, "--json",
+        "--duration", f"{plan.warmup_s + duration_s + CONTROL_SLACK_S:.3f}", "--control", control_file,
+        "--shim-stats", stats, "--json",
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stderr is not None
@@ -325,8 +328,16 @@ def rotated(profiles: tuple[str, ...], repeat: int) -> tuple[str, ...]:
     return profiles[k:] + profiles[:k]
 
 
+#: The shim's stats file (IRQLAB_STATS) of a policy row's memcached, in the
+#: row's directory beside its control file: the policy's sample's threads.
+STATS_FILE = "shim-stats"
+
+
 def _start_server(plan: Plan, profile: str, control_file: Optional[str] = None) -> subprocess.Popen[bytes]:
-    control = ["--control", control_file] if control_file else []
+    control = []
+    if control_file:
+        stats = os.path.join(os.path.dirname(control_file), STATS_FILE)
+        control = ["--control", control_file, "--shim-stats", stats]
     cmd = [
         "ip", "netns", "exec", SERVER_NS, "taskset", "-c", str(plan.server_core),
         sys.executable, "-m", "irqlab", "linux", "exec", "--profile", profile, "--napi-dev", SERVER_DEV, *control, "--",
@@ -393,12 +404,14 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
         for repeat in range(plan.repeats):
             for profile in rotated(plan.profiles, repeat):
                 # A policy row: memcached under its base profile, with a
-                # control file the policy's busy_poll_usecs goes through.
+                # control file the policy's busy_poll_usecs goes through,
+                # and the shim's stats file (the sample's threads).
                 spec = plan.policies.get(profile, [None, None])[1]
                 tmp = tempfile.mkdtemp(prefix="irqlab-tb-") if spec else None
                 if tmp:
-                    # memcached, run as nobody, reads the control file.
-                    os.chmod(tmp, 0o755)
+                    # memcached, run as nobody, reads the control file and
+                    # writes the shim's stats file there (sticky, as /tmp).
+                    os.chmod(tmp, 0o1777)
                 control_file = os.path.join(tmp, "control") if tmp else None
                 policy = (spec, control_file) if spec and control_file else None
                 server = _start_server(plan, plan.base_profile(profile), control_file)
