@@ -133,3 +133,24 @@ def small() -> Path:
 @pytest.fixture
 def small_text() -> str:
     return SMALL.read_text(encoding="utf-8")
+
+
+def sh(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run a command (``ip netns ...`` in the live tests), asserting it
+    succeeded within a minute; its result."""
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def shim() -> Path:
+    """The built preload shim (skips, saying why, where there is none)."""
+    from irqlab.linux.exec_cmd import find_shim
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the preload shim is Linux's")
+    path = find_shim()
+    if path is None:
+        pytest.skip("the preload shim is not built (make setup)")
+    return path

@@ -93,14 +93,6 @@ def echo() -> Iterator[str]:
         shutil.rmtree(build, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def shim() -> Path:
-    path = find_shim()
-    if path is None:
-        pytest.skip("the preload shim is not built (make setup)")
-    return path
-
-
 @pytest.fixture(autouse=True)
 def spin_in_every_epoll(monkeypatch):
     # On loopback no socket carries a NAPI id, so busy-wait would spin in no

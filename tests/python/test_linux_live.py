@@ -33,6 +33,8 @@ import pytest
 from irqlab.linux.cli import knob_name
 from irqlab.profiles import PROFILES, profile_knobs
 
+from conftest import sh
+
 IRQLAB = Path(sys.executable).with_name("irqlab")
 _numbers = itertools.count()
 
@@ -59,12 +61,6 @@ def _why_not_live() -> Optional[str]:
 
 
 pytestmark = pytest.mark.skipif(_why_not_live() is not None, reason=str(_why_not_live()))
-
-
-def sh(*args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
-    return result
 
 
 @dataclass

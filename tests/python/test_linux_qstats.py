@@ -30,6 +30,8 @@ import pytest
 
 from irqlab.linux.qstats import COUNTERS, LinuxError, queue_stats
 
+from conftest import sh
+
 #: Datagrams sent from veth1 to veth0 (a bounded number, each received).
 PACKETS = 5
 KEYS = {"queue_type", "queue_id", *COUNTERS}
@@ -47,11 +49,6 @@ def _why_not_live() -> Optional[str]:
 
 
 live = pytest.mark.skipif(_why_not_live() is not None, reason=str(_why_not_live()))
-
-
-def sh(*args: str) -> None:
-    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
 
 
 @dataclass

@@ -27,7 +27,6 @@ from typing import Optional
 import pytest
 
 from irqlab.linux.control_cmd import ControlError, check_shim_stats
-from irqlab.linux.exec_cmd import find_shim
 from irqlab.linux.host_sample import STATS_BUCKETS, ShimStats, read_shim_stats, shim_stats, shim_threads
 
 from conftest import REPO
@@ -159,16 +158,6 @@ def echo() -> Iterator[str]:
         yield str(exe)
     finally:
         shutil.rmtree(build, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def shim() -> Path:
-    if not sys.platform.startswith("linux"):
-        pytest.skip("Linux only")
-    path = find_shim()
-    if path is None:
-        pytest.skip("the preload shim is not built (make setup)")
-    return path
 
 
 def shim_env(shim: Path, stats: str) -> dict[str, str]:

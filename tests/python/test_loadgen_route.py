@@ -30,6 +30,8 @@ import pytest
 
 from irqlab.loadgen import find_binary
 
+from conftest import sh
+
 IRQLAB = Path(sys.executable).with_name("irqlab")
 _numbers = itertools.count()
 
@@ -47,11 +49,6 @@ def _why_not_live() -> Optional[str]:
 
 
 pytestmark = pytest.mark.skipif(_why_not_live() is not None, reason=str(_why_not_live()))
-
-
-def sh(*args: str) -> None:
-    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
 
 
 @dataclass
