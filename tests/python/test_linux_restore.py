@@ -518,7 +518,7 @@ def test_testbed_run_removes_the_testbed_when_the_server_fails_and_says_so(fake_
 
     tb, events = fake_bed
 
-    def no_server(plan: Any, profile: str) -> Any:
+    def no_server(plan: Any, profile: str, control_file: Any = None) -> Any:
         raise TestbedError("memcached exited at once: bind: Address already in use")
 
     monkeypatch.setattr(tb, "_start_server", no_server)
@@ -530,7 +530,7 @@ def test_testbed_run_removes_the_testbed_when_the_server_fails_and_says_so(fake_
 
 def test_testbed_run_sigterm_removes_the_testbed_and_exits_143(fake_bed, monkeypatch, capsys):
     tb, events = fake_bed
-    monkeypatch.setattr(tb, "_start_server", lambda plan, profile: object())
+    monkeypatch.setattr(tb, "_start_server", lambda plan, profile, control_file=None: object())
     monkeypatch.setattr(tb, "_wait_ready", lambda: os.kill(os.getpid(), signal.SIGTERM))
     before = signal.getsignal(signal.SIGTERM)
     assert main(["testbed", "run", "--profiles", "irq-suspend", "--repeats", "1", "--no-sim"]) == 143
@@ -541,7 +541,7 @@ def test_testbed_run_sigterm_removes_the_testbed_and_exits_143(fake_bed, monkeyp
 
 def test_testbed_tune_sigterm_removes_the_testbed_and_exits_143(fake_bed, monkeypatch, capsys):
     tb, events = fake_bed
-    monkeypatch.setattr(tb, "_start_server", lambda plan, profile: object())
+    monkeypatch.setattr(tb, "_start_server", lambda plan, profile, control_file=None: object())
     monkeypatch.setattr(tb, "_wait_ready", lambda: None)
     monkeypatch.setattr(tb, "_loadgen_run", lambda *a, **k: os.kill(os.getpid(), signal.SIGTERM))
     assert main(["testbed", "tune", "--no-sim", "--slice", "0.2", "--budget", "2"]) == 143
