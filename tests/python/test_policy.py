@@ -458,3 +458,18 @@ def test_rps_mistakes_are_refused_in_one_sentence(scenario, answer, words):
     with pytest.raises(PolicyError, match=words) as e:
         irqlab.run(scenario, overrides=SHORT, policy=Once(answer))
     assert "\n" not in str(e.value) and "`Once`" in str(e.value)
+
+
+def test_a_mask_over_64_cores_is_none_in_the_sample_not_a_wrong_number():
+    class Watch(Policy):
+        period_us = 1000.0
+
+        def __init__(self):
+            self.masks = set()
+
+        def observe(self, sample):
+            self.masks.add(sample.rps_cpus)
+
+    w = Watch()
+    irqlab.run(IAPS, overrides=["run.duration_s=0.002", "run.warmup_s=0.001", "cpu.app_cores=80"], policy=w)
+    assert w.masks == {None}

@@ -177,12 +177,13 @@ CONTROL_SLACK_S = 1.0
 
 
 def _start_controller(plan: Plan, spec: str, duration_s: float, control_file: str) -> subprocess.Popen[str]:
-    # The shim's stats file sits beside the control file (_start_server).
-    stats = os.path.join(os.path.dirname(control_file), STATS_FILE)
     """``irqlab linux control`` on the server veth, on the client's core,
     once its first call is made (its line on stderr); TestbedError if it
     fails first."""
     from irqlab.linux.control_cmd import FIRST_CALL
+
+    # The shim's stats file sits beside the control file (_start_server).
+    stats = os.path.join(os.path.dirname(control_file), STATS_FILE)
 
     cmd = [
         "ip", "netns", "exec", SERVER_NS, "taskset", "-c", str(plan.client_core),

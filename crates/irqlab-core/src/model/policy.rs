@@ -75,7 +75,8 @@ pub struct Sample {
     /// Per application thread, the batches it served.
     pub threads: Vec<ThreadSample>,
     /// The RPS mask in force (bit i: application core i), where the run
-    /// steers in software (`steering.scheme` rps, rfs or iaps); else None.
+    /// steers in software (`steering.scheme` rps, rfs or iaps) over cores 0
+    /// to 62 (the knob's whole number); else None.
     pub rps_cpus: Option<u64>,
     /// Software steering's IPIs handled (`rps_trigger_softirq`), where the
     /// run steers in software; else None.
@@ -296,7 +297,8 @@ impl Machine {
                 }
             })
             .collect();
-        let rps_cpus = steering.map(|s| s.rps.cpus().iter().fold(0u64, |m, &c| m | 1u64 << c));
+        // As the knob holds it (an i64): None for a map with a core above 62.
+        let rps_cpus = steering.and_then(|s| s.rps.cpus().iter().try_fold(0u64, |m, &c| (c < 63).then(|| m | 1u64 << c)));
         let rps_ipis = steering.map(|s| s.counters.ipis_since_start);
         Sample {
             time_ns: now,
