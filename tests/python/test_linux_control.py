@@ -265,3 +265,29 @@ def test_control_sets_an_rps_mask_and_writes_the_old_one_back(bed: Testbed, tmp_
     assert {"knob": "rps_cpus", "queue": 0, "to": before} in report["restored"]
     assert "the RPS masks of veth0 are back (rx-0 " in err
     assert read() == before
+
+
+def test_the_host_sample_reads_a_kernel_file_only_when_the_policy_reads_its_field(monkeypatch):
+    # /proc/net/netstat alone takes a fraction of a millisecond to read: a
+    # policy called every millisecond pays only for the fields it reads,
+    # each read once per call.
+    from irqlab.linux import host_sample as hs
+
+    reads: list[str] = []
+    monkeypatch.setattr(hs, "busy_poll_rx_packets", lambda: reads.append("netstat") or 7)
+    monkeypatch.setattr(hs, "net_rx_softirqs", lambda: reads.append("softirqs") or 8)
+    monkeypatch.setattr(hs, "core_times", lambda: reads.append("stat") or [])
+    shown = {"napis": [{"id": 1, "irq": None, "queues": {"rx": [0], "tx": [0]}, "defer_hard_irqs": 2,
+                        "gro_flush_timeout": 20000, "irq_suspend_timeout": 0}], "coalesce": None}
+
+    def show():
+        reads.append("napi-get")
+        return shown
+
+    s = hs.host_sample("irqlab-nosuch0", show, 5_000_000, None, qstats=False)
+    assert reads == [] and s.time_ns == 5_000_000 and s.threads == [] and s.busy_poll_usecs == []
+    assert s.packets_busy_polled == 7 and s.packets_busy_polled == 7 and reads == ["netstat"]
+    assert s.napis == [{"defer_hard_irqs": 2, "gro_flush_timeout_ns": 20000, "irq_suspend_timeout_ns": 0}]
+    assert s.queues[0]["irqs"] is None and s.queues[0]["packets"] is None and s.hard_irqs == 0
+    assert reads == ["netstat", "napi-get"]
+    assert s.softirq_rounds == 8 and s.cores == [] and reads == ["netstat", "napi-get", "softirqs", "stat"]

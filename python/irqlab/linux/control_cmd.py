@@ -200,7 +200,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
     from irqlab._core import policy_changes
     from irqlab.linux import knobs
     from irqlab.linux.exec_cmd import read_control, write_control
-    from irqlab.linux.host_sample import ShimStats, host_sample
+    from irqlab.linux.host_sample import ShimStats, has_queue_stats, host_sample
     from irqlab.policy import PolicyError
     from irqlab.undo import raise_terminated, signals_held
 
@@ -248,6 +248,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
     # The previous reading stays between calls: a call's longest batch is
     # the highest bucket that grew since the one before.
     stats = None if shim_stats is None else ShimStats(shim_stats)
+    qstats = has_queue_stats(dev)
     old_term = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         while calls < calls_max:
@@ -255,8 +256,16 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             wait = due - time.monotonic_ns()
             if wait > 0:
                 time.sleep(wait / 1e9)
-            sample_shown = knobs.show(dev) if calls else shown
-            sample = host_sample(dev, sample_shown, calls * period_ns, busy, stats)
+            # The device's settings now, asked once in the call if the
+            # policy reads them or sets a knob whose value is remembered.
+            now_shown: dict[str, Any] = {} if calls else {"report": shown}
+
+            def sample_shown() -> dict[str, Any]:
+                if "report" not in now_shown:
+                    now_shown["report"] = knobs.show(dev)
+                return now_shown["report"]
+
+            sample = host_sample(dev, sample_shown, calls * period_ns, busy, stats, qstats)
             try:
                 answer = policy.observe(sample)
             except Exception as e:
@@ -271,7 +280,7 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             for knob, target, value in triples:
                 changed = True
                 if saved_before:
-                    _remember(found, knob, target, napi_ids, sample_shown)
+                    _remember(found, knob, target, napi_ids, sample_shown())
                 if knob in _NAPI:
                     knobs.set_knob(dev, _NAPI[knob], value, None if target is None else napi_ids[target])
                     changes += len(napi_ids) if target is None else 1
