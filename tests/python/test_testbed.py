@@ -340,5 +340,11 @@ def test_a_policy_is_measured_as_a_row_beside_the_profiles_and_simulated(tmp_pat
     assert wakeups(rows["no-coalescing+Deferral"]) > 3.0 > 1.5 > wakeups(rows["no-coalescing"])
     sim = result["simulated"]["no-coalescing+Deferral"]
     assert sim["low"]["policy"]["changes"] == 2
-    assert sim["low"]["napi_thread_wakeups_per_s"] > 3.0 * sim["low"]["throughput_qps"]
+    # The prediction is rescaled by this machine's probe, which two busy
+    # loops beside the run move (8.7 wake-ups per request on an idle day,
+    # 1.7 beside them): the deferral's timer wake-ups come on top of the
+    # one per request that no-coalescing's prediction has, whatever the scale.
+    base = result["simulated"]["no-coalescing"]["low"]
+    per_request = lambda x: x["napi_thread_wakeups_per_s"] / x["throughput_qps"]
+    assert per_request(sim["low"]) > 1.3 * per_request(base), (per_request(sim["low"]), per_request(base))
     assert any(line.startswith("no-coalescing+Deferral / no-coalescing closed-loop QPS") for line in result["agreement"])
