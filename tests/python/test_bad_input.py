@@ -210,6 +210,8 @@ REFUSED = [
     (("testbed", "run", "--profiles", "nope"), "--profiles"),
     (("testbed", "run", "--policy", "/etc/passwd:Nope"), "--policy's file"),
     (("testbed", "run", "--policy-profile", "busy-wait"), "--policy-profile needs --policy"),
+    (("testbed", "run", "--policy", "{repo}/examples/policies/rate_coalescer.py:RateCoalescer",
+      "--policy", "{repo}/examples/policies/rate_coalescer.py:RateCoalescer"), "each policy's class must be named"),
     (("testbed", "run", "--policy", "{repo}/examples/policies/rate_coalescer.py:RateCoalescer", "--policy-profile", "nope"),
      "--policy-profile"),
     # net DIM's 100 us period is below what a real host's controller keeps.

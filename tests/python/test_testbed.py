@@ -306,6 +306,15 @@ class Deferral(Policy):
         if sample.time_ns == 0:
             return {"defer-hard-irqs": 100, "gro-flush-timeout": 20000}
         return None
+
+
+class Watcher(Policy):
+    """Reads the sample and sets nothing."""
+
+    period_us = 5000
+
+    def observe(self, sample):
+        return None
 '''
 
 
@@ -316,11 +325,15 @@ def test_a_policy_is_measured_as_a_row_beside_the_profiles_and_simulated(tmp_pat
     # wakes many times per request, where no-coalescing wakes it about once.
     (tmp_path / "deferral.py").write_text(DEFERRAL)
     proc = _irqlab("testbed", "run", "--profiles", "no-coalescing", "--policy", f"{tmp_path}/deferral.py:Deferral",
-                   "--duration", "0.5", "--low-qps", "2000", "--repeats", "1", "--json")
+                   "--policy", f"{tmp_path}/deferral.py:Watcher", "--duration", "0.5", "--low-qps", "2000",
+                   "--repeats", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     rows = {r["profile"]: r for r in result["measured"]["profiles"]}
-    assert list(rows) == ["no-coalescing", "no-coalescing+Deferral"]
+    assert list(rows) == ["no-coalescing", "no-coalescing+Deferral", "no-coalescing+Watcher"]
+    # A policy that sets nothing is called and leaves every knob alone.
+    for r in [x for x in result["measured"]["runs"] if x["profile"] == "no-coalescing+Watcher"]:
+        assert r["policy"]["calls"] >= 2 and r["policy"]["changes"] == 0 and r["policy"]["restored"] == []
     assert "irqlab-tb-" not in _namespaces()
     runs = [r for r in result["measured"]["runs"] if r["profile"] == "no-coalescing+Deferral"]
     assert len(runs) == 3

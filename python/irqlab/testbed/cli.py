@@ -42,12 +42,12 @@ def add_testbed_parser(commands: Any) -> None:
                    help="flag and measure again when other processes use more than PCT %% of a core (default 5)")
     r.add_argument("--out", metavar="DIR",
                    help="also write testbed.json, testbed.md and a results directory (irqlab report DIR) there")
-    r.add_argument("--policy", metavar="FILE.py:CLASS",
+    r.add_argument("--policy", metavar="FILE.py:CLASS", action="append",
                    help="also measure your own policy (irqlab.policy) as one more row: memcached under "
                         "--policy-profile, the policy run by irqlab linux control around each measurement, and "
-                        "simulated the same way")
+                        "simulated the same way; give it again for more policies, a row each")
     r.add_argument("--policy-profile", metavar="P", default="no-coalescing",
-                   help="the profile the policy's row starts from (default no-coalescing)")
+                   help="the profile the policies' rows start from (default no-coalescing)")
     r.add_argument("--no-sim", action="store_true", help="skip the simulator's prediction")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(handler=_cmd_run)
@@ -174,11 +174,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if bad or not profiles:
             raise TestbedUsageError(f"--profiles takes a comma-separated list of {', '.join(ACCEPTED)} (got {args.profiles!r})")
     policies: dict[str, list[str]] = {}
-    if args.policy is not None:
-        label, base, spec = _policy_row(args.policy, args.policy_profile, ACCEPTED)
+    for given in args.policy or []:
+        label, base, spec = _policy_row(given, args.policy_profile, ACCEPTED)
+        if label in policies:
+            raise TestbedUsageError(f"--policy {given!r} gives a second row {label!r}; each policy's class must be "
+                                    "named differently")
         policies[label] = [base, spec]
         profiles = (*profiles, label)
-    elif args.policy_profile != "no-coalescing":
+    if not policies and args.policy_profile != "no-coalescing":
         raise TestbedUsageError("--policy-profile needs --policy (the policy whose row starts from that profile)")
     duration = _num(args.duration, "--duration", 0.2, 60)
     plan = Plan(
