@@ -580,10 +580,7 @@ pub unsafe extern "C" fn epoll_wait(
     maxevents: c_int,
     timeout: c_int,
 ) -> c_int {
-    let timed = stats::wait_entered();
-    let ret = wait(epfd, events, maxevents, timeout);
-    stats::wait_returned(timed, ret);
-    ret
+    stats::timed(|| wait(epfd, events, maxevents, timeout))
 }
 
 /// `epoll_wait`'s work, inside the batch timing of [`stats`].
@@ -617,10 +614,7 @@ pub unsafe extern "C" fn epoll_pwait(
     timeout: c_int,
     sigmask: *const sigset_t,
 ) -> c_int {
-    let timed = stats::wait_entered();
-    let ret = pwait(epfd, events, maxevents, timeout, sigmask);
-    stats::wait_returned(timed, ret);
-    ret
+    stats::timed(|| pwait(epfd, events, maxevents, timeout, sigmask))
 }
 
 /// `epoll_pwait`'s work, inside the batch timing of [`stats`].
@@ -661,10 +655,7 @@ pub unsafe extern "C" fn epoll_pwait2(
     timeout: *const timespec,
     sigmask: *const sigset_t,
 ) -> c_int {
-    let timed = stats::wait_entered();
-    let ret = pwait2(epfd, events, maxevents, timeout, sigmask);
-    stats::wait_returned(timed, ret);
-    ret
+    stats::timed(|| pwait2(epfd, events, maxevents, timeout, sigmask))
 }
 
 /// `epoll_pwait2`'s work, inside the batch timing of [`stats`].
