@@ -154,3 +154,30 @@ def shim() -> Path:
     if path is None:
         pytest.skip("the preload shim is not built (make setup)")
     return path
+
+
+@pytest.fixture(scope="module")
+def echo() -> Any:
+    """tests/programs/epoll_echo.c compiled, in a directory `nobody` can read
+    (for setpriv); skips, saying why, without a C compiler."""
+    import stat
+    import tempfile
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc)")
+    build = Path(tempfile.mkdtemp(prefix="irqlab-echo-"))
+    try:
+        build.chmod(0o755)
+        exe = build / "epoll_echo"
+        subprocess.run(
+            [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(REPO / "tests" / "programs" / "epoll_echo.c")],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        exe.chmod(exe.stat().st_mode | stat.S_IROTH | stat.S_IXOTH)
+        yield str(exe)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)

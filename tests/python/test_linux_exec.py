@@ -37,7 +37,6 @@ from irqlab.linux.exec_cmd import find_shim
 
 from conftest import REPO
 
-ECHO_SOURCE = REPO / "tests" / "programs" / "epoll_echo.c"
 EPIOCGPARAMS = 0x80088A02  # _IOR(0x8A, 0x02, struct epoll_params), include/uapi/linux/eventpoll.h
 WAIT_FNS = ("wait", "pwait", "pwait2")
 IS_ROOT = os.geteuid() == 0
@@ -68,29 +67,6 @@ pytestmark = [
 
 
 # -- fixtures -----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def echo() -> Iterator[str]:
-    """epoll_echo, compiled into a directory `nobody` can read (for setpriv)."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc)")
-    build = Path(tempfile.mkdtemp(prefix="irqlab-echo-"))
-    try:
-        build.chmod(0o755)
-        exe = build / "epoll_echo"
-        subprocess.run(
-            [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(ECHO_SOURCE)],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        exe.chmod(exe.stat().st_mode | stat.S_IROTH | stat.S_IXOTH)
-        yield str(exe)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +30,6 @@ from irqlab.linux.host_sample import STATS_BUCKETS, ShimStats, read_shim_stats, 
 from conftest import REPO
 from test_linux_live import IRQLAB, Testbed, _testbed, _why_not_live
 
-ECHO_SOURCE = REPO / "tests" / "programs" / "epoll_echo.c"
 
 
 def line(batch_ns: int, hist: dict[int, int], batches: Optional[int] = None) -> str:
@@ -145,21 +142,6 @@ def test_the_controllers_option_takes_a_file_or_nothing_yet_in_a_directory_that_
 # -- the shim under a real program --------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def echo() -> Iterator[str]:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc)")
-    build = Path(tempfile.mkdtemp(prefix="irqlab-stats-echo-"))
-    try:
-        exe = build / "epoll_echo"
-        subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(ECHO_SOURCE)],
-                       check=True, capture_output=True, text=True, timeout=60)
-        yield str(exe)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
-
-
 def shim_env(shim: Path, stats: str) -> dict[str, str]:
     """The environment with the shim and IRQLAB_STATS only (no profile: no ioctl)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("IRQLAB_") and k != "LD_PRELOAD"}
@@ -224,23 +206,32 @@ def check_consistent(got: dict) -> None:
 REQUESTS = 50
 
 
-def test_an_echo_server_under_the_shim_publishes_its_batches(echo, shim, tmp_path: Path):
-    stats = tmp_path / "stats"
-    proc = subprocess.Popen([echo, "--conns", "1", "--timeout-ms", "15000"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=shim_env(shim, str(stats)))
+def echo_round_trips(cmd: list[str], env: dict[str, str], stats: Path, count: int, size: int = 100,
+                     cwd: Optional[Path] = None) -> tuple[int, str, str, dict]:
+    """Start the echo server ``cmd``, make ``count`` round trips with it over
+    loopback, wait until ``stats`` counts them, then let it end: its exit
+    status, stdout, stderr, and the stats file's reading."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     try:
-        port = ready_port(proc)
+        port = ready_port(proc, timeout_s=30)
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            round_trips(s, REQUESTS)
+            round_trips(s, count, size=size)
             # The connection stays open: the server keeps waiting (100 ms
             # timeouts), and each wait may write the file.
-            got = wait_for_batches(stats, REQUESTS)
+            got = wait_for_batches(stats, count)
         out, err = proc.communicate(timeout=15)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 0, (out, err)
+    return proc.returncode, out, err, got
+
+
+def test_an_echo_server_under_the_shim_publishes_its_batches(echo, shim, tmp_path: Path):
+    stats = tmp_path / "stats"
+    status, out, err, got = echo_round_trips([echo, "--conns", "1", "--timeout-ms", "15000"], shim_env(shim, str(stats)),
+                                             stats, REQUESTS)
+    assert status == 0, (out, err)
     assert "DONE conns=1 bytes=5000" in out
     assert "irqlab-preload" not in err, err
     check_consistent(got)
@@ -288,20 +279,10 @@ def test_irqlab_linux_exec_passes_the_stats_file(echo, shim, tmp_path: Path):
     link = tmp_path / "link"
     link.symlink_to(stats)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IRQLAB_")}
-    proc = subprocess.Popen([*exec_launcher(), "--profile", "no-coalescing", "--shim-stats", str(link), "--",
-                             echo, "--conns", "1", "--timeout-ms", "15000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
-    try:
-        port = ready_port(proc, timeout_s=30)
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            round_trips(s, 10, size=10)
-            got = wait_for_batches(stats, 10)
-        out, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, (out, err)
+    status, out, err, got = echo_round_trips([*exec_launcher(), "--profile", "no-coalescing", "--shim-stats", str(link),
+                                              "--", echo, "--conns", "1", "--timeout-ms", "15000"],
+                                             env, stats, 10, size=10, cwd=REPO)
+    assert status == 0, (out, err)
     check_consistent(got)
     assert link.is_symlink() and stat.S_ISREG(os.lstat(stats).st_mode)
 
