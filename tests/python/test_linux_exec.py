@@ -21,7 +21,6 @@ import select
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
