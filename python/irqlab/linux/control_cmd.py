@@ -156,14 +156,20 @@ def rx_queues(dev: str) -> int:
     return n
 
 
+def _write_rps(dev: str, queue: int, text: str) -> None:
+    """Write ``text`` (hex words, as ``store_rps_map`` parses them) to RX
+    queue ``queue``'s ``rps_cpus``; OSError as the kernel answers."""
+    from irqlab.linux.host_sample import rps_path
+
+    with open(rps_path(dev, queue), "w", encoding="ascii") as f:
+        f.write(text + "\n")
+
+
 def _set_rps(dev: str, queue: int, value: int) -> None:
     """Write ``value`` as RX queue ``queue``'s RPS mask; ControlError with
     the kernel's reason if it refuses."""
-    from irqlab.linux.host_sample import rps_path
-
     try:
-        with open(rps_path(dev, queue), "w", encoding="ascii") as f:
-            f.write(f"{value:x}\n")
+        _write_rps(dev, queue, f"{value:x}")
     except OSError as e:
         raise ControlError(f"the kernel refused rps_cpus={value:#x} on {dev} rx-{queue} ({e.strerror or e}); "
                            "a mask must name online CPUs") from None
@@ -320,23 +326,25 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
 
 
 def _rps_text(dev: str, queue: int) -> str:
+    """RX queue ``queue``'s RPS mask as its file shows it (to write back);
+    ControlError if it cannot be read."""
     from irqlab.linux.host_sample import rps_path
 
-    with open(rps_path(dev, queue), encoding="ascii") as f:
-        return f.read().strip()
+    try:
+        with open(rps_path(dev, queue), encoding="ascii") as f:
+            return f.read().strip()
+    except OSError as e:
+        raise ControlError(f"rps_cpus of {dev} rx-{queue} cannot be read ({e.strerror or e})") from None
 
 
 def _put_back_rps(dev: str, found: dict[int, str], tell: Callable[[str], None],
                   finished: bool) -> list[dict[str, Any]]:
     """Write back each RX queue's RPS mask as the controller found it."""
-    from irqlab.linux.host_sample import rps_path
-
     restored: list[dict[str, Any]] = []
     how = "" if finished else "the controller stopped early; "
     for q, text in sorted(found.items()):
         try:
-            with open(rps_path(dev, q), "w", encoding="ascii") as f:
-                f.write(text + "\n")
+            _write_rps(dev, q, text)
         except OSError as e:
             tell(f"error: {how}rps_cpus of {dev} rx-{q} could not be written back to {text} ({e.strerror or e})")
         else:
