@@ -4,7 +4,8 @@
 =========================  ====================================================
 ``time_ns``                the call's time since the controller started: its
                            period's multiple (0 at the first call), as in the
-                           simulator; the sample is read when that time comes
+                           simulator; each field is read when the policy
+                           first reads it in that call (below)
 ``measuring``              always True (a real host has no warm-up)
 ``packets``                the device's ``rx_packets`` (``/sys/class/net/DEV/statistics``)
 ``packets_busy_polled``    ``TcpExt: BusyPollRxPackets`` (``/proc/net/netstat``,
