@@ -5,6 +5,7 @@
 //! [`Scheduler`] it is handed.
 
 pub mod chain;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod time;
@@ -96,6 +97,17 @@ impl<E> Scheduler<E> {
     /// Give the queue `n` owner slots for [`Scheduler::at_owned`].
     pub fn set_owners(&mut self, n: usize) {
         self.queue.set_owners(n);
+    }
+
+    /// Whether the queue hints the owner of the next owned event after each
+    /// pop ([`EventQueue::owner_hint`]; from [`queue::HINT_MIN_OWNERS`] owners on).
+    pub fn owner_hints(&self) -> bool {
+        self.queue.hints()
+    }
+
+    /// No owner hints from now on ([`EventQueue::stop_hints`]).
+    pub fn stop_owner_hints(&mut self) {
+        self.queue.stop_hints();
     }
 
     /// Owner slots available to [`Scheduler::at_owned`].
@@ -193,6 +205,12 @@ impl<E> Scheduler<E> {
 pub trait World {
     type Event;
     fn handle(&mut self, sched: &mut Scheduler<Self::Event>, event: Self::Event);
+    /// `owner`'s event is likely the next one, or the one after
+    /// ([`EventQueue::owner_hint`]): fetch into the cache what its handling
+    /// will read, while the current one is handled. A hint: it must change
+    /// nothing.
+    #[inline(always)]
+    fn prefetch_owner(&self, _owner: usize) {}
 }
 
 /// Events handled between two calls of a run's interruption check: often
@@ -245,6 +263,9 @@ pub fn run_until<W: World>(
     while let Some((t, ev)) = sched.queue.pop_until(end_ns) {
         sched.now = t;
         sched.processed += 1;
+        if let Some(owner) = sched.queue.owner_hint() {
+            prefetch_owner(world, owner);
+        }
         world.handle(sched, ev);
         countdown -= 1;
         if countdown == 0 {
@@ -263,6 +284,13 @@ pub fn run_until<W: World>(
     }
     sched.now = sched.now.max(end_ns);
     Ok(())
+}
+
+/// [`World::prefetch_owner`] out of line, as [`EventQueue::owner_hint`]'s
+/// own work is: the loop's code stays laid out as without it.
+#[inline(never)]
+fn prefetch_owner<W: World>(world: &W, owner: usize) {
+    world.prefetch_owner(owner);
 }
 
 #[cfg(test)]

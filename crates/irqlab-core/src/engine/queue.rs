@@ -46,6 +46,17 @@ pub const MAX_PENDING: usize = 1 << SLOT_BITS;
 /// FIFO lanes of a queue (see the module's doc).
 pub const LANES: usize = 4;
 
+/// Owners from which a pop notes the owner whose event likely comes next
+/// ([`EventQueue::owner_hint`]), for the world to fetch its state ahead.
+/// Below, the owners' state mostly stays in the cache and the hint's cost
+/// (the runner-up's walk up the tree, the fetches) outweighs its gain: on
+/// the thesis run, measured with the hint at every size above eight cores
+/// (docs/performance.md, "Prefetching the next core's state"), busy-wait
+/// gained 2-5 % from 64 to 128 cores and 7 % at 256, no-coalescing lost
+/// 3-9 % from 16 to 128 cores and broke even at 256; at 512 they gained
+/// 22 % and 10 %.
+pub const HINT_MIN_OWNERS: usize = 256;
+
 /// Which FIFO lane an event is scheduled in (below [`LANES`]).
 pub type Lane = usize;
 
@@ -71,6 +82,12 @@ pub struct EventQueue<E> {
     /// Owned slots whose events the queue passes itself ([`super::chain`]);
     /// their keys are kept there instead of in `owned_keys`.
     chains: Chains,
+    /// The owner whose event likely follows the one popped last (from
+    /// [`HINT_MIN_OWNERS`] owners on; [`EventQueue::owner_hint`]).
+    hint: Option<usize>,
+    /// Pops note [`EventQueue::owner_hint`] (set with the owners, from
+    /// [`HINT_MIN_OWNERS`] on; [`EventQueue::stop_hints`]).
+    hinting: bool,
 }
 
 /// The head key of an empty lane: above every real key (a time below
@@ -119,6 +136,8 @@ impl<E> EventQueue<E> {
             next_seq: 0,
             current: 0,
             chains: Chains::new(0),
+            hint: None,
+            hinting: false,
         }
     }
 
@@ -172,6 +191,15 @@ impl<E> EventQueue<E> {
         }
         self.owned_events.resize_with(n, || None);
         self.owned_keys = keys;
+        self.hinting = n >= HINT_MIN_OWNERS;
+        self.hint = None;
+    }
+
+    /// Pops note no [`EventQueue::owner_hint`] from now on (a reference run
+    /// for the hint's tests: it must change nothing).
+    pub fn stop_hints(&mut self) {
+        self.hinting = false;
+        self.hint = None;
     }
 
     /// Owned slots available.
@@ -344,15 +372,24 @@ impl<E> EventQueue<E> {
             return None;
         }
         self.current = key;
+        // The owner of the next owned event, unless this one's handling
+        // pushes an earlier one (many owners only: `HINT_MIN_OWNERS`).
+        let hint = self.hints();
         if from == HEAP {
             self.heap.pop();
             let slot = (key as u64 & SLOT_MASK) as u32;
             self.free.push(slot);
             let ev = self.slots[slot as usize].take().expect("slot of a pending event");
+            if hint {
+                self.note_hint(None);
+            }
             return Some((time, ev));
         }
         if from >= OWNED {
             let i = from - OWNED;
+            if hint {
+                self.note_hint(Some(i));
+            }
             self.owned_keys.vacate(i);
             let ev = self.owned_events[i].take().expect("an owned slot with a key");
             return Some((time, ev));
@@ -361,7 +398,45 @@ impl<E> EventQueue<E> {
         let (_, ev) = l.pop_front().expect("a lane with a head key");
         self.heads[from] = l.front().map_or(EMPTY, |&(k, _)| k | from as u128);
         self.lane_min = min_tagged(&self.heads);
+        if hint {
+            self.note_hint(None);
+        }
         Some((time, ev))
+    }
+
+    /// After a pop (of owned slot `popped`, or of a lane's or the heap's
+    /// event): note the owner of the smallest owned key left, and fetch its
+    /// slot's event. Out of line, so that below [`HINT_MIN_OWNERS`] the
+    /// loop's code is laid out as without it (inlined, it cost 3-4 % of
+    /// the wall time at 16 and 32 cores where it never ran).
+    #[inline(never)]
+    fn note_hint(&mut self, popped: Option<usize>) {
+        let owned = match popped {
+            Some(i) => self.owned_keys.runner_up(i),
+            None => self.owned_keys.min().0,
+        };
+        self.hint = (owned != EMPTY).then(|| (owned as u64 & SLOT_MASK) as usize);
+        if let Some(ev) = self.hint.and_then(|i| self.owned_events.get(i)) {
+            super::prefetch::line(ev);
+        }
+    }
+
+    /// Whether a pop notes [`EventQueue::owner_hint`]: from
+    /// [`HINT_MIN_OWNERS`] owners on, unless stopped.
+    #[inline(always)]
+    pub fn hints(&self) -> bool {
+        self.hinting
+    }
+
+    /// The owner whose slot holds the smallest key after the last pop (from
+    /// [`HINT_MIN_OWNERS`] owners on; None below, or if no slot holds one): its event is the next owned one unless the popped
+    /// event's handling pushes an earlier one, and the next of all unless
+    /// a lane's or the heap's comes first, in which case it usually comes
+    /// right after. For the world to fetch the owner's state into the
+    /// cache while it handles the popped event ([`super::World::prefetch_owner`]).
+    #[inline(always)]
+    pub fn owner_hint(&self) -> Option<usize> {
+        self.hint
     }
 
     /// A chained slot's event is the next: pass every chained event below
@@ -548,6 +623,38 @@ mod tests {
         assert_eq!(out, vec![(5, 'a'), (5, 'b'), (5, 'c')]);
         assert!(k < q.current_key(), "after 'c', the reserved key is past");
         assert!(k < EventQueue::<char>::key_after(5) && k > EventQueue::<char>::key_after(4));
+    }
+
+    #[test]
+    fn the_owner_hint_names_the_next_owned_event_from_many_owners_on() {
+        // 300 owners: after each pop the hint is the owner whose
+        // event the next pop takes when the handling pushes nothing earlier;
+        // a lane's event in between leaves it naming the next owned one.
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.set_owners(300);
+        for o in 0..300u64 {
+            q.push_owned(o as usize, 1_000 + (o * 7919) % 300 * 10, o as u32);
+        }
+        q.push_fifo(0, 1_105, 1000);
+        let mut last = None;
+        while let Some((t, ev)) = q.pop() {
+            if ev < 1000 {
+                if let Some(h) = last {
+                    assert_eq!(h, ev as usize, "at {t}");
+                }
+            }
+            last = q.owner_hint();
+            assert!(last.is_some() || q.is_empty());
+        }
+        // Below HINT_MIN_OWNERS owners: no hint.
+        for owners in [8, HINT_MIN_OWNERS - 1] {
+            let mut q: EventQueue<u32> = EventQueue::new();
+            q.set_owners(owners);
+            q.push_owned(3, 10, 3);
+            q.push_owned(4, 20, 4);
+            q.pop();
+            assert_eq!(q.owner_hint(), None);
+        }
     }
 
     #[test]

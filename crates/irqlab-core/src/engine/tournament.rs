@@ -172,6 +172,24 @@ impl Tournament {
         self.min = (w, tag_of(w));
     }
 
+    /// Tree only, with slot `i` holding the smallest key and nothing
+    /// waiting for its replay: the smallest key of the other slots
+    /// ([`EMPTY`] if none), from the keys `i`'s key beat on its way up (its
+    /// path's siblings, each loaded independently of the others).
+    #[inline(always)]
+    pub fn runner_up(&self, i: usize) -> u128 {
+        debug_assert!(self.leaf0 != 0 && self.vacated == NONE, "a settled tree");
+        let nodes = &self.nodes[..2 * self.leaf0];
+        let mut j = self.leaf0 + i;
+        let mut w = EMPTY;
+        while j > 1 {
+            // SAFETY: 1 < j < 2 * leaf0 = nodes.len(), so j ^ 1 is too.
+            w = w.min(unsafe { *nodes.get_unchecked(j ^ 1) });
+            j >>= 1;
+        }
+        w
+    }
+
     /// Slots holding a key.
     pub fn occupied(&self) -> usize {
         (0..self.n).filter(|&i| self.get(i) != EMPTY).count()
@@ -213,6 +231,29 @@ mod tests {
                     assert_eq!(t.get(at), m);
                 }
                 assert_eq!(t.occupied(), want.iter().filter(|&&k| k != EMPTY).count());
+            }
+        }
+    }
+
+    #[test]
+    fn the_runner_up_is_the_smallest_key_but_the_minimum() {
+        let mut rng = <crate::engine::StreamRng as rand::SeedableRng>::seed_from_u64(11);
+        let mut rand = || rand::RngCore::next_u64(&mut rng);
+        for n in [SCAN_MAX + 1, 17, 64, 100, 512] {
+            let mut t = Tournament::new(n);
+            let mut want = vec![EMPTY; n];
+            for _ in 0..2_000 {
+                let i = (rand() % n as u64) as usize;
+                let k = if rand() % 5 == 0 { EMPTY } else { key(rand() % 1000, i) };
+                t.set(i, k);
+                want[i] = k;
+                t.settle();
+                let (m, at) = t.min();
+                if m == EMPTY {
+                    continue;
+                }
+                let second = (0..n).filter(|&j| j != at).map(|j| want[j]).min().unwrap_or(EMPTY);
+                assert_eq!(t.runner_up(at), second, "n = {n}");
             }
         }
     }

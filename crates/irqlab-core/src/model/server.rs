@@ -189,6 +189,12 @@ impl Server {
             && k.fair.is_none()
             && !m.cfg.napi.threaded;
         k.irq_fast = m.trace.is_none();
+        // Nor does it fetch ahead (`engine/prefetch.rs`): the reference
+        // the hint's test compares with.
+        if m.trace.is_some() {
+            sched.stop_owner_hints();
+        }
+        k.prefetch = sched.owner_hints();
         let end = m.run.end_ns;
         let ran = self.run_stretches(&mut sched, end, policy.as_deref_mut().zip(report.as_mut()), interrupted)?;
         let Server { kernel: k, m } = &mut self;
@@ -265,6 +271,14 @@ impl Server {
 
 impl World for Server {
     type Event = Ev;
+
+    /// What a segment end on the likely next core reads, fetched while
+    /// this event is handled (`engine/prefetch.rs`; owner `i` is host core
+    /// `i`).
+    #[inline(always)]
+    fn prefetch_owner(&self, core: usize) {
+        self.kernel.prefetch_core(core as u32);
+    }
 
     #[inline]
     fn handle(&mut self, sched: &mut Scheduler<Ev>, ev: Ev) {

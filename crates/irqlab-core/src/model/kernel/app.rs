@@ -248,6 +248,15 @@ impl Kernel {
         let th = &mut self.threads[t as usize];
         let p = th.cur.expect("request in service");
         th.phase = Phase::InSend;
+        if self.prefetch {
+            // When this segment ends the reply reads its connection, and
+            // the next read the next one: at hundreds of cores both lines
+            // left the cache since (a hint; engine/prefetch.rs).
+            crate::engine::prefetch::at(&self.conns, p.conn as usize);
+            if let Some(&next) = th.events.front() {
+                crate::engine::prefetch::at(&self.conns, next as usize);
+            }
+        }
         let cycles = self.cfg.costs.send_cycles + self.cfg.costs.send_cycles_per_64b * (p.reply_bytes as u64 / 64);
         sys(self.ns(cycles))
     }

@@ -146,6 +146,11 @@ pub struct Kernel {
     /// a traced run, which so handles every step the general way (the
     /// reference the fast path's tests compare with).
     pub irq_fast: bool,
+    /// The engine hints the next core's event (`EventQueue::owner_hint`,
+    /// from `queue::HINT_MIN_OWNERS` cores on): the kernel also fetches a
+    /// segment ahead what a thread's next step reads (`engine/prefetch.rs`).
+    /// Set by the server.
+    pub prefetch: bool,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO
@@ -188,6 +193,26 @@ pub enum ThreadKind {
 }
 
 impl Kernel {
+    /// Fetch what a segment end on `core` reads first (`World::
+    /// prefetch_owner`): the core's running segment, and the thread of the
+    /// same index (the one pinned there in the thesis's layout; a hint, so
+    /// a thread placed elsewhere costs only the fetch): its phase, its
+    /// queue of requests read and where its next service draw is.
+    #[inline(always)]
+    pub fn prefetch_core(&self, core: u32) {
+        use crate::engine::prefetch::line;
+        let c = core as usize;
+        if let Some(k) = self.cores.get(c) {
+            line(&k.running);
+            line(&k.gen);
+        }
+        if let (Some(th), Some(draws)) = (self.threads.get(c), self.service.get(c)) {
+            line(&th.phase);
+            line(&th.reqs);
+            draws.prefetch();
+        }
+    }
+
     /// `cycles` of this kernel's CPUs in nanoseconds.
     #[inline]
     pub fn ns(&self, cycles: u64) -> Nanos {
