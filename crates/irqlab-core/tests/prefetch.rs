@@ -1,7 +1,7 @@
 //! Fetching the next core's state ahead (`engine/prefetch.rs`, the queue's
 //! owner hint from `HINT_MIN_OWNERS` cores on) changes nothing in a result:
 //! at 256 and 300 cores every run below gives the summary of its traced
-//! run, which takes no hint and fetches nothing ahead.
+//! run, which takes no owner hint.
 
 mod common;
 use common::*;

@@ -99,12 +99,6 @@ impl<E> Scheduler<E> {
         self.queue.set_owners(n);
     }
 
-    /// Whether the queue hints the owner of the next owned event after each
-    /// pop ([`EventQueue::owner_hint`]; from [`queue::HINT_MIN_OWNERS`] owners on).
-    pub fn owner_hints(&self) -> bool {
-        self.queue.hints()
-    }
-
     /// No owner hints from now on ([`EventQueue::stop_hints`]).
     pub fn stop_owner_hints(&mut self) {
         self.queue.stop_hints();
@@ -260,11 +254,14 @@ pub fn run_until<W: World>(
     let mut countdown = CHECK_EVERY_EVENTS;
     let mut still = 0;
     let mut last_check_ns = Nanos::MAX;
+    // Asked once: the owner hint's code stays out of the loop below
+    // `queue::HINT_MIN_OWNERS` owners.
+    let hints = sched.queue.hints();
     while let Some((t, ev)) = sched.queue.pop_until(end_ns) {
         sched.now = t;
         sched.processed += 1;
-        if let Some(owner) = sched.queue.owner_hint() {
-            prefetch_owner(world, owner);
+        if hints {
+            prefetch_next(world, &sched.queue);
         }
         world.handle(sched, ev);
         countdown -= 1;
@@ -286,11 +283,13 @@ pub fn run_until<W: World>(
     Ok(())
 }
 
-/// [`World::prefetch_owner`] out of line, as [`EventQueue::owner_hint`]'s
-/// own work is: the loop's code stays laid out as without it.
+/// The owner hint and its fetches, out of line: the loop's code stays laid
+/// out as without them.
 #[inline(never)]
-fn prefetch_owner<W: World>(world: &W, owner: usize) {
-    world.prefetch_owner(owner);
+fn prefetch_next<W: World>(world: &W, queue: &EventQueue<W::Event>) {
+    if let Some(owner) = queue.owner_hint() {
+        world.prefetch_owner(owner);
+    }
 }
 
 #[cfg(test)]

@@ -82,10 +82,7 @@ pub struct EventQueue<E> {
     /// Owned slots whose events the queue passes itself ([`super::chain`]);
     /// their keys are kept there instead of in `owned_keys`.
     chains: Chains,
-    /// The owner whose event likely follows the one popped last (from
-    /// [`HINT_MIN_OWNERS`] owners on; [`EventQueue::owner_hint`]).
-    hint: Option<usize>,
-    /// Pops note [`EventQueue::owner_hint`] (set with the owners, from
+    /// [`EventQueue::owner_hint`] answers (set with the owners, from
     /// [`HINT_MIN_OWNERS`] on; [`EventQueue::stop_hints`]).
     hinting: bool,
 }
@@ -136,7 +133,6 @@ impl<E> EventQueue<E> {
             next_seq: 0,
             current: 0,
             chains: Chains::new(0),
-            hint: None,
             hinting: false,
         }
     }
@@ -192,14 +188,12 @@ impl<E> EventQueue<E> {
         self.owned_events.resize_with(n, || None);
         self.owned_keys = keys;
         self.hinting = n >= HINT_MIN_OWNERS;
-        self.hint = None;
     }
 
-    /// Pops note no [`EventQueue::owner_hint`] from now on (a reference run
+    /// [`EventQueue::owner_hint`] answers None from now on (a reference run
     /// for the hint's tests: it must change nothing).
     pub fn stop_hints(&mut self) {
         self.hinting = false;
-        self.hint = None;
     }
 
     /// Owned slots available.
@@ -372,24 +366,15 @@ impl<E> EventQueue<E> {
             return None;
         }
         self.current = key;
-        // The owner of the next owned event, unless this one's handling
-        // pushes an earlier one (many owners only: `HINT_MIN_OWNERS`).
-        let hint = self.hints();
         if from == HEAP {
             self.heap.pop();
             let slot = (key as u64 & SLOT_MASK) as u32;
             self.free.push(slot);
             let ev = self.slots[slot as usize].take().expect("slot of a pending event");
-            if hint {
-                self.note_hint(None);
-            }
             return Some((time, ev));
         }
         if from >= OWNED {
             let i = from - OWNED;
-            if hint {
-                self.note_hint(Some(i));
-            }
             self.owned_keys.vacate(i);
             let ev = self.owned_events[i].take().expect("an owned slot with a key");
             return Some((time, ev));
@@ -398,45 +383,44 @@ impl<E> EventQueue<E> {
         let (_, ev) = l.pop_front().expect("a lane with a head key");
         self.heads[from] = l.front().map_or(EMPTY, |&(k, _)| k | from as u128);
         self.lane_min = min_tagged(&self.heads);
-        if hint {
-            self.note_hint(None);
-        }
         Some((time, ev))
     }
 
-    /// After a pop (of owned slot `popped`, or of a lane's or the heap's
-    /// event): note the owner of the smallest owned key left, and fetch its
-    /// slot's event. Out of line, so that below [`HINT_MIN_OWNERS`] the
-    /// loop's code is laid out as without it (inlined, it cost 3-4 % of
-    /// the wall time at 16 and 32 cores where it never ran).
-    #[inline(never)]
-    fn note_hint(&mut self, popped: Option<usize>) {
-        let owned = match popped {
-            Some(i) => self.owned_keys.runner_up(i),
-            None => self.owned_keys.min().0,
-        };
-        self.hint = (owned != EMPTY).then(|| (owned as u64 & SLOT_MASK) as usize);
-        if let Some(ev) = self.hint.and_then(|i| self.owned_events.get(i)) {
-            super::prefetch::line(ev);
-        }
-    }
-
-    /// Whether a pop notes [`EventQueue::owner_hint`]: from
+    /// Whether [`EventQueue::owner_hint`] answers: from
     /// [`HINT_MIN_OWNERS`] owners on, unless stopped.
     #[inline(always)]
     pub fn hints(&self) -> bool {
         self.hinting
     }
 
-    /// The owner whose slot holds the smallest key after the last pop (from
-    /// [`HINT_MIN_OWNERS`] owners on; None below, or if no slot holds one): its event is the next owned one unless the popped
-    /// event's handling pushes an earlier one, and the next of all unless
-    /// a lane's or the heap's comes first, in which case it usually comes
-    /// right after. For the world to fetch the owner's state into the
-    /// cache while it handles the popped event ([`super::World::prefetch_owner`]).
-    #[inline(always)]
+    /// Right after a pop (from [`HINT_MIN_OWNERS`] owners on; None below,
+    /// or if no slot holds a key): the owner whose slot holds the smallest
+    /// key, its slot's event fetched into the cache. That event is the
+    /// next owned one unless the popped event's handling pushes an earlier
+    /// one, and the next of all unless a lane's or the heap's comes first,
+    /// in which case it usually comes right after. For the world to fetch
+    /// the owner's state while it handles the popped event
+    /// ([`super::World::prefetch_owner`]).
+    ///
+    /// After an owned slot's pop the tree still waits to replay that slot
+    /// (`Tournament::vacate`): the keys its key beat on its way up give
+    /// the smallest of the others (`Tournament::runner_up`); after any
+    /// other pop the tree is settled. Out of line, and asked by the
+    /// engine's loop only while hinting, so that below the loop's code is
+    /// laid out as without it (the hint's code inlined in the pop cost
+    /// 2-4 % of the wall time at 8 to 32 cores, where it never ran).
+    #[inline(never)]
     pub fn owner_hint(&self) -> Option<usize> {
-        self.hint
+        if !self.hinting {
+            return None;
+        }
+        let owned = match self.owned_keys.waiting() {
+            Some(i) => self.owned_keys.runner_up(i),
+            None => self.owned_keys.min().0,
+        };
+        let owner = (owned != EMPTY).then(|| (owned as u64 & SLOT_MASK) as usize)?;
+        super::prefetch::line(self.owned_events.get(owner)?);
+        Some(owner)
     }
 
     /// A chained slot's event is the next: pass every chained event below
@@ -646,6 +630,15 @@ mod tests {
             last = q.owner_hint();
             assert!(last.is_some() || q.is_empty());
         }
+        // Stopped (a traced run): no hint.
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.set_owners(300);
+        q.push_owned(3, 10, 3);
+        q.push_owned(4, 20, 4);
+        q.pop();
+        assert_eq!(q.owner_hint(), Some(4));
+        q.stop_hints();
+        assert_eq!(q.owner_hint(), None);
         // Below HINT_MIN_OWNERS owners: no hint.
         for owners in [8, HINT_MIN_OWNERS - 1] {
             let mut q: EventQueue<u32> = EventQueue::new();

@@ -172,13 +172,21 @@ impl Tournament {
         self.min = (w, tag_of(w));
     }
 
-    /// Tree only, with slot `i` holding the smallest key and nothing
-    /// waiting for its replay: the smallest key of the other slots
-    /// ([`EMPTY`] if none), from the keys `i`'s key beat on its way up (its
-    /// path's siblings, each loaded independently of the others).
+    /// The slot a pop emptied whose replay waits ([`Tournament::vacate`]),
+    /// if any.
+    #[inline(always)]
+    pub fn waiting(&self) -> Option<usize> {
+        (self.vacated != NONE).then_some(self.vacated)
+    }
+
+    /// Tree only, with nothing waiting for its replay but slot `i` (which
+    /// held the smallest key before it was vacated, or holds it): the
+    /// smallest key of the other slots ([`EMPTY`] if none), from the keys
+    /// `i`'s key beat on its way up (its path's siblings, each loaded
+    /// independently of the others, none of them on `i`'s path).
     #[inline(always)]
     pub fn runner_up(&self, i: usize) -> u128 {
-        debug_assert!(self.leaf0 != 0 && self.vacated == NONE, "a settled tree");
+        debug_assert!(self.leaf0 != 0 && (self.vacated == NONE || self.vacated == i), "a settled tree but slot i");
         let nodes = &self.nodes[..2 * self.leaf0];
         let mut j = self.leaf0 + i;
         let mut w = EMPTY;
@@ -254,6 +262,13 @@ mod tests {
                 }
                 let second = (0..n).filter(|&j| j != at).map(|j| want[j]).min().unwrap_or(EMPTY);
                 assert_eq!(t.runner_up(at), second, "n = {n}");
+                // And once the minimum's slot is vacated, its replay waiting.
+                if rand() % 2 == 0 {
+                    t.vacate(at);
+                    want[at] = EMPTY;
+                    assert_eq!(t.waiting(), Some(at));
+                    assert_eq!(t.runner_up(at), second, "n = {n}, vacated");
+                }
             }
         }
     }

@@ -290,7 +290,6 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         // Set by the server once the machine is built (`busy_chain.rs`).
         chain_ok: false,
         irq_fast: true,
-        prefetch: false,
         fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
             .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize, l.app_cores.min(l.ncores)))),
         // The application's threads run on the first cores; packed routing

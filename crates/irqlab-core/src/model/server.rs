@@ -189,12 +189,11 @@ impl Server {
             && k.fair.is_none()
             && !m.cfg.napi.threaded;
         k.irq_fast = m.trace.is_none();
-        // Nor does it fetch ahead (`engine/prefetch.rs`): the reference
-        // the hint's test compares with.
+        // Nor does the engine hint the next core (`engine/prefetch.rs`):
+        // the reference the hint's test compares with.
         if m.trace.is_some() {
             sched.stop_owner_hints();
         }
-        k.prefetch = sched.owner_hints();
         let end = m.run.end_ns;
         let ran = self.run_stretches(&mut sched, end, policy.as_deref_mut().zip(report.as_mut()), interrupted)?;
         let Server { kernel: k, m } = &mut self;

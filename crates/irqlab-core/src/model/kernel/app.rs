@@ -248,7 +248,7 @@ impl Kernel {
         let th = &mut self.threads[t as usize];
         let p = th.cur.expect("request in service");
         th.phase = Phase::InSend;
-        if self.prefetch {
+        if self.cores.len() >= crate::engine::queue::HINT_MIN_OWNERS {
             // When this segment ends the reply reads its connection, and
             // the next read the next one: at hundreds of cores both lines
             // left the cache since (a hint; engine/prefetch.rs).

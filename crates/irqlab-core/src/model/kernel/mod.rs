@@ -146,11 +146,6 @@ pub struct Kernel {
     /// a traced run, which so handles every step the general way (the
     /// reference the fast path's tests compare with).
     pub irq_fast: bool,
-    /// The engine hints the next core's event (`EventQueue::owner_hint`,
-    /// from `queue::HINT_MIN_OWNERS` cores on): the kernel also fetches a
-    /// segment ahead what a thread's next step reads (`engine/prefetch.rs`).
-    /// Set by the server.
-    pub prefetch: bool,
 }
 
 /// A kernel's network device: the physical NIC (bare metal, the VirtIO
