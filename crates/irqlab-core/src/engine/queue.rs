@@ -46,15 +46,15 @@ pub const MAX_PENDING: usize = 1 << SLOT_BITS;
 /// FIFO lanes of a queue (see the module's doc).
 pub const LANES: usize = 4;
 
-/// Owners from which a pop notes the owner whose event likely comes next
-/// ([`EventQueue::owner_hint`]), for the world to fetch its state ahead.
-/// Below, the owners' state mostly stays in the cache and the hint's cost
-/// (the runner-up's walk up the tree, the fetches) outweighs its gain: on
-/// the thesis run, measured with the hint at every size above eight cores
-/// (docs/performance.md, "Prefetching the next core's state"), busy-wait
-/// gained 2-5 % from 64 to 128 cores and 7 % at 256, no-coalescing lost
-/// 3-9 % from 16 to 128 cores and broke even at 256; at 512 they gained
-/// 22 % and 10 %.
+/// Owners from which the engine asks after each pop which owner's event
+/// likely comes next ([`EventQueue::owner_hint`]), for the world to fetch
+/// its state ahead. Below, the owners' state mostly stays in the cache and
+/// the hint's cost (the runner-up's walk up the tree, the fetches)
+/// outweighs its gain: on the thesis run, measured with the hint at every
+/// size above eight cores (docs/performance.md, "Prefetching the next
+/// core's state"), busy-wait lost 3-4 % at 16 and 32 cores and gained
+/// 2-5 % from 64 to 128 and 7 % at 256, no-coalescing lost 3-9 % from 16
+/// to 128 cores and broke even at 256; at 512 they gained 22 % and 10 %.
 pub const HINT_MIN_OWNERS: usize = 256;
 
 /// Which FIFO lane an event is scheduled in (below [`LANES`]).

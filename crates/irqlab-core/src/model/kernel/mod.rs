@@ -188,11 +188,11 @@ pub enum ThreadKind {
 }
 
 impl Kernel {
-    /// Fetch what a segment end on `core` reads first (`World::
-    /// prefetch_owner`): the core's running segment, and the thread of the
-    /// same index (the one pinned there in the thesis's layout; a hint, so
-    /// a thread placed elsewhere costs only the fetch): its phase, its
-    /// queue of requests read and where its next service draw is.
+    /// Fetch what a segment end on `core` reads first (for the engine's
+    /// `World::prefetch_owner`): the core's running segment, and the thread
+    /// of the same index (the one pinned there in the thesis's layout; a
+    /// hint, so a thread placed elsewhere costs only the fetch): its phase,
+    /// its queue of requests read and where its next service draw is.
     #[inline(always)]
     pub fn prefetch_core(&self, core: u32) {
         use crate::engine::prefetch::line;
