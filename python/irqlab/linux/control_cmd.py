@@ -47,6 +47,7 @@ most ``duration / period + 1`` calls.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -263,14 +264,10 @@ def control(dev: str, policy: Any, duration_s: float, *, control_file: Optional[
             if wait > 0:
                 time.sleep(wait / 1e9)
             # The device's settings now, asked once in the call if the
-            # policy reads them or sets a knob whose value is remembered.
-            now_shown: dict[str, Any] = {} if calls else {"report": shown}
-
-            def sample_shown() -> dict[str, Any]:
-                if "report" not in now_shown:
-                    now_shown["report"] = knobs.show(dev)
-                return now_shown["report"]
-
+            # policy reads them or sets a knob whose value is remembered
+            # (the first call has the report read before it).
+            sample_shown: Callable[[], dict[str, Any]] = (
+                functools.cache(lambda: knobs.show(dev)) if calls else (lambda: shown))
             sample = host_sample(dev, sample_shown, calls * period_ns, busy, stats, qstats)
             try:
                 answer = policy.observe(sample)
