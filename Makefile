@@ -91,7 +91,7 @@ demo: setup
 test: setup
 	@status=0; \
 	cargo test --workspace --release --no-fail-fast || status=1; \
-	$(BIN)/pytest -q tests/python || status=1; \
+	$(BIN)/pytest -q -rs tests/python || status=1; \
 	exit $$status
 
 # The speed guard is a benchmark, not a test: on a machine shared with busy
@@ -116,10 +116,12 @@ fuzz: setup
 # The model's debug assertions (states it calls impossible) are off in the
 # release builds everything else uses; this runs a debug build on every
 # scenario file x every profile it accepts, closed and open loop, 0.02 s each
-# (tools/debug_check.py), and fails on any panic.
+# (tools/debug_check.py), and fails on any panic; then the Rust tests that
+# check debug assertions (marked ignored in a release build: frozen_core).
 debug-check: setup
 	cargo build -p irqlab-core --example run
 	$(BIN)/python tools/debug_check.py --run target/debug/examples/run --duration 0.02
+	cargo test -p irqlab-core --test frozen_core
 
 clean:
 	rm -rf $(VENV) target .pytest_cache python/irqlab/_core*.so $(NATIVE)
