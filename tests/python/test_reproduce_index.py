@@ -74,3 +74,52 @@ def test_cli_errors_are_one_sentence(tmp_path: Path, setup: str, message: str) -
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _marker(directory: Path, kind: str) -> None:
+    (directory / "reproduction.json").write_text(json.dumps({"kind": kind}))
+
+
+def test_a_directory_is_listed_by_its_recorded_kind_not_its_folder(tmp_path: Path) -> None:
+    # issue 62, item 12: an ITR reproduction written into vic/ is ITR's.
+    out = tmp_path / "o"
+    _summaries(out / "vic", CHECKS)
+    _marker(out / "vic", "itr")
+    proc = irqlab("reproduce", "index", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[2] == f"itr: 3 of 4 claims hold (1 of 2 predictions, 1 of 1 fits, 1 of 1 by construction): " \
+                       f"{out / 'vic' / 'report.html'}"
+    assert lines[4].startswith("vic: not reproduced here")
+    assert proc.stderr.splitlines() == [
+        f"irqlab: warning: reproduce index: {out / 'vic'} holds the output of irqlab reproduce itr (its "
+        "reproduction.json), so it is listed as itr, not as vic"]
+    page = (out / INDEX).read_text()
+    assert page.count('class="paper missing"') == len(PAPERS) - 1
+    assert '<h2><a href="vic/report.html">Improved ITR' in page
+
+
+def test_a_mislabelled_directory_is_not_listed_twice(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _summaries(out / "itr", CHECKS[:1])
+    _marker(out / "itr", "itr")
+    _summaries(out / "vic", CHECKS)
+    _marker(out / "vic", "itr")
+    page, lines = index_html(out)
+    assert lines[2].startswith("itr: 1 of 1 claims hold") and lines[2].endswith(str(out / "itr" / "report.html"))
+    assert lines[4].startswith("vic: not reproduced here")
+    proc = irqlab("reproduce", "index", "--out", str(out))
+    assert proc.returncode == 0
+    assert "it is not listed, since" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_an_unreadable_marker_is_not_taken_for_its_folder(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _summaries(out / "vic", CHECKS)
+    (out / "vic" / "reproduction.json").write_text("{")
+    _summaries(out / "sriov", CHECKS)
+    proc = irqlab("reproduce", "index", "--out", str(out))
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[4].startswith("vic: not reproduced here")
+    assert proc.stdout.splitlines()[5].startswith("sriov: 3 of 4 claims hold")
+    assert "unreadable reproduction.json" in proc.stderr

@@ -80,10 +80,80 @@ def tally_of(checks: list[dict]) -> Tally:
     return Tally(sum(bool(c.get("holds")) for c in counted), len(counted), by_status)
 
 
-def read_paper(out: Path, e: Entry) -> Optional[tuple[Tally, Path, Optional[Path]]]:
-    """A paper's tally, report and headline figure under ``out``, or None
-    when it was not reproduced there (no ``summaries.json`` with checks)."""
-    base = out / e.subdir if e.subdir else out
+def recorded_kind(base: Path) -> Optional[str]:
+    """The reproduction ``base``'s marker (``reproduction.json``) records:
+    None when there is no marker (an output written before markers
+    existed, which only its folder's name can identify), "" when the
+    marker cannot be read."""
+    from irqlab.reproduce.output import MARKER
+
+    path = base / MARKER
+    if not path.exists():
+        return None
+    try:
+        kind = json.loads(path.read_text(encoding="utf-8"))["kind"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return kind if isinstance(kind, str) else ""
+
+
+def locate(out: Path) -> tuple[dict[str, Path], list[str]]:
+    """Which directory under ``out`` holds each paper's reproduction, and a
+    sentence for each directory whose marker contradicts its folder's name.
+
+    The marker is trusted over the folder (issue 62, item 12): an ITR
+    reproduction written into ``vic/`` is ITR's, listed as ITR when ITR's
+    own folder holds none and never as vIC. A folder without a marker is
+    taken by its name, as outputs older than the marker were."""
+    by_name = {e.name: e for e in PAPERS}
+    default = {e.name: out / e.subdir if e.subdir else out for e in PAPERS}
+    kinds = {}
+    try:
+        children = sorted(p for p in out.iterdir() if p.is_dir())
+    except OSError:
+        children = []
+    for base in (out, *children):
+        kinds[base] = recorded_kind(base)
+    written = {base for base in kinds if (base / "summaries.json").is_file()}
+    placed: dict[str, Path] = {}
+    for e in PAPERS:
+        kind = kinds.get(default[e.name])
+        if default[e.name] in written and (kind is None or kind == e.name):
+            placed[e.name] = default[e.name]
+    # A directory whose marker names a paper stands for that paper when the
+    # paper's own folder holds no reproduction of it.
+    for base, kind in kinds.items():
+        if kind in by_name and kind not in placed and base in written:
+            placed[kind] = base
+    notes = []
+    for e in PAPERS:
+        base = default[e.name]
+        kind = kinds.get(base)
+        if kind is None or kind == e.name or base not in written:
+            continue
+        where = str(base)
+        if not kind:
+            notes.append(f"reproduce index: {where} has an unreadable reproduction.json, so it is not listed "
+                         f"as {e.name}; re-run irqlab reproduce {e.name} --out {base}")
+        elif kind not in by_name:
+            notes.append(f"reproduce index: {where} holds a reproduction of kind {kind!r} (its reproduction.json), "
+                         f"which is no paper this index lists; it is not listed as {e.name}")
+        elif placed.get(kind) == base:
+            notes.append(f"reproduce index: {where} holds the output of irqlab reproduce {kind} (its "
+                         f"reproduction.json), so it is listed as {kind}, not as {e.name}")
+        else:
+            notes.append(f"reproduce index: {where} holds the output of irqlab reproduce {kind} (its "
+                         f"reproduction.json), not of {e.name}; it is not listed, since "
+                         f"{placed[kind]} holds {kind}'s")
+    return placed, notes
+
+
+def read_paper(out: Path, e: Entry, base: Optional[Path] = None) -> Optional[tuple[Tally, Path, Optional[Path]]]:
+    """A paper's tally, report and headline figure in ``base`` (by default
+    its folder under ``out``), or None when it was not reproduced there (no
+    ``summaries.json`` with checks)."""
+    if base is None:
+        base = out / e.subdir if e.subdir else out
     try:
         doc = json.loads((base / "summaries.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -95,6 +165,13 @@ def read_paper(out: Path, e: Entry) -> Optional[tuple[Tally, Path, Optional[Path
     return tally_of(checks), base / "report.html", figure if figure.is_file() else None
 
 
+def found_papers(out: Path) -> dict[str, Optional[tuple[Tally, Path, Optional[Path]]]]:
+    """Each paper's reproduction under ``out`` (``read_paper``'s answer),
+    from the directory ``locate`` gives it."""
+    placed, _notes = locate(out)
+    return {e.name: read_paper(out, e, placed[e.name]) if e.name in placed else None for e in PAPERS}
+
+
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -104,8 +181,9 @@ def index_html(out: Path) -> tuple[str, list[str]]:
     from irqlab.study.report import _CSS, _CSP
 
     cards, lines, rows = [], [], []
+    papers = found_papers(out)
     for e in PAPERS:
-        found = read_paper(out, e)
+        found = papers[e.name]
         rows.append(_summary_row(out, e, found))
         if found is None:
             cmd = f"irqlab reproduce {e.name} --out {out / e.subdir if e.subdir else out}"
@@ -193,7 +271,11 @@ def command(args: argparse.Namespace) -> int:
         raise ReproduceUsageError(f"--out {args.out} is not a directory; give the directory the reproductions "
                                   "wrote into (default irqlab-out)")
     check_output_file(out / INDEX, "--out", ReproduceUsageError)
-    if all(read_paper(out, e) is None for e in PAPERS):
+    from irqlab.cli_common import say_warning
+
+    for note in locate(out)[1]:
+        say_warning(note)
+    if all(found is None for found in found_papers(out).values()):
         raise ReproduceUsageError(f"--out {args.out} holds no reproduction (no summaries.json with checks); run "
                                   "irqlab reproduce PAPER --out there first, or make demo")
     path, lines = write_index(out)
