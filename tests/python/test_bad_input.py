@@ -329,3 +329,18 @@ def test_an_interrupted_reproduction_says_how_to_resume(tmp_path: Path, paper: s
     assert proc.returncode == 130, err
     lines = err.splitlines()
     assert len(lines) == 1 and f"reproduce {paper} interrupted" in lines[0] and "--resume" in lines[0], err
+
+
+# -- issue 62, item 11: a title matplotlib's mathtext cannot parse, refused
+# before anything is drawn (it was a traceback in plot, and in report after
+# the whole sweep).
+def test_a_title_matplotlib_cannot_draw_is_refused_up_front(places: dict[str, str], tmp_path: Path) -> None:
+    title = r"$\frac{$"
+    figs = tmp_path / "figs"
+    result = _run(["plot", places["ok"], "--x", "load.qps", "--y", "throughput_qps", "--title", title,
+                   "--out", str(figs)])
+    assert_refused(result, "--title")
+    assert not figs.exists()
+    study = _study(tmp_path / "title.study.toml", f'[[plot]]\nx = "load.qps"\ny = "throughput_qps"\ntitle = \'{title}\'')
+    assert_refused(_run(["sweep", str(study), "--out", str(tmp_path / "never"), "--quiet"]), "plot.title")
+    assert not (tmp_path / "never").exists()

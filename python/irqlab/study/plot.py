@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from irqlab import plotstyle
+from irqlab.plottext import literal, title_problem
 from irqlab.files import write_whole
 from irqlab.labels import label as field_label
 from irqlab.results import ResultsError, aggregate, axes_of, succeeded
@@ -80,8 +81,12 @@ def plot(frame: "pandas.DataFrame", spec: PlotSpec, out_dir: Path, stem: str, *,
 
 def check_spec(frame: "pandas.DataFrame", spec: PlotSpec, *, where: str = "plot.") -> None:
     """Raise :class:`ResultsError` if ``spec`` names a column ``frame`` does
-    not have, or a ``y`` that is not numeric."""
+    not have, a ``y`` that is not numeric, or a title matplotlib cannot draw."""
     import pandas as pd
+
+    problem = title_problem(spec.title)
+    if problem is not None:
+        raise ResultsError(f"{where}title {problem}")
 
     for key in ("x", "y", "hue", "col"):
         name = getattr(spec, key)
@@ -179,10 +184,10 @@ def _figure(frame: "pandas.DataFrame", spec: PlotSpec) -> Any:
         else:
             _lines(ax, rows, spec, hue, series, colours)
         if col is not None:
-            ax.set_title(f"{col} = {_label(panel)}", fontsize=10)
-        ax.set_xlabel(field_label(spec.x))
+            ax.set_title(f"{literal(col)} = {_label(panel)}", fontsize=10)
+        ax.set_xlabel(literal(field_label(spec.x)))
         if i % ncols == 0:
-            ax.set_ylabel(field_label(spec.y))
+            ax.set_ylabel(literal(field_label(spec.y)))
         if spec.logx and not categorical:
             plotstyle.log_axis(ax, "x")
         elif not categorical:
@@ -195,11 +200,12 @@ def _figure(frame: "pandas.DataFrame", spec: PlotSpec) -> Any:
             ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     for j in range(len(panels), nrows * ncols):
         grid[j // ncols][j % ncols].set_visible(False)
-    fig.suptitle(title_of(spec))
+    # A user's title may be math (checked by check_spec); the default is drawn as written.
+    fig.suptitle(spec.title if spec.title is not None else literal(title_of(spec)))
     fig.tight_layout()
     if hue is not None:
         # Below the panels, never over the data.
-        plotstyle.legend_below(fig, [ax for row in grid for ax in row], title=field_label(hue))
+        plotstyle.legend_below(fig, [ax for row in grid for ax in row], title=literal(field_label(hue)))
     return fig
 
 
@@ -292,11 +298,12 @@ def _eq(column: Any, value: Any) -> Any:
 
 
 def _label(value: Any) -> str:
+    """A value from the results as drawn text (never read as math)."""
     if value is None:
         return "(none)"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return literal(str(value))
 
 
 def _tick(value: float, _pos: Any = None) -> str:

@@ -102,7 +102,13 @@ def write_report(
 
     dirs = [Path(directory), *(Path(d) for d in extra_dirs)]
     target = Path(out) if out is not None else dirs[0] / REPORT
-    studies = [_study_section(d, n, csv_from=target.parent if collapse else None) for n, d in enumerate(dirs, start=1)]
+    with _StagedPlots() as staged:
+        studies = [
+            _study_section(d, n, staged.directory_for(d), csv_from=target.parent if collapse else None)
+            for n, d in enumerate(dirs, start=1)
+        ]
+        # Every study's figures are drawn: only now do they reach DIR/plots/.
+        staged.commit()
     names = [s["name"] for s in studies]
     heading = title or (f"irqlab study {names[0]}" if len(names) == 1 else f"irqlab studies {', '.join(names)}")
     body: list[str] = [f"<h1>{_e(heading)}</h1>"]
@@ -152,7 +158,9 @@ def write_report(
 RAW_HEADING = "Raw results of every study"
 
 
-def _study_section(directory: Path, number: int, csv_from: Optional[Path] = None) -> dict[str, str]:
+def _study_section(directory: Path, number: int, plots_dir: Path, csv_from: Optional[Path] = None) -> dict[str, str]:
+    """The HTML section of one results directory; its figures are drawn into
+    ``plots_dir`` (a staging directory, see :class:`_StagedPlots`)."""
     from irqlab.results import load, succeeded
     from irqlab.study.plot import describe, plot, plots_for, stem_for, title_of
 
@@ -179,7 +187,7 @@ def _study_section(directory: Path, number: int, csv_from: Optional[Path] = None
         parts.append('<p class="note">The results have no numeric metric to plot.</p>')
     for i, spec in enumerate(specs, start=1):
         stem = stem_for(spec, i)
-        png, svg = plot(frame, spec, directory / PLOTS, stem, where=f"{directory / 'study.toml'} [[plot]] {i}: plot.")
+        png, svg = plot(frame, spec, plots_dir, stem, where=f"{directory / 'study.toml'} [[plot]] {i}: plot.")
         data = png.read_bytes()
         width, height = _png_size(data)
         uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
@@ -205,6 +213,79 @@ def _study_section(directory: Path, number: int, csv_from: Optional[Path] = None
     parts.append(_pre(scenario_text, "scenario.toml"))
     parts.append("</section>")
     return {"name": name, "id": anchor, "html": "\n".join(parts)}
+
+
+class _StagedPlots:
+    """The figures of a report, drawn into a new directory beside each
+    ``DIR/plots/`` and moved there only once every figure of every study is
+    drawn: a report that fails (a ``[[plot]]`` naming a missing column, a
+    title matplotlib cannot draw, Ctrl-C) leaves ``plots/`` as it was, not
+    half-written (issue 62, item 11). The staging directory is in the same
+    parent as ``plots/``'s target, so moving it is a ``rename(2)``; it is
+    removed on every exit.
+
+    ``plots/`` is not replaced as a whole when it exists: it may hold
+    ``irqlab plot``'s own figures (that command's default ``--out``), so
+    each of the report's files is written whole into it, replacing its
+    namesake only."""
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []  # (staging directory, plots/ target)
+
+    def __enter__(self) -> "_StagedPlots":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import shutil
+
+        for staging, _ in self._staged:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def directory_for(self, directory: Path) -> Path:
+        import tempfile
+
+        from irqlab.files import write_target
+
+        target = write_target(directory / PLOTS)
+        staging = Path(tempfile.mkdtemp(prefix=f".{PLOTS}.", suffix=".tmp", dir=target.parent))
+        self._staged.append((staging, target))
+        return staging
+
+    def commit(self) -> None:
+        import shutil
+
+        from irqlab.files import what_is, write_target, write_whole
+
+        # Checked before anything moves: a figure replaces only a regular file
+        # (through a symbolic link, as irqlab.files.write_whole writes).
+        for staging, target in self._staged:
+            if not os.path.lexists(target):
+                continue
+            if not os.path.isdir(target):
+                raise ResultsError(f"{target} exists and is not a directory (it is {what_is(os.lstat(target).st_mode)}); "
+                                   "move it away so that the report can write its figures there")
+            for name in sorted(os.listdir(staging)):
+                there = write_target(target / name)
+                if os.path.lexists(there) and not os.path.isfile(there):
+                    raise ResultsError(f"{target / name} is {what_is(os.lstat(there).st_mode)}, not a regular file, "
+                                       "and irqlab replaces only regular files; move it away")
+        umask = os.umask(0)
+        os.umask(umask)
+        for staging, target in self._staged:
+            names = sorted(os.listdir(staging))
+            if not names:
+                continue  # nothing drawn (no run succeeded): no plots/ made
+            if not os.path.lexists(target):
+                # mkdtemp makes a private directory; plots/ is for sharing, like the files in it.
+                os.chmod(staging, 0o777 & ~umask)
+                try:
+                    os.rename(staging, target)  # the whole directory at once
+                    continue
+                except OSError:
+                    target.mkdir(exist_ok=True)  # made meanwhile: the files go in one by one, as below
+            # plots/ may hold irqlab plot's own figures: each of the report's files replaces its namesake only.
+            for name in names:
+                write_whole(target / name, lambda tmp, src=staging / name: shutil.copyfile(src, tmp))
 
 
 #: A study's runs as CSV, beside its results store, for a paper's report.

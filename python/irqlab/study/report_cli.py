@@ -94,6 +94,11 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     col = _column(args.col, "--col")
     assert x is not None and y is not None
     spec = PlotSpec(x=x, y=y, hue=hue, col=col, logx=args.logx, logy=args.logy, title=args.title)
+    from irqlab.plottext import title_problem
+
+    problem = title_problem(args.title)  # before anything is read or created
+    if problem is not None:
+        raise SweepUsageError(f"--title {problem}")
     stem = args.name if args.name is not None else stem_for(spec)
     if not stem or "/" in stem or "\\" in stem or stem in (".", "..") or re.search(r"[\x00-\x1f]", stem):
         raise SweepUsageError(f"--name must be a plain file name without a directory or suffix (got {args.name!r})")

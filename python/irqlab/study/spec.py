@@ -595,6 +595,12 @@ def _plot(table: Any, path: Path) -> PlotSpec:
         # bool("no") is True: only TOML's true and false say what is meant.
         if key in table and not isinstance(table[key], bool):
             raise StudyError(f"{path}: plot.{key} must be true or false (got {table[key]!r})")
+    # Here, not in irqlab report after the whole sweep (issue 62, item 11).
+    from irqlab.plottext import title_problem
+
+    problem = title_problem(table.get("title"))
+    if problem is not None:
+        raise StudyError(f"{path}: plot.title {problem}")
     return PlotSpec(
         x=table["x"],
         y=table["y"],
