@@ -55,9 +55,11 @@ $(VENV)/.dev-deps: requirements-dev.txt | $(BIN)/python
 
 # `maturin develop` builds the native module in release mode, puts it beside
 # the Python sources and installs the package in editable form (Python edits
-# need no rebuild) with its `irqlab` command.
+# need no rebuild) with its `irqlab` command. It installs the package's
+# dependencies with pip, which would print a line per dependency already
+# there; PIP_QUIET (pip's --quiet) keeps only what went wrong.
 $(VENV)/.irqlab-installed: $(VENV)/.dev-deps pyproject.toml $(RUST_SOURCES)
-	flock $(VENV)/.build.lock env VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	flock $(VENV)/.build.lock env VIRTUAL_ENV=$(abspath $(VENV)) PIP_QUIET=1 $(BIN)/maturin develop --release --quiet
 	test -x $(BIN)/irqlab
 	$(MAKE) --no-print-directory native
 	touch $@

@@ -20,10 +20,10 @@ from conftest import REPO
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
 
 
-def _dry_run(target: str) -> str:
+def _dry_run(target: str, *flags: str) -> str:
     # -o setup treats the setup target as done, so only the target's own
     # recipe is printed.
-    out = subprocess.run(["make", "-n", "-o", "setup", target], cwd=REPO, capture_output=True, text=True,
+    out = subprocess.run(["make", "-n", *flags, "-o", "setup", target], cwd=REPO, capture_output=True, text=True,
                          timeout=60, check=True)
     return out.stdout
 
@@ -48,3 +48,13 @@ def test_ci_runs_every_debug_only_rust_test():
         runs = [line for line in commands.splitlines()
                 if "cargo test" in line and "--release" not in line and re.search(rf"--test {name}\b", line)]
         assert runs, f"crates/*/tests/{name}.rs checks debug assertions but no CI target runs it in a debug build"
+
+
+def test_setup_asks_pip_to_be_quiet():
+    # maturin develop installs the dependencies with pip, which otherwise
+    # prints "Requirement already satisfied" for each of them on every build.
+    # -B: as if every file had changed, so that the build's recipe is printed.
+    maturin = [line for line in _dry_run(".venv/.irqlab-installed", "-B").splitlines() if "maturin develop" in line]
+    assert maturin, "make setup runs no maturin develop"
+    for line in maturin:
+        assert "PIP_QUIET=1" in line and "--quiet" in line, line
