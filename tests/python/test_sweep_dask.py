@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -128,6 +129,69 @@ def test_malformed_scheduler_address_is_one_line_exit_2(tmp_path: Path, address:
     assert len(lines) == 1 and lines[0].startswith("irqlab: error: --scheduler"), result.stderr
     assert address in lines[0]
     assert not (tmp_path / "o").exists()
+
+
+@contextmanager
+def fake_peer(behaviour: str) -> Iterator[str]:
+    """A local TCP listener that is not a Dask scheduler, for as long as the
+    block lasts: ``silent`` accepts and never sends a byte, ``text`` sends
+    text (read by Dask as an absurd frame length), ``frames`` sends a small
+    length and bytes that are no Dask message, ``close`` hangs up at once.
+    Its thread stops with the block (every wait in it is bounded)."""
+    stop = threading.Event()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            try:
+                if behaviour == "text":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello\r\n" * 4)
+                elif behaviour == "frames":
+                    conn.sendall((24).to_bytes(8, "little") + b"\x01\x00\x00\x00\x00\x00\x00\x00" + b"\xc1" * 16)
+                elif behaviour == "close":
+                    conn.close()
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@pytest.mark.parametrize("behaviour", ["silent", "text", "frames", "close"])
+def test_a_peer_that_is_not_a_scheduler_is_one_line_within_the_connect_timeout(tmp_path: Path, behaviour: str) -> None:
+    # Issue 62, item 10: a peer that accepts and never answers hung the
+    # sweep; one that sends garbage left a traceback from Client.__del__.
+    # The bound is generous (the command takes about the 2 s given, plus
+    # start-up): hang detection, not speed.
+    out = tmp_path / "out"
+    with fake_peer(behaviour) as address:
+        result = irqlab("sweep", *SWEEP, "--executor", "dask", "--scheduler", address, "--connect-timeout", "2",
+                        "--out", str(out), timeout=90)  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"irqlab: error: --scheduler {address}: cannot reach a Dask scheduler"), lines[0]
+    if behaviour == "silent":
+        assert "within 2 s" in lines[0] and "--connect-timeout" in lines[0], lines[0]
+    assert result.stdout == "" and not out.exists()
 
 
 def test_task_keys_differ_for_different_work() -> None:

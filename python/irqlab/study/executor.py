@@ -82,7 +82,7 @@ class DaskExecutor:
 
     def __init__(self, scheduler: str, connect_timeout_s: float = 30.0) -> None:
         try:
-            from distributed import Client
+            import distributed  # noqa: F401
         except ImportError:
             raise ExecutorError(
                 "--executor dask needs dask.distributed, which is not installed; "
@@ -100,24 +100,33 @@ class DaskExecutor:
             raise ExecutorError(
                 f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give e.g. tcp://10.0.0.1:8786"
             ) from None
-        try:
-            self.client = Client(scheduler, timeout=f"{connect_timeout_s}s", set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as e:
-            raise ExecutorError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({e})") from None
+        from irqlab.study.dask_connect import ConnectError, connect, discard
+
         self.scheduler = scheduler
+        self.connect_timeout_s = connect_timeout_s
+        try:
+            # Every wait until the cluster is known to work is bounded by
+            # --connect-timeout (irqlab.study.dask_connect).
+            self.client = connect(scheduler, connect_timeout_s)
+        except ConnectError as e:
+            raise ExecutorError(str(e)) from None
         try:
             self._check_workers()
         except BaseException:
-            self.client.close()
+            discard(self.client, connect_timeout_s)
             raise
 
     def _check_workers(self) -> None:
         """Every worker must run this irqlab: results from another version
         would silently mix with these."""
         from irqlab.provenance import version
+        from irqlab.study.dask_connect import ConnectError, bounded
 
         try:
-            versions = self.client.run(_worker_version)
+            versions = bounded(self.client, self.connect_timeout_s, "the cluster's workers", self.scheduler,
+                               self.client._run, _worker_version)
+        except ConnectError as e:
+            raise ExecutorError(str(e)) from None
         except Exception as e:  # a worker without irqlab cannot unpickle the function
             raise ExecutorError(
                 f"--scheduler {self.scheduler}: a worker cannot run irqlab ({type(e).__name__}: {' '.join(str(e).split())}); "
@@ -164,7 +173,11 @@ class DaskExecutor:
             raise
 
     def close(self) -> None:
-        self.client.close()
+        """Close the client within --connect-timeout (a scheduler gone
+        mid-sweep must not hold the exit), quietly."""
+        from irqlab.study.dask_connect import discard
+
+        discard(self.client, self.connect_timeout_s)
 
 
 def task_key(task: dict[str, Any]) -> str:
