@@ -369,6 +369,62 @@ def test_a_signal_handler_still_interrupts_the_wait(launcher, echo, servers, pro
     assert status == 0, err
 
 
+@pytest.fixture(scope="module")
+def signal_wait() -> Iterator[str]:
+    """tests/programs/epoll_signal_wait.c compiled (skips without cc)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc)")
+    build = Path(tempfile.mkdtemp(prefix="irqlab-signal-wait-"))
+    try:
+        exe = build / "epoll_signal_wait"
+        subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                        str(REPO / "tests" / "programs" / "epoll_signal_wait.c")],
+                       check=True, capture_output=True, text=True, timeout=60)
+        yield str(exe)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+
+
+# What the program's one wait of 400 ms meets (its arguments), and whether the
+# kernel's own wait goes on to its timeout (True) or fails with EINTR (False).
+SIGNAL_CASES = [
+    ([], True),  # a child exits: SIGCHLD, ignored by default (issue 62, item 1)
+    (["--signal", "winch"], True),
+    (["--signal", "urg"], True),
+    (["--signal", "cont"], True),
+    (["--signal", "usr1", "--disposition", "ignore"], True),
+    (["--wait", "pwait2", "--own-block", "--signal", "winch"], True),  # unblocked by the wait's mask only
+    (["--signal", "usr1", "--disposition", "handler"], False),
+    (["--signal", "chld", "--disposition", "handler"], False),
+    (["--wait", "pwait", "--own-block", "--before"], False),  # pending before the wait: the kernel says EINTR
+]
+
+
+@pytest.mark.parametrize("wait_fn", WAIT_FNS)
+@pytest.mark.parametrize("args,goes_on", SIGNAL_CASES, ids=lambda v: " ".join(v) if isinstance(v, list) else str(v))
+def test_busy_wait_ends_on_a_signal_exactly_when_the_kernels_wait_does(launcher, signal_wait, args, goes_on,
+                                                                         wait_fn):
+    if "--wait" not in args:
+        args = [*args, "--wait", wait_fn]
+    elif wait_fn != "wait":
+        pytest.skip("the case names its wait function")
+    plain = run([signal_wait, *args])
+    shimmed = run([*launcher, "--profile", "busy-wait", "--debug", "--", signal_wait, *args])
+    assert plain.returncode == shimmed.returncode == 0, shimmed.stderr
+    # The shim spun in this wait (it set the instance up as busy-wait).
+    assert "nonblocking=1" in shimmed.stderr, shimmed.stderr
+    for r in (plain, shimmed):
+        f = line_of(r.stdout, "WAIT")
+        if goes_on:
+            # Not -1/EINTR a moment after the signal: the whole timeout, 0 events.
+            assert (f["ret"], f["errno"]) == ("0", "0"), (r.args, r.stdout)
+            assert float(f["waited_ms"]) >= 300, (r.args, r.stdout)
+        else:
+            assert (f["ret"], f["errno"]) == ("-1", "EINTR"), (r.args, r.stdout)
+        assert f["handled"] == ("1" if "handler" in args else "0"), (r.args, r.stdout)
+
+
 def _only_child(pid: int) -> int:
     """The one child process of ``pid`` (the program the launcher started)."""
     children = []

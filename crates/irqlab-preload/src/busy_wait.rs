@@ -39,14 +39,27 @@
 //! `-1`/`EBADF`, `EINVAL`, `EFAULT`, ...), or 0 with errno untouched when the
 //! caller's timeout elapses. Signals keep their `epoll_wait` meaning: a
 //! handler that runs during the wait makes it fail with `EINTR` (epoll_wait
-//! is never restarted, whatever `SA_RESTART` says: signal(7)). To keep that
-//! exact, every catchable signal is blocked while the shim runs its loop in
-//! user space, and each kernel call installs the mask the caller would have
-//! waited under (its `sigmask` argument for `epoll_pwait`/`epoll_pwait2`, its
-//! own mask otherwise) for the duration of the call, as `epoll_pwait` is made
-//! to do. A signal that arrives between two calls stays pending and makes
-//! the next call fail with `EINTR` after its handler ran, so no handler runs
-//! without the wait reporting it, and none is delayed by more than one call.
+//! is never restarted, whatever `SA_RESTART` says: signal(7)), and a signal
+//! the kernel discards on arrival does not end it. Each kernel call installs
+//! the mask the caller would have waited under (its `sigmask` argument for
+//! `epoll_pwait`/`epoll_pwait2`, its own mask otherwise) for the duration of
+//! the call, as `epoll_pwait` is made to do. Between two calls, in user
+//! space, the shim blocks every signal but those the kernel discards on
+//! arrival (`SIG_IGN`, or a default action of ignore: SIGCHLD, SIGWINCH,
+//! SIGURG, SIGCONT; [`crate::dispositions`]):
+//!
+//! * a signal with a handler (or a default action that stops or ends the
+//!   process) that arrives between two calls stays pending and makes the
+//!   next call fail with `EINTR` after its handler ran, so no handler runs
+//!   without the wait reporting it, and none is delayed by more than one
+//!   call;
+//! * a discarded signal is never held back: held, it would stay pending and
+//!   make the next call fail with `EINTR` where the kernel's wait goes on
+//!   (issue 62, item 1: a child exiting during a server's wait). Those the
+//!   thread's own mask blocks stay blocked until the first call (one pending
+//!   from before the wait ends it with `EINTR`, as the kernel's wait
+//!   would), then follow the caller's `sigmask`.
+//!
 //! glibc's `pthread_sigmask` never blocks its internal cancellation and
 //! set*id signals, so thread cancellation and `setuid` keep working.
 //!
@@ -56,7 +69,7 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use libc::{c_int, epoll_event, sigset_t, timespec};
 
-use crate::real;
+use crate::{dispositions, real};
 
 /// The timeout of each kernel call in the loop: the shortest non-zero one.
 const SPIN_TIMEOUT: timespec = timespec {
@@ -114,16 +127,21 @@ pub unsafe fn wait(
     sigmask: *const sigset_t,
 ) -> c_int {
     let entry_errno = errno();
-    let mut all: sigset_t = core::mem::zeroed();
+    let mut ignored = dispositions::ignored();
+    // Block what is not discarded on arrival, on top of the thread's own
+    // mask: a discarded signal the thread blocks stays blocked for now.
     let mut own: sigset_t = core::mem::zeroed();
-    libc::sigfillset(&mut all);
-    if libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut own) != 0 {
+    let hold = from_bits(!ignored);
+    if libc::pthread_sigmask(libc::SIG_BLOCK, &hold, &mut own) != 0 {
         // Cannot happen with valid arguments; never spin without the
         // signal guarantee: fall back to the caller's blocking wait.
         return blocking_fallback(epfd, events, maxevents, deadline, sigmask);
     }
     let wait_mask: *const sigset_t = if sigmask.is_null() { &own } else { sigmask };
-
+    // The discarded signals the thread and the wait both block, which stay
+    // held; read once the first call has shown the caller's mask readable
+    // (a bad pointer fails there with EFAULT, as without the shim).
+    let mut kept: Option<u64> = None;
     let (result, result_errno) = loop {
         let n = poll_once(epfd, events, maxevents, wait_mask);
         if n != 0 {
@@ -132,12 +150,45 @@ pub unsafe fn wait(
         if deadline.passed() {
             break (0, entry_errno);
         }
+        // After the first call (which found no such signal pending, or it
+        // would have failed with EINTR), the discarded signals the caller's
+        // mask lets through are let through between calls too; and an
+        // action changed since goes into the mask.
+        let now_ignored = dispositions::ignored();
+        let first = kept.is_none();
+        let held = *kept.get_or_insert_with(|| bits(&own) & bits(&*wait_mask));
+        // Unchanged after the first call unless the caller's mask lets
+        // through a discarded signal the thread's own mask blocks.
+        if (first && ignored & bits(&own) & !held != 0) || now_ignored != ignored {
+            ignored = now_ignored;
+            let between = from_bits(!(ignored & !held));
+            libc::pthread_sigmask(libc::SIG_SETMASK, &between, core::ptr::null_mut());
+        }
     };
 
     libc::pthread_sigmask(libc::SIG_SETMASK, &own, core::ptr::null_mut());
     set_errno(result_errno);
     result
 }
+
+/// The first 64 signals of `set` (bit `sig - 1`): the whole of the kernel's
+/// `sigset_t` on 64-bit Linux, where glibc's first word is the kernel's.
+fn bits(set: &sigset_t) -> u64 {
+    // SAFETY: glibc's sigset_t is an array of unsigned longs, at least 8 bytes.
+    unsafe { *(set as *const sigset_t).cast::<u64>() }
+}
+
+/// A `sigset_t` holding the signals of `bits` (see [`bits`]).
+fn from_bits(bits: u64) -> sigset_t {
+    // SAFETY: an all-zero sigset_t is the empty set; the first word is written.
+    unsafe {
+        let mut set: sigset_t = core::mem::zeroed();
+        *(&mut set as *mut sigset_t).cast::<u64>() = bits;
+        set
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<sigset_t>() >= 8);
 
 /// One kernel call that may busy poll but never sleeps.
 unsafe fn poll_once(

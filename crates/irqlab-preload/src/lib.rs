@@ -54,6 +54,7 @@
 mod busy_wait;
 mod config;
 mod control;
+mod dispositions;
 mod real;
 mod report;
 mod stats;
