@@ -12,6 +12,10 @@ The rules every command's output follows (README, "Where output goes"):
 - A symbolic link is written through: the file written is the link's target
   (all links resolved, as ``realpath`` does), which must itself be a regular
   file or not exist yet; the link stays a link.
+- An output is never one of the command's inputs, nor one of the files a
+  results directory is read from (``manifest.json``, ``journal.jsonl``,
+  ``results.parquet`` and the rest of :data:`RESULTS_DIR_FILES`): only the
+  command writing that directory replaces those.
 - Missing directories are not created on the way: a file's directory must
   exist. A command whose output is a directory creates that one directory
   (its parent must exist); only a command's default output directory (such
@@ -29,7 +33,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -84,12 +88,17 @@ def _stat(path: Path) -> Optional[os.stat_result]:
         return None
 
 
-def check_output_file(text: PathLike, flag: str, error: type[Exception] = OutputPathError) -> Path:
+def check_output_file(
+    text: PathLike, flag: str, error: type[Exception] = OutputPathError, *, inputs: Iterable[tuple[str, PathLike]] = ()
+) -> Path:
     """Check that ``text`` can take an output file, before any work: it names
     a regular file (which will be replaced) or nothing yet, possibly through
-    symbolic links, in a directory that exists and can be written. Raises
-    ``error`` with one sentence naming ``flag`` (``--out``; empty for a
-    default path) and what is accepted. Returns ``Path(text)``."""
+    symbolic links, in a directory that exists and can be written; and it is
+    neither one of the command's ``inputs`` (``(flag, path)`` pairs, the
+    flag empty for a positional argument) nor one of the files a results
+    directory is read from (:data:`RESULTS_DIR_FILES`). Raises ``error`` with
+    one sentence naming ``flag`` (``--out``; empty for a default path) and
+    what is accepted. Returns ``Path(text)``."""
     text = os.fspath(text)
     label = _label(flag, text)
     if not text.strip() or text.endswith("/"):
@@ -105,7 +114,37 @@ def check_output_file(text: PathLike, flag: str, error: type[Exception] = Output
             "(an existing one is replaced) or of a new file"
         )
     _check_parent(target, label, error, "file")
+    _check_not_read(text, target, st, label, inputs, error)
     return Path(text)
+
+
+def _check_not_read(
+    text: str, target: Path, st: Optional[os.stat_result], label: str, inputs: Iterable[tuple[str, PathLike]],
+    error: type[Exception],
+) -> None:
+    """Refuse an output that is one of the command's ``inputs`` or one of
+    the files a results directory is read from (issue 62, item 9: ``irqlab
+    report DIR --out DIR/results.parquet`` replaced the results it read)."""
+    for flag, given in inputs:
+        if _same_file(target, st, write_target(given)):
+            raise error(f"{label}{_via(text, target)} is the file {_label(flag, os.fspath(given))} names, which this command reads; "
+                        "give another path for the output")
+    directory = results_directory_of(target)
+    if directory is not None:
+        raise error(
+            f"{label}{_via(text, target)} is the {target.name} of the results directory {directory}, which would then "
+            "read as damaged; give a path that is not one of a results directory's own files "
+            f"({', '.join(sorted(RESULTS_DIR_FILES))})"
+        )
+
+
+def _same_file(target: Path, st: Optional[os.stat_result], other: Path) -> bool:
+    """Whether a write to ``target`` lands on ``other`` (same resolved path,
+    or the same inode through a hard link)."""
+    if target == other:
+        return True
+    theirs = _stat_quiet(other)
+    return st is not None and theirs is not None and (st.st_dev, st.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
 def check_output_dir(
@@ -243,6 +282,28 @@ def write_text_whole(path: PathLike, text: str) -> None:
 KIND_FILES = {"linux tune": "tune.json", "testbed tune": "testbed-tune.json", "testbed run": "testbed.json"}
 #: The file every reproduction writes first into its ``--out`` (irqlab.reproduce).
 REPRODUCTION_MARKER = "reproduction.json"
+
+
+#: The files a results directory (``irqlab sweep``'s, or the one ``linux
+#: tune``, ``testbed run`` or ``testbed tune`` write with ``--out``) is read
+#: from: irqlab.study.layout's names and the kind files above. Only the
+#: command writing the directory replaces them (irqlab.study.store,
+#: irqlab.results.write_directory); no command's output path may name one,
+#: or the directory it reads would be replaced under it (issue 62, item 9).
+RESULTS_DIR_FILES = frozenset(
+    {"manifest.json", "journal.jsonl", "results.parquet", "scenario.toml", "study.toml", *KIND_FILES.values()}
+)
+
+
+def results_directory_of(path: PathLike) -> Optional[Path]:
+    """The results directory ``path`` (links resolved) is one of the own
+    files of (:data:`RESULTS_DIR_FILES`), or None: its name is one of those
+    and its directory holds a ``manifest.json`` or a kind file."""
+    target = write_target(path)
+    if target.name not in RESULTS_DIR_FILES:
+        return None
+    marks = ("manifest.json", *KIND_FILES.values())
+    return target.parent if any((target.parent / m).is_file() for m in marks) else None
 
 
 def output_kind(directory: PathLike) -> Optional[str]:

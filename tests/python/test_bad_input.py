@@ -344,3 +344,15 @@ def test_a_title_matplotlib_cannot_draw_is_refused_up_front(places: dict[str, st
     study = _study(tmp_path / "title.study.toml", f'[[plot]]\nx = "load.qps"\ny = "throughput_qps"\ntitle = \'{title}\'')
     assert_refused(_run(["sweep", str(study), "--out", str(tmp_path / "never"), "--quiet"]), "plot.title")
     assert not (tmp_path / "never").exists()
+
+
+# -- issue 62, item 9: an output onto the results directory being read (it
+# replaced the dataset, exit 0, and the directory then read as damaged).
+@pytest.mark.parametrize("name", ["results.parquet", "journal.jsonl", "study.toml"])
+def test_report_out_onto_its_own_results_is_refused(places: dict[str, str], tmp_path: Path, name: str) -> None:
+    sweep = tmp_path / "sweep"
+    shutil.copytree(places["ok"], sweep)
+    before = {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()}
+    assert_refused(_run(["report", str(sweep), "--out", str(sweep / name)]), f"--out {sweep / name}")
+    assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before
+    assert _run(["results", str(sweep)]).returncode == 0

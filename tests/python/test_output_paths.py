@@ -368,3 +368,74 @@ def test_reproduce_out_special_files_and_missing_parents_are_refused(tmp_path, s
     assert main(["reproduce", "itr", "--out", str(out)]) == 2
     one_error_line(capsys.readouterr().err, str(out / "report.md"), "FIFO")
     assert stat.S_ISFIFO(os.lstat(out / "report.md").st_mode)
+
+
+# -- issue 62, item 9: no output is an input or a results directory's own file -------
+
+
+def test_a_results_directorys_own_files_are_refused_as_output(results_dir, tmp_path):
+    (results_dir / "journal.jsonl").write_text("{}\n")
+    for name in sorted(files.RESULTS_DIR_FILES):
+        with pytest.raises(files.OutputPathError) as e:
+            files.check_output_file(results_dir / name, "--out")
+        assert str(e.value).startswith(f"--out {results_dir / name} is the {name} of the results directory {results_dir}")
+    # Through a symbolic link too.
+    link = tmp_path / "innocent.parquet"
+    link.symlink_to(results_dir / "results.parquet")
+    with pytest.raises(files.OutputPathError, match="symbolic link to .* results directory"):
+        files.check_output_file(link, "--out")
+    # The report's default page and any other new file in it are fine, and so
+    # is a file of those names in a directory that is no results directory.
+    files.check_output_file(results_dir / "report.html", "")
+    files.check_output_file(tmp_path / "results.parquet", "--out")
+    (tmp_path / "scenario.toml").write_text("")
+    files.check_output_file(tmp_path / "scenario.toml", "--out")
+
+
+def test_the_kind_files_mark_a_results_directory_without_a_manifest(tmp_path):
+    (tmp_path / "tune.json").write_text("{}")
+    with pytest.raises(files.OutputPathError, match="results directory"):
+        files.check_output_file(tmp_path / "tune.json", "--control")
+    with pytest.raises(files.OutputPathError, match="results directory"):
+        files.check_output_file(tmp_path / "journal.jsonl", "--control")
+
+
+def test_the_names_cover_the_layout():
+    from irqlab.study import layout
+
+    names = {layout.MANIFEST, layout.JOURNAL, layout.RESULTS, layout.SCENARIO, layout.STUDY, *files.KIND_FILES.values()}
+    assert names == set(files.RESULTS_DIR_FILES)
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path):
+    source = tmp_path / "in.toml"
+    source.write_text("x")
+    hard = tmp_path / "hard.toml"
+    os.link(source, hard)
+    link = tmp_path / "link.toml"
+    link.symlink_to(source)
+    for out in (source, hard, link):
+        with pytest.raises(files.OutputPathError, match=r"is the file --in .*in\.toml names"):
+            files.check_output_file(out, "--out", inputs=[("--in", source)])
+    files.check_output_file(tmp_path / "other.toml", "--out", inputs=[("--in", source)])
+    assert source.read_text() == "x"
+
+
+@pytest.mark.parametrize("name", ["results.parquet", "journal.jsonl", "study.toml", "manifest.json", "scenario.toml"])
+def test_report_out_onto_the_directory_it_reads_is_refused(results_dir, name, capsys):
+    (results_dir / "journal.jsonl").write_text("")
+    (results_dir / "results.parquet").write_text("the dataset")
+    before = {p.name: p.read_bytes() for p in results_dir.iterdir()}
+    assert main(["report", str(results_dir), "--out", str(results_dir / name)]) == 2
+    one_error_line(capsys.readouterr().err, f"--out {results_dir / name}", "results directory")
+    assert {p.name: p.read_bytes() for p in results_dir.iterdir()} == before
+
+
+def test_another_commands_output_onto_a_results_directory_is_refused(results_dir, capsys):
+    (results_dir / "journal.jsonl").write_text("")
+    before = (results_dir / "journal.jsonl").read_bytes()
+    ran = results_dir.parent / "ran"
+    assert main(["linux", "exec", "--profile", "busy-wait", "--control", str(results_dir / "journal.jsonl"),
+                 "--", "touch", str(ran)]) == 2
+    one_error_line(capsys.readouterr().err, "--control", "results directory")
+    assert (results_dir / "journal.jsonl").read_bytes() == before and not ran.exists()
