@@ -294,6 +294,10 @@ def aggregate(
     summary column. For each metric M the result has ``M.mean``, ``M.ci_low``
     and ``M.ci_high`` (NaN with a single seed), and ``n`` counts the runs
     that did not fail in each group. Failed runs are left out.
+
+    The interval of a metric that cannot be negative starts at 0 at the
+    least (:func:`_clip_at_zero`); ``result.attrs["ci_low_raised"]`` maps
+    each metric whose lower bound was raised to the number of groups.
     """
     import numpy as np
     import pandas as pd
@@ -312,17 +316,52 @@ def aggregate(
     check_metrics(frame, metrics, groups)
     grouped = ok.groupby(groups, sort=False, dropna=False)
     columns: dict[str, Any] = {"n": grouped.size()}
+    raised: dict[str, int] = {}
     for m in metrics:
         g = grouped[m]
         mean, sd, n = g.mean(), g.std(ddof=1), g.count()
         q = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
         half = np.where(n > 1, q * sd / np.sqrt(n), np.nan)
+        low = mean - half
+        if _clip_at_zero(ok[m]):
+            below = low < 0
+            if below.any():
+                raised[m] = int(below.sum())
+                low = low.clip(lower=0.0)
         columns[f"{m}.mean"] = mean
-        columns[f"{m}.ci_low"] = mean - half
+        columns[f"{m}.ci_low"] = low
         columns[f"{m}.ci_high"] = mean + half
     # One concat rather than a column at a time: DIM's per-profile columns
     # make enough metrics for pandas to warn about a fragmented frame.
-    return pd.concat(columns, axis=1).reset_index()
+    out = pd.concat(columns, axis=1).reset_index()
+    out.attrs["ci_low_raised"] = raised
+    return out
+
+
+def _clip_at_zero(values: "pandas.Series") -> bool:
+    """Whether the interval of the metric ``values`` hold starts at 0 at the
+    least: every value is a number and none is negative.
+
+    Why clip rather than another interval (issue 62, item 12): with 2 seeds
+    the Student t interval is mean ± 12.7 × sd / √2, and for a throughput
+    whose two runs differ by a fifth its lower bound is below 0, which no
+    throughput can be. Every field of the summary (``irqlab_core::Summary``
+    in crates/irqlab-core/src/stats/summary.rs) is a count, a rate, a time
+    or a share, so its true mean is at least 0; the part of the interval
+    below 0 holds no possible mean, and [max(low, 0), high] contains the true
+    mean whenever [low, high] does: the same 95 % coverage, no narrower
+    than the data allow. The interval stays wide with few seeds, as it
+    should (2 seeds say little); ``irqlab results`` says when a bound was
+    raised. A log-scale interval would speak of the geometric mean, not the
+    mean shown beside it, and fails at a count of 0; calling every interval
+    of 2 seeds meaningless would hide what they do say. A column with a
+    negative value (a user's own metric) keeps the plain t interval."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    finite = values.dropna()
+    return len(finite) > 0 and bool((finite >= 0).all())
 
 
 def numeric_columns(frame: "pandas.DataFrame") -> list[str]:
@@ -360,14 +399,59 @@ def check_metrics(frame: "pandas.DataFrame", metrics: Sequence[str], groups: Seq
                                "give a summary field such as throughput_qps or latency_us.p99")
 
 
-def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
+def json_records(frame: "pandas.DataFrame") -> str:
+    """``frame`` as a JSON array of objects, one per row, every number with
+    all its digits (``DataFrame.to_json`` keeps 10 decimals): what
+    ``irqlab results --format json`` prints. NaN and infinities are
+    ``null``, as ``to_json`` writes them (JSON has neither)."""
+    import pandas as pd
+
+    def plain(value: Any) -> Any:
+        if hasattr(value, "tolist"):  # numpy scalars and arrays (a list column)
+            value = value.tolist()
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if value is pd.NaT:
+            return None
+        return value
+
+    records = [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    return json.dumps(records, default=str, allow_nan=False)
+
+
+#: ``irqlab results --sql``: the rows a query may return unless ``--max-rows``
+#: raises it. Far more than a terminal shows; a query over a whole grid of
+#: runs (up to 100,000 without --yes) says so rather than printing them all.
+SQL_MAX_ROWS = 10_000
+#: ... and the seconds it may run unless ``--timeout`` raises it.
+SQL_TIMEOUT_S = 60.0
+#: DuckDB's result vectors (2,048 rows each) fetched at a time: the rows
+#: held beyond the cap are at most one chunk.
+_SQL_VECTORS_PER_CHUNK = 1
+
+
+def sql(directory: str | os.PathLike[str], query: str, *, max_rows: int = SQL_MAX_ROWS,
+        timeout_s: float = SQL_TIMEOUT_S) -> "pandas.DataFrame":
     """Run a DuckDB query over the results, which it sees as the view
     ``results`` (quote dotted names: ``SELECT profile, "latency_us.p99" FROM
-    results``). The query can touch no file."""
+    results``). The query can touch no file. A query that returns more than
+    ``max_rows`` rows, or runs (fetching included) longer than ``timeout_s``
+    seconds, is stopped with a :class:`ResultsError` that names the flag to
+    raise the cap (``--max-rows``, ``--timeout``); rows are never dropped
+    silently."""
     if not query.strip():
         raise ResultsError('--sql must be a query, e.g. SELECT profile, avg("latency_us.p99") FROM results GROUP BY profile')
+    if not (isinstance(max_rows, int) and max_rows >= 1):
+        raise ValueError(f"max_rows must be a whole number of at least 1 (got {max_rows!r})")
+    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0):
+        raise ValueError(f"timeout_s must be a positive number of seconds (got {timeout_s!r})")
     frame = load(directory)
+    import threading
+
     import duckdb
+    import pandas as pd
 
     # The query sees the results and nothing else: with file access off
     # (and the setting locked) a query cannot read or write files
@@ -375,14 +459,42 @@ def sql(directory: str | os.PathLike[str], query: str) -> "pandas.DataFrame":
     # often run as root beside the real-host tools, is no way around the
     # output rules of irqlab.files. The results are registered from memory.
     con = duckdb.connect(config={"enable_external_access": False, "lock_configuration": True})
+    # The time cap: DuckDB's connection.interrupt() from a timer thread stops
+    # the running query (execute) or the stream being fetched; the rows are
+    # fetched a chunk at a time (a query's result streams in DuckDB 2.0), so
+    # that a huge result is never held whole.
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        con.interrupt()
+
+    timer = threading.Timer(timeout_s, stop)
+    timer.daemon = True
     try:
         con.register("results", frame)
+        timer.start()
         result = con.execute(query)
         if result is None or result.description is None:
             # A statement that returns no rows (a comment alone, SET, CREATE ...).
             raise ResultsError("--sql must be a query that returns rows (a SELECT over the view results)")
-        return result.df()
+        chunks = []
+        rows = 0
+        while True:
+            chunk = result.fetch_df_chunk(_SQL_VECTORS_PER_CHUNK)
+            if len(chunk) == 0:
+                break
+            rows += len(chunk)
+            if rows > max_rows:
+                raise ResultsError(f"--sql: the query returns more than {max_rows:,} rows; add a LIMIT or a "
+                                   f"GROUP BY, or give --max-rows N to allow more")
+            chunks.append(chunk)
+        return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else (chunks[0] if chunks else chunk)
     except duckdb.Error as e:
+        if timed_out.is_set():
+            raise ResultsError(f"--sql: the query ran for more than {timeout_s:g} s and was stopped; give "
+                               "--timeout S to allow it longer") from None
         raise ResultsError(f"--sql: {' '.join(str(e).split())}") from None
     finally:
+        timer.cancel()
         con.close()

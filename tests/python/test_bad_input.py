@@ -356,3 +356,11 @@ def test_report_out_onto_its_own_results_is_refused(places: dict[str, str], tmp_
     assert_refused(_run(["report", str(sweep), "--out", str(sweep / name)]), f"--out {sweep / name}")
     assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before
     assert _run(["results", str(sweep)]).returncode == 0
+
+
+# -- issue 62, item 12: results --sql had no row or time cap.
+def test_results_sql_is_capped_in_rows_and_time(places: dict[str, str]) -> None:
+    assert_refused(_run(["results", places["ok"], "--sql", "SELECT * FROM range(20000)"]), "--max-rows")
+    forever = "SELECT count(*) FROM range(1000000000000000000)"
+    assert_refused(_run(["results", places["ok"], "--sql", forever, "--timeout", "0.5"]), "--timeout")
+    assert_refused(_run(["results", places["ok"], "--max-rows", "5"]), "--max-rows is for --sql")

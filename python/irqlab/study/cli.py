@@ -78,7 +78,10 @@ def add_study_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
     r.add_argument("directory", metavar="DIR")
     r.add_argument("--sql", metavar="QUERY", help='e.g. SELECT profile, avg("latency_us.p99") FROM results GROUP BY profile')
     r.add_argument("--metric", metavar="COLUMN", action="append", help="metrics to aggregate (repeatable; default QPS, p99, CPU busy)")
-    r.add_argument("--format", choices=("text", "csv", "json"), default="text", help="output format (default text)")
+    r.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                   help="output format (default text: numbers rounded for reading; csv and json keep every digit)")
+    r.add_argument("--max-rows", metavar="N", help="with --sql: the most rows the query may return (default 10,000)")
+    r.add_argument("--timeout", metavar="S", help="with --sql: the seconds the query may run (default 60)")
     r.set_defaults(handler=_cmd_results)
 
 
@@ -293,9 +296,17 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
     if args.sql is not None and args.metric:
         raise SweepUsageError("--metric is for the aggregation; with --sql the query chooses the columns")
+    from irqlab.results import SQL_MAX_ROWS, SQL_TIMEOUT_S
+
+    for flag, value in (("--max-rows", args.max_rows), ("--timeout", args.timeout)):
+        if value is not None and args.sql is None:
+            raise SweepUsageError(f"{flag} is for --sql (a query's cap); the aggregation is always small")
+    max_rows = _int(args.max_rows, "--max-rows", 1, 1_000_000_000) or SQL_MAX_ROWS
+    timeout_s = _seconds(args.timeout, "--timeout", most=86_400) or SQL_TIMEOUT_S
+    metrics: list[str] = []
     try:
         if args.sql is not None:
-            frame = sql(args.directory, args.sql)
+            frame = sql(args.directory, args.sql, max_rows=max_rows, timeout_s=timeout_s)
         else:
             loaded = load(args.directory)
             # An empty table would read as "no data" and exit 0; say why instead.
@@ -314,10 +325,22 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         write_stdout(frame.to_csv(index=False).rstrip("\n"))
     elif args.format == "json":
-        write_stdout(frame.to_json(orient="records"))
-    else:
-        import pandas as pd
+        from irqlab.results import json_records
 
-        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
-            write_stdout(frame.to_string(index=False))
+        write_stdout(json_records(frame))
+    else:
+        import sys
+
+        from irqlab.cli_common import can_encode
+        from irqlab.results_text import aggregate_table, frame_table, raised_note
+
+        ascii_only = not can_encode(sys.stdout, "\u00b5\u2014")
+        if args.sql is not None:
+            write_stdout(frame_table(frame, ascii_only=ascii_only))
+        else:
+            by = [c for c in ["profile", *axes_of(loaded)] if c in frame.columns]
+            write_stdout(aggregate_table(frame, by, metrics, ascii_only=ascii_only))
+            note = raised_note(frame, metrics)
+            if note is not None:
+                write_stdout("\n" + note)
     return 0
