@@ -71,7 +71,7 @@ from irqlab.study.report_cli import add_plot_report_parsers
 from irqlab.testbed.cli import TestbedUsageError, add_testbed_parser
 from irqlab.tune import TuneUsageError, add_tune_parser
 from irqlab.profiles import PROFILES, profile_knobs
-from irqlab.run import run
+from irqlab.run import load_scenario, run
 from irqlab.scenario import Scenario
 from irqlab.text import NULL, bench_table, profiles_table, summary_table
 
@@ -224,7 +224,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     seed = seed_flag(args.seed)
     duration_s = duration_flag(args.duration)
     check_set_flags(args.overrides, seed, duration_s)
-    scenario = Scenario.load(args.scenario)
+    scenario = load_scenario(args.scenario)  # a study file is pointed to irqlab sweep
     policy = None
     if args.policy is not None:
         from irqlab.policy import load_policy

@@ -53,7 +53,7 @@ def run(
                 f"scenario must be an irqlab.Scenario, a str path or an os.PathLike such as pathlib.Path, "
                 f"not {type(scenario).__name__}"
             )
-        scenario = Scenario.load(fspath(scenario, "scenario"))
+        scenario = load_scenario(fspath(scenario, "scenario"))
     if profile is not None:
         scenario = scenario.with_profile(profile)
     pairs = override_pairs(overrides)
@@ -82,6 +82,39 @@ def run(
     except ScenarioError as e:
         raise ScenarioError(one_line(str(e))) from None
     return Summary(json.loads(text))
+
+
+#: Top-level tables only a study file has (``irqlab.study.spec``): a
+#: scenario has none of them.
+STUDY_TABLES = ("study", "axes", "plot")
+
+
+def load_scenario(path: str) -> Scenario:
+    """:meth:`Scenario.load`, except that a study file is named as one and
+    pointed to ``irqlab sweep`` (issue 62, item 17), rather than refused
+    by the core for its first study table ("unknown field `plot`")."""
+    study = study_file_problem(path)
+    if study is not None:
+        raise ScenarioError(study)
+    return Scenario.load(path)
+
+
+def study_file_problem(path: str) -> Optional[str]:
+    """The sentence that says ``path`` is a study file, or ``None`` when it
+    is not (or cannot be read: :meth:`Scenario.load` then says why). Read
+    here, before the core sees it: the file has a ``[study]`` table, or
+    ``[axes]`` or ``[[plot]]``, which no scenario has."""
+    import tomllib
+
+    from irqlab.scenario import read_scenario_file
+
+    try:
+        doc = tomllib.loads(read_scenario_file(path))
+    except (ScenarioError, tomllib.TOMLDecodeError):
+        return None
+    if not any(key in doc for key in STUDY_TABLES):
+        return None
+    return f"{path} is a study file; run it with `irqlab sweep {path}`"
 
 
 def check_seed(seed: object, what: str = "seed") -> None:

@@ -177,3 +177,29 @@ def test_dim_reports_the_time_share_of_each_profile():
     line = next(l for l in table.splitlines() if l.startswith("dim rx (% time)"))
     assert "4 (64us/64): " in line and "changes" in line
     assert any(l.startswith("dim tx (% time)") for l in table.splitlines())
+
+
+@pytest.mark.parametrize("body", [
+    '[study]\nscenario = "small.toml"\n[axes]\n"load.qps" = [1000, 2000]\n',
+    '[[plot]]\nx = "load.qps"\ny = "throughput_qps"\n',
+    '"axes" = {"load.qps" = [1000]}\n',
+])
+def test_a_study_file_is_pointed_to_sweep(tmp_path, body):
+    # Issue 62, item 17: it was "unknown field `plot`" (or `study`, `axes`).
+    study = tmp_path / "x.study.toml"
+    study.write_text(body)
+    r = irqlab("run", str(study))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [f"irqlab: error: {study} is a study file; run it with `irqlab sweep {study}`"]
+    import irqlab as api
+
+    with pytest.raises(api.ScenarioError, match="is a study file; run it with `irqlab sweep"):
+        api.run(study)
+
+
+def test_the_shipped_study_files_are_pointed_to_sweep():
+    from conftest import REPO
+
+    for study in sorted((REPO / "scenarios").rglob("*.study.toml"))[:3]:
+        r = irqlab("run", str(study))
+        assert r.returncode == 2 and "is a study file; run it with `irqlab sweep" in r.stderr, r.stderr
