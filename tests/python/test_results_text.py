@@ -149,3 +149,18 @@ def test_sql_stops_a_query_at_the_time_cap(directory: Path, capsys) -> None:  # 
 def test_cap_flags_are_checked(directory: Path, capsys, args: list[str], needle: str) -> None:  # type: ignore[no-untyped-def]
     status, out, err = _results(capsys, str(directory), *args)
     assert status == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_report_shows_an_interval_cut_at_0_by_both_ends(directory: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from irqlab.study.report import write_report
+
+    d = tmp_path / "r"
+    shutil.copytree(directory, d)
+    page = write_report(d).read_text(encoding="utf-8")
+    table = page.split("<h3>Results</h3>")[1].split("<h3>")[0]
+    # Profile a at 1,000 QPS: 100 and 900, mean 500; the t interval's upper half is 5,082.
+    assert "500 (0 to 5,582)" in table, table
+    assert "starts at 0 instead" in table
+    assert not re.search(r"500 ± ", table)

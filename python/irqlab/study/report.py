@@ -406,14 +406,27 @@ def _results_table(frame: "pandas.DataFrame", plotted: Sequence[str]) -> str:
     for _, row in agg.iterrows():
         cells = "".join(f'<td class="text">{_e(_value(row[c]))}</td>' for c in by) + f"<td>{int(row['n'])}</td>"
         for m in metrics:
-            mean, high = row[f"{m}.mean"], row[f"{m}.ci_high"]
+            mean, low, high = row[f"{m}.mean"], row[f"{m}.ci_low"], row[f"{m}.ci_high"]
             text = fmt[m](mean) if _finite(mean) else "–"
-            if _finite(mean) and _finite(high):
+            if _finite(mean) and _finite(high) and _finite(low) and _raised(mean, low, high):
+                # Cut at 0 by irqlab.results.aggregate: not symmetric, so both ends.
+                text += f" ({fmt[m](low)} to {fmt[m](high)})"
+            elif _finite(mean) and _finite(high):
                 text += f" ± {fmt[m](high - mean)}"
             cells += f"<td>{_e(text)}</td>"
         lines.append(f"<tr>{cells}</tr>")
     lines.append("</tbody></table></div>")
+    if agg.attrs.get("ci_low_raised"):
+        lines.append('<p class="note">An interval shown as (low to high) would reach below 0, which the metric cannot '
+                     "be; it starts at 0 instead. Few seeds make a wide interval: more seeds narrow it.</p>")
     return "\n".join(lines)
+
+
+def _raised(mean: Any, low: Any, high: Any) -> bool:
+    """Whether the interval's lower bound was raised (to 0): it is nearer the
+    mean than the upper bound."""
+    mean, low, high = float(mean), float(low), float(high)
+    return (mean - low) < (high - mean) * (1 - 1e-9)
 
 
 def _failures_table(frame: "pandas.DataFrame", failed: "pandas.DataFrame") -> str:
