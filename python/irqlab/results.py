@@ -184,6 +184,13 @@ def load(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
     axes, name = manifest.get("axes", []), manifest.get("name", d.name)
     if not (isinstance(axes, list) and all(isinstance(a, str) for a in axes) and isinstance(name, str)):
         raise ResultsError(f"{manifest_path} is damaged: its name must be text and its axes a list of field names")
+    from irqlab.study.layout import check_format
+    from irqlab.study.spec import StudyError
+
+    try:
+        check_format(manifest, manifest_path)  # another format is refused, not misread
+    except StudyError as e:
+        raise ResultsError(str(e)) from None
     parquet, journal = d / RESULTS, d / JOURNAL
     if parquet.is_file() and (not journal.is_file() or parquet.stat().st_mtime_ns >= journal.stat().st_mtime_ns):
         try:

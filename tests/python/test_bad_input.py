@@ -364,3 +364,20 @@ def test_results_sql_is_capped_in_rows_and_time(places: dict[str, str]) -> None:
     forever = "SELECT count(*) FROM range(1000000000000000000)"
     assert_refused(_run(["results", places["ok"], "--sql", forever, "--timeout", "0.5"]), "--timeout")
     assert_refused(_run(["results", places["ok"], "--max-rows", "5"]), "--max-rows is for --sql")
+
+
+# -- issue 62, item 12: a manifest of another format, and a journal line that
+# is JSON but no record (it was dropped without a word: n = 1 for 2 seeds).
+def test_a_results_directory_that_is_not_what_it_seems_is_refused(places: dict[str, str], tmp_path: Path) -> None:
+    future = Path(shutil.copytree(places["ok"], tmp_path / "future"))
+    manifest = json.loads((future / "manifest.json").read_text())
+    (future / "manifest.json").write_text(json.dumps({**manifest, "format": 99}))
+    for command in (["results"], ["report"], ["plot", "--x", "load.qps", "--y", "throughput_qps"]):
+        assert_refused(_run([command[0], str(future), *command[1:]]), "format 99")
+    noted = Path(shutil.copytree(places["ok"], tmp_path / "noted"))
+    lines = (noted / "journal.jsonl").read_text().splitlines()
+    (noted / "journal.jsonl").write_text("\n".join([lines[0], '{"note": "by hand"}', *lines[1:]]) + "\n")
+    (noted / "results.parquet").unlink()
+    assert_refused(_run(["results", str(noted)]), "journal.jsonl line 2")
+    assert_refused(_run(["sweep", places["small"], "--grid", "load.qps=1000,2000", *T, "--out", str(noted),
+                         "--quiet"]), "journal.jsonl line 2")

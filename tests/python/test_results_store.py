@@ -354,3 +354,36 @@ def test_dim_columns_are_numeric_per_profile_and_round_trip(dim_swept: Path) -> 
         if dim and dim["rx"]:
             assert s.dim.rx.queues == dim["rx"]["queues"]
     assert kinds == {"null", "no rx", "rx"}
+
+
+# -- issue 62, item 12: a directory that is not what it seems is refused, not misread
+
+
+@pytest.mark.parametrize("line", ['{"note": "added by hand"}', "[1, 2]", '"text"', "3", "null", '{"key": 5}'])
+@pytest.mark.parametrize("where", [3, -1])
+def test_a_json_line_that_is_no_record_says_the_directory_is_damaged(copy: Path, line: str, where: int) -> None:
+    # It was dropped without a word: a point then showed n = 1 for 2 seeds.
+    lines = (copy / JOURNAL).read_text().splitlines()
+    lines[where] = line
+    (copy / JOURNAL).write_text("\n".join(lines) + "\n")
+    (copy / RESULTS).unlink()
+    number = where + 1 if where >= 0 else len(lines)
+    with pytest.raises(ValueError, match=rf"{JOURNAL} line {number} is .*not a journal record; the directory is damaged"):
+        list(read_journal(copy))
+    with pytest.raises(ResultsError, match=rf"line {number} is"):
+        load(copy)
+    with pytest.raises(ValueError, match=rf"line {number} is"):
+        sweep(make_study(), copy, jobs=1, progress=False, quiet=True)
+
+
+@pytest.mark.parametrize("fmt", [99, 0, "1", None, True])
+def test_a_manifest_of_another_format_is_refused(copy: Path, fmt: object) -> None:
+    manifest = json.loads((copy / MANIFEST).read_text())
+    manifest["format"] = fmt
+    (copy / MANIFEST).write_text(json.dumps(manifest))
+    before = (copy / JOURNAL).read_bytes()
+    with pytest.raises(ResultsError, match=rf"{MANIFEST} says format {json.dumps(fmt)}, and this irqlab reads format 1"):
+        load(copy)
+    with pytest.raises(ValueError, match=rf"says format {json.dumps(fmt)}"):
+        sweep(make_study(), copy, jobs=1, progress=False, quiet=True)
+    assert (copy / JOURNAL).read_bytes() == before

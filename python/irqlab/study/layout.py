@@ -17,6 +17,21 @@ RESULTS = "results.parquet"
 SCENARIO = "scenario.toml"
 STUDY = "study.toml"
 
+#: Version of the directory layout and journal records, in the manifest's
+#: ``format``: a directory of another format is refused, not misread.
+FORMAT = 1
+
+
+def check_format(manifest: dict[str, Any], path: Path) -> None:
+    """Refuse a manifest of another :data:`FORMAT` (issue 62, item 12: format
+    99 was read without a word) in one sentence naming ``path``."""
+    theirs = manifest.get("format")
+    if isinstance(theirs, bool) or theirs != FORMAT:
+        raise StudyError(
+            f"{path} says format {json.dumps(theirs)}, and this irqlab reads format {FORMAT} only; read it with the "
+            "irqlab that wrote it, or run the sweep again into a new directory"
+        )
+
 
 def read_journal(path: Path) -> Iterator[dict[str, Any]]:
     journal = path / JOURNAL
@@ -33,5 +48,10 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
             if i >= len(lines) - 2:
                 continue  # a torn last line: the run it was for will run again
             raise StudyError(f"{journal} line {i + 1} is not a journal record; the directory is damaged") from None
-        if isinstance(record, dict) and "key" in record:
-            yield record
+        if not (isinstance(record, dict) and isinstance(record.get("key"), str)):
+            # Dropping it would lose a run without a word (a point then shows
+            # fewer seeds than it ran: issue 62, item 12).
+            kinds = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+            what = "an object without a run key" if isinstance(record, dict) else kinds.get(type(record), "null")
+            raise StudyError(f"{journal} line {i + 1} is {what}, not a journal record; the directory is damaged")
+        yield record

@@ -94,36 +94,44 @@ def sweep(
     """
     check_size(study, yes)
     store = Store.open(out, study)
-    finished = store.finished()
-    mixed = _other_code(finished.values())
-    points = list(study.points())
-    todo = [p for p in points if p.key not in finished or finished[p.key].get("error") is not None]
-    result = SweepResult(store.path, total=len(points), skipped=len(points) - len(todo))
-    if mixed and todo:
-        result.warnings.append(
-            f"{store.path} holds runs made by {mixed}, and this is irqlab {version()} "
-            f"(commit {git_commit() or 'unknown'}); the results will mix the two (columns irqlab_version and "
-            "git_commit tell them apart); use a new --out to start afresh"
-        )
-    ex = executor or ThreadExecutor(jobs)
-    result.executor = ex.describe()
-    bar = Progress.wanted(quiet) if progress is None else progress
-    shown = Progress(study.name, len(points), result.skipped, bar=bar)
-    started = time.monotonic()
-
-    def on_record(record: dict[str, Any]) -> None:
-        store.append(record)
-        result.ran += 1
-        failed = record.get("error") is not None
-        shown.advance(failed)
-
     try:
-        ex.run([study.task(p) for p in todo], on_record)
+        finished = store.finished()
+        mixed = _other_code(finished.values())
+        points = list(study.points())
+        todo = [p for p in points if p.key not in finished or finished[p.key].get("error") is not None]
+        result = SweepResult(store.path, total=len(points), skipped=len(points) - len(todo))
+        if mixed and todo:
+            result.warnings.append(
+                f"{store.path} holds runs made by {mixed}, and this is irqlab {version()} "
+                f"(commit {git_commit() or 'unknown'}); the results will mix the two (columns irqlab_version and "
+                "git_commit tell them apart); use a new --out to start afresh"
+            )
+        ex = executor or ThreadExecutor(jobs)
+        result.executor = ex.describe()
+        bar = Progress.wanted(quiet) if progress is None else progress
+        shown = Progress(study.name, len(points), result.skipped, bar=bar)
+        started = time.monotonic()
+
+        def on_record(record: dict[str, Any]) -> None:
+            store.append(record)
+            result.ran += 1
+            failed = record.get("error") is not None
+            shown.advance(failed)
+
+        try:
+            ex.run([study.task(p) for p in todo], on_record)
+        finally:
+            shown.close()
+            result.wall_s = time.monotonic() - started
+            result.rate = result.ran / result.wall_s if result.wall_s > 0 else 0.0
+            store.compact(study)
+        return _outcome(study, store, points, result)
     finally:
-        shown.close()
-        result.wall_s = time.monotonic() - started
-        result.rate = result.ran / result.wall_s if result.wall_s > 0 else 0.0
-        store.compact(study)
+        store.close()
+
+
+def _outcome(study: Study, store: Store, points: list[Any], result: SweepResult) -> SweepResult:
+    """``result`` with the failures the directory holds, in grid order."""
     by_key = {p.key: p for p in points}
     for key, record in store.finished().items():
         if record.get("error") is not None and key in by_key:
