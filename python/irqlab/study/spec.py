@@ -18,6 +18,7 @@ A study comes from ``irqlab sweep`` flags or from a study file (TOML with a
     [axes]                              # the grid, in this order
     "load.qps" = "100000:500000:50000"
     "cpu.app_cores" = [4, 8]
+    # policy = ["my_policy.py:MyPolicy", "none"]   # paths relative to this file too
 
     [[plot]]                            # figures for plots and the report
     x = "load.qps"
@@ -40,7 +41,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import tomli_w
 
@@ -194,10 +195,12 @@ class Study:
 
     # -- text -----------------------------------------------------------------
 
-    def to_toml(self, scenario_path: str = "scenario.toml") -> str:
+    def to_toml(self, scenario_path: str = "scenario.toml", directory: Optional[Path] = None) -> str:
         """The study as a study file whose scenario is ``scenario_path``
         (what a results directory keeps beside the data: ``irqlab sweep
-        DIR/study.toml --out DIR`` re-runs it)."""
+        DIR/study.toml --out DIR`` re-runs it). With ``directory`` (where
+        the file goes), policy paths are written relative to it, as a study
+        file's are read."""
         doc: dict[str, Any] = {
             "study": {
                 "name": self.name,
@@ -213,6 +216,10 @@ class Study:
             doc["set"] = {k: tomllib.loads(f"v = {v}")["v"] if _is_toml(v) else v for k, v in _split(self.overrides)}
         if self.axes:
             doc["axes"] = {a.field: a.to_toml() for a in self.axes}
+            if directory is not None and POLICY_AXIS in doc["axes"]:
+                doc["axes"][POLICY_AXIS] = [
+                    _policy_path(v, lambda file: os.path.relpath(file, directory)) for v in doc["axes"][POLICY_AXIS]
+                ]
         if self.plots:
             doc["plot"] = [p.to_toml() for p in self.plots]
         return tomli_w.dumps(doc)
@@ -553,7 +560,7 @@ def load_study_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(axes_table, dict):
         raise StudyError(f"{path}: [axes] must be a table of field = values")
     try:
-        out["axes"] = [from_toml(f, v) for f, v in _flat_axes(axes_table)]
+        out["axes"] = [_from_file(from_toml(f, v), path.parent) for f, v in _flat_axes(axes_table)]
     except AxisError as e:
         raise StudyError(f"{path}: {e}") from None
     plots = doc.get("plot", [])
@@ -561,6 +568,28 @@ def load_study_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise StudyError(f"{path}: plots are [[plot]] tables")
     out["plots"] = [_plot(p, path) for p in plots]
     return out
+
+
+def _from_file(axis: Axis, directory: Path) -> Axis:
+    """A study file's axis with its policy files' paths made relative to the
+    study file (``directory``), like its ``scenario``, whatever the current
+    directory (issue 62, item 16: they were relative to the current
+    directory). Each becomes the path from the current directory, so that a
+    study run from where its file's paths used to resolve keeps its keys."""
+    if axis.field != POLICY_AXIS:
+        return axis
+    return Axis(axis.field, tuple(_policy_path(v, lambda file: os.path.relpath(directory / file)) for v in axis.values))
+
+
+def _policy_path(value: Value, place: Callable[[str], str]) -> Value:
+    """``FILE.py:CLASS`` with a relative FILE replaced by ``place(FILE)``,
+    normalised; ``none`` and absolute paths as they are."""
+    if not isinstance(value, str) or value == NO_POLICY:
+        return value
+    file, sep, cls = value.rpartition(":")
+    if not sep or not file or os.path.isabs(file):
+        return value
+    return f"{os.path.normpath(place(file))}:{cls}"
 
 
 def _flat_axes(table: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -127,7 +127,8 @@ class Store:
 
     def _write_texts(self, study: Study) -> None:
         write_text_whole(self.path / SCENARIO, study.scenario_text)
-        write_text_whole(self.path / STUDY, study.to_toml(SCENARIO))
+        # Policy paths relative to the directory, as a study file's are read.
+        write_text_whole(self.path / STUDY, study.to_toml(SCENARIO, directory=self.path))
 
     # -- the journal --------------------------------------------------------------
 
