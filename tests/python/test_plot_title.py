@@ -159,3 +159,10 @@ def test_a_report_makes_plots_with_the_usual_permissions(swept: Path, tmp_path: 
         os.umask(old)
     assert (d / "plots").is_dir() and (os.stat(d / "plots").st_mode & 0o777) == 0o755
     assert _leftovers(d) == []
+
+
+def test_plot_refuses_a_missing_column_before_making_its_directory(swept: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert not (swept / "plots").exists()
+    assert main(["plot", str(swept), "--x", "load.qps", "--y", "nope"]) == 2
+    _one_error_line(capsys.readouterr().err, "--y 'nope'")
+    assert not (swept / "plots").exists()

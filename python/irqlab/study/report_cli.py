@@ -83,7 +83,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from irqlab.cli_common import write_stdout
     from irqlab.results import ResultsError, load
     from irqlab.files import check_output_dir, check_output_file
-    from irqlab.study.plot import plot, stem_for
+    from irqlab.study.plot import check_spec, plot, stem_for
     from irqlab.study.spec import PlotSpec
 
     directory = _results_dir(args.directory)
@@ -112,6 +112,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     try:
         frame = load(directory)
         _check_some_succeeded(frame, directory)
+        check_spec(frame, spec, where="--")  # a bad column refused before the directory is made
         out = _out_dir(str(out), "--out" if args.out is not None else "")
         paths = plot(frame, spec, out, stem, where="--")
     except ResultsError as e:
