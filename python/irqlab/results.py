@@ -420,7 +420,7 @@ def json_records(frame: "pandas.DataFrame") -> str:
             return None
         if isinstance(value, list):
             return [plain(v) for v in value]
-        if value is pd.NaT:
+        if value is pd.NaT or value is pd.NA:
             return None
         return value
 

@@ -90,7 +90,13 @@ def _cells(values: list[Any], plain: bool = False) -> list[str]:
             return [MISSING if _missing(v) else (str(v) if plain else f"{v:,}") for v in values]
         fmt: Callable[[Any], str] = column_format(values)
         return [fmt(v) for v in values]
-    return [MISSING if _missing(v) else str(v) for v in values]
+    return [MISSING if _missing(v) else _text(v) for v in values]
+
+
+def _text(value: Any) -> str:
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # a list column: numpy arrays
+        value = value.tolist()
+    return str(value)
 
 
 def _numeric(values: list[Any]) -> bool:
@@ -105,7 +111,9 @@ def _is_number(value: Any) -> bool:
 
 
 def _missing(value: Any) -> bool:
-    if value is None:
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
         return True
     try:
         return isinstance(value, float) and math.isnan(value) or (hasattr(value, "item") and math.isnan(value.item()))

@@ -164,3 +164,13 @@ def test_the_report_shows_an_interval_cut_at_0_by_both_ends(directory: Path, tmp
     assert "500 (0 to 5,582)" in table, table
     assert "starts at 0 instead" in table
     assert not re.search(r"500 ± ", table)
+
+
+def test_sql_nulls_and_lists_read_as_such(directory: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    query = "SELECT NULL::INTEGER AS x, 1 AS y, [1.5, NULL] AS l"
+    status, out, err = _results(capsys, str(directory), "--sql", query, "--format", "json")
+    assert status == 0, err
+    assert json.loads(out) == [{"x": None, "y": 1, "l": [1.5, None]}]
+    status, out, err = _results(capsys, str(directory), "--sql", query)
+    assert status == 0, err
+    assert "<NA>" not in out and "--" not in out and "[1.5, None]" in out, out
