@@ -471,10 +471,14 @@ def sql(directory: str | os.PathLike[str], query: str, *, max_rows: int = SQL_MA
     # fetched a chunk at a time (a query's result streams in DuckDB 2.0), so
     # that a huge result is never held whole.
     timed_out = threading.Event()
+    closing = threading.Lock()  # the timer never interrupts a closed connection
+    closed = False
 
     def stop() -> None:
-        timed_out.set()
-        con.interrupt()
+        with closing:
+            if not closed:
+                timed_out.set()
+                con.interrupt()
 
     timer = threading.Timer(timeout_s, stop)
     timer.daemon = True
@@ -504,4 +508,6 @@ def sql(directory: str | os.PathLike[str], query: str, *, max_rows: int = SQL_MA
         raise ResultsError(f"--sql: {' '.join(str(e).split())}") from None
     finally:
         timer.cancel()
-        con.close()
+        with closing:
+            closed = True
+            con.close()
