@@ -67,7 +67,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (d / "seeds-text.study.toml").write_text(f'[study]\nscenario = "{SMALL}"\nseeds = "x"\n')
     (d / "duration-text.study.toml").write_text(f'[study]\nscenario = "{SMALL}"\nduration_s = "x"\n')
     # Results: a sweep that ran, one whose every run failed, and damaged copies.
-    sweeps = {"ok": ["--grid", "load.qps=1000,2000"], "allfail": ["--grid", "cpu.app_cores=0,2000"]}
+    # Every run fails: each value alone is fine, two queues beside 1 or 3 cores are not.
+    sweeps = {"ok": ["--grid", "load.qps=1000,2000"], "allfail": ["--grid", "cpu.app_cores=1,3", "--grid", "nic.queues=2"]}
     for name, grid in sweeps.items():
         r = irqlab("sweep", str(SMALL), *grid, "--duration", "0.001", "--out", str(d / name), "--quiet")
         assert r.returncode in (0, 3), r.stderr
@@ -171,6 +172,9 @@ REFUSED = [
     (("bench", "--sweep", "--jobs", "99999"), "--jobs"),
     (("sweep", "{small}", "--duration", "1e308", *OUT), "--duration"),
     (("sweep", "{small}", "--grid", "load.qps=nan,1", *OUT), "load.qps"),
+    # issue 62, item 12: refused up front like nan, not point by point
+    (("sweep", "{small}", "--grid", "load.qps=a,b", *OUT), "axis load.qps value 'a' is refused on its own"),
+    (("sweep", "{small}", "--grid", "cpu.app_cores=0,2", *OUT), "axis cpu.app_cores value 0"),
     (("sweep", "{small}", "--grid", "load.qps=1:1e9:1e-300", *OUT), "load.qps"),
     (("sweep", "{small}", "--seeds", "1e9", *OUT), "--seeds"),
     ((*TUNE, "--accept", "nan"), "--accept"),
@@ -287,8 +291,8 @@ def test_a_flag_replacing_a_study_value_of_the_other_kind_says_so(places: dict[s
 
 
 def test_a_sweep_with_no_successful_run_exits_3_saying_so(places: dict[str, str]) -> None:
-    result = _run(_args(("sweep", "{small}", "--grid", "cpu.app_cores=0,2000", *T, "--out", "{tmp}/none-ok",
-                         "--quiet"), places))
+    result = _run(_args(("sweep", "{small}", "--grid", "cpu.app_cores=1,3", "--grid", "nic.queues=2", *T,
+                         "--out", "{tmp}/none-ok", "--quiet"), places))
     assert "Traceback" not in result.stderr
     assert result.returncode == 3, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("irqlab: error: ")]

@@ -204,24 +204,27 @@ def test_empty_out_directory_is_used(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_failing_point_is_recorded_and_the_others_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Each value alone is fine (a value refused on its own is refused up
+    # front); two queues beside one core are not (aligned routing): point #1.
     out = tmp_path / "out"
-    args = [S, "--grid", "cpu.app_cores=0,1,2", "--seeds", "2", "--duration", DURATION, "--out", str(out), "--quiet"]
+    args = [S, "--grid", "cpu.app_cores=1,2", "--grid", "nic.queues=0,2", "--seeds", "2", "--duration", DURATION,
+            "--out", str(out), "--quiet"]
     status, stdout, err = sweep(capsys, *args)
     assert status == 3, err
     errors = [line for line in err.splitlines() if line.startswith("irqlab: error: ")]
     assert len(errors) == 1, err
-    assert "2 of 6 points failed" in errors[0]
-    assert "#0" in errors[0] and "cpu.app_cores=0" in errors[0]
-    assert "cpu.app_cores=1" not in errors[0]
+    assert "2 of 8 points failed" in errors[0]
+    assert "#1 (cpu.app_cores=1, nic.queues=2)" in errors[0]
+    assert "#0" not in errors[0] and "#2" not in errors[0] and "#3" not in errors[0]
     assert "Traceback" not in err
-    assert "ran 6" in stdout and "2 failed" in stdout
+    assert "ran 8" in stdout and "2 failed" in stdout
 
     frame = load(out)
-    assert len(frame) == 6
-    bad = frame[frame["cpu.app_cores"] == 0]
-    good = frame[frame["cpu.app_cores"] != 0]
-    assert len(bad) == 2 and len(good) == 4
-    assert bad["error"].str.contains("cpu.app_cores").all()
+    assert len(frame) == 8
+    is_bad = (frame["cpu.app_cores"] == 1) & (frame["nic.queues"] == 2)
+    bad, good = frame[is_bad], frame[~is_bad]
+    assert len(bad) == 2 and len(good) == 6
+    assert bad["error"].str.contains("nic.queues").all()
     assert good["error"].isna().all()
     assert bad["throughput_qps"].isna().all() and bad["latency_us.p99"].isna().all()
     assert (good["throughput_qps"] > 0).all()
@@ -230,16 +233,31 @@ def test_failing_point_is_recorded_and_the_others_run(tmp_path: Path, capsys: py
     status, stdout, err = sweep(capsys, *args, "--json")
     assert status == 3
     report = json.loads(stdout)
-    assert (report["ran"], report["already_done"]) == (2, 4)
-    assert [(f["point"], f["replicate"]) for f in report["failed"]] == [(0, 0), (0, 1)]
-    assert all("cpu.app_cores" in f["error"] for f in report["failed"])
-    assert "cpu.app_cores=0" in report["failed"][0]["what"]
-    assert len(load(out)) == 6
+    assert (report["ran"], report["already_done"]) == (2, 6)
+    assert [(f["point"], f["replicate"]) for f in report["failed"]] == [(1, 0), (1, 1)]
+    assert all("nic.queues" in f["error"] for f in report["failed"])
+    assert "cpu.app_cores=1, nic.queues=2" in report["failed"][0]["what"]
+    assert len(load(out)) == 8
+
+
+@pytest.mark.parametrize("grid", [["load.qps=a,b"], ["cpu.app_cores=0,1"], ["load.qps=1000,-5"]])
+def test_an_axis_value_refused_on_its_own_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], grid: list[str]
+) -> None:
+    # Issue 62, item 12: `a,b` ran and failed point by point (exit 3, a
+    # results directory left) where `nan` was refused up front.
+    out = tmp_path / "out"
+    status, stdout, err = sweep(capsys, S, *(x for g in grid for x in ("--grid", g)), "--duration", DURATION,
+                                "--out", str(out), "--quiet")
+    assert status == 2 and stdout == ""
+    field, values = grid[0].split("=")
+    one_error_line(err, f"--grid: axis {field} value", "is refused on its own", f"scenario field `{field}`")
+    assert not out.exists()
 
 
 def test_failed_points_listed_at_most_five(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = sweep(
-        capsys, S, "--grid", "cpu.app_cores=0,2000", "--seeds", "4", "--duration", DURATION,
+        capsys, S, "--grid", "cpu.app_cores=1,3", "--grid", "nic.queues=2", "--seeds", "4", "--duration", DURATION,
         "--out", str(tmp_path / "out"), "--quiet",
     )  # fmt: skip
     assert status == 3

@@ -162,7 +162,8 @@ def study_from_args(args: argparse.Namespace) -> Any:
     if spec["overrides"]:
         # Checked here so that the message names the override.
         scenario.with_overrides(list(spec["overrides"]))
-    return build_study(scenario, **spec)
+    # Every axis value the scenario takes on its own, before anything runs.
+    return build_study(scenario, **spec, check_values=True)
 
 
 @contextmanager

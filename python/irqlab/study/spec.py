@@ -286,14 +286,17 @@ def build_study(
     plots: Sequence[PlotSpec] = (),
     study_text: Optional[str] = None,
     where: str = "--grid",
+    check_values: bool = False,
 ) -> Study:
     """Validate the parts of a study against ``scenario`` and return it.
 
     Checked here, before anything runs: the profiles, every axis field exists
     in the scenario (a bad *value* of a good field is the point's own failure,
     recorded when it runs), no field is both an axis and fixed twice, seeds and
-    the base seed, the duration. ``where`` names the flag or study-file table
-    of the axes in messages.
+    the base seed, the duration. With ``check_values`` (``irqlab sweep``), an
+    axis value that the scenario refuses on its own is refused too: only a
+    value refused beside another axis's value is then a point's failure.
+    ``where`` names the flag or study-file table of the axes in messages.
     """
     # A study file's values are named as its fields ("FILE: study.seeds");
     # `where` names the file ("FILE [axes]").
@@ -359,8 +362,15 @@ def build_study(
         if overlaps(key, "run.duration_s") and duration_s is not None:
             raise StudyError(f"the override {key} and the duration ({duration_s:g} s: --duration or duration_s) "
                              "both set run.duration_s; give one")
+    if check_values:
+        _check_axis_values(base, checked, axes, where)
     columns = {"profile", *seen}
     for plot in plots:
+        # A title matplotlib cannot draw, refused before the sweep rather than by its report.
+        from irqlab.plottext import title_problem
+
+        if (problem := title_problem(plot.title)) is not None:
+            raise StudyError(f"plot title {problem}")
         for key in ("x", "hue", "col"):
             value = getattr(plot, key)
             if value is not None and key != "x" and value not in columns:
@@ -381,6 +391,38 @@ def build_study(
         plots=tuple(plots),
         study_text=study_text,
     )
+
+
+def _check_axis_values(base: Scenario, profiles: Sequence[Optional[str]], axes: Sequence[Axis], where: str) -> None:
+    """Refuse an axis value that ``base`` refuses on its own under every one
+    of the study's ``profiles``: every point with it would fail (issue 62,
+    item 12: ``--grid load.qps=a,b`` ran and failed point by point where
+    ``nan`` was refused up front). A value refused only beside another
+    axis's value stays that point's failure. One resolve per value when it
+    is fine (about 0.1 ms each)."""
+    under: list[Scenario] = []
+    for profile in profiles:
+        try:
+            under.append(base.with_profile(profile))
+        except ScenarioError:
+            continue  # each point of that profile fails, and says why
+    for axis in axes:
+        if axis.field == POLICY_AXIS or not under:
+            continue
+        for value in axis.values:
+            pair = knob_pairs([(axis.field, value)])
+            refusal: Optional[ScenarioError] = None
+            for scenario in under:
+                try:
+                    scenario.with_overrides(pair)
+                    break
+                except ScenarioError as e:
+                    refusal = refusal or e
+            else:
+                raise StudyError(
+                    f"{where}: axis {axis.field} value {value!r} is refused on its own ({refusal}); "
+                    "every point with it would fail, so give values the field takes"
+                )
 
 
 #: Columns every results table has besides the summary's (``irqlab.results``).
