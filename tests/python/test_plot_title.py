@@ -166,3 +166,11 @@ def test_plot_refuses_a_missing_column_before_making_its_directory(swept: Path, 
     assert main(["plot", str(swept), "--x", "load.qps", "--y", "nope"]) == 2
     _one_error_line(capsys.readouterr().err, "--y 'nope'")
     assert not (swept / "plots").exists()
+
+
+def test_build_study_refuses_such_a_title() -> None:
+    from irqlab.scenario import Scenario
+    from irqlab.study import build_study
+
+    with pytest.raises(StudyError, match=r"plot title .* does not parse"):
+        build_study(Scenario.load(SMALL), name="t", plots=[PlotSpec(x="load.qps", y="throughput_qps", title=BAD)])
