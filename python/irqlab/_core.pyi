@@ -202,6 +202,15 @@ def linux_restore(dev: str) -> str:
     them; the report as JSON text (``changed_since_apply``: knobs found at
     another value than irqlab left them at, restored all the same). Needs
     CAP_NET_ADMIN; raises LinuxError."""
+def linux_forget(dev: str) -> str:
+    """Delete the state saved for ``dev`` in this network namespace without
+    restoring anything (``irqlab linux restore DEV --forget``); the report
+    (``forgotten``: each file, its profile and saved_at) as JSON text.
+    Raises LinuxError when there is none."""
+def linux_state_file(dev: str) -> Optional[str]:
+    """The file of the state saved for ``dev`` in this network namespace, or
+    None; raises LinuxError for a file under its name that is another
+    namespace's or device's, or whose namespace cannot be told."""
 
 def _selftest_panic(message: str) -> None:
     """Panic inside the binding's guard (tests only): raises RuntimeError."""

@@ -24,7 +24,7 @@ use crate::device::{resolve, Snapshot};
 use crate::error::Error;
 use crate::ops::Kernel;
 use crate::privilege::require_net_admin;
-use crate::state::{AppliedKnob, SavedState, StateStore};
+use crate::state::{AppliedKnob, DeviceKey, SavedState, StateStore};
 
 /// What applying a profile to a device would change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -220,9 +220,10 @@ pub fn apply_in(plan: &Plan, store: &StateStore) -> Result<ApplyReport, Error> {
             what: format!("its ifindex went from {} to {ifindex}", plan.ifindex),
         });
     }
+    let key = DeviceKey::current(device, ifindex)?;
     let mut kernel = Kernel::open()?;
     let before = Snapshot::read(&mut kernel, device, ifindex)?;
-    let (state_file, wrote) = store.save_if_absent(&SavedState::from_snapshot(&before, &plan.profile)?)?;
+    let (state_file, wrote) = store.save_if_absent(&SavedState::from_snapshot(&before, &plan.profile, &key))?;
     let partial = |e: Error| Error::Partial { source: Box::new(e), state: state_file.clone(), device: device.to_string() };
 
     // What this apply left each knob at, for `restore` to tell a hand change

@@ -40,6 +40,17 @@ pub enum Error {
     NoSavedState { device: String, dir: PathBuf },
     #[error("the saved state file {path} {problem}")]
     State { path: PathBuf, problem: String },
+    /// A state file under this device's name that is not its own, or whose
+    /// namespace cannot be told (state.rs): never applied to it.
+    #[error(
+        "the saved state file {path} {what}, so irqlab will not use it for device `{device}` here; \
+         `irqlab linux restore {device} --forget` deletes it and leaves the device as it is (the file lists \
+         the settings it saved)"
+    )]
+    StateNotThisDevice { path: PathBuf, device: String, what: String },
+    /// What names a namespace or a device could not be read.
+    #[error("irqlab could not read {what} ({problem})")]
+    Identity { what: String, problem: String },
     /// A failure after the state was saved: say how to get the old settings back.
     #[error("{source}; the settings from before are saved in {state}, so `irqlab linux restore {device}` puts them back")]
     Partial { source: Box<Error>, state: PathBuf, device: String },

@@ -11,7 +11,8 @@
 //!   netlink and, for the route lookup of the load generator, rtnetlink;
 //! - [`ops`]: one function per kernel operation;
 //! - [`device`], [`apply`], [`restore`], [`state`]: what `irqlab linux
-//!   show|apply|restore` do, as a Rust API;
+//!   show|apply|restore` do, as a Rust API; [`identity`]: what names a
+//!   saved state's namespace and device;
 //! - [`queue_stats`]: a device's per-queue counters, as a Rust API;
 //! - [`epoll_params`], [`napi_id`]: the two socket-side interfaces, free of
 //!   any other dependency (the LD_PRELOAD shim may use them).
@@ -24,6 +25,7 @@ pub mod change;
 pub mod device;
 pub mod epoll_params;
 pub mod error;
+pub mod identity;
 pub mod knob;
 pub mod napi_id;
 pub mod netlink;
@@ -40,5 +42,5 @@ pub use device::{show, CoalesceSettings, DeviceReport, NapiReport, QueueIds, Sna
 pub use error::Error;
 pub use knob::{plan_knob, plan_knob_from, tunable};
 pub use queue_stats::{queue_stats, QueueStats};
-pub use restore::{restore, restore_in, HandChange, Replacement, RestoreReport, Unrestored};
-pub use state::{AppliedKnob, SavedState, StateStore};
+pub use restore::{forget, forget_in, restore, restore_in, ForgetReport, HandChange, Replacement, RestoreReport, Unrestored};
+pub use state::{saved_state_file, AppliedKnob, DeviceKey, SavedState, StateStore};

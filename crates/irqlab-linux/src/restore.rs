@@ -44,7 +44,7 @@ use crate::error::Error;
 use crate::netlink::ethtool::Coalesce;
 use crate::ops::Kernel;
 use crate::privilege::require_net_admin;
-use crate::state::{current_netns, AppliedKnob, SavedNapi, StateStore};
+use crate::state::{AppliedKnob, DeviceKey, SavedNapi, StateStore};
 
 /// What `restore` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -137,8 +137,9 @@ fn shared(a: &QueueIds, b: &QueueIds) -> QueueIds {
 /// queues they serve, else (no queue known) the device's only NAPI when it
 /// had only one; a NAPI now gets the settings of one saved NAPI only (two
 /// saved NAPIs whose queues one NAPI now serves must have saved the same
-/// settings, or the second is unrestored).
-pub fn targets(saved: &[SavedNapi], now: &Snapshot) -> Targets {
+/// settings, or the second is unrestored). `queues_saved`: the state's
+/// format records queues (2 and later; format 1 did not).
+pub fn targets(saved: &[SavedNapi], now: &Snapshot, queues_saved: bool) -> Targets {
     let device = &now.device;
     let exists = |id: u32| now.napis.iter().any(|n| n.id == id);
     let mut t = Targets::default();
@@ -178,9 +179,14 @@ pub fn targets(saved: &[SavedNapi], now: &Snapshot) -> Targets {
             );
             vec![(now.napis[0].id, QueueIds::default(), because)]
         } else {
+            let why = if queues_saved {
+                "the driver links no queue to a NAPI"
+            } else {
+                "the state was saved by an irqlab that did not record them, format 1"
+            };
             unrestored(format!(
-                "irqlab does not know which queues it served (the driver links no queue to a NAPI, or the state \
-                 was saved by an older irqlab), so it cannot tell which of device `{device}`'s {} NAPIs took its place",
+                "irqlab does not know which queues it served ({why}), so it cannot tell which of device \
+                 `{device}`'s {} NAPIs took its place",
                 now.napis.len()
             ));
             continue;
@@ -233,7 +239,7 @@ pub fn restore(device: &str) -> Result<RestoreReport, Error> {
 pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Error> {
     require_net_admin("irqlab linux restore")?;
     let ifindex = resolve(device)?;
-    let Some((state_file, saved)) = store.load(device, ifindex, current_netns()?)? else {
+    let Some((state_file, saved)) = store.load(&DeviceKey::current(device, ifindex)?)? else {
         return Err(Error::NoSavedState { device: device.to_string(), dir: store.dir().to_path_buf() });
     };
     let mut kernel = Kernel::open()?;
@@ -252,7 +258,7 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
         warnings: Vec::new(),
     };
 
-    let targets = targets(&saved.napis, &now);
+    let targets = targets(&saved.napis, &now, saved.format >= 2);
     for &(i, napi_id) in &targets.to {
         let s = &saved.napis[i];
         let current = now.napis.iter().find(|n| n.id == napi_id);
@@ -329,6 +335,50 @@ pub fn restore_in(device: &str, store: &StateStore) -> Result<RestoreReport, Err
     }
     store.remove(&state_file)?;
     Ok(report)
+}
+
+/// What `restore --forget` did: the saved states of a device it deleted
+/// without restoring anything.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ForgetReport {
+    pub device: String,
+    pub ifindex: u32,
+    pub forgotten: Vec<Forgotten>,
+}
+
+/// One deleted state file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Forgotten {
+    pub state_file: PathBuf,
+    /// The profile whose apply saved it (`None`: the file could not be read).
+    pub profile: Option<String>,
+    /// Seconds since the Unix epoch.
+    pub saved_at: Option<u64>,
+}
+
+/// Forget the saved state of `device` in the default state directory.
+pub fn forget(device: &str) -> Result<ForgetReport, Error> {
+    forget_in(device, &StateStore::from_env())
+}
+
+/// Delete the states saved for `device` in this namespace from `store`,
+/// whoever's they are (a state refused as not this device's included),
+/// leaving the device as it is. No state is an error, as for `restore`.
+pub fn forget_in(device: &str, store: &StateStore) -> Result<ForgetReport, Error> {
+    let ifindex = resolve(device)?;
+    let gone = store.forget(&DeviceKey::current(device, ifindex)?)?;
+    if gone.is_empty() {
+        return Err(Error::NoSavedState { device: device.to_string(), dir: store.dir().to_path_buf() });
+    }
+    let forgotten = gone
+        .into_iter()
+        .map(|(state_file, state)| Forgotten {
+            state_file,
+            profile: state.as_ref().map(|s| s.profile.clone()),
+            saved_at: state.map(|s| s.saved_at),
+        })
+        .collect();
+    Ok(ForgetReport { device: device.to_string(), ifindex, forgotten })
 }
 
 /// The knobs of `restored` and `unchanged` (their `from` is the value now)
@@ -426,7 +476,7 @@ mod tests {
 
     #[test]
     fn a_napi_that_still_exists_gets_its_own_settings() {
-        let t = targets(&[saved(8193, &[0], 0)], &device(&[(8193, Some(&[0])), (8194, Some(&[1]))]));
+        let t = targets(&[saved(8193, &[0], 0)], &device(&[(8193, Some(&[0])), (8194, Some(&[1]))]), true);
         assert_eq!(t.to, vec![(0, 8193)]);
         assert!(t.replaced.is_empty() && t.unrestored.is_empty());
     }
@@ -435,7 +485,7 @@ mod tests {
     fn a_replaced_napi_is_found_by_the_queues_it_served() {
         // The device was reconfigured: new ids, queues served in another order.
         let old = [saved(8193, &[0], 1), saved(8194, &[1], 2)];
-        let t = targets(&old, &device(&[(9000, Some(&[1])), (9001, Some(&[0]))]));
+        let t = targets(&old, &device(&[(9000, Some(&[1])), (9001, Some(&[0]))]), true);
         assert_eq!(t.to, vec![(0, 9001), (1, 9000)]);
         assert_eq!(ids(&t), vec![(8193, 9001), (8194, 9000)]);
         assert_eq!(t.replaced[0].queues, QueueIds { rx: vec![0], tx: vec![0] });
@@ -448,7 +498,7 @@ mod tests {
         // veth links no queue to its NAPI; it had one and has one.
         let mut old = saved(258, &[], 0);
         old.queues = QueueIds::default();
-        let t = targets(&[old.clone()], &device(&[(259, None)]));
+        let t = targets(&[old.clone()], &device(&[(259, None)]), true);
         assert_eq!(t.to, vec![(0, 259)]);
         assert_eq!(ids(&t), vec![(258, 259)]);
         assert!(t.replaced[0].because.contains("only NAPI now, as NAPI 258 was"), "{}", t.replaced[0].because);
@@ -456,13 +506,13 @@ mod tests {
         // Several NAPIs and no queue to tell them apart: nowhere to go.
         let mut other = saved(260, &[], 0);
         other.queues = QueueIds::default();
-        let t = targets(&[old.clone(), other], &device(&[(300, None), (301, None)]));
+        let t = targets(&[old.clone(), other], &device(&[(300, None), (301, None)]), true);
         assert!(t.to.is_empty());
         assert_eq!(t.unrestored.len(), 2);
         assert!(t.unrestored[0].reason.contains("cannot tell which of device `eth1`'s 2 NAPIs"), "{}", t.unrestored[0].reason);
 
         // GRO off: no NAPI at all.
-        let t = targets(&[old], &device(&[]));
+        let t = targets(&[old], &device(&[]), true);
         assert!(t.to.is_empty());
         assert!(t.unrestored[0].reason.contains("has no NAPI now"), "{:?}", t.unrestored);
     }
@@ -471,18 +521,18 @@ mod tests {
     fn settings_whose_queues_are_gone_or_taken_by_other_settings_are_unrestored() {
         let old = [saved(8193, &[0], 1), saved(8194, &[1], 2)];
         // One queue pair left.
-        let t = targets(&old, &device(&[(9000, Some(&[0]))]));
+        let t = targets(&old, &device(&[(9000, Some(&[0]))]), true);
         assert_eq!(t.to, vec![(0, 9000)]);
         assert_eq!(t.unrestored.len(), 1);
         assert_eq!(t.unrestored[0].saved_napi_id, 8194);
         assert_eq!(t.unrestored[0].reason, "no NAPI of device `eth1` serves its queues (rx 1 tx 1) now");
         // One NAPI now serves both pairs: the two saved settings differ.
-        let t = targets(&old, &device(&[(9000, Some(&[0, 1]))]));
+        let t = targets(&old, &device(&[(9000, Some(&[0, 1]))]), true);
         assert_eq!(t.to, vec![(0, 9000)]);
         assert!(t.unrestored[0].reason.contains("gets the different saved settings of NAPI 8193"), "{:?}", t.unrestored);
         // ... unless they are the same.
         let same = [saved(8193, &[0], 1), saved(8194, &[1], 1)];
-        let t = targets(&same, &device(&[(9000, Some(&[0, 1]))]));
+        let t = targets(&same, &device(&[(9000, Some(&[0, 1]))]), true);
         assert_eq!(t.to, vec![(0, 9000)]);
         assert_eq!(ids(&t), vec![(8193, 9000), (8194, 9000)]);
         assert!(t.unrestored.is_empty());

@@ -9,6 +9,13 @@
 //! a second `apply` keeps the first one's, so `restore` returns to what was
 //! there before irqlab touched the device at all.
 //!
+//! What a state is for ([`DeviceKey`], issue 62, item 2): the namespace by
+//! its cookie, which the kernel never hands out twice, and the device by its
+//! name, ifindex and hardware address ([`crate::identity`]). A state whose
+//! namespace or device is not the one asked about is refused, never applied
+//! to it: the state directory is shared by every namespace of the host, and
+//! a namespace deleted without a restore leaves its file behind.
+//!
 //! A NAPI is saved with its id and the queues it serves (`queue-get`): ids
 //! do not survive a reconfiguration of the device (turning GRO off and on
 //! deletes a veth's NAPI and adds a new one, `netif_napi_del()` /
@@ -16,17 +23,22 @@
 //! same on a ring change), but the queues do, so `restore` finds the NAPI
 //! now serving a saved NAPI's queues and puts the settings back there.
 //!
-//! Formats: 1 saved no queues; 2 adds them. Both are read (a format-1
-//! NAPI has no queues, as has one of a driver that links none).
+//! Formats: 1 saved no queues; 2 adds them; 3 adds the namespace's cookie
+//! and the device's address, and is named after the cookie
+//! (`DEV.IFINDEX.netns-cookie-COOKIE.json`). Formats 1 and 2 were named after
+//! the namespace's inode number (`DEV.IFINDEX.netns-INODE.json`), which the
+//! kernel gives to a new namespace once the old one is deleted, so such a
+//! file is read only where that cannot have happened: in the initial
+//! namespace on a kernel that gives it a fixed inode number
+//! ([`INITIAL_NETNS_INODE`]), which is never deleted. Elsewhere it is
+//! refused with what to do (`irqlab linux restore DEV --forget`).
 //!
 //! Besides the settings from before, the file records what irqlab last left
 //! each knob at (`applied`: every apply and tune step updates it, with the
 //! value read back after the change), so that `restore` can tell a knob
 //! changed by hand since and say so before putting the original back. The
-//! field is optional and leaves the format at 2: a file written before it
-//! existed restores as it always did, without that check, and an irqlab
-//! that predates it ignores it (serde skips unknown fields) and restores
-//! the file as before.
+//! field is optional: a file written before it existed restores as it
+//! always did, without that check.
 
 use std::fs;
 use std::io::{self, Write};
@@ -36,17 +48,22 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::change::{Part, Value};
-use crate::device::{CoalesceSettings, QueueIds, Snapshot};
+use crate::device::{resolve, CoalesceSettings, QueueIds, Snapshot};
 use crate::error::Error;
+use crate::identity::{device_address, netns_cookie, DeviceAddress};
 
 /// The default state directory (a tmpfs: state does not outlive a reboot,
 /// and neither do the kernel settings it records).
 pub const DEFAULT_STATE_DIR: &str = "/run/irqlab";
 /// The environment variable that overrides [`DEFAULT_STATE_DIR`] (tests).
 pub const STATE_DIR_ENV: &str = "IRQLAB_STATE_DIR";
-/// The version of the file layout below (written); every format from 1 to
-/// this one is read.
-pub const STATE_FORMAT: u32 = 2;
+/// The version of the file layout below (written); formats 1 and 2 are
+/// read where their namespace can be told (see the module).
+pub const STATE_FORMAT: u32 = 3;
+/// `PROC_NET_INIT_INO` (include/linux/proc_ns.h): the inode number of the
+/// initial network namespace on kernels that fix it (Linux 6.18 does); no
+/// other namespace has it, and the initial one is never deleted.
+pub const INITIAL_NETNS_INODE: u64 = 0xEFFF_FFF9;
 
 /// What a device's settings were.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,8 +71,15 @@ pub struct SavedState {
     pub format: u32,
     pub device: String,
     pub ifindex: u32,
-    /// Inode of the network namespace (`/proc/self/ns/net`).
+    /// Inode of the network namespace (`/proc/self/ns/net`); reused by the
+    /// kernel after the namespace is deleted, so only a hint since format 3.
     pub netns: u64,
+    /// The namespace's cookie (`SO_NETNS_COOKIE`; format 3, `None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns_cookie: Option<u64>,
+    /// The device's hardware address (format 3, `None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<DeviceAddress>,
     /// The profile whose apply saved this state.
     pub profile: String,
     /// Seconds since the Unix epoch.
@@ -102,17 +126,45 @@ pub struct SavedNapi {
     pub threaded: Option<u32>,
 }
 
+/// Which device, in which network namespace: what a saved state is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceKey {
+    pub device: String,
+    pub ifindex: u32,
+    /// The namespace's inode number (names the files of formats 1 and 2).
+    pub netns: u64,
+    /// The namespace's cookie: never given to another namespace.
+    pub netns_cookie: u64,
+    pub address: DeviceAddress,
+}
+
+impl DeviceKey {
+    /// Device `device` (resolved to `ifindex`) in this thread's namespace.
+    pub fn current(device: &str, ifindex: u32) -> Result<Self, Error> {
+        Ok(DeviceKey {
+            device: device.to_string(),
+            ifindex,
+            netns: current_netns()?,
+            netns_cookie: netns_cookie()?,
+            address: device_address(device)?,
+        })
+    }
+}
+
 impl SavedState {
-    pub fn from_snapshot(snapshot: &Snapshot, profile: &str) -> Result<Self, Error> {
+    /// The state of the device `snapshot` read, for `key` (the same device).
+    pub fn from_snapshot(snapshot: &Snapshot, profile: &str, key: &DeviceKey) -> Self {
         let saved_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        Ok(SavedState {
+        SavedState {
             format: STATE_FORMAT,
             device: snapshot.device.clone(),
             ifindex: snapshot.ifindex,
-            netns: current_netns()?,
+            netns: key.netns,
+            netns_cookie: Some(key.netns_cookie),
+            address: Some(key.address.clone()),
             profile: profile.to_string(),
             saved_at,
             napis: snapshot
@@ -129,6 +181,17 @@ impl SavedState {
                 .collect(),
             coalesce: snapshot.coalesce.as_ref().map(CoalesceSettings::from),
             applied: None,
+        }
+    }
+
+    /// What this state is for (`None` for formats 1 and 2, which do not say).
+    pub fn key(&self) -> Option<DeviceKey> {
+        Some(DeviceKey {
+            device: self.device.clone(),
+            ifindex: self.ifindex,
+            netns: self.netns,
+            netns_cookie: self.netns_cookie?,
+            address: self.address.clone()?,
         })
     }
 }
@@ -156,19 +219,28 @@ impl StateStore {
         &self.dir
     }
 
-    /// The file of device `device` (index `ifindex`) in network namespace `netns`.
-    pub fn path(&self, device: &str, ifindex: u32, netns: u64) -> PathBuf {
+    /// The file of the state for `key` (format 3).
+    pub fn path(&self, key: &DeviceKey) -> PathBuf {
+        self.dir.join(format!("{}.{}.netns-cookie-{}.json", key.device, key.ifindex, key.netns_cookie))
+    }
+
+    /// Where formats 1 and 2 kept the state of device `device` (index
+    /// `ifindex`) in the namespace of inode `netns`.
+    pub fn older_path(&self, device: &str, ifindex: u32, netns: u64) -> PathBuf {
         self.dir.join(format!("{device}.{ifindex}.netns-{netns}.json"))
     }
 
-    /// Save `state` unless a state is saved for the device already. Returns
-    /// the file and whether this call wrote it (false: an earlier state was kept).
+    /// Save `state` (format 3) unless a state is saved for its device
+    /// already. Returns the file and whether this call wrote it (false: an
+    /// earlier state was kept). A file found for the device that is not its
+    /// own, or whose namespace cannot be told, is an error ([`Self::load`]).
     pub fn save_if_absent(&self, state: &SavedState) -> Result<(PathBuf, bool), Error> {
-        let path = self.path(&state.device, state.ifindex, state.netns);
-        let problem = |what: &str, e: io::Error| Error::State { path: path.clone(), problem: format!("could not be {what}: {e}") };
-        if path.exists() {
+        let key = state.key().expect("a state to save names its namespace and device (format 3)");
+        if let Some((path, _)) = self.load(&key)? {
             return Ok((path, false));
         }
+        let path = self.path(&key);
+        let problem = |what: &str, e: io::Error| Error::State { path: path.clone(), problem: format!("could not be {what}: {e}") };
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(|e| problem("created (its directory)", e))?;
         // Written whole to a temporary file, then linked into place: a reader
         // never sees half a state, and linking fails if another apply got
@@ -190,20 +262,73 @@ impl StateStore {
         }
     }
 
-    /// The state saved for the device, if any.
-    pub fn load(&self, device: &str, ifindex: u32, netns: u64) -> Result<Option<(PathBuf, SavedState)>, Error> {
-        let path = self.path(device, ifindex, netns);
+    /// The state saved for the device of `key`, if any. A file under its
+    /// name that is for another namespace or device (another address), and
+    /// a file of format 1 or 2 whose namespace cannot be told, are errors
+    /// ([`Error::StateNotThisDevice`]) saying what to do.
+    pub fn load(&self, key: &DeviceKey) -> Result<Option<(PathBuf, SavedState)>, Error> {
+        let path = self.path(key);
+        if let Some(state) = read_state(&path)? {
+            if state.format != STATE_FORMAT {
+                return Err(Error::State {
+                    path,
+                    problem: format!("has format {}, where a file of this name has format {STATE_FORMAT}", state.format),
+                });
+            }
+            if state.netns_cookie.is_none() || state.address.is_none() {
+                return Err(Error::State {
+                    path,
+                    problem: "is not a saved state irqlab can read: format 3 names the namespace's cookie and the \
+                              device's address, and this file does not"
+                        .into(),
+                });
+            }
+            if let Some(what) = not_for(&state, key) {
+                return Err(Error::StateNotThisDevice { path, device: key.device.clone(), what });
+            }
+            return Ok(Some((path, state)));
+        }
+        let path = self.older_path(&key.device, key.ifindex, key.netns);
         let Some(state) = read_state(&path)? else { return Ok(None) };
-        if !(1..=STATE_FORMAT).contains(&state.format) || state.device != device || state.ifindex != ifindex {
+        if !(1..STATE_FORMAT).contains(&state.format) || state.device != key.device || state.ifindex != key.ifindex {
             return Err(Error::State {
                 path,
                 problem: format!(
-                    "is for device `{}` (ifindex {}, format {}), not for `{device}` (ifindex {ifindex}, a format from 1 to {STATE_FORMAT})",
-                    state.device, state.ifindex, state.format
+                    "is for device `{}` (ifindex {}, format {}), not for `{}` (ifindex {}, format 1 or 2)",
+                    state.device, state.ifindex, state.format, key.device, key.ifindex
+                ),
+            });
+        }
+        if key.netns != INITIAL_NETNS_INODE || state.netns != key.netns {
+            return Err(Error::StateNotThisDevice {
+                path,
+                device: key.device.clone(),
+                what: format!(
+                    "was written by an older irqlab (format {}), which named the network namespace only by its \
+                     inode number {}, a number the kernel gives to a new namespace once the old one is deleted, so \
+                     irqlab cannot tell whether it was saved for this namespace's `{}`",
+                    state.format, state.netns, key.device
                 ),
             });
         }
         Ok(Some((path, state)))
+    }
+
+    /// Delete every state saved for the device of `key` (format 3, and an
+    /// older file under the namespace's inode number), whoever's it is,
+    /// without restoring anything; the files removed, each with the state
+    /// it held when it could be read.
+    pub fn forget(&self, key: &DeviceKey) -> Result<Vec<(PathBuf, Option<SavedState>)>, Error> {
+        let mut gone = Vec::new();
+        for path in [self.path(key), self.older_path(&key.device, key.ifindex, key.netns)] {
+            let state = read_state(&path).ok().flatten();
+            match fs::remove_file(&path) {
+                Ok(()) => gone.push((path, state)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::State { path, problem: format!("could not be removed: {e}") }),
+            }
+        }
+        Ok(gone)
     }
 
     /// Record in the state file at `path` what irqlab left these knobs at,
@@ -253,6 +378,36 @@ fn read_state(path: &Path) -> Result<Option<SavedState>, Error> {
         .map_err(|e| Error::State { path: path.to_path_buf(), problem: format!("is not a saved state irqlab can read: {e}") })
 }
 
+/// Why `state` (format 3, with its cookie and address) is not the state of
+/// `key`'s device, if it is not.
+fn not_for(state: &SavedState, key: &DeviceKey) -> Option<String> {
+    let (cookie, address) = (state.netns_cookie?, state.address.as_ref()?);
+    if cookie != key.netns_cookie {
+        return Some(format!(
+            "was saved in another network namespace (cookie {cookie}, this one's is {})",
+            key.netns_cookie
+        ));
+    }
+    if state.device != key.device || state.ifindex != key.ifindex {
+        return Some(format!("was saved for device `{}` (ifindex {})", state.device, state.ifindex));
+    }
+    if *address != key.address {
+        return Some(format!(
+            "was saved for a device `{}` (ifindex {}) with {}, and this one has {} (another device, or its address \
+             changed since; `ip link set {} address ...` gives it back)",
+            state.device, state.ifindex, address, key.address, key.device
+        ));
+    }
+    None
+}
+
+/// The file of the state saved for device `device` in this namespace, if
+/// any; an error for a file that is not its own (see [`StateStore::load`]).
+pub fn saved_state_file(device: &str, store: &StateStore) -> Result<Option<PathBuf>, Error> {
+    let ifindex = resolve(device)?;
+    Ok(store.load(&DeviceKey::current(device, ifindex)?)?.map(|(path, _)| path))
+}
+
 /// The inode of this process's network namespace.
 pub fn current_netns() -> Result<u64, Error> {
     let path = Path::new("/proc/self/ns/net");
@@ -266,12 +421,26 @@ pub fn current_netns() -> Result<u64, Error> {
 mod tests {
     use super::*;
 
+    const COOKIE: u64 = 4097;
+
+    fn key() -> DeviceKey {
+        DeviceKey {
+            device: "veth0".into(),
+            ifindex: 3,
+            netns: 4026532174,
+            netns_cookie: COOKIE,
+            address: DeviceAddress { permanent: false, address: "02:00:00:00:00:01".into() },
+        }
+    }
+
     fn state(profile: &str) -> SavedState {
         SavedState {
             format: STATE_FORMAT,
             device: "veth0".into(),
             ifindex: 3,
-            netns: 4026531840,
+            netns: 4026532174,
+            netns_cookie: Some(COOKIE),
+            address: Some(key().address),
             profile: profile.into(),
             saved_at: 1,
             napis: vec![SavedNapi {
@@ -298,32 +467,94 @@ mod tests {
         let store = scratch("keep");
         let (path, wrote) = store.save_if_absent(&state("busy-wait")).unwrap();
         assert!(wrote);
+        assert!(path.ends_with(format!("veth0.3.netns-cookie-{COOKIE}.json")), "{}", path.display());
         let (again, wrote_again) = store.save_if_absent(&state("irq-suspend")).unwrap();
         assert_eq!((again.clone(), wrote_again), (path.clone(), false));
-        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        let (_, loaded) = store.load(&key()).unwrap().unwrap();
         assert_eq!(loaded, state("busy-wait"));
-        assert!(store.load("veth0", 4, 4026531840).unwrap().is_none());
+        assert!(store.load(&DeviceKey { ifindex: 4, ..key() }).unwrap().is_none());
         store.remove(&path).unwrap();
-        assert!(store.load("veth0", 3, 4026531840).unwrap().is_none());
+        assert!(store.load(&key()).unwrap().is_none());
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 
     #[test]
-    fn a_format_1_file_is_read_with_no_queues() {
-        // As irqlab wrote it before NAPIs were saved with their queues.
-        let store = scratch("format1");
-        fs::create_dir_all(store.dir()).unwrap();
-        let text = r#"{"format": 1, "device": "veth0", "ifindex": 3, "netns": 1, "profile": "irq-suspend",
+    fn a_namespace_that_reuses_an_inode_number_does_not_see_the_state_of_the_deleted_one() {
+        // Issue 62, item 2: namespace A (cookie 4097) is deleted without a
+        // restore; B gets A's inode number and a veth of the same name and index.
+        let store = scratch("reuse");
+        store.save_if_absent(&state("busy-wait")).unwrap();
+        let b = DeviceKey {
+            netns_cookie: 8193,
+            address: DeviceAddress { permanent: false, address: "02:00:00:00:00:02".into() },
+            ..key()
+        };
+        assert!(store.load(&b).unwrap().is_none(), "B has no saved state");
+        let mut in_b = state("irq-suspend");
+        (in_b.netns_cookie, in_b.address) = (Some(b.netns_cookie), Some(b.address.clone()));
+        let (path_b, wrote) = store.save_if_absent(&in_b).unwrap();
+        assert!(wrote, "B's apply saves B's state, not A's");
+        assert_eq!(store.load(&b).unwrap().unwrap().1.profile, "irq-suspend");
+
+        // A file under B's name that holds another namespace's or device's state is refused.
+        let mut moved = state("busy-wait");
+        moved.netns_cookie = Some(COOKIE);
+        fs::write(&path_b, serde_json::to_string(&moved).unwrap()).unwrap();
+        let err = store.load(&b).unwrap_err().to_string();
+        assert!(err.contains("another network namespace (cookie 4097, this one's is 8193)"), "{err}");
+        assert!(err.contains("`irqlab linux restore veth0 --forget`"), "{err}");
+        assert!(store.save_if_absent(&in_b).is_err(), "apply refuses it too, before any change");
+        moved.netns_cookie = Some(b.netns_cookie);
+        fs::write(&path_b, serde_json::to_string(&moved).unwrap()).unwrap();
+        let err = store.load(&b).unwrap_err().to_string();
+        assert!(
+            err.contains("with address 02:00:00:00:00:01, and this one has address 02:00:00:00:00:02"),
+            "{err}"
+        );
+        // --forget deletes it, whoever's it is.
+        let gone = store.forget(&b).unwrap();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].0, path_b);
+        assert!(store.load(&b).unwrap().is_none());
+        assert!(store.forget(&b).unwrap().is_empty());
+        let _ = fs::remove_dir_all(store.dir().parent().unwrap());
+    }
+
+    const FORMAT_1: &str = r#"{"format": 1, "device": "veth0", "ifindex": 3, "netns": NETNS, "profile": "irq-suspend",
             "saved_at": 1, "napis": [{"id": 258, "defer_hard_irqs": 0, "gro_flush_timeout": 0,
             "irq_suspend_timeout": 0, "threaded": 0}], "coalesce": null}"#;
-        fs::write(store.path("veth0", 3, 1), text).unwrap();
-        let (_, loaded) = store.load("veth0", 3, 1).unwrap().unwrap();
-        assert_eq!(loaded.format, 1);
-        assert_eq!(loaded.napis[0].id, 258);
+
+    #[test]
+    fn an_older_file_is_read_in_the_initial_namespace_only() {
+        // As irqlab wrote it before NAPIs were saved with their queues, and
+        // before states were keyed by the namespace's cookie.
+        let store = scratch("format1");
+        fs::create_dir_all(store.dir()).unwrap();
+        let initial = DeviceKey { netns: INITIAL_NETNS_INODE, ..key() };
+        let text = FORMAT_1.replace("NETNS", &INITIAL_NETNS_INODE.to_string());
+        let older = store.older_path("veth0", 3, INITIAL_NETNS_INODE);
+        fs::write(&older, &text).unwrap();
+        let (path, loaded) = store.load(&initial).unwrap().unwrap();
+        assert_eq!((path, loaded.format, loaded.napis[0].id), (older.clone(), 1, 258));
         assert!(loaded.napis[0].queues.is_empty());
-        fs::write(store.path("veth0", 3, 1), text.replace("\"format\": 1", "\"format\": 3")).unwrap();
-        let err = store.load("veth0", 3, 1).unwrap_err().to_string();
-        assert!(err.contains("format 3") && err.contains("a format from 1 to 2"), "{err}");
+        // Apply keeps it (no format-3 file beside it).
+        let mut mine = state("busy-wait");
+        mine.netns = INITIAL_NETNS_INODE;
+        assert_eq!(store.save_if_absent(&mine).unwrap(), (older.clone(), false));
+        fs::write(&older, text.replace("\"format\": 1", "\"format\": 3")).unwrap();
+        let err = store.load(&initial).unwrap_err().to_string();
+        assert!(err.contains("format 3") && err.contains("format 1 or 2"), "{err}");
+        fs::remove_file(&older).unwrap();
+
+        // Any other namespace's inode number may be a deleted namespace's.
+        let other = store.older_path("veth0", 3, key().netns);
+        fs::write(&other, FORMAT_1.replace("NETNS", &key().netns.to_string())).unwrap();
+        let err = store.load(&key()).unwrap_err().to_string();
+        assert!(err.contains("older irqlab (format 1)") && err.contains("inode number 4026532174"), "{err}");
+        assert!(err.contains("cannot tell whether it was saved for this namespace's `veth0`"), "{err}");
+        assert!(store.save_if_absent(&state("busy-wait")).is_err(), "apply does not claim it");
+        assert_eq!(store.forget(&key()).unwrap().len(), 1);
+        assert!(store.load(&key()).unwrap().is_none());
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 
@@ -336,14 +567,14 @@ mod tests {
     fn what_apply_set_is_recorded_beside_the_original_and_updated_by_later_applies() {
         let store = scratch("applied");
         let (path, _) = store.save_if_absent(&state("irq-suspend")).unwrap();
-        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        let (_, loaded) = store.load(&key()).unwrap().unwrap();
         assert_eq!(loaded.applied, None);
         store
             .record_applied(&path, &[applied(Some(8193), "gro_flush_timeout", Value::Int(20_000)), applied(None, "adaptive-rx", Value::Bool(true))])
             .unwrap();
         // A later apply (or tune step) replaces the value of the same knob and keeps the others.
         store.record_applied(&path, &[applied(Some(8193), "gro_flush_timeout", Value::Int(5_000_000))]).unwrap();
-        let (_, loaded) = store.load("veth0", 3, 4026531840).unwrap().unwrap();
+        let (_, loaded) = store.load(&key()).unwrap().unwrap();
         assert_eq!(
             loaded.applied.unwrap(),
             vec![applied(Some(8193), "gro_flush_timeout", Value::Int(5_000_000)), applied(None, "adaptive-rx", Value::Bool(true))]
@@ -351,43 +582,28 @@ mod tests {
         // The original settings are untouched by the record.
         assert_eq!((loaded.profile.as_str(), loaded.napis.clone()), ("irq-suspend", state("irq-suspend").napis));
         let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains("\"applied\"") && text.contains("\"format\": 2"), "{text}");
+        assert!(text.contains("\"applied\"") && text.contains("\"format\": 3"), "{text}");
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 
     #[test]
-    fn a_file_without_the_record_reads_as_before_and_an_older_reader_ignores_it() {
-        // As irqlab wrote format 2 before it recorded what apply set.
+    fn a_file_without_the_record_reads_as_before() {
+        // As irqlab wrote format 2 before it recorded what apply set, in the initial namespace.
         let store = scratch("norecord");
         fs::create_dir_all(store.dir()).unwrap();
-        let text = r#"{"format": 2, "device": "veth0", "ifindex": 3, "netns": 1, "profile": "busy-wait",
+        let text = r#"{"format": 2, "device": "veth0", "ifindex": 3, "netns": 4026531833, "profile": "busy-wait",
             "saved_at": 1, "napis": [{"id": 258, "queues": {"rx": [0], "tx": [0]}, "defer_hard_irqs": 0,
             "gro_flush_timeout": 0, "irq_suspend_timeout": 0, "threaded": 0}], "coalesce": null}"#;
-        fs::write(store.path("veth0", 3, 1), text).unwrap();
-        let (path, loaded) = store.load("veth0", 3, 1).unwrap().unwrap();
+        fs::write(store.older_path("veth0", 3, INITIAL_NETNS_INODE), text).unwrap();
+        let initial = DeviceKey { netns: INITIAL_NETNS_INODE, ..key() };
+        let (path, loaded) = store.load(&initial).unwrap().unwrap();
         assert_eq!(loaded.applied, None);
-        assert_eq!(loaded.napis[0].id, 258);
+        assert_eq!((loaded.napis[0].id, loaded.netns_cookie), (258, None));
         // Recording into it adds the field and changes nothing else.
         store.record_applied(&path, &[applied(Some(258), "defer_hard_irqs", Value::Int(100))]).unwrap();
-        let (_, again) = store.load("veth0", 3, 1).unwrap().unwrap();
+        let (_, again) = store.load(&initial).unwrap().unwrap();
         assert_eq!(SavedState { applied: None, ..again.clone() }, loaded);
         assert_eq!(again.applied.unwrap().len(), 1);
-        // A reader of the layout without `applied` (the fields up to
-        // `coalesce`, as irqlab had them) still reads the new file.
-        #[derive(Deserialize)]
-        #[allow(dead_code)]
-        struct Older {
-            format: u32,
-            device: String,
-            ifindex: u32,
-            netns: u64,
-            profile: String,
-            saved_at: u64,
-            napis: Vec<SavedNapi>,
-            coalesce: Option<CoalesceSettings>,
-        }
-        let older: Older = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!((older.format, older.napis.len()), (2, 1));
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 
@@ -395,10 +611,16 @@ mod tests {
     fn a_corrupt_state_file_is_an_error_naming_the_file() {
         let store = scratch("corrupt");
         fs::create_dir_all(store.dir()).unwrap();
-        let path = store.path("veth0", 3, 1);
+        let path = store.path(&key());
         fs::write(&path, "{not json").unwrap();
-        let err = store.load("veth0", 3, 1).unwrap_err().to_string();
+        let err = store.load(&key()).unwrap_err().to_string();
         assert!(err.contains(&path.display().to_string()) && err.contains("not a saved state"), "{err}");
+        // Format 3 without the cookie and address it is named by.
+        let mut bare = state("busy-wait");
+        bare.netns_cookie = None;
+        fs::write(&path, serde_json::to_string(&bare).unwrap()).unwrap();
+        let err = store.load(&key()).unwrap_err().to_string();
+        assert!(err.contains("format 3 names the namespace's cookie"), "{err}");
         let _ = fs::remove_dir_all(store.dir().parent().unwrap());
     }
 }

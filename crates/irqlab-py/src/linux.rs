@@ -56,6 +56,25 @@ fn linux_restore(py: Python<'_>, dev: String) -> PyResult<String> {
     })
 }
 
+/// Delete the saved state of `dev` in this namespace without restoring
+/// anything (`irqlab linux restore DEV --forget`); the report as JSON text.
+#[pyfunction]
+fn linux_forget(py: Python<'_>, dev: String) -> PyResult<String> {
+    guard_without_gil(py, "forgetting a saved state", move || -> Result<String, Failure> {
+        Ok(serde_json::to_string(&irqlab_linux::forget(&dev)?)?)
+    })
+}
+
+/// The file of the state saved for `dev` in this namespace, or `None`;
+/// `LinuxError` for a file under its name that is not its own.
+#[pyfunction]
+fn linux_state_file(py: Python<'_>, dev: String) -> PyResult<Option<String>> {
+    guard_without_gil(py, "reading a saved state", move || -> Result<Option<String>, Failure> {
+        let store = irqlab_linux::StateStore::from_env();
+        Ok(irqlab_linux::saved_state_file(&dev, &store)?.map(|p| p.display().to_string()))
+    })
+}
+
 /// The per-queue statistics of `dev` (`qstats-get`), one dict per queue
 /// (RX queues first), or `None` when the device keeps none.
 #[pyfunction]
@@ -91,5 +110,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linux_plan, m)?)?;
     m.add_function(wrap_pyfunction!(linux_apply, m)?)?;
     m.add_function(wrap_pyfunction!(linux_restore, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_forget, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_state_file, m)?)?;
     Ok(())
 }

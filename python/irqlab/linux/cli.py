@@ -2,7 +2,7 @@
 
     irqlab linux show DEV [--json]
     irqlab linux apply DEV --profile P [--napi ID] [--dry-run] [--json]
-    irqlab linux restore DEV [--json]
+    irqlab linux restore DEV [--forget] [--json]
     irqlab linux control DEV --policy FILE.py:CLASS --duration S [--control FILE] [--json]
 
 ``show`` lists every NAPI of DEV (id, irq, queues, pid, defer_hard_irqs,
@@ -20,6 +20,14 @@ of its own (``restore: DEV NAPI 12 napi.gro_flush_timeout was 20000 ns when
 applied, is now 5000 ns (changed since apply); restoring 0 ns``); a state
 saved by an irqlab that did not record what it set restores without that
 check. Changing anything needs root.
+
+A saved state is for one device in one network namespace: the namespace by
+its cookie (never given to another namespace, as its inode number is once it
+is deleted) and the device by its name, index and hardware address. A state
+file under DEV's name that is not its own, or an older irqlab's whose
+namespace cannot be told, is refused by ``apply`` and ``restore`` in one
+sentence, never applied; ``restore --forget`` deletes DEV's saved state
+without restoring anything, leaving DEV as it is.
 
 The text output names each knob as ``irqlab profiles`` does (the scenario
 field a profile sets it through: ``napi.napi_defer_hard_irqs``,
@@ -98,6 +106,8 @@ def add_linux_parser(subparsers: Any) -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     _add_device(p)
+    p.add_argument("--forget", action="store_true",
+                   help="delete DEV's saved state without restoring anything (DEV stays as it is)")
     _add_json(p, "print the report as one JSON object")
     p.set_defaults(handler=_linux_errors(_cmd_restore))
 
@@ -161,6 +171,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
 
 
 def _cmd_restore(args: argparse.Namespace) -> int:
+    if args.forget:
+        report = knobs.forget(args.device)
+        print(json.dumps(report) if args.json else forget_text(report))
+        return EXIT_OK
     report = knobs.restore(args.device)
     print(json.dumps(report) if args.json else restore_text(report))
     return EXIT_OK
@@ -274,6 +288,21 @@ def restore_text(report: dict[str, Any]) -> str:
     lines.extend(_skip_lines(report["skipped"]))
     lines.extend(f"warning: {w}" for w in report["warnings"])
     lines.append(f"removed {report['state_file']}.")
+    return "\n".join(lines)
+
+
+def forget_text(report: dict[str, Any]) -> str:
+    """``irqlab linux restore --forget`` as text: one line per deleted file."""
+    import datetime
+
+    lines = []
+    for f in report["forgotten"]:
+        if f["profile"] is None:
+            what = "an unreadable saved state"
+        else:
+            when = datetime.datetime.fromtimestamp(f["saved_at"], datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            what = f"the state saved by profile {f['profile']} at {when}"
+        lines.append(f"forgot {what}: removed {f['state_file']}; {report['device']} keeps its settings as they are.")
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ from irqlab import _core
 from irqlab._core import LinuxError
 from irqlab.knobs import knobs as knobs_table
 
-__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "tunable", "restore", "has_saved_state",
+__all__ = ["LinuxError", "show", "plan", "apply", "set_knob", "tunable", "restore", "forget", "has_saved_state",
            "may_change_settings"]
 
 #: The largest NAPI id the kernel can have (a u32).
@@ -96,13 +96,19 @@ def restore(dev: str) -> dict[str, Any]:
 
 def has_saved_state(dev: str) -> bool:
     """Whether a saved state of ``dev`` (in this network namespace) waits for
-    :func:`restore`: the file the native side names
-    ``DEV.IFINDEX.netns-INODE.json`` in ``$IRQLAB_STATE_DIR`` or
-    ``/run/irqlab`` (``crates/irqlab-linux/src/state.rs``)."""
-    directory = os.environ.get("IRQLAB_STATE_DIR") or "/run/irqlab"
-    ifindex = show(dev)["ifindex"]
-    netns = os.stat("/proc/self/ns/net").st_ino
-    return os.path.exists(os.path.join(directory, f"{dev}.{ifindex}.netns-{netns}.json"))
+    :func:`restore`, in ``$IRQLAB_STATE_DIR`` or ``/run/irqlab``. Raises
+    :class:`LinuxError` for a file under its name that is not its own (another
+    namespace's or device's, or an older irqlab's whose namespace cannot be
+    told: ``crates/irqlab-linux/src/state.rs``), which :func:`apply` refuses
+    too."""
+    return _core.linux_state_file(dev) is not None
+
+
+def forget(dev: str) -> dict[str, Any]:
+    """Delete the state saved for ``dev`` in this network namespace, whoever's
+    it is, without restoring anything; return the files ``forgotten``.
+    Raises :class:`LinuxError` when there is none."""
+    return json.loads(_core.linux_forget(dev))
 
 
 def may_change_settings() -> bool:
