@@ -142,6 +142,33 @@ def test_without_epoll_params_busy_polling_does_nothing():
     assert v["irq-batching"]["works"] == "yes"
 
 
+def _peer(**extra) -> dict:
+    return {"peer": "veth1", "peer_netns": "cli", "tso": True, "udp_gro": False, "bypass": True, "how": "", **extra}
+
+
+def test_tso_on_a_veths_peer_makes_its_napi_knobs_and_busy_polling_do_nothing_for_tcp():
+    # Issue 62, item 4: TCP from a peer with TSO on takes netif_rx, not the NAPI.
+    v = _by_profile(_kernel(), _device(veth_peer=_peer()))
+    busy = v["busy-wait"]
+    assert busy["parts"]["epoll"] is False and busy["parts"]["napi.gro_flush_timeout"] is False
+    (reason,) = [r for r in busy["reasons"] if "for TCP" in r]
+    assert reason.startswith("epoll busy polling, napi.napi_defer_hard_irqs, napi.gro_flush_timeout do nothing for "
+                             "TCP: eth9's peer veth1 has TSO on"), reason
+    assert "`ip netns exec cli ethtool -K veth1 tso off`" in reason
+    # A knob the profile turns off still holds; a profile of only such knobs is untouched.
+    assert busy["parts"]["napi.irq_suspend_timeout"] is True
+    assert not any("for TCP" in r for r in v["no-coalescing"]["reasons"])
+    said = [n for n in notes(_kernel(), _device(veth_peer=_peer())) if "TSO on" in n]
+    assert len(said) == 1 and "SO_INCOMING_NAPI_ID 0" in said[0] and "UDP too" in said[0], said
+    # With UDP GRO forwarding on the veth, UDP still gets through: said, not counted as nothing.
+    v = _by_profile(_kernel(), _device(veth_peer=_peer(udp_gro=True)))
+    assert v["busy-wait"]["parts"]["epoll"] is True and any("for TCP" in r for r in v["busy-wait"]["reasons"])
+    # TSO off: nothing said; TSO unknown: a note says what could not be told.
+    assert _by_profile(_kernel(), _device(veth_peer=_peer(tso=False, bypass=False))) == _by_profile(_kernel(), _device())
+    unknown = " ".join(notes(_kernel(), _device(veth_peer=_peer(tso=None, bypass=None, how="`ethtool` is not installed"))))
+    assert "could not be told (`ethtool` is not installed)" in unknown
+
+
 def test_notes_name_rps_shared_irqs_and_threading():
     d = _device(rps_cpus={"rx-0": "3"}, threaded_sysfs="1",
                 irqs=[{"irq": 77, "napi": 9, "smp_affinity_list": "0-3"}, {"irq": 78, "napi": 10, "smp_affinity_list": "0-3"}])

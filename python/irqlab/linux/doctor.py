@@ -18,6 +18,9 @@ Everything is read or probed, never changed:
   in force; doctor then reads them in the initial namespace from a short-lived
   child process that enters it (``setns``, needs root), or says why it could
   not;
+- for a veth, whether its peer's TSO keeps TCP from its NAPI (then TCP
+  sockets get ``SO_INCOMING_NAPI_ID`` 0 and per-NAPI knobs and epoll busy
+  polling do nothing for TCP; :mod:`irqlab.linux.veth_peer`);
 - per device: its NAPIs with their settings and threads, the IRQs they own
   and those IRQs' CPU affinity (``/proc/irq/N/smp_affinity_list``), which
   coalescing parameters the driver accepts (ethtool netlink reports only
@@ -48,6 +51,7 @@ from typing import Any, Optional
 from irqlab import _core
 from irqlab.linux import knobs as _knobs
 from irqlab.linux.knobs import LinuxError, show
+from irqlab.linux.veth_peer import bypass_sentence, peer_command, peer_report
 
 #: The sysctls under /proc/sys/net/core that bound busy polling and the softirq.
 SYSCTLS = ("busy_poll", "busy_read", "netdev_budget", "netdev_budget_usecs", "netdev_max_backlog", "dev_weight")
@@ -421,7 +425,9 @@ def device_report(dev: str) -> dict[str, Any]:
         })
     threaded = _read(Path("/sys/class/net") / dev / "threaded")
     masks = _queue_masks(dev)
-    return {**report, "irqs": irqs, "threaded_sysfs": threaded, **masks}
+    # A veth's packets reach its NAPI only while its peer does no TSO (veth_peer.py).
+    peer = peer_report(dev) if report["napis"] else None
+    return {**report, "irqs": irqs, "threaded_sysfs": threaded, **masks, "veth_peer": peer}
 
 
 def _is_off(value: Any) -> bool:
@@ -566,10 +572,32 @@ def verdicts(kernel: dict[str, Any], dev: Optional[dict[str, Any]],
             ok, why = _applied_part(knobs, dev, plans_.get(profile, {"error": "no plan was made"}))
         parts.update(ok)
         reasons += why
+        if dev is not None:
+            reasons += _bypass_part(knobs, dev, parts)
         done = sum(parts.values())
         works = "yes" if done == len(parts) else ("no" if done == 0 else "partly")
         out.append({"profile": profile, "works": works, "reasons": reasons, "parts": parts})
     return out
+
+
+def _bypass_part(knobs: dict[str, Any], dev: dict[str, Any], parts: dict[str, bool]) -> list[str]:
+    """With TSO on a veth's peer, TCP never reaches the veth's NAPI
+    (veth_peer.py): the profile's per-NAPI knobs that do something and its
+    epoll busy polling take no effect for TCP. They are counted as doing
+    nothing unless UDP still gets through (rx-udp-gro-forwarding); the reason
+    is given either way."""
+    peer = dev.get("veth_peer") or {}
+    if not peer.get("bypass"):
+        return []
+    hit = [f for f, done in parts.items() if done and (f == "epoll" or (f.startswith("napi.") and not _is_off(knobs.get(f))))]
+    if not hit:
+        return []
+    if not peer.get("udp_gro"):
+        for f in hit:
+            parts[f] = False
+    listed, verb, _ = _items(["epoll busy polling" if f == "epoll" else f for f in hit])
+    return [f"{listed} {verb} nothing for TCP: {dev['device']}'s peer {peer['peer']} has TSO on, so TCP bypasses "
+            f"{dev['device']}'s NAPI (`{peer_command(peer)}`; see the note)"]
 
 
 def _shown(value: Any) -> str:
@@ -607,6 +635,14 @@ def notes(kernel: dict[str, Any], dev: Optional[dict[str, Any]]) -> list[str]:
         if dev.get("irqs") and len(spread) == 1 and len(dev["irqs"]) > 1:
             out.append(f"all of {dev['device']}'s IRQs may run on the same CPUs ({spread.pop()}): an application "
                        "thread per queue needs them spread, one per core")
+        peer = dev.get("veth_peer") or {}
+        if dev["napis"] and peer.get("bypass"):
+            out.append(bypass_sentence(dev["device"], peer))
+        elif dev["napis"] and peer and peer.get("tso") is None:
+            out.append(f"{dev['device']} is a veth, and whether its peer's TSO keeps TCP from its NAPI could not be "
+                       f"told ({peer.get('how') or 'unknown'}): with TSO on the peer, TCP sockets get "
+                       f"SO_INCOMING_NAPI_ID 0 and per-NAPI knobs and epoll busy polling do nothing for TCP "
+                       f"(ethtool -K PEER tso off)")
         rps = [q for q, m in dev.get("rps_cpus", {}).items() if m and m.strip("0,")]
         if rps:
             out.append(f"RPS is on for {', '.join(rps)}: packets are steered to other CPUs' backlogs, which busy "
@@ -659,6 +695,12 @@ def doctor_text(report: dict[str, Any]) -> str:
         for i in d.get("irqs", []):
             lines.append(f"  IRQ {i['irq']} (NAPI {i['napi']}): CPUs {i['smp_affinity_list']} "
                          f"(effective {i['effective_affinity_list']})")
+        peer = d.get("veth_peer")
+        if peer:
+            where = f" in network namespace {peer['peer_netns']}" if peer.get("peer_netns") else ""
+            tso = {True: "on", False: "off", None: f"unknown ({peer.get('how') or 'not read'})"}[peer.get("tso")]
+            lines.append(f"  veth peer {peer.get('peer') or '?'}{where}: TSO {tso}"
+                         + (" (TCP bypasses the NAPI)" if peer.get("bypass") else ""))
         accepted = d.get("coalesce_params") or []
         lines.append("  coalescing accepted: " + (", ".join(accepted) if accepted else "none"))
         if d.get("coalesce"):
