@@ -90,7 +90,7 @@ class FakeLoad:
         self.calls = 0
         self.hooks: dict[int, Callable[[], None]] = {}
 
-    def __call__(self, load: list[str], slice_s: float, cpus: Any) -> dict[str, float]:
+    def __call__(self, load: list[str], slice_s: float, cpus: Any, **budget: Any) -> dict[str, float]:
         n = self.calls
         self.calls += 1
         if n in self.hooks:
@@ -345,7 +345,7 @@ def test_busy_poll_usecs_control_file_is_put_back_on_failure(tmp_path, monkeypat
     # read-back is tests/python/test_linux_tune.py's subject).
     monkeypatch.setattr(ctl, "instances", lambda path: [ctl.EpollInstance(1, "fake", 3, read_control(path), 0, 0)])
 
-    def measure(load: list[str], slice_s: float, cpus: Any) -> dict[str, float]:
+    def measure(load: list[str], slice_s: float, cpus: Any, **budget: Any) -> dict[str, float]:
         calls.append(control.read_text())
         if len(calls) == 3:
             os.kill(os.getpid(), signal.SIGTERM)

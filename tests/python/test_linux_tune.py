@@ -256,7 +256,7 @@ def control_tune(monkeypatch, tmp_path, loadgen_binary):
     def tune(program: FakeProgram | None, *extra: str) -> tuple[int, list[tuple[float, int, int | None]]]:
         slices: list[tuple[float, int, int | None]] = []
 
-        def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+        def measure(load: list[str], slice_s: float, cpus: object, **budget: object) -> dict[str, float]:
             slices.append((slice_s, read_control(str(control)), None if program is None else program.held))
             if program is not None:
                 program.load_ran()
@@ -615,15 +615,18 @@ def bounded_tune(monkeypatch):
         device, clock, said, calls = OneKnob(), SliceClock(), [], [0]
         _fake_kernel_and_clock(monkeypatch, knobs, tune_cmd, device, clock)
 
-        def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+        def measure(load: list[str], slice_s: float, cpus: object, **budget: object) -> dict[str, float]:
             clock.now += slice_s
             y = objective_of_call(calls[0], device.value)
             calls[0] += 1
             return {"throughput": y, "p99": y, "cpu_per_request": y, "errors": 0.0, "wall_s": slice_s}
 
         monkeypatch.setattr(tune_cmd, "measure_slice", measure)
+        # The budget counts the check before the first change too (0.2 s of the
+        # clock, and 0.05 s against rounding); the budgets below are those of the search after it.
         result = tune_cmd.tune_knob("fake0", "gro_flush_timeout", 0, 200, objective, ["irqlab-loadgen"], slice_s=1.0,
-                                    budget_s=budget_s, accept=200 / 32, restore_after=restore, say=said.append)
+                                    budget_s=budget_s + 0.25, accept=200 / 32, restore_after=restore,
+                                    say=said.append)
         return result, device, said
 
     return tune
@@ -748,7 +751,7 @@ def test_the_text_report_names_the_best_with_the_slice_that_measured_it(monkeypa
     device, clock = OneKnob(), SliceClock()
     _fake_kernel_and_clock(monkeypatch, knobs, tune_cmd, device, clock)
 
-    def measure(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
+    def measure(load: list[str], slice_s: float, cpus: object, **budget: object) -> dict[str, float]:
         clock.now += slice_s
         return {"throughput": 1000.0 - abs(device.value - 137), "p99": 1.0, "cpu_per_request": 1.0, "errors": 0.0,
                 "wall_s": slice_s}
@@ -756,7 +759,7 @@ def test_the_text_report_names_the_best_with_the_slice_that_measured_it(monkeypa
     monkeypatch.setattr(tune_cmd, "measure_slice", measure)
     args = ["linux", "tune", "fake0", "--knob", "gro_flush_timeout", "--range", "0:200", "--objective", "throughput",
             "--load", "irqlab loadgen --server 127.0.0.1:1", "--slice", "1"]
-    assert main([*args, "--budget", "10"]) == 0
+    assert main([*args, "--budget", "10.25"]) == 0  # the check before the first change takes 0.2 s of it
     out, err = capsys.readouterr()
     head, curve = out.splitlines()[0], out.splitlines()[2:]
     best = int(head.split(": best ")[1].split()[0])
@@ -770,18 +773,134 @@ def test_the_text_report_names_the_best_with_the_slice_that_measured_it(monkeypa
     assert capsys.readouterr().err == "irqlab: error: --budget must be a number between 1.2 and 3600 (got '0.6')\n"
     assert (device.value, device.saved) == before
     # A host so busy that 5 s pass between the tuner's readings of the
-    # clock (from the check before the first change on): no slice fits in 3 s.
+    # clock (from its start, the check before the first change in the
+    # budget): no slice fits in 3 s.
     device.value, device.saved = 0, None
-    real_measure = measure
-
-    def stall(load: list[str], slice_s: float, cpus: object) -> dict[str, float]:
-        clock.stall = 5.0
-        return real_measure(load, slice_s, cpus)
-
-    monkeypatch.setattr(tune_cmd, "measure_slice", stall)
+    clock.stall = 5.0
     assert main([*args, "--budget", "3"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("gro_flush_timeout on fake0: no value measured within the budget (0 steps, 0 restarts, ")
     assert out.splitlines()[0].endswith("; left: the original value") and out.splitlines()[1:] == ["curve:"]
     assert "tune: the budget ran out before any value was measured; the original value is kept" in err
     assert device.value == 0 and device.saved is None
+
+
+# -- --budget bounds the whole run, a hung server included (issue 62, item 5) --
+
+
+def _hanging_load(tmp_path: Path, answered: int) -> list[str]:
+    """A load command that answers ``answered`` times as the load generator
+    does, then hangs (as the generator waits, up to a minute, for a server
+    stopped with SIGSTOP)."""
+    count = tmp_path / "calls"
+    report = {"achieved_qps": 1000.0, "latency_us": {"p99": 50.0}, "errors": 0}
+    code = (f"import json, pathlib, time; p = pathlib.Path({str(count)!r}); n = int(p.read_text() or 0) "
+            f"if p.exists() else 0; p.write_text(str(n + 1))\n"
+            f"if n >= {answered}: time.sleep(120)\n"
+            f"print(json.dumps({report!r}))")
+    return [sys.executable, "-c", code, "--"]
+
+
+def test_a_load_that_hangs_is_stopped_when_the_budget_runs_out(tmp_path) -> None:
+    import irqlab.linux.tune_cmd as tune_cmd
+
+    started = time.monotonic()
+    with pytest.raises(tune_cmd.BudgetSpent) as e:
+        tune_cmd.measure_slice(_hanging_load(tmp_path, 0), 0.2, None, budget_left_s=1.0, budget_s=4.0)
+    assert time.monotonic() - started < 30
+    assert str(e.value).startswith("--budget 4 s ran out while the load command was still running, "), e.value
+    # With budget left, a load that answers is measured.
+    (tmp_path / "calls").unlink()
+    answers = _hanging_load(tmp_path, 1)
+    assert tune_cmd.measure_slice(answers, 0.2, None, budget_left_s=30.0, budget_s=40.0)["throughput"] == 1000.0
+
+
+def test_the_budget_bounds_the_search_when_the_server_hangs_and_the_original_comes_back(monkeypatch, tmp_path):
+    import irqlab.linux.knobs as knobs
+    import irqlab.linux.tune_cmd as tune_cmd
+
+    device, told = OneKnob(), []
+    for name in ("set_knob", "has_saved_state", "restore"):
+        monkeypatch.setattr(knobs, name, getattr(device, name))
+    monkeypatch.setattr(knobs, "may_change_settings", lambda: True)
+    # The check and two slices answer (the original, then the first value set); the third hangs.
+    started = time.monotonic()
+    with pytest.raises(tune_cmd.BudgetSpent) as e:
+        tune_cmd.tune_knob("fake0", "gro_flush_timeout", 0, 200, "throughput", _hanging_load(tmp_path, 3),
+                           slice_s=0.2, budget_s=4.0, accept=200 / 32, tell=told.append)
+    assert time.monotonic() - started < 30, "the budget, not the load's own bound, ended the run"
+    assert "--budget 4 s ran out while the load command was still running" in str(e.value)
+    assert device.value == 0 and device.saved is None, "the original is back"
+    assert told == ["the search did not finish; gro_flush_timeout on fake0 is back to its original value (0)"]
+
+
+def _own_namespace_skip_reason() -> str | None:
+    return memcached_on_veth_skip_reason("tuning a real device needs root (network namespaces, napi-set)",
+                                         "per-NAPI settings")
+
+
+@pytest.mark.skipif(_own_namespace_skip_reason() is not None, reason=_own_namespace_skip_reason() or "")
+def test_a_server_stopped_with_sigstop_ends_the_tuner_at_its_budget_with_the_knob_back(tmp_path) -> None:
+    # A namespace of this test's own: veth0 (GRO on, a NAPI) whose
+    # gro_flush_timeout is tuned, memcached on its loopback as the load's server.
+    ns, port = f"irqlab-t62b-{os.getpid()}", 11311
+    env = dict(os.environ, IRQLAB_STATE_DIR=str(tmp_path / "state"))
+    in_ns = ["ip", "netns", "exec", ns]
+    mc = watcher = None
+
+    def sh(*args: str) -> None:
+        result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, f"{' '.join(args)}: {result.stderr}"
+
+    def gro_flush_timeout() -> int:
+        out = subprocess.run([*in_ns, str(IRQLAB), "linux", "show", "veth0", "--json"], capture_output=True, text=True,
+                             env=env, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["napis"][0]["gro_flush_timeout"]
+
+    try:
+        sh("ip", "netns", "add", ns)
+        sh("ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
+        for dev in ("lo", "veth0", "veth1"):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        sh(*in_ns, "ethtool", "-K", "veth0", "gro", "on")
+        mc = subprocess.Popen([*in_ns, shutil.which("memcached") or "memcached", "-U", "0", "-l", "127.0.0.1", "-p",
+                               str(port), "-t", "1", "-u", "nobody"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        wait_listening(ns, "127.0.0.1", port)
+        assert gro_flush_timeout() == 0
+        # Stop memcached (SIGSTOP) as soon as the tuner has changed the knob:
+        # the slice then running, or the next one's preload, waits on it.
+        watch = ("import os, signal, time, sys\nfrom irqlab.linux import knobs\n"
+                 "print('ready', flush=True)\nend = time.monotonic() + 60\n"
+                 "while time.monotonic() < end:\n"
+                 "    if knobs.show('veth0')['napis'][0]['gro_flush_timeout'] != 0:\n"
+                 f"        os.kill({mc.pid}, signal.SIGSTOP); print('stopped', flush=True); sys.exit(0)\n"
+                 "    time.sleep(0.01)\n")
+        watcher = subprocess.Popen([*in_ns, sys.executable, "-c", watch], stdout=subprocess.PIPE, text=True, env=env)
+        assert watcher.stdout is not None and watcher.stdout.readline().strip() == "ready"
+        load = f"{IRQLAB} loadgen --server 127.0.0.1:{port} --connections 2 --records 200 --timeout-ms 60000"
+        started = time.monotonic()
+        tune = subprocess.run([*in_ns, str(IRQLAB), "linux", "tune", "veth0", "--knob", "gro_flush_timeout", "--range",
+                               "0:200000", "--objective", "throughput", "--load", load, "--slice", "0.3", "--budget",
+                               "4"], capture_output=True, text=True, env=env, timeout=120)
+        elapsed = time.monotonic() - started
+        assert watcher.stdout.readline().strip() == "stopped", "the tuner never changed the knob"
+        assert elapsed < 30, f"--budget 4 took {elapsed:.1f} s"
+        assert tune.returncode == 2, (tune.returncode, tune.stdout, tune.stderr)
+        lines = tune.stderr.strip().splitlines()
+        assert lines[-1].startswith("irqlab: error: --budget 4 s ran out while the load command was still running"), \
+            tune.stderr
+        assert "irqlab: the search did not finish; gro_flush_timeout on veth0 is back to its original value (0)" \
+            in tune.stderr
+        assert gro_flush_timeout() == 0, "the knob is back"
+        assert not list((tmp_path / "state").glob("*.json")), "the saved state is restored and gone"
+    finally:
+        if mc is not None:
+            mc.send_signal(signal.SIGCONT)
+            mc.kill()
+            mc.wait(timeout=30)
+        if watcher is not None and watcher.poll() is None:
+            watcher.kill()
+            watcher.wait(timeout=30)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)

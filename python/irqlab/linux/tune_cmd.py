@@ -48,7 +48,14 @@ set it gets a line of its own there, as ``irqlab linux restore`` prints it
 (not when an earlier ``apply`` saved the state: the tuner then sets its knob
 back itself, without a restore, and has no record to compare with). Every
 flag, ``--out`` included, and the load command (run once) are checked before
-the first change. Every slice and the whole run are bounded in time; the
+the first change. ``--budget`` bounds the whole run, every wait in it
+counted (issue 62, item 5): the check of the load command, each slice with
+the load generator's connects and preload, each nudge and read-back. A slice
+starts only if it fits in what is left, by what slices have cost so far
+beyond their length; a load command still running when the budget runs out
+(a server stopped with SIGSTOP keeps the generator waiting) is stopped, the
+original put back, and the tuner fails saying so (exit status 2). Only the
+read-back of the original at the end may take a few seconds beyond it. The
 load command may only be ``irqlab loadgen`` (``irqlab`` by name or by any
 path the shell would resolve to the irqlab command, or the
 ``irqlab-loadgen`` binary; optionally under ``ip netns exec NS``), whose
@@ -80,6 +87,11 @@ _OWN_FLAGS = ("--duration", "--json", "--warmup")
 
 class TuneError(ValueError):
     """A bad flag or a refusal; one sentence."""
+
+
+class BudgetSpent(TuneError):
+    """``--budget`` ran out inside a wait: a load command that had not ended
+    (a server that does not answer: stopped, hung). One sentence."""
 
 
 def _irqlab_entry_points() -> list[str]:
@@ -178,16 +190,30 @@ def _busy_jiffies(cpus: Optional[set[int]]) -> tuple[int, int]:
     return busy, total
 
 
-def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]]) -> dict[str, float]:
-    """One slice of load: its throughput, p99 and CPU per request."""
+def measure_slice(load: list[str], slice_s: float, cpus: Optional[set[int]], *,
+                  budget_left_s: Optional[float] = None, budget_s: Optional[float] = None) -> dict[str, float]:
+    """One slice of load: its throughput, p99 and CPU per request. The load
+    command is killed after ``slice_s`` + 60 s, or when what is left of the
+    budget (``budget_left_s`` of ``--budget`` ``budget_s``) runs out, if that
+    comes first: then :class:`BudgetSpent`. (The load generator itself waits
+    up to 5 s to connect and 60 s for its preload, crates/irqlab-loadgen
+    lib.rs, which a server stopped by SIGSTOP makes it spend whole.)"""
+    limit_s = slice_s + 60
+    by_budget = budget_left_s is not None and budget_left_s < limit_s
+    if by_budget:
+        limit_s = max(0.0, float(budget_left_s or 0.0))
     b0, _ = _busy_jiffies(cpus)
     t0 = time.monotonic()
     try:
         proc = subprocess.run([*load, "--duration", f"{slice_s:g}", "--json"], capture_output=True, text=True,
-                              timeout=slice_s + 60)
+                              timeout=limit_s)
     except OSError as e:
         raise TuneError(f"the load command could not be started: {load[0]}: {e.strerror or e}") from None
     except subprocess.TimeoutExpired:
+        if by_budget:
+            raise BudgetSpent(f"--budget {budget_s:g} s ran out while the load command was still running, "
+                              f"{time.monotonic() - t0:.1f} s into a {slice_s:g} s slice (does its server answer? a "
+                              "stopped or hung server keeps it waiting), and it was stopped") from None
         raise TuneError(f"the load command did not end within {slice_s + 60:g} s of a {slice_s:g} s slice") from None
     secs = time.monotonic() - t0
     b1, _ = _busy_jiffies(cpus)
@@ -242,6 +268,9 @@ CONTROL_KNOB = "busy_poll_usecs"
 _CONTROL_IDLE_S = 0.25
 _NUDGE_S = 0.2
 _CONTROL_WAIT_S = 2.0
+#: How long the nudge that reads the original back at the end may take when
+#: the budget is spent (a load command still running then is stopped).
+_FINAL_NUDGE_S = 5.0
 
 
 def _no_user(control: str) -> str:
@@ -250,13 +279,15 @@ def _no_user(control: str) -> str:
             f"naming that file has an epoll instance{mine}); start one with irqlab linux exec --control first")
 
 
-def await_control(control: str, value: int, nudge: Callable[[], None]) -> list[Any]:
+def await_control(control: str, value: int, nudge: Callable[[], None],
+                  deadline: Optional[Callable[[], None]] = None) -> list[Any]:
     """Wait until every epoll instance of every program using ``control``
     holds ``busy_poll_usecs`` = ``value``, read back from the kernel
     (``EPIOCGPARAMS``, :mod:`irqlab.linux.control`); the instances. Runs
     ``nudge`` (the load, once) if the value is not there after
     ``_CONTROL_IDLE_S``; TuneError, naming an instance, if it is still not
-    everywhere ``_CONTROL_WAIT_S`` after that, or if no program uses the file."""
+    everywhere ``_CONTROL_WAIT_S`` after that, or if no program uses the file.
+    ``deadline()``, called at each look, raises when the budget has run out."""
     from irqlab.linux import control as ctl
 
     started = time.monotonic()
@@ -271,6 +302,8 @@ def await_control(control: str, value: int, nudge: Callable[[], None]) -> list[A
         wrong = [i for i in found if i.busy_poll_usecs != value]
         if not wrong:
             return found
+        if deadline is not None:
+            deadline()
         now = time.monotonic()
         if nudged_at is None and now - started >= _CONTROL_IDLE_S:
             nudge()
@@ -336,23 +369,42 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         # A state saved by an earlier `apply` stays; the tuner puts its own
         # knob back by hand then, and otherwise restores the state it saved.
         saved_before = knobs.has_saved_state(dev)
+    # The budget bounds every wait from here on (issue 62, item 5): the
+    # check below, each slice (its connects and preload included), each
+    # nudge and read-back. A load command still running when it runs out is
+    # stopped, and the original put back (the finally block below).
+    started = time.monotonic()
+
+    def budget_left() -> float:
+        return budget_s - (time.monotonic() - started)
+
+    def measure(length_s: float) -> dict[str, float]:
+        return measure_slice(load, length_s, cpus, budget_left_s=budget_left(), budget_s=budget_s)
+
+    def deadline() -> None:
+        if budget_left() <= 0:
+            raise BudgetSpent(f"--budget {budget_s:g} s ran out while the value in {control} was not yet on every "
+                              "epoll instance of the program using it")
+
     # The load command once, before any change: one that cannot start or
     # reach its server is refused with the device untouched.
-    measure_slice(load, min(slice_s, 0.2), cpus)
+    check = measure(min(slice_s, 0.2))
+    # What a slice costs beyond its length (starting the generator, its
+    # connects and preload), as seen so far: a slice starts only if it fits.
+    overhead_s = max(SLICE_MARGIN_S, check["wall_s"] - min(slice_s, 0.2))
 
     def nudge() -> None:
-        measure_slice(load, _NUDGE_S, cpus)
+        measure(_NUDGE_S)
 
     if knob == CONTROL_KNOB:
         # The kernel holds the file's value already: the shim reached every
         # epoll instance (a refused or inactive shim is found here, unchanged).
-        await_control(control, int(originals[(None, knob)]), nudge)
+        await_control(control, int(originals[(None, knob)]), nudge, deadline)
     maximize = objective == "throughput"
     # The knob's one value before the tuner, which a tie keeps; None when
     # the NAPIs hold different values (no tie rule then, see the module).
     held = {int(v) for v in originals.values()}
     current = held.pop() if len(held) == 1 else None
-    started = time.monotonic()
     steps: list[dict[str, Any]] = []
     changing = False
     where = f"{control}" if knob == CONTROL_KNOB else f"{dev}"
@@ -363,7 +415,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         if knob == CONTROL_KNOB:
             write_control(control, value)
             # Measured only once the kernel holds it on every instance.
-            await_control(control, value, nudge)
+            await_control(control, value, nudge, deadline)
         else:
             knobs.set_knob(dev, knob, value, napi)
 
@@ -373,7 +425,13 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         if knob == CONTROL_KNOB:
             write_control(control, int(originals[(None, knob)]))
             if verify:
-                await_control(control, int(originals[(None, knob)]), nudge)
+                # The original is read back even when the search used up the
+                # budget, within a few seconds of grace for the nudge.
+                def final_nudge() -> None:
+                    measure_slice(load, _NUDGE_S, cpus, budget_left_s=max(budget_left(), _FINAL_NUDGE_S),
+                                  budget_s=budget_s)
+
+                await_control(control, int(originals[(None, knob)]), final_nudge)
         elif not saved_before:
             # The state this run saved: exactly the settings before it. None
             # saved means the first change failed before it changed anything.
@@ -400,9 +458,11 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         value = int(round(x))
         # The current value before the first change is measured as the
         # device holds it: nothing to set, nothing to put back.
+        nonlocal overhead_s
         if changing or value != current:
             put(value)
-        m = measure_slice(load, slice_s, cpus)
+        m = measure(slice_s)
+        overhead_s = max(overhead_s, m["wall_s"] - slice_s)
         # "search" is the driver's, filled in from its outcome.
         steps.append({"step": len(steps) + 1, "search": None, "value": value, **m})
         say(f"step {len(steps)}: {knob} = {value}: {m['throughput']:,.0f} req/s, p99 {m['p99']:.0f} us, "
@@ -410,7 +470,7 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         return m[objective]
 
     def out_of_time() -> bool:
-        return time.monotonic() - started + slice_s + SLICE_MARGIN_S > budget_s
+        return time.monotonic() - started + slice_s + overhead_s > budget_s
 
     finished = False
     # SIGTERM unwinds like Ctrl-C, so that the finally block puts the original back.
@@ -533,8 +593,9 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--load", required=True, metavar="CMD",
                    help='the load, an "irqlab loadgen ..." command (optionally under "ip netns exec NS")')
     p.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (0.2-60, default 1)")
-    p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole search, at least 3 slices and "
-                   "--slice + 1 (default 60)")
+    p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole run, every wait included (a load "
+                   "command still running when it runs out is stopped and the original put back); at least 3 slices "
+                   "and --slice + 1 (default 60)")
     p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
     p.add_argument("--min-effect", metavar="FRACTION", default=str(DEFAULT_MIN_EFFECT),
                    help="keep the original value unless the best found beats it by more than this fraction of its "
