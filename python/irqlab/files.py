@@ -95,7 +95,8 @@ def check_output_file(
     a regular file (which will be replaced) or nothing yet, possibly through
     symbolic links, in a directory that exists and can be written; and it is
     neither one of the command's ``inputs`` (``(flag, path)`` pairs, the
-    flag empty for a positional argument) nor one of the files a results
+    flag empty for a positional argument: the files it reads, or its other
+    outputs) nor one of the files a results
     directory is read from (:data:`RESULTS_DIR_FILES`). Raises ``error`` with
     one sentence naming ``flag`` (``--out``; empty for a default path) and
     what is accepted. Returns ``Path(text)``."""
@@ -127,8 +128,8 @@ def _check_not_read(
     report DIR --out DIR/results.parquet`` replaced the results it read)."""
     for flag, given in inputs:
         if _same_file(target, st, write_target(given)):
-            raise error(f"{label}{_via(text, target)} is the file {_label(flag, os.fspath(given))} names, which this command reads; "
-                        "give another path for the output")
+            raise error(f"{label}{_via(text, target)} is the file {_label(flag, os.fspath(given))} names, which this command "
+                        "also uses; give each its own path")
     directory = results_directory_of(target)
     if directory is not None:
         raise error(

@@ -439,3 +439,13 @@ def test_another_commands_output_onto_a_results_directory_is_refused(results_dir
                  "--", "touch", str(ran)]) == 2
     one_error_line(capsys.readouterr().err, "--control", "results directory")
     assert (results_dir / "journal.jsonl").read_bytes() == before and not ran.exists()
+
+
+def test_exec_control_and_shim_stats_cannot_be_one_file(tmp_path, capsys):
+    # The shim would write its stats over the control file it reads.
+    both = tmp_path / "both"
+    ran = tmp_path / "ran"
+    assert main(["linux", "exec", "--profile", "busy-wait", "--control", str(both), "--shim-stats", str(both),
+                 "--", "touch", str(ran)]) == 2
+    one_error_line(capsys.readouterr().err, f"--control {both}", f"--shim-stats {both}", "give each its own path")
+    assert not both.exists() and not ran.exists()

@@ -299,7 +299,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if args.control is not None:
         from irqlab.files import check_output_file
 
-        check_output_file(args.control, "--control", UsageError)
+        # The shim would replace one with the other (issue 62, item 9).
+        shared = [("--shim-stats", args.shim_stats)] if args.shim_stats is not None else []
+        check_output_file(args.control, "--control", UsageError, inputs=shared)
     stats_file = None if args.shim_stats is None else stats_path(args.shim_stats)
     knobs = epoll_knobs(args.profile, args.overrides)
     shim = find_shim()
