@@ -385,3 +385,21 @@ def test_a_results_directory_that_is_not_what_it_seems_is_refused(places: dict[s
     assert_refused(_run(["results", str(noted)]), "journal.jsonl line 2")
     assert_refused(_run(["sweep", places["small"], "--grid", "load.qps=1000,2000", *T, "--out", str(noted),
                          "--quiet"]), "journal.jsonl line 2")
+
+
+# -- issue 62, item 10: a "scheduler" that accepts and never answers hung the
+# sweep until killed. The kernel completes the connection into the listen
+# backlog, so nothing here ever answers (tests/python/test_sweep_dask.py has
+# the garbage-sending peers).
+def test_a_dask_scheduler_that_never_answers_is_one_line_within_the_timeout(places: dict[str, str], tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        result = _run(["sweep", places["small"], *T, "--executor", "dask", "--scheduler", address,
+                       "--connect-timeout", "2", "--out", str(tmp_path / "never")])
+    assert_refused(result, "within 2 s")
+    assert not (tmp_path / "never").exists()
