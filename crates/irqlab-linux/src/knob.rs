@@ -28,6 +28,12 @@ pub fn plan_knob(device: &str, knob: &str, value: u64, napi: Option<u32>) -> Res
 }
 
 fn check(knob: &str, value: u64) -> Result<(), Error> {
+    // The one switch a profile sets, 0 or 1: not searched by a tuner, but set
+    // back to what `irqlab linux exec --napi-dev` found over an earlier apply
+    // (issue 62, item 3).
+    if knob == irqlab_knobs::table::ADAPTIVE_RX.linux() {
+        return if value <= 1 { Ok(()) } else { Err(Error::KnobRange { knob: knob.to_string(), value, max: 1 }) };
+    }
     let tunable = tunable();
     let accepted = || tunable.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
     let Some(&(_, max)) = tunable.iter().find(|(k, _)| *k == knob) else {
@@ -82,7 +88,8 @@ pub fn plan_knob_from(snapshot: &Snapshot, knob: &str, value: u64, napi: Option<
         let Some(from) = snapshot.coalesce.as_ref().and_then(|c| (k.get)(c)) else {
             return Err(Error::KnobUnsupported { device: device.clone(), knob: knob.to_string() });
         };
-        record(Change { part: Part::Coalesce, napi_id: None, knob: k.name, from, to: Value::Int(value) });
+        let to = if matches!(from, Value::Bool(_)) { Value::Bool(value != 0) } else { Value::Int(value) };
+        record(Change { part: Part::Coalesce, napi_id: None, knob: k.name, from, to });
     }
     Ok(plan)
 }
@@ -124,6 +131,13 @@ mod tests {
         assert!(err.contains("rx-frames") && err.contains("eth9"), "{err}");
         let err = plan_knob_from(&device(vec![], None), "rx-usecs", 1, None).unwrap_err().to_string();
         assert!(err.contains("does not accept"), "{err}");
+        // adaptive-rx, a switch: 0 or 1, planned as off or on.
+        let c = Coalesce { use_adaptive_rx: Some(false), ..Coalesce::default() };
+        let d = device(vec![napi(1, Some(0))], Some(c));
+        let p = plan_knob_from(&d, "adaptive-rx", 1, None).unwrap();
+        assert_eq!((p.changes[0].from, p.changes[0].to), (Value::Bool(false), Value::Bool(true)));
+        assert!(plan_knob_from(&d, "adaptive-rx", 0, None).unwrap().changes.is_empty());
+        assert!(plan_knob_from(&d, "adaptive-rx", 2, None).unwrap_err().to_string().contains("adaptive-rx"));
     }
 
     #[test]
