@@ -874,3 +874,154 @@ def test_a_control_file_value_reaches_every_epoll_instance_under_every_profile(l
     taken = re.findall(r"irqlab-preload: pid \d+: control: busy_poll_usecs=(\d+) on (\d+) epoll instance", err)
     assert [v for v, _ in taken] == ["50", "0", "7"] and all(int(n) == len(params) for _, n in taken), err
     assert not warnings_in(err)
+
+
+# -- issue 62, item 8: a budget above 64 needs CAP_NET_ADMIN --------------------
+
+
+def _as_nobody(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    """A prefix that runs a command as nobody, and an environment whose home
+    nobody can write (whatever the package imports must not need root's)."""
+    if not (IS_ROOT and SETPRIV):
+        pytest.skip("needs root and setpriv to run as nobody")
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o777)
+    env = {**os.environ, "HOME": str(home), "MPLCONFIGDIR": str(home)}
+    return [SETPRIV, "--reuid=nobody", "--regid=nogroup", "--clear-groups"], env
+
+
+def test_a_budget_above_64_without_cap_net_admin_is_refused_before_the_program_runs(launcher, tmp_path):
+    # The program runs with the launcher's credentials: as nobody it cannot
+    # have CAP_NET_ADMIN, so EPIOCSPARAMS would refuse every instance (EPERM).
+    nobody, env = _as_nobody(tmp_path)
+    r = run([*nobody, *launcher, "--profile", "busy-wait", "--set", "epoll.busy_poll_budget=65", "--",
+             "echo", "RAN"], env=env)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: epoll.busy_poll_budget must be from 0 to 64"), lines
+    assert "CAP_NET_ADMIN" in lines[0] and "got 65" in lines[0], lines[0]
+    # 64 and below are the kernel's to take from anyone.
+    r = run([*nobody, *launcher, "--profile", "busy-wait", "--set", "epoll.busy_poll_budget=64", "--",
+             "echo", "RAN"], env=env)
+    assert (r.returncode, r.stdout) == (0, "RAN\n"), r.stderr
+
+
+def test_a_refused_epiocsparams_is_warned_even_after_another_warning(shim, echo, tmp_path):
+    # A warning about the control file used to use up the process's one
+    # warning, and EPIOCSPARAMS then failed (EPERM as nobody) without a word.
+    nobody, env = _as_nobody(tmp_path)
+    env.update({"LD_PRELOAD": str(shim), "IRQLAB_BUSY_POLL_USECS": "1000", "IRQLAB_BUSY_POLL_BUDGET": "65535",
+                "IRQLAB_NONBLOCKING": "1", "IRQLAB_CONTROL": "relative/control"})
+    r = run([*nobody, echo, *REFUSED_ARGS], env=env)
+    assert r.returncode == 0, r.stderr
+    warnings = warnings_in(r.stderr)
+    assert len(warnings) == 2, r.stderr
+    assert "IRQLAB_CONTROL" in warnings[0] and "not an absolute path" in warnings[0], warnings
+    assert "EPERM" in warnings[1] and "EPIOCSPARAMS" in warnings[1], warnings
+    assert line_of(r.stdout, "PARAMS") == {"busy_poll_usecs": "0", "busy_poll_budget": "0", "prefer_busy_poll": "0"}
+
+
+# -- issue 62, item 7: the control file reaches every epoll fd and says what it cannot take
+
+
+HIGH_FD_PROGRAM = r"""
+import fcntl, os, resource, select, struct, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if soft < 4200:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(4200, hard), hard))
+for fd in range(3, 4100):  # the epoll instance comes above fd 4096
+    os.dup2(0, fd)
+ep = select.epoll()
+print(f"READY fd={ep.fileno()}", flush=True)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    ep.poll(0.02)  # each wait reads the control file (every 20 ms at most)
+    usecs = struct.unpack("IHBB", fcntl.ioctl(ep.fileno(), 0x80088A02, bytes(8)))[0]
+    if usecs == 77:
+        print("SET 77", flush=True)
+        sys.exit(0)
+print("TIMEOUT", flush=True)
+sys.exit(3)
+"""
+
+
+def _write_control(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)  # whole, as irqlab writes it
+
+
+def test_a_control_value_reaches_an_epoll_fd_above_4096_and_a_bad_line_is_warned(launcher, tmp_path):
+    if resource_hard_limit() < 4200:
+        pytest.skip("RLIMIT_NOFILE's hard limit is below 4200")
+    control = tmp_path / "control"
+    server = Server([*launcher, "--profile", "no-coalescing", "--control", str(control), "--debug", "--",
+                     sys.executable, "-c", HIGH_FD_PROGRAM])
+    try:
+        fd = int(fields(server.expect("READY"))["fd"])
+        assert fd >= 4096
+        _write_control(control, "busy_poll_usecs=abc\n")
+        warning = _stderr_line(server, "irqlab-preload: warning: the control file")
+        assert "busy_poll_usecs=abc" in warning and "busy_poll_usecs=N" in warning, warning
+        assert "2147483647" in warning and "stays 0" in warning, warning
+        _write_control(control, "busy_poll_usecs=77\n")
+        assert server.expect("SET", timeout=15) == "SET 77"
+        status, _, err = server.finish()
+    finally:
+        server.kill()
+    assert status == 0, err
+    assert "control: busy_poll_usecs=77 on 1 epoll instance(s)" in err, err
+    assert sum("busy_poll_usecs=abc" in line for line in err.splitlines()) == 1, "one warning per text, not per read"
+
+
+def resource_hard_limit() -> int:
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+def _stderr_line(server: "Server", prefix: str, timeout: float = 10) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in list(server.stderr):
+            if line.startswith(prefix):
+                return line.rstrip("\n")
+        time.sleep(0.05)
+    raise AssertionError(f"no stderr line {prefix!r} within {timeout} s: {''.join(server.stderr)!r}")
+
+
+# -- issue 62, item 13: --control never replaces a file irqlab did not write ------
+
+
+def test_control_refuses_a_file_irqlab_did_not_write_unless_forced(launcher, tmp_path):
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text('name = "mine"\n[load]\nqps = 1000\n')
+    r = run([*launcher, "--profile", "busy-wait", "--control", str(scenario), "--", "echo", "RAN"])
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: --control"), lines
+    assert "not a control file irqlab wrote" in lines[0] and "--force" in lines[0], lines[0]
+    assert scenario.read_text() == 'name = "mine"\n[load]\nqps = 1000\n'
+    # A control file irqlab wrote, or an empty one (mktemp's), is taken.
+    for text in ("busy_poll_usecs=5\n", ""):
+        control = tmp_path / "control"
+        control.write_text(text)
+        r = run([*launcher, "--profile", "busy-wait", "--control", str(control), "--", "echo", "RAN"])
+        assert (r.returncode, r.stdout) == (0, "RAN\n"), r.stderr
+        assert control.read_text() == "busy_poll_usecs=1000\n"
+    r = run([*launcher, "--profile", "busy-wait", "--control", str(scenario), "--force", "--", "echo", "RAN"])
+    assert (r.returncode, r.stdout) == (0, "RAN\n"), r.stderr
+    assert scenario.read_text() == "busy_poll_usecs=1000\n"
+    # A FIFO is never replaced, --force or not.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = run([*launcher, "--profile", "busy-wait", "--control", str(fifo), "--force", "--", "echo", "RAN"])
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "FIFO" in r.stderr.upper(), r.stderr
+    assert stat_is_fifo(fifo)
+
+
+def stat_is_fifo(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(os.lstat(path).st_mode)

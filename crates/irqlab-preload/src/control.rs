@@ -4,7 +4,10 @@
 //! per [`INTERVAL_NS`] (a coarse clock read otherwise), and when N differs
 //! from the value in force, the shim sets it with `EPIOCSPARAMS` on every
 //! epoll instance the program created (`lib.rs`, `control_poll`), under any
-//! profile, one without busy polling included. The file is read with
+//! profile, one without busy polling included. Any other text in the file
+//! (`busy_poll_usecs=abc`, a value above what the kernel takes) leaves the
+//! value in force and is said in one warning line per text (issue 62,
+//! item 7). The file is read with
 //! `open`/`read`/`close` into a stack buffer: no allocation inside the
 //! program's calls.
 
@@ -73,29 +76,59 @@ pub enum Value {
     Usecs(u32),
     /// `busy_poll_usecs=N` with N above [`USECS_MAX`]: the kernel would refuse it.
     OutOfRange(u64),
-    /// Anything else, or no file: nothing to do (the value in force stays).
+    /// Anything else: the value in force stays, and the shim warns.
     Malformed,
 }
 
-/// The control file's value.
-pub fn read() -> Value {
-    let Some(path) = PATH.get() else {
-        return Value::Malformed;
-    };
+/// What a read of the control file found: its first bytes (a valid line is
+/// at most 27 bytes), for a warning that names them.
+pub struct Text {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Text {
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The text as one line: without its final newline.
+    pub fn line(&self) -> &[u8] {
+        let b = self.bytes();
+        b.strip_suffix(b"\n").unwrap_or(b)
+    }
+
+    /// A fingerprint of the text (FNV-1a), never 0: a warning is given once
+    /// per text the file holds, not once per read.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in self.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h.max(1)
+    }
+}
+
+/// The control file's value and text; `None` when there is no file, it
+/// cannot be read or it is empty (a writer that truncates it first, such
+/// as a shell's `>`, leaves it empty for a moment: not worth a warning).
+pub fn read() -> Option<(Value, Text)> {
+    let path = PATH.get()?;
     // SAFETY: the path is NUL-terminated (set_path leaves a zero after it).
     let fd = unsafe { libc::open(path.buf.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if fd < 0 {
-        return Value::Malformed;
+        return None;
     }
-    let mut buf = [0u8; 64];
+    let mut text = Text { buf: [0u8; 64], len: 0 };
     // SAFETY: buf is valid for 64 bytes; fd was just opened.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe { libc::read(fd, text.buf.as_mut_ptr().cast(), text.buf.len()) };
     // SAFETY: fd is ours.
     unsafe { libc::close(fd) };
     if n <= 0 {
-        return Value::Malformed;
+        return None;
     }
-    parse(&buf[..n as usize])
+    text.len = n as usize;
+    Some((parse(text.bytes()), text))
 }
 
 /// `busy_poll_usecs=N`, optionally followed by a newline.
@@ -133,6 +166,19 @@ mod tests {
                     b"busy_poll_usecs=99999999999999999999999"] {
             assert_eq!(parse(bad), Value::Malformed, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_text_is_shown_as_one_line_and_told_apart_by_its_fingerprint() {
+        let text = |b: &[u8]| {
+            let mut t = Text { buf: [0; 64], len: b.len() };
+            t.buf[..b.len()].copy_from_slice(b);
+            t
+        };
+        assert_eq!(text(b"busy_poll_usecs=abc\n").line(), b"busy_poll_usecs=abc");
+        assert_ne!(text(b"busy_poll_usecs=abc\n").fingerprint(), text(b"busy_poll_usecs=abd\n").fingerprint());
+        assert_eq!(text(b"x").fingerprint(), text(b"x").fingerprint());
+        assert_ne!(text(b"").fingerprint(), 0);
     }
 
     #[test]

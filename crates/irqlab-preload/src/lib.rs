@@ -11,7 +11,8 @@
 //! * with `IRQLAB_CONTROL=FILE`, records every epoll instance the program
 //!   creates, under any profile, and sets a new `busy_poll_usecs` from FILE
 //!   on all of them while the program runs ([`control`]; `irqlab linux
-//!   tune`); budget, prefer and busy-wait stay the profile's;
+//!   tune`), at any fd; budget, prefer and busy-wait stay the profile's; a
+//!   line it cannot take is said in a warning line, once per text;
 //! * wraps `epoll_wait`, `epoll_pwait` and `epoll_pwait2`: under busy-wait
 //!   (`IRQLAB_NONBLOCKING=1`) a wait with a non-zero timeout spins in the
 //!   kernel's busy poll instead of sleeping ([`busy_wait`]); otherwise, and
@@ -28,7 +29,8 @@
 //! kernel refuses the parameters (ENOTTY before 6.9, EPERM for a budget
 //! above 64 without CAP_NET_ADMIN, EINVAL, EOPNOTSUPP), the shim prints one
 //! warning line for the whole process and leaves the program alone from
-//! then on: no more ioctls, no busy-wait, no control file. An invalid
+//! then on: no more ioctls, no busy-wait, no control file (that warning has
+//! a flag of its own: no earlier warning silences it). An invalid
 //! environment gives the same single warning and an inactive shim. The
 //! shim makes no ioctl on a new instance when the values are the kernel's
 //! defaults (all 0: `no-coalescing`, `adaptive-coalescing`, `irq-batching`,
@@ -79,15 +81,27 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// `epoll_wait` and friends spin (busy-wait); set once the kernel accepted
 /// the parameters on some instance, cleared for good by a refusal.
 static SPIN: AtomicBool = AtomicBool::new(false);
-/// The process has printed its one warning.
+/// The process has printed its one warning about its environment.
 static WARNED: AtomicBool = AtomicBool::new(false);
+/// The process has printed its one warning about a refused `EPIOCSPARAMS`:
+/// a flag of its own, so that an earlier warning (a bad control file line)
+/// never silences it (issue 62, item 8).
+static REFUSAL_WARNED: AtomicBool = AtomicBool::new(false);
+/// The fingerprint of the last control file text warned about (0: none
+/// since the last valid one): one warning per text, not per read.
+static CONTROL_TEXT_WARNED: AtomicU64 = AtomicU64::new(0);
+/// With a control file, an epoll instance was created at an fd beyond the
+/// table (`EPFD_LIMIT` or above): a control pass looks for those in
+/// `/proc/self/fd` (`apply_beyond_table`).
+static TRACKED_BEYOND: AtomicBool = AtomicBool::new(false);
 static DEBUG: AtomicBool = AtomicBool::new(false);
 static NONBLOCKING: AtomicBool = AtomicBool::new(false);
 /// Busy-wait spins in every epoll instance (`IRQLAB_SPIN_ALL=1`).
 static SPIN_ALL: AtomicBool = AtomicBool::new(false);
-/// A set of epoll fds, one bit per fd below `EPFD_LIMIT` (the fds beyond
-/// are not tracked: a program with thousands of open files before its
-/// event loops is not one irqlab runs).
+/// A set of epoll fds, one bit per fd below `EPFD_LIMIT`. The fds beyond
+/// are not in it: busy-wait spins in them, and a control file value
+/// reaches them through `/proc/self/fd` (`apply_beyond_table`; issue 62,
+/// item 7: they were skipped without a word).
 type EpfdTable = [AtomicU64; EPFD_WORDS];
 const EPFD_WORDS: usize = 64;
 const EPFD_LIMIT: c_int = (EPFD_WORDS * 64) as c_int;
@@ -229,6 +243,9 @@ fn configure(epfd: c_int) {
         // bit and sets the instance itself; one that stored it before, the
         // read sees.
         set_epfd_bit(&TRACKED_EPFD, epfd, true);
+        if epfd >= EPFD_LIMIT {
+            TRACKED_BEYOND.store(true, Ordering::SeqCst);
+        }
     }
     let mut c = current();
     let mut set = false;
@@ -287,7 +304,7 @@ enum Refused {
 fn refuse(err: c_int, epfd: c_int, c: &Config, when: Refused) {
     ACTIVE.store(false, Ordering::Release);
     SPIN.store(false, Ordering::Release);
-    if WARNED.swap(true, Ordering::AcqRel) {
+    if REFUSAL_WARNED.swap(true, Ordering::AcqRel) {
         return;
     }
     let (name, why) = report::errno_text(err);
@@ -328,46 +345,76 @@ fn control_poll() {
     }
     let saved = errno();
     match control::read() {
-        control::Value::Usecs(usecs) if usecs != USECS.load(Ordering::SeqCst) => {
-            USECS.store(usecs, Ordering::SeqCst);
-            let c = current();
-            match apply_to(&TRACKED_EPFD, &c) {
-                Ok(set) => {
-                    if DEBUG.load(Ordering::Relaxed) {
-                        let mut line = Line::new();
-                        // SAFETY: getpid has no preconditions and cannot fail.
-                        let pid = unsafe { libc::getpid() };
-                        let _ = write!(line, "pid {pid}: control: busy_poll_usecs={usecs} on {set} epoll instance(s)");
-                        line.emit();
+        Some((control::Value::Usecs(usecs), _)) => {
+            CONTROL_TEXT_WARNED.store(0, Ordering::Relaxed);
+            if usecs != USECS.load(Ordering::SeqCst) {
+                USECS.store(usecs, Ordering::SeqCst);
+                let c = current();
+                match apply_everywhere(&c) {
+                    Ok(set) => {
+                        if DEBUG.load(Ordering::Relaxed) {
+                            let mut line = Line::new();
+                            // SAFETY: getpid has no preconditions and cannot fail.
+                            let pid = unsafe { libc::getpid() };
+                            let _ = write!(line, "pid {pid}: control: busy_poll_usecs={usecs} on {set} epoll instance(s)");
+                            line.emit();
+                        }
                     }
+                    Err((epfd, err)) => refuse(err, epfd, &c, Refused::ControlFile),
                 }
-                Err((epfd, err)) => refuse(err, epfd, &c, Refused::ControlFile),
             }
         }
-        // Not sent: the kernel would refuse it (EINVAL), and the shim would
-        // stop with it. The value in force stays; a later one is taken.
-        control::Value::OutOfRange(value) => warn_out_of_range(value),
-        _ => {}
+        // Not sent: the kernel would refuse it (EINVAL above S32_MAX), and
+        // the shim would stop with it. The value in force stays; a later
+        // valid one is taken.
+        Some((value, text)) => warn_control_text(&text, value),
+        None => {}
     }
     APPLYING.store(false, Ordering::Release);
     set_errno(saved);
 }
 
-/// The process's one warning, for a control file value above what
-/// `EPIOCSPARAMS` takes.
-fn warn_out_of_range(value: u64) {
-    if WARNED.swap(true, Ordering::AcqRel) {
+/// A warning line for a control file text that is not a value the shim can
+/// set (once per text): what it holds, what is accepted, what stays.
+fn warn_control_text(text: &control::Text, value: control::Value) {
+    let fingerprint = text.fingerprint();
+    if CONTROL_TEXT_WARNED.swap(fingerprint, Ordering::Relaxed) == fingerprint {
         return;
     }
     let mut line = Line::new();
     let _ = write!(line, "warning: the control file \"");
-    line.push_printable(control::path());
+    line.push_path(control::path());
+    let _ = write!(line, "\" holds \"");
+    line.push_printable(text.line());
+    let _ = write!(line, "\", not one line busy_poll_usecs=N with N a whole number from 0 to {}", control::USECS_MAX);
+    if let control::Value::OutOfRange(_) = value {
+        let _ = write!(line, " (EPIOCSPARAMS refuses more)");
+    }
+    let _ = write!(line, "; busy_poll_usecs stays {}", USECS.load(Ordering::SeqCst));
+    line.emit();
+}
+
+/// A control pass: `c` on every epoll instance the program created, those
+/// at fds beyond the table included. How many were set, or the refusal.
+fn apply_everywhere(c: &Config) -> Result<u32, (c_int, c_int)> {
+    let mut set = apply_to(&TRACKED_EPFD, c)?;
+    if TRACKED_BEYOND.load(Ordering::SeqCst) {
+        match apply_beyond_table(c) {
+            Some(result) => set += result?,
+            None => warn_beyond_unreached(c.busy_poll_usecs),
+        }
+    }
+    Ok(set)
+}
+
+/// Without `/proc/self/fd`, the epoll instances at fds beyond the table
+/// cannot be found: said on every control pass, never skipped silently.
+fn warn_beyond_unreached(usecs: u32) {
+    let mut line = Line::new();
     let _ = write!(
         line,
-        "\" holds busy_poll_usecs={value}, not a whole number from 0 to {} (EPIOCSPARAMS refuses more); \
-         busy_poll_usecs stays {}",
-        control::USECS_MAX,
-        USECS.load(Ordering::SeqCst)
+        "warning: busy_poll_usecs={usecs} from the control file did not reach the program's epoll instances at fd \
+         {EPFD_LIMIT} or above: /proc/self/fd, where they are looked for, cannot be read"
     );
     line.emit();
 }
@@ -439,23 +486,92 @@ fn apply_to(table: &EpfdTable, c: &Config) -> Result<u32, (c_int, c_int)> {
         while bits != 0 {
             let epfd = (w * 64 + bits.trailing_zeros() as usize) as c_int;
             bits &= bits - 1;
-            if matches!(identify(epfd), Fd::Closed | Fd::Other) {
-                continue;
-            }
-            if set_params(epfd, c) == 0 {
-                set += 1;
-                continue;
-            }
-            let err = errno();
-            // Closed, or closed and reused, between the look and the ioctl.
-            match identify(epfd) {
-                Fd::Closed | Fd::Other => continue,
-                Fd::Unknown if err == libc::EBADF || err == libc::ENOTTY => continue,
-                _ => return Err((epfd, err)),
-            }
+            set += u32::from(apply_one(epfd, c)?);
         }
     }
     Ok(set)
+}
+
+/// `EPIOCSPARAMS` with `c` on `epfd` if it is an epoll instance (see
+/// `apply_to`): whether it was set, or the fd and errno of a refusal.
+fn apply_one(epfd: c_int, c: &Config) -> Result<bool, (c_int, c_int)> {
+    if matches!(identify(epfd), Fd::Closed | Fd::Other) {
+        return Ok(false);
+    }
+    if set_params(epfd, c) == 0 {
+        return Ok(true);
+    }
+    let err = errno();
+    // Closed, or closed and reused, between the look and the ioctl.
+    match identify(epfd) {
+        Fd::Closed | Fd::Other => Ok(false),
+        Fd::Unknown if err == libc::EBADF || err == libc::ENOTTY => Ok(false),
+        _ => Err((epfd, err)),
+    }
+}
+
+/// `EPIOCSPARAMS` with `c` on every epoll instance open at an fd beyond the
+/// table (`EPFD_LIMIT` or above), found in `/proc/self/fd` with `getdents64`
+/// into a stack buffer (no allocation, however many files are open): how
+/// many were set, or the refusal; `None` when the directory cannot be read.
+/// Beyond the table every epoll instance the process has open there gets
+/// the value, including any it did not create through libc.
+fn apply_beyond_table(c: &Config) -> Option<Result<u32, (c_int, c_int)>> {
+    // SAFETY: a NUL-terminated literal path.
+    let dir = unsafe {
+        libc::open(b"/proc/self/fd\0".as_ptr().cast(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC)
+    };
+    if dir < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let mut set = 0;
+    let outcome = loop {
+        // SAFETY: `buf` is valid for its length; `dir` is ours.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            break None;
+        }
+        if n == 0 {
+            break Some(Ok(set));
+        }
+        match for_each_dirent_fd(&buf[..n as usize], |fd| {
+            if fd >= EPFD_LIMIT && fd != dir {
+                set += u32::from(apply_one(fd, c)?);
+            }
+            Ok(())
+        }) {
+            Ok(()) => {}
+            Err(refused) => break Some(Err(refused)),
+        }
+    };
+    // SAFETY: `dir` is ours.
+    unsafe { libc::close(dir) };
+    outcome
+}
+
+/// Call `f` with the number of every entry of a `getdents64` buffer whose
+/// name is a decimal number (`struct linux_dirent64`: `d_ino` u64, `d_off`
+/// i64, `d_reclen` u16, `d_type` u8, then the NUL-terminated name).
+fn for_each_dirent_fd<E>(buf: &[u8], mut f: impl FnMut(c_int) -> Result<(), E>) -> Result<(), E> {
+    const NAME: usize = 19;
+    let mut off = 0;
+    while let Some(reclen) = buf.get(off + 16..off + 18) {
+        let reclen = usize::from(u16::from_ne_bytes([reclen[0], reclen[1]]));
+        let Some(entry) = buf.get(off..off + reclen).filter(|_| reclen > NAME) else {
+            break;
+        };
+        let name = &entry[NAME..];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        if !name.is_empty() && name.len() <= 10 && name.iter().all(u8::is_ascii_digit) {
+            let fd = name.iter().fold(0i64, |v, &b| v * 10 + i64::from(b - b'0'));
+            if let Ok(fd) = c_int::try_from(fd) {
+                f(fd)?;
+            }
+        }
+        off += reclen;
+    }
+    Ok(())
 }
 
 fn spinning() -> bool {
@@ -744,6 +860,53 @@ mod tests {
         assert_eq!(identify(-1), Fd::Closed);
         close(ep);
         close(ev);
+    }
+
+    #[test]
+    fn a_value_reaches_epoll_instances_beyond_the_table() {
+        // Issue 62, item 7: an instance at fd 4096 or above got no value.
+        let probe = new_epoll();
+        let supported = get_params(probe).is_some();
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `limit` is valid for the kernel to fill.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+        if !supported || limit.rlim_cur <= (EPFD_LIMIT + 8) as libc::rlim_t {
+            close(probe);
+            return; // before Linux 6.9, or too few files allowed: nothing to show
+        }
+        let high = EPFD_LIMIT + 7;
+        // SAFETY: both fds are the test's; dup2 puts the instance at `high`.
+        assert_eq!(unsafe { libc::dup2(probe, high) }, high);
+        close(probe);
+        assert_eq!(apply_beyond_table(&usecs(77)), Some(Ok(1)));
+        assert_eq!(get_params(high).unwrap().busy_poll_usecs, 77);
+        // Above S32_MAX the kernel says EINVAL: a refusal, with its fd.
+        assert_eq!(apply_beyond_table(&usecs(u32::MAX)), Some(Err((high, libc::EINVAL))));
+        close(high);
+        assert_eq!(apply_beyond_table(&usecs(5)), Some(Ok(0)));
+    }
+
+    #[test]
+    fn dirent_names_that_are_numbers_are_fds() {
+        // Two linux_dirent64 records: "12" and ".." (reclen 24 each).
+        let mut buf = [0u8; 48];
+        for (i, name) in [&b"12"[..], b".."].iter().enumerate() {
+            let rec = &mut buf[i * 24..(i + 1) * 24];
+            rec[16..18].copy_from_slice(&24u16.to_ne_bytes());
+            rec[19..19 + name.len()].copy_from_slice(name);
+        }
+        let mut seen = Vec::new();
+        let _: Result<(), ()> = for_each_dirent_fd(&buf, |fd| {
+            seen.push(fd);
+            Ok(())
+        });
+        assert_eq!(seen, [12]);
+        // A cut record ends the walk instead of reading past the buffer.
+        let _: Result<(), ()> = for_each_dirent_fd(&buf[..30], |fd| {
+            seen.push(fd);
+            Ok(())
+        });
+        assert_eq!(seen, [12, 12]);
     }
 
     #[test]

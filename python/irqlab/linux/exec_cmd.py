@@ -39,7 +39,13 @@ all of them with ``EPIOCSPARAMS`` (budget, prefer and busy-wait stay the
 profile's; budget 0 means the kernel's ``BUSY_POLL_BUDGET``, ``ep_busy_loop``
 in fs/eventpoll.c). FILE takes 0 to 2147483647 (the kernel refuses more).
 ``irqlab linux tune --knob busy_poll_usecs --control FILE`` writes it and
-reads each value back (:mod:`irqlab.linux.control`).
+reads each value back (:mod:`irqlab.linux.control`). An existing FILE that
+is not a control file irqlab wrote (nor empty) is refused unless
+``--force``; a device, FIFO, socket or directory always is.
+
+A ``busy_poll_budget`` above 64 is refused before the program starts when
+irqlab lacks CAP_NET_ADMIN: the program gets irqlab's credentials, and
+``EPIOCSPARAMS`` refuses such a budget without it (:func:`check_budget`).
 
 If the kernel refuses the parameters, the shim prints one warning line
 (``irqlab-preload: warning: ...``) and acts no more: the program runs
@@ -52,7 +58,11 @@ program ends, whatever ends it (``irqlab.linux.knobs.restore``). A knob the
 restore finds changed by hand while the program ran is restored all the same
 and said on stderr, one line each, as ``irqlab linux restore`` says it
 (``irqlab: restore: DEV NAPI 12 napi.gro_flush_timeout was 20000 ns when
-applied, is now 5000 ns (changed since apply); restoring 0 ns``).
+applied, is now 5000 ns (changed since apply); restoring 0 ns``). Over an
+earlier ``irqlab linux apply DEV`` (whose saved state the apply here keeps),
+DEV goes back instead to the values in place when exec started, knob by
+knob, and that state stays for ``irqlab linux restore DEV``, as ``linux
+tune`` and ``linux control`` leave it (issue 62, item 3).
 
 A program that daemonizes (nginx's default, ``memcached -d``) exits at once
 while a process it forked goes on with the shim. irqlab is the subreaper of
@@ -160,6 +170,31 @@ def epoll_knobs(profile: str, overrides: Sequence[str] = ()) -> EpollKnobs:
     )
 
 
+#: The largest ``busy_poll_budget`` EPIOCSPARAMS takes without CAP_NET_ADMIN:
+#: ``ep_eventpoll_bp_ioctl`` (fs/eventpoll.c) refuses more than
+#: ``NAPI_POLL_WEIGHT`` with EPERM unless ``capable(CAP_NET_ADMIN)``.
+BUDGET_MAX_UNPRIVILEGED = 64
+
+
+def check_budget(knobs: EpollKnobs) -> None:
+    """Refuse, before the program starts, a ``busy_poll_budget`` the kernel
+    would refuse it (issue 62, item 8: every epoll instance stayed at 0/0/0).
+
+    The program is started with irqlab's own credentials, so it can have
+    CAP_NET_ADMIN only if irqlab has it (a set-user-ID or file-capability
+    program aside); with it, a program that drops it before it creates its
+    epoll instances (``memcached -u``, ``setpriv``) is refused by the kernel
+    and the shim says so in a warning line."""
+    from irqlab.cli_common import UsageError
+    from irqlab.linux.knobs import may_change_settings
+
+    if knobs.busy_poll_budget > BUDGET_MAX_UNPRIVILEGED and not may_change_settings():
+        raise UsageError(
+            f"epoll.busy_poll_budget must be from 0 to {BUDGET_MAX_UNPRIVILEGED} (NAPI_POLL_WEIGHT) for a program "
+            f"without CAP_NET_ADMIN, which this one, started as this user, would not have (got "
+            f"{knobs.busy_poll_budget}); set a smaller one with --set epoll.busy_poll_budget=N, or run irqlab as root")
+
+
 def write_control(path: str, usecs: int) -> Path:
     """Write the shim's control file (``busy_poll_usecs=N``) whole, by a
     rename, so that the shim never reads half of it; its absolute path."""
@@ -178,6 +213,42 @@ def write_control(path: str, usecs: int) -> Path:
     check_output_file(path, "--control", UsageError)
     write_text_whole(target, f"busy_poll_usecs={int(usecs)}\n")
     return target
+
+
+def is_control_text(data: bytes) -> bool:
+    """Whether ``data`` is what :func:`write_control` writes: one line
+    ``busy_poll_usecs=N``, N a whole number (an empty file counts: nothing
+    is lost by writing over it, ``mktemp``'s file is one)."""
+    if not data:
+        return True
+    text = data.decode("ascii", errors="replace")
+    key, _, value = text.removesuffix("\n").partition("=")
+    return key == "busy_poll_usecs" and value.isascii() and value.isdigit() and "\n" not in value
+
+
+def check_control_target(path: str, force: bool = False, inputs: Sequence[tuple[str, str]] = ()) -> None:
+    """Check ``--control FILE`` before anything runs: a path
+    :func:`write_control` may write (never a device, FIFO, socket or
+    directory, nor one of ``inputs``), and, unless ``force``, no existing file but a control file
+    irqlab wrote (issue 62, item 13: a scenario became a control file)."""
+    from irqlab.cli_common import UsageError
+    from irqlab.files import check_output_file, write_target
+
+    check_output_file(path, "--control", UsageError, inputs=inputs)
+    if force:
+        return
+    target = write_target(path)
+    try:
+        with open(target, "rb") as f:
+            head = f.read(4097)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise UsageError(f"--control {path} cannot be read ({e.strerror or e}); give a new file or a control file "
+                         "irqlab wrote") from None
+    if len(head) > 4096 or not is_control_text(head):
+        raise UsageError(f"--control {path} is an existing file that is not a control file irqlab wrote (one line "
+                         "busy_poll_usecs=N); give a new file, or add --force to replace it")
 
 
 def read_control(path: str) -> int:
@@ -272,6 +343,11 @@ def add_exec_parser(linux_subparsers: Any) -> argparse.ArgumentParser:
         "count, sum and a log2 histogram) to FILE every 20 ms at most, for irqlab linux control --shim-stats FILE; "
         "one process's (a server of several processes overwrites FILE in turn)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="let --control replace an existing regular file that is not a control file irqlab wrote",
+    )
     p.add_argument("--debug", action="store_true", help="the shim reports each epoll instance it configures")
     p.add_argument(
         "--spin-all",
@@ -293,17 +369,19 @@ def cmd_exec(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("a command to run is required after --, e.g. irqlab linux exec --profile P -- memcached")
+    if not command[0] or "\0" in command[0]:
+        # posix_spawnp refuses an empty program name with a ValueError (issue 62, item 11).
+        raise UsageError(f"the command after -- must name a program, e.g. memcached (got {command[0]!r})")
     for override in args.overrides:
         if not override.startswith("epoll."):
             raise UsageError(f"--set only takes epoll.* knobs here (got {override!r})")
     if args.control is not None:
-        from irqlab.files import check_output_file
-
         # The shim would replace one with the other (issue 62, item 9).
         shared = [("--shim-stats", args.shim_stats)] if args.shim_stats is not None else []
-        check_output_file(args.control, "--control", UsageError, inputs=shared)
+        check_control_target(args.control, force=args.force, inputs=shared)
     stats_file = None if args.shim_stats is None else stats_path(args.shim_stats)
     knobs = epoll_knobs(args.profile, args.overrides)
+    check_budget(knobs)
     shim = find_shim()
     if shim is None:
         raise UsageError(
@@ -337,7 +415,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
         return status
 
     with _signals_held():
-        knobs_module.apply(args.napi_dev, args.profile)
+        applied = knobs_module.apply(args.napi_dev, args.profile)
         lingering: list[int] = []
         ended = False
         try:
@@ -347,7 +425,14 @@ def cmd_exec(args: argparse.Namespace) -> int:
             return status
         finally:
             if not lingering:
-                _restore_device(knobs_module, args.napi_dev, said=not ended)
+                if applied.get("state_kept"):
+                    # An earlier apply's state stays for `irqlab linux
+                    # restore`: put back the values found at the start
+                    # instead, as `linux tune` and `linux control` do
+                    # (issue 62, item 3).
+                    _put_back_found(knobs_module, args.napi_dev, applied, said=not ended)
+                else:
+                    _restore_device(knobs_module, args.napi_dev, said=not ended)
 
 
 def _restore_device(knobs_module: Any, dev: str, said: bool) -> None:
@@ -370,6 +455,54 @@ def _restore_device(knobs_module: Any, dev: str, said: bool) -> None:
         print(f"irqlab: {hand_change_line(dev, h)}", file=sys.stderr)
     if said:
         print(f"irqlab: {dev} is back to its settings from before the profile was applied", file=sys.stderr)
+
+
+def _put_back_found(knobs_module: Any, dev: str, applied: dict[str, Any], said: bool) -> None:
+    """Put DEV's knobs back to the values the apply at the start found
+    (its report's ``changed``: each knob's ``from``), one by one, keeping
+    the state an earlier apply saved. A knob found changed by hand since
+    (not at the profile's value) is put back all the same and said, as
+    :func:`_restore_device` says it. A failure says what the values were
+    and raises."""
+    from irqlab.linux.words import hand_change_line
+
+    changed = list(applied.get("changed", []))
+    now = _current_values(knobs_module.show(dev)) if changed else {}
+    done: list[str] = []
+    try:
+        for c in changed:
+            key = (c["part"], c.get("napi_id"), c["knob"])
+            if key in now and now[key] != c["to"]:
+                h = {**c, "applied": c["to"], "now": now[key], "restoring": c["from"]}
+                print(f"irqlab: {hand_change_line(dev, h)}", file=sys.stderr)
+            knobs_module.set_knob(dev, c["knob"], int(c["from"]), c.get("napi_id"))
+            done.append(c["knob"])
+    except (_core.LinuxError, ValueError) as e:
+        found = ", ".join(f"{_where(c)} {c['knob']} {c['from']}" for c in changed)
+        raise _core.LinuxError(
+            f"{dev}'s settings could not be put back to those in place when irqlab linux exec started "
+            f"({' '.join(str(e).split())}); they were: {found}; the state an earlier apply saved stays for "
+            f"`irqlab linux restore {dev}`"
+        ) from None
+    if said:
+        print(f"irqlab: {dev} is back to the settings it had when irqlab linux exec started ({len(done)} put back; "
+              "the state an earlier apply saved stays)", file=sys.stderr)
+
+
+def _where(change: dict[str, Any]) -> str:
+    return f"NAPI {change['napi_id']}" if change.get("napi_id") is not None else "coalescing"
+
+
+def _current_values(shown: dict[str, Any]) -> dict[tuple[str, Optional[int], str], Any]:
+    """Every knob of ``irqlab linux show``'s report, keyed as a change is:
+    (part, NAPI id or None, knob)."""
+    values: dict[tuple[str, Optional[int], str], Any] = {}
+    for napi in shown.get("napis", []):
+        for knob, value in napi.items():
+            values[("napi", napi.get("id"), knob)] = value
+    for knob, value in (shown.get("coalesce") or {}).items():
+        values[("coalesce", None, knob)] = value
+    return values
 
 
 def _become_subreaper() -> None:
