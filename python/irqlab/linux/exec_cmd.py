@@ -467,9 +467,9 @@ def _put_back_found(knobs_module: Any, dev: str, applied: dict[str, Any], said: 
     from irqlab.linux.words import hand_change_line
 
     changed = list(applied.get("changed", []))
-    now = _current_values(knobs_module.show(dev)) if changed else {}
     done: list[str] = []
     try:
+        now = _current_values(knobs_module.show(dev)) if changed else {}
         for c in changed:
             key = (c["part"], c.get("napi_id"), c["knob"])
             if key in now and now[key] != c["to"]:
