@@ -39,8 +39,18 @@ def _reachable(scheduler: str, host: str, port: int, timeout_s: float) -> None:
         raise ConnectError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({reason})") from None
 
 
+def _timed_out(e: BaseException) -> bool:
+    """Whether ``e`` says that the peer did not answer in time: the
+    client's own deadline (TimeoutError), or distributed's connect and
+    handshake deadlines, which it raises as a plain OSError ("Timed out
+    trying to connect ...", "Timed out during handshake ...",
+    distributed/comm/core.py); which of them fires first depends on how
+    busy the machine is."""
+    return isinstance(e, TimeoutError) or (isinstance(e, OSError) and str(e).startswith("Timed out"))
+
+
 def _not_a_scheduler(scheduler: str, e: BaseException, timeout_s: float) -> ConnectError:
-    if isinstance(e, TimeoutError):
+    if _timed_out(e):
         return ConnectError(
             f"--scheduler {scheduler}: cannot reach a Dask scheduler there: the connection was accepted but "
             f"nothing answered as one within {timeout_s:g} s; check the address, or give a longer --connect-timeout"
