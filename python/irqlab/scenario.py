@@ -238,9 +238,21 @@ def read_scenario_file(path: str) -> str:
     if len(data) > MAX_SCENARIO_BYTES:
         refuse(_too_large())
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ScenarioError(f"scenario file {path} is not UTF-8 text (byte {e.start} is not valid UTF-8)") from None
+    # An empty file (or one of comments) would run every default: more likely
+    # a truncated or wrong file than a choice (issue 62, item 12). A TOML
+    # document whose every line is blank or a comment sets nothing.
+    if all(not line.strip() or line.strip().startswith("#") for line in text.lstrip("\ufeff").splitlines()):
+        refuse(EMPTY_FILE)
+    return text
+
+
+#: Why an empty scenario file is refused; the core's words for it
+#: (``crates/irqlab-core/src/scenario/mod.rs``, ``EMPTY_FILE``).
+EMPTY_FILE = ("it sets no field (it is empty or holds only comments); give at least one table, e.g. [load], "
+              "or start from a file in scenarios/")
 
 
 def _check_regular(st: os.stat_result, refuse: Any) -> None:

@@ -47,6 +47,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Files and results directories the cases name, made once."""
     d = tmp_path_factory.mktemp("bad-input")
     (d / "empty.toml").write_text("")
+    (d / "comment.toml").write_text("# every default, on purpose\n[load]\n")
     (d / "binary.toml").write_bytes(b"\xff\xfe\x00")
     (d / "adir").mkdir()
     (d / "long-name.toml").write_text(f'name = "{LONG}"\n')
@@ -77,8 +78,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     shutil.copytree(d / "ok", d / "badmanifest")
     (d / "badmanifest" / "manifest.json").write_text('{"axes": 5}\n')
     places = {k: str(d / v) for k, v in {
-        "empty": "empty.toml", "binary": "binary.toml", "adir": "adir", "long": "long-name.toml",
-        "uni": "unicode.toml", "ok": "ok", "allfail": "allfail", "corrupt": "corrupt",
+        "empty": "empty.toml", "comment": "comment.toml", "binary": "binary.toml", "adir": "adir",
+        "long": "long-name.toml", "uni": "unicode.toml", "ok": "ok", "allfail": "allfail", "corrupt": "corrupt",
         "badmanifest": "badmanifest", "tmp": ".",
     }.items()}
     places.update({f"study:{n}": str(d / f"{n}.study.toml") for n in
@@ -261,7 +262,7 @@ def test_refused_in_one_line(places: dict[str, str], args: tuple[str, ...], need
 
 # Legitimately fine: exit 0, nothing on stderr but warnings, no traceback.
 ACCEPTED = [
-    ("run", "{empty}", *T, "--json"),  # every field at its default
+    ("run", "{comment}", *T, "--json"),  # one table, every field at its default
     ("run", "{long}", *T, "--json"),
     ("run", "{uni}", *T),
     ("results", "{ok}", "--metric", "throughput_qps", "--format", "csv"),
@@ -350,6 +351,27 @@ def test_a_title_matplotlib_cannot_draw_is_refused_up_front(places: dict[str, st
     assert not (tmp_path / "never").exists()
 
 
+# -- issue 62, item 12: values that were accepted and ignored, or files that
+# ran as every default.
+SILENTLY_WRONG = [
+    (("run", "{empty}", *T, "--json"), "it sets no field"),
+    (("sweep", "{empty}", "--grid", "load.qps=1000,2000", *OUT), "it sets no field"),
+    (("run", "{fwd}", "--set", "itr.min_effect=nan", *T), "itr.min_effect"),
+    (("run", "{fwd}", "--set", "itr.min_effect=-0.01", *T), "itr.min_effect"),
+    (("run", "{fwd}", "--set", "itr.min_effect=1e7", *T), "itr.min_effect"),
+    (("run", "{small}", "--set", 'load.key_size={dist="etc",foo=1}', *T), "load.key_size.foo"),
+    (("run", "{small}", "--set", 'load.value_size={dist="etc",bytes=64}', *T), "load.value_size.bytes"),
+    (("tune", "{bare}", "--knob", "run.seed", "--range", "1:1000", *T), "--knob must be a numeric field"),
+    (("testbed", "run", "--profiles", ""), "--profiles must name at least one"),
+    (("testbed", "run", "--profiles", " , "), "--profiles must name at least one"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), SILENTLY_WRONG, ids=[" ".join(a)[:70] for a, _ in SILENTLY_WRONG])
+def test_silently_wrong_values_are_refused(places: dict[str, str], args: tuple[str, ...], needle: str) -> None:
+    assert_refused(_run(_args(args, places)), _args((needle,), places)[0])
+
+
 # -- issue 62, item 9: an output onto the results directory being read (it
 # replaced the dataset, exit 0, and the directory then read as damaged).
 @pytest.mark.parametrize("name", ["results.parquet", "journal.jsonl", "study.toml"])
@@ -403,8 +425,3 @@ def test_a_dask_scheduler_that_never_answers_is_one_line_within_the_timeout(plac
                        "--connect-timeout", "2", "--out", str(tmp_path / "never")])
     assert_refused(result, "within 2 s")
     assert not (tmp_path / "never").exists()
-
-
-# -- issue 62, item 11: an empty program name after -- was a traceback from posix_spawnp.
-def test_linux_exec_with_an_empty_program_name_is_one_sentence() -> None:
-    assert_refused(_run(["linux", "exec", "--profile", "busy-wait", "--", ""]), "the command after --")

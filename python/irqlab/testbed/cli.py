@@ -168,10 +168,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from irqlab.testbed.run import PROFILES, Plan, run_testbed
 
     profiles = tuple(PROFILES)
-    if args.profiles:
+    # `--profiles ''` is an empty list, refused, not the default four
+    # (issue 62, item 12): only an absent flag means the default.
+    if args.profiles is not None:
         profiles = tuple(p.strip() for p in args.profiles.split(",") if p.strip())
         bad = [p for p in profiles if p not in ACCEPTED]
-        if bad or not profiles:
+        if not profiles:
+            raise TestbedUsageError(f"--profiles must name at least one of {', '.join(ACCEPTED)}, comma-separated "
+                                    f"(got {args.profiles!r}); leave it out for the thesis's four")
+        if bad:
             raise TestbedUsageError(f"--profiles takes a comma-separated list of {', '.join(ACCEPTED)} (got {args.profiles!r})")
     policies: dict[str, list[str]] = {}
     for given in args.policy or []:

@@ -72,7 +72,13 @@ impl Scenario {
             return Err(cannot(format!("it is larger than {MAX_SCENARIO_BYTES} bytes")));
         }
         let text = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".to_string()))?;
-        Self::from_toml_str(&text)
+        let s = Self::from_toml_str(&text)?;
+        // An empty file (or one of comments) would run every default: more
+        // likely a truncated or wrong file than a choice (issue 62, item 12).
+        if s.raw.is_empty() {
+            return Err(cannot(EMPTY_FILE.to_string()));
+        }
+        Ok(s)
     }
 
     /// Select a profile by name (`no-coalescing`, `adaptive-coalescing`,
@@ -157,6 +163,7 @@ impl Scenario {
         for (k, v) in &self.overrides {
             set_path(&mut table, k, parse_value(k, v)?)?;
         }
+        validate::size_tables(&table)?;
         let cfg: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             let msg = e.inner().message().to_string();
@@ -178,6 +185,11 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// Why an empty scenario file is refused, in Python's words too
+/// (`python/irqlab/scenario.py`, `read_scenario_file`).
+pub const EMPTY_FILE: &str = "it sets no field (it is empty or holds only comments); give at least one table, \
+     e.g. [load], or start from a file in scenarios/";
 
 const PROFILE_OVERRIDE: &str = "the profile cannot be set by overriding `run.profile`; choose it with --profile on the \
      command line or Scenario.with_profile in Python";

@@ -334,3 +334,56 @@ fn the_disruption_model_needs_its_footprints_and_checks_its_ranges() {
     let e = s.set("microarch.instructions_scale", "0").unwrap_err().to_string();
     assert!(e.contains("between"), "{e}");
 }
+
+#[test]
+fn itr_min_effect_is_checked_whatever_the_policy() {
+    // issue 62, item 12: under `ixgbe` nan, -0.01 and 1e7 were accepted.
+    let base = "[nic]\nkind = \"82599\"\n[itr]\npolicy = \"ixgbe\"\n";
+    for bad in ["nan", "-0.01", "1e7", "inf"] {
+        let e = Scenario::from_toml_str(&format!("{base}min_effect = {bad}\n")).unwrap_err().to_string();
+        assert!(e.starts_with("scenario field `itr.min_effect` must be a number from 0 to 0.5"), "{e}");
+    }
+    for good in ["0", "0.01", "0.5"] {
+        Scenario::from_toml_str(&format!("{base}min_effect = {good}\n")).unwrap();
+    }
+    let mut s = Scenario::from_toml_str(base).unwrap();
+    let e = s.set("itr.min_effect", "0.6").unwrap_err().to_string();
+    assert!(e.contains("`itr.min_effect`") && e.ends_with("(got 0.6)"), "{e}");
+}
+
+#[test]
+fn etc_size_tables_take_no_other_key() {
+    // issue 62, item 12: keys beside dist = "etc" were ignored.
+    let e = Scenario::from_toml_str("[load]\nkey_size = { dist = \"etc\", foo = 1 }\n").unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `load.key_size.foo` is not a field: with dist = \"etc\""), "{e}");
+    let e = Scenario::from_toml_str("[load.value_size]\ndist = \"etc\"\nbytes = 5\n").unwrap_err().to_string();
+    assert!(e.starts_with("scenario field `load.value_size.bytes` applies to dist = \"fixed\" only"), "{e}");
+    let mut s = Scenario::from_toml_str(MIN).unwrap();
+    assert!(s.set("load.key_size.bytes", "5").is_err());
+    assert_eq!(s.config().load.key_size, SizeCfg::Etc);
+    Scenario::from_toml_str("[load]\nkey_size = { dist = \"etc\" }\nvalue_size = { dist = \"fixed\", bytes = 5 }\n")
+        .unwrap();
+    let e = Scenario::from_toml_str("[load]\nvalue_size = { dist = \"fixed\", bytes = 5, foo = 1 }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("foo"), "{e}");
+}
+
+#[test]
+fn an_empty_scenario_file_is_refused() {
+    // issue 62, item 12: a zero-byte file ran as every default.
+    let dir = std::env::temp_dir().join(format!("irqlab-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in [("empty.toml", ""), ("comments.toml", "# nothing\n\n  # here\n")] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let e = Scenario::from_path(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("cannot read scenario file {}: {EMPTY_FILE}", p.display()));
+    }
+    let p = dir.join("table.toml");
+    std::fs::write(&p, "[load]\n").unwrap();
+    Scenario::from_path(&p).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The text itself may be empty: every default, as the API documents.
+    Scenario::from_toml_str("").unwrap();
+}

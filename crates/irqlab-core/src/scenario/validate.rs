@@ -9,6 +9,7 @@ use super::config::*;
 use super::vm::VmKind;
 use crate::error::Error;
 use irqlab_knobs::table::{self as knob, Knob};
+use irqlab_policy::itr::golden_itr::MAX_MIN_EFFECT;
 
 const MAX_CYCLES: u64 = 1_000_000_000;
 const MAX_NS: u64 = 10_000_000_000;
@@ -472,6 +473,35 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
     Ok(())
 }
 
+/// The keys of `load.key_size` and `load.value_size` in the scenario's
+/// table before it is typed: serde ignores unknown keys beside the tag of a
+/// unit variant (`dist = "etc"`) despite `deny_unknown_fields`, so they are
+/// refused here (issue 62, item 12), in the words of the typed check.
+pub(crate) fn size_tables(table: &toml::Table) -> Result<(), Error> {
+    let Some(load) = table.get("load").and_then(|l| l.as_table()) else {
+        return Ok(());
+    };
+    for name in ["key_size", "value_size"] {
+        let Some(size) = load.get(name).and_then(|s| s.as_table()) else {
+            continue;
+        };
+        if size.get("dist").and_then(|d| d.as_str()) != Some("etc") {
+            continue; // `fixed` is checked by serde, anything else refused by it
+        }
+        if let Some(key) = size.keys().find(|k| k.as_str() != "dist") {
+            let what = if key == "bytes" { "applies to dist = \"fixed\" only" } else { "is not a field" };
+            return Err(Error::field(
+                &format!("load.{name}.{key}"),
+                format!(
+                    "{what}: with dist = \"etc\" the sizes are mutilate's ETC distribution and the table takes \
+                     dist only (or give dist = \"fixed\" with bytes = 1 to 1048576)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// With an idle-state table the exit latency is the chosen state's, so a
 /// fixed `cpu.wakeup_latency_ns` other than its default would be ignored:
 /// it is refused instead.
@@ -492,6 +522,16 @@ fn idle_states(c: &Config) -> Result<(), Error> {
 /// `[itr]` describes the 82599's throttling: it is refused on another NIC
 /// rather than silently ignored.
 fn itr(c: &Config) -> Result<(), Error> {
+    // Checked whatever the policy (issue 62, item 12): only `golden-section`
+    // reads it, but a NaN or a negative minimum is a mistake under any.
+    if let Some(m) = c.itr.min_effect {
+        if !(0.0..=MAX_MIN_EFFECT).contains(&m) {
+            return Err(Error::field(
+                "itr.min_effect",
+                format!("must be a number from 0 to {MAX_MIN_EFFECT}, the fraction of the dynamic ITR's throughput a search's answer must beat it by (got {m})"),
+            ));
+        }
+    }
     if c.nic.kind != super::itr::NicKind::I82599 {
         if c.itr != super::itr::ItrCfg::default() {
             return Err(Error::field(
