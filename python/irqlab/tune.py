@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional
 
 from irqlab._core import GoldenSection, ScenarioError
-from irqlab.tuning import DEFAULT_MIN_EFFECT, check_min_effect, drive, parse_min_effect
+from irqlab.tuning import DEFAULT_MIN_EFFECT, check_min_effect, drive, gain, parse_min_effect
 
 #: Objectives that are better when lower, unless --maximize or --minimize says.
 LOWER_IS_BETTER = ("latency", "cycles", "cpu_pct.busy", "drops", "load_latency_product", "context_switches",
@@ -91,6 +91,23 @@ def check_accept(accept: float, low: float, high: float, flag: str = "--accept")
                              f"to below the range's {width:g} (got {accept!r})")
 
 
+#: The scenario's sections that say how a run is measured, not what is
+#: modelled: no value of theirs is "better" (tuning run.seed picks the
+#: luckiest random stream; run.duration_s and run.warmup_s how long to look).
+NOT_TUNABLE_SECTIONS = ("run",)
+
+
+def check_tunable(knob: str) -> None:
+    """Raise :class:`TuneUsageError` unless ``knob`` names a section of the
+    modelled system (issue 62, item 12: ``--knob run.seed`` was searched)."""
+    section = knob.partition(".")[0]
+    if section in NOT_TUNABLE_SECTIONS:
+        raise TuneUsageError(
+            f"--knob must be a numeric field of the modelled system, in any section but [run] (e.g. "
+            f"coalesce.rx-usecs, napi.gro_flush_timeout, cpu.freq_ghz, load.qps); {knob} says how the run is "
+            f"measured (run.seed, run.duration_s and run.warmup_s are set with --seed and --duration)")
+
+
 def _value_of(summary_flat: dict, objective: str) -> float:
     v = summary_flat.get(objective)
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -130,6 +147,7 @@ def tune(
     from irqlab.flags import check_overrides, overlaps, override_key
     from irqlab.run import field_problem, numeric_fields, probe_fields
 
+    check_tunable(knob)
     if not isinstance(scenario, Scenario):
         scenario = Scenario.load(scenario)
     # The knob is set at every probe, after the overrides: an override of it
@@ -152,10 +170,6 @@ def tune(
         kind = {bool: "true or false", str: "text", list: "a list", dict: "a table"}[type(current[name])]
         raise TuneUsageError(f"--knob must name a numeric scenario field; {knob} is {kind} "
                              f"(e.g. coalesce.rx-usecs, napi.gro_flush_timeout)")
-    # run.seed and run.duration_s are set last by --seed and --duration.
-    for field, given, flag in (("run.seed", seed, "--seed"), ("run.duration_s", duration_s, "--duration")):
-        if given is not None and overlaps(knob, field):
-            raise TuneUsageError(f"--knob {knob} and {flag} both set {field}; give one")
     integer = isinstance(current[name], int) and not isinstance(current[name], bool)
     if integer and (low < 0 or not float(low).is_integer() or not float(high).is_integer()):
         raise TuneUsageError(f"--range must be whole numbers from 0 for the integer field {knob} (got {low:g}:{high:g})")
@@ -308,7 +322,18 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             "current": r.current, "kept": r.kept, "min_effect": r.min_effect, "tolerance": r.tolerance,
         }))
         return 0
-    kept = "   (the scenario's own value, kept)" if r.kept else ""
-    write_stdout(f"best: {r.knob} = {r.best:g}   {r.objective} = {r.best_objective:,.4g}   "
-                 f"({len(r.evaluations)} runs){kept}")
+    write_stdout(result_line(r))
     return 0
+
+
+def result_line(r: TuneResult) -> str:
+    """The last line of ``irqlab tune``'s text: the value chosen. A kept
+    value is not called "best": another may have measured better by less
+    than the minimum effect (issue 62, item 17)."""
+    runs = f"({len(r.evaluations)} runs)"
+    if not r.kept:
+        return f"best: {r.knob} = {r.best:g}   {r.objective} = {r.best_objective:,.4g}   {runs}"
+    better = [v for v, y in r.evaluations if v != r.current and gain(y, r.best_objective, r.maximize) > 0]
+    beaten = f"; {len(better)} other value{'s' if len(better) != 1 else ''} measured better by less" if better else ""
+    return (f"kept: {r.knob} = {r.best:g}   {r.objective} = {r.best_objective:,.4g}   {runs}: the scenario's own "
+            f"value; no value beat it by more than {r.min_effect * 100:g} %{beaten}")

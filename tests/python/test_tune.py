@@ -159,3 +159,45 @@ def test_a_flat_objective_keeps_the_scenarios_own_value(monkeypatch):
     assert tune(SCENARIO, "coalesce.rx-usecs", 20, 200, "throughput_qps", profile="no-coalescing").best == 1
     r = tune(SCENARIO, "coalesce.rx-usecs", 20, 200, "throughput_qps", profile="no-coalescing", min_effect=0.001)
     assert r.best > 100 and not r.kept
+
+
+@pytest.mark.parametrize("knob", ["run.seed", "run.warmup_s", "run.duration_s"])
+def test_a_knob_that_is_not_a_model_parameter_is_refused(knob):
+    # issue 62, item 12: --knob run.seed searched for the luckiest seed.
+    proc = _irqlab("tune", SCENARIO, "--knob", knob, "--range", "1:1000", "--duration", "0.002")
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: --knob must be a numeric field of the modelled "
+                                                   "system, in any section but [run]"), lines
+    assert f"{knob} says how the run is measured" in lines[0]
+
+
+def test_a_kept_value_is_not_called_best(monkeypatch, capsys):
+    # issue 62, item 17: values above 100 measure 0.5 % better, a tie at the
+    # default --min-effect of 1 %: the scenario's value (1) is kept, and the
+    # line says so rather than calling it the best.
+    import importlib
+
+    from irqlab.cli import main
+
+    def run(s, **_k):
+        x = s.resolved()["coalesce"]["rx-usecs"]
+
+        class Summary:
+            def to_dict(self) -> dict[str, float]:
+                return {"throughput_qps": 500.0 + 2.5 * (x > 100), "requests_completed": 1}
+
+        return Summary()
+
+    monkeypatch.setattr(importlib.import_module("irqlab.run"), "run", run)
+    args = ["tune", SCENARIO, "--knob", "coalesce.rx-usecs", "--range", "20:200", "--profile", "no-coalescing"]
+    assert main(args) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("kept: coalesce.rx-usecs = 1   throughput_qps = 500   ("), last
+    assert "the scenario's own value; no value beat it by more than 1 %" in last
+    assert "other values measured better by less" in last and "best" not in last
+    assert main([*args, "--min-effect", "0.02"]) == 0
+    assert "no value beat it by more than 2 %" in capsys.readouterr().out.splitlines()[-1]
+    assert main([*args, "--min-effect", "0.001"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("best: coalesce.rx-usecs = ")
