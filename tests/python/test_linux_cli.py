@@ -248,3 +248,17 @@ def test_the_readme_says_per_napi_settings_are_not_in_the_device_wide_sysfs_file
     readme = _readme_real_server()
     assert "Per-NAPI settings do not show in the device-wide sysfs files" in readme
     assert "`/sys/class/net/DEV/napi_defer_hard_irqs` and `gro_flush_timeout`" in readme
+
+
+def test_restore_forget_says_which_state_it_deleted_and_that_the_device_stays_as_it_is():
+    # Issue 62, item 2: the way out of a saved state that is refused as not DEV's.
+    from irqlab.linux.cli import forget_text
+
+    report = {"device": "veth0", "ifindex": 3, "forgotten": [
+        {"state_file": "/run/irqlab/veth0.3.netns-cookie-4097.json", "profile": "busy-wait", "saved_at": 86400},
+        {"state_file": "/run/irqlab/veth0.3.netns-4026532174.json", "profile": None, "saved_at": None}]}
+    assert forget_text(report).splitlines() == [
+        "forgot the state saved by profile busy-wait at 1970-01-02 00:00 UTC: removed "
+        "/run/irqlab/veth0.3.netns-cookie-4097.json; veth0 keeps its settings as they are.",
+        "forgot an unreadable saved state: removed /run/irqlab/veth0.3.netns-4026532174.json; veth0 keeps its "
+        "settings as they are."]

@@ -148,6 +148,12 @@ def test_a_new_namespace_does_not_get_the_state_of_a_deleted_one(spaces, queues:
     print(f"B has A's inode number {inode}: {reused}")
     applied = json.loads(b.ok("apply", "veth0", "--profile", "busy-wait", "--json"))
     assert applied["state_kept"] is False, f"B's apply claimed A's state (inode reused: {reused}): {applied}"
+    # B's state names B's namespace by its cookie and veth0 by its (random, not permanent) address.
+    saved = json.loads(Path(applied["state_file"]).read_text())
+    link = json.loads(subprocess.run(["ip", "-n", b.name, "-json", "link", "show", "veth0"], capture_output=True,
+                                     text=True, timeout=60).stdout)[0]
+    assert saved["address"] == {"permanent": False, "address": link["address"]}, saved
+    assert Path(applied["state_file"]).name == f"veth0.{saved['ifindex']}.netns-cookie-{saved['netns_cookie']}.json"
     assert b.knobs() != [(0, 0, 0)] * queues
     text = b.ok("restore", "veth0")
     assert "NAPI" in text and "older irqlab" not in text, text
