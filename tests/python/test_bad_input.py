@@ -193,6 +193,12 @@ REFUSED = [
     (("loadgen", "--qps", "inf"), "--qps"),
     (("loadgen", "--connections", "2.5"), "--connections"),
     (("loadgen", "--duration", "1e308"), "--duration"),
+    # issue 62, item 12: runs that could send nothing, flags the closed loop ignored
+    (("loadgen", "--qps", "1e-300"), "--qps must be at least 0.2 requests per second with --duration 5"),
+    (("loadgen", "--duration", "0.000001"), "--duration must be a number from 0.001 to 3600"),
+    (("loadgen", "--spin-us", "50"), "--spin-us applies only to the open loop"),
+    (("loadgen", "--batch-us", "50"), "--batch-us applies only to the open loop"),
+    (("loadgen", "--max-late", "0.5"), "--max-late applies only to the open loop"),
     # -- wrong types
     (("run", "{small}", "--set", "load.qps=true"), "load.qps"),
     (("run", "{small}", "--set", "load.qps=[1,2]"), "load.qps"),

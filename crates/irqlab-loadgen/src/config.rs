@@ -16,6 +16,16 @@ pub const MAX_THREADS: u32 = 64;
 pub const MAX_QPS: f64 = 10_000_000.0;
 /// Longest warm-up or measured duration, seconds.
 pub const MAX_SECONDS: f64 = 3600.0;
+/// Shortest measured duration, seconds: a millisecond holds a few loopback
+/// round trips; a shorter window (a microsecond) measured nothing and
+/// exited 0 (issue 62, item 12).
+pub const MIN_DURATION_S: f64 = 0.001;
+/// A run whose measured gets miss more than this share of the time, after
+/// a preload that set every key, did not measure the server it meant to
+/// (exit 1 unless `--allow-misses`): more than half, so that a few
+/// evictions (memcached short of memory) pass with a note while a server
+/// that keeps nothing fails.
+pub const MAX_MISS_FRACTION: f64 = 0.5;
 pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 /// Default `--timeout-ms`: a request unanswered this long after its write
 /// is a timeout, and the measured window's requests get this long after
@@ -77,6 +87,9 @@ pub struct Config {
     pub seed: u64,
     /// Set every key before the timed phase, so that gets hit.
     pub preload: bool,
+    /// Misses are expected: gets that mostly miss after the preload do not
+    /// fail the run (`--allow-misses`).
+    pub allow_misses: bool,
     /// Open loop: wake this many microseconds before a send time and poll
     /// (epoll_wait with a zero timeout) until it, instead of sleeping to
     /// it. A sleeping thread wakes some microseconds late (about 18 us at
@@ -118,6 +131,7 @@ impl Default for Config {
             get_fraction: 1.0,
             seed: 1,
             preload: true,
+            allow_misses: false,
             spin_us: 0,
             batch_us: 0,
             timeout_ms: DEFAULT_TIMEOUT_MS,
@@ -201,9 +215,23 @@ impl Config {
             MAX_THREADS.min(self.connections),
             "an integer (at most --connections)",
         )?;
+        if !(self.duration_s >= MIN_DURATION_S && self.duration_s <= MAX_SECONDS) {
+            return Err(format!(
+                "--duration must be a number of seconds from {MIN_DURATION_S} to {MAX_SECONDS} (got {})",
+                num(self.duration_s)
+            ));
+        }
         if let Mode::Open { qps, .. } = self.mode {
-            if !(qps > 0.0 && qps <= MAX_QPS) {
-                return Err(format!("--qps must be a number of requests per second greater than 0 and at most {MAX_QPS} (got {qps})"));
+            // The window must hold at least one scheduled request on
+            // average: `--qps 1e-300` scheduled none and exited 0.
+            if !(qps > 0.0 && qps <= MAX_QPS && qps * self.duration_s >= 1.0 - 1e-9) {
+                return Err(format!(
+                    "--qps must be at least {} requests per second with --duration {} (one request in the window) \
+                     and at most {MAX_QPS} (got {})",
+                    num(ceil3(1.0 / self.duration_s)),
+                    num(self.duration_s),
+                    num(qps)
+                ));
             }
         }
         if !(self.warmup_s >= 0.0 && self.warmup_s <= MAX_SECONDS) {
@@ -211,9 +239,6 @@ impl Config {
                 "--warmup must be a number of seconds from 0 to {MAX_SECONDS} (got {})",
                 self.warmup_s
             ));
-        }
-        if !(self.duration_s > 0.0 && self.duration_s <= MAX_SECONDS) {
-            return Err(format!("--duration must be a number of seconds greater than 0 and at most {MAX_SECONDS} (got {})", self.duration_s));
         }
         if let Some(n) = self.requests {
             check_range("--requests", n, 1, MAX_REQUESTS, "an integer")?;
@@ -254,6 +279,20 @@ impl Config {
             MAX_SPIN_US,
             "a number of microseconds",
         )?;
+        if self.mode == Mode::Closed {
+            // What only the open loop reads must not be silently ignored
+            // in the closed one (issue 62, item 12).
+            for (flag, given, what) in [
+                ("--spin-us", self.spin_us != 0, "it polls before each scheduled send time"),
+                ("--batch-us", self.batch_us != 0, "it sends scheduled requests early"),
+            ] {
+                if given {
+                    return Err(format!(
+                        "{flag} applies only to the open loop ({what}); give --qps too, or leave {flag} out"
+                    ));
+                }
+            }
+        }
         check_range(
             "--timeout-ms",
             self.timeout_ms,
@@ -291,6 +330,30 @@ impl Config {
     pub fn drain_s(&self) -> f64 {
         f64::from(self.timeout_ms) / 1e3
     }
+}
+
+/// A number as a person would write it: plain, or with an exponent when
+/// plain would be long (`1e-300`, not three hundred zeros).
+pub fn num(x: f64) -> String {
+    let plain = format!("{x}");
+    if plain.len() <= 12 {
+        plain
+    } else if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e9) {
+        format!("{x:e}")
+    } else {
+        let s = format!("{x:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// `x` (> 0) rounded up to three significant digits, so that a stated
+/// lower bound is itself accepted.
+fn ceil3(x: f64) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return x;
+    }
+    let scale = 10f64.powi(2 - x.log10().floor() as i32);
+    (x * scale).ceil() / scale
 }
 
 #[cfg(test)]
@@ -333,6 +396,47 @@ mod tests {
             parse_size("--value-size", "0", VALUE_SIZE_RANGE, None),
             Ok(SizeDist::Fixed(0))
         );
+    }
+
+    #[test]
+    fn a_run_must_be_able_to_send_one_request() {
+        let open = |qps: f64, duration_s: f64| Config {
+            mode: Mode::Open {
+                qps,
+                interarrival: InterArrivalKind::Exponential,
+            },
+            duration_s,
+            ..Config::default()
+        };
+        let e = open(1e-300, 5.0).validate().unwrap_err();
+        assert_eq!(
+            e,
+            "--qps must be at least 0.2 requests per second with --duration 5 (one request in the window) \
+             and at most 10000000 (got 1e-300)"
+        );
+        let e = open(3.0, 0.3).validate().unwrap_err();
+        assert!(e.starts_with("--qps must be at least 3.34 requests per second with --duration 0.3 "), "{e}");
+        open(3.34, 0.3).validate().unwrap();
+        open(2.0, 0.5).validate().unwrap();
+        let e = Config { duration_s: 1e-6, ..Config::default() }.validate().unwrap_err();
+        assert_eq!(e, "--duration must be a number of seconds from 0.001 to 3600 (got 0.000001)");
+        Config { duration_s: MIN_DURATION_S, ..Config::default() }.validate().unwrap();
+    }
+
+    #[test]
+    fn open_loop_flags_are_refused_in_the_closed_loop() {
+        let e = Config { spin_us: 50, ..Config::default() }.validate().unwrap_err();
+        assert!(e.starts_with("--spin-us applies only to the open loop"), "{e}");
+        let e = Config { batch_us: 1, ..Config::default() }.validate().unwrap_err();
+        assert!(e.starts_with("--batch-us applies only to the open loop"), "{e}");
+        Config {
+            spin_us: 50,
+            batch_us: 50,
+            mode: Mode::Open { qps: 1000.0, interarrival: InterArrivalKind::Exponential },
+            ..Config::default()
+        }
+        .validate()
+        .unwrap();
     }
 
     #[test]

@@ -248,11 +248,24 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     let stalled_fraction =
         report::round6((st.stalled_ns as f64 / (window_ns as f64 * conns_in_phase(&outs).max(1) as f64)).min(1.0));
     // The generator's own backlog is its failure (it counts as late), not
-    // the server's.
+    // the server's. A timeout answered later is a sample too when it was
+    // sent in the window: counted once below the line. (The timeouts span
+    // the warm-up as well, so the share is capped at 1.)
+    let timeouts = st.timeouts + st.timeouts_answered;
     let failed_fraction = frac(
-        st.timeouts + st.unsent - st.unsent_backlog,
-        st.requests + st.timeouts + st.unsent,
-    );
+        timeouts + st.unsent - st.unsent_backlog,
+        st.requests + timeouts - st.timeouts_answered_sampled + st.unsent,
+    )
+    .min(1.0);
+    let preload_errors = preload.as_ref().map_or(0, |p| p.errors);
+    // Kept up: answered every request, correctly, within the budget. A
+    // server that closes or resets every connection or answers
+    // SERVER_ERROR loses no time, so the budget alone called it kept up.
+    let server_kept_up = failed_fraction <= cfg.max_failed
+        && stalled_fraction <= cfg.max_failed
+        && st.errors == 0
+        && preload_errors == 0
+        && st.connections_failed == 0;
     let late_fraction = frac(st.late, st.sends + st.unsent);
     let (offered, ia) = match cfg.mode {
         Mode::Closed => (None, None),
@@ -266,6 +279,9 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         ),
     };
     Ok(Report {
+        verdict: "ok",
+        failure: None,
+        exit_status: 0,
         mode: if offered.is_some() { "open" } else { "closed" },
         server: cfg.server.to_string(),
         achieved_qps: if duration_s > 0.0 {
@@ -276,8 +292,13 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         offered_qps: offered,
         requests: st.requests,
         errors: st.errors,
+        gets: st.gets,
         misses: st.misses,
-        timeouts: st.timeouts,
+        miss_fraction: frac(st.misses, st.gets),
+        misses_allowed: cfg.allow_misses,
+        timeouts,
+        timeouts_answered: st.timeouts_answered,
+        timeouts_unanswered: st.timeouts,
         latency_us: report::LatencyUs::from_stats(&st),
         latency_from: if offered.is_some() { "schedule" } else { "write" },
         send_lag_us: offered.map(|_| report::LatencyUs::from_histogram(&st.send_lag_ns)),
@@ -290,7 +311,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         schedule_kept: open.then_some(late_fraction <= cfg.max_late),
         failed_fraction,
         stalled_fraction,
-        server_kept_up: failed_fraction <= cfg.max_failed && stalled_fraction <= cfg.max_failed,
+        server_kept_up,
         timeout_ms: cfg.timeout_ms,
         late_us: cfg.late_us,
         max_late: cfg.max_late,
@@ -323,5 +344,6 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
         connections_failed: st.connections_failed,
         first_error: st.first_error,
         preload,
-    })
+    }
+    .settle())
 }

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::config::MAX_MISS_FRACTION;
 use crate::stats::Stats;
 
 /// Latency percentiles in microseconds (from the HDR histogram, 3
@@ -50,6 +51,16 @@ pub struct Preload {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// What the run's exit status says, in a word: `"ok"` (0);
+    /// `"unanswered"`, `"failed_checks"`, `"server_behind"`,
+    /// `"measured_nothing"`, `"mostly_misses"` (1); `"behind_schedule"`
+    /// (3). The first that holds, in that order.
+    pub verdict: &'static str,
+    /// Why the run failed: the sentence the command prints on stderr
+    /// (`null` when `verdict` is `"ok"`).
+    pub failure: Option<String>,
+    /// The command's exit status for this report.
+    pub exit_status: u8,
     /// `"closed"` or `"open"`.
     pub mode: &'static str,
     pub server: String,
@@ -64,12 +75,27 @@ pub struct Report {
     /// Error replies, wrong replies, broken streams, lost requests (never
     /// latency samples), warm-up included.
     pub errors: u64,
+    /// Gets among `requests` (hits and misses).
+    pub gets: u64,
     /// Gets among `requests` that found no value.
     pub misses: u64,
+    /// `misses` over `gets` (0 without gets). More than a half after a
+    /// preload, and the run fails (`"mostly_misses"`) unless
+    /// `misses_allowed`.
+    pub miss_fraction: f64,
+    /// `--allow-misses`: misses are expected. Without a preload misses are
+    /// never checked (nothing was set).
+    pub misses_allowed: bool,
     /// Requests sent before the end of the measured window (warm-up
-    /// included) still unanswered at the drain deadline (`--timeout-ms`
-    /// after the window).
+    /// included) that waited more than `--timeout-ms` after their write:
+    /// `timeouts_answered` + `timeouts_unanswered`.
     pub timeouts: u64,
+    /// Of those, the ones answered all the same, later (they are latency
+    /// samples too when sent in the window).
+    pub timeouts_answered: u64,
+    /// Of those, the ones still unanswered at the drain deadline
+    /// (`--timeout-ms` after the window).
+    pub timeouts_unanswered: u64,
     /// Open loop: requests scheduled before the end of the window and never
     /// written by the drain deadline (0 in closed loop).
     pub unsent: u64,
@@ -108,16 +134,19 @@ pub struct Report {
     /// loop). When false the latency and the rate are the generator's as
     /// much as the server's; the command exits 3.
     pub schedule_kept: Option<bool>,
-    /// Timeouts and unsent requests that waited for the server (not the
-    /// generator's backlog) over all the window's requests (answered, timed
-    /// out, unsent).
+    /// Timeouts (answered late or never) and unsent requests that waited
+    /// for the server (not the generator's backlog) over all the window's
+    /// requests (answered, unanswered, unsent).
     pub failed_fraction: f64,
     /// Share of the window's connection-time during which a connection's
     /// oldest request went unanswered for more than `timeout_ms` (from its
     /// write until its reply or the drain deadline).
     pub stalled_fraction: f64,
-    /// `failed_fraction` and `stalled_fraction` both at most `max_failed`;
-    /// when false the command exits 1.
+    /// The server answered every request of the run correctly and in
+    /// time: no reply failed its checks (error replies such as
+    /// `SERVER_ERROR`, wrong data, closed or reset connections, in the
+    /// preload or the load), and `failed_fraction` and `stalled_fraction`
+    /// both at most `max_failed`; when false the command exits 1.
     pub server_kept_up: bool,
     pub timeout_ms: u32,
     pub late_us: u32,
@@ -169,6 +198,9 @@ pub fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
+/// Exit status of a run whose open loop fell behind its schedule.
+pub const EXIT_BEHIND: u8 = 3;
+
 /// A fraction as a percentage with enough digits to tell it from 0.
 fn pct(x: f64) -> String {
     if x == 0.0 || x >= 0.1 {
@@ -201,7 +233,7 @@ impl Report {
     /// run that got replies, even wrong ones (counted as errors), is not
     /// such a run, nor one that sent nothing (the generator's failure).
     pub fn unanswered(&self) -> Option<String> {
-        (self.requests == 0 && self.timeouts > 0).then(|| {
+        (self.requests == 0 && self.timeouts_unanswered > 0).then(|| {
             let unsent = if self.unsent > 0 {
                 format!(" and {} were never sent", thousands(self.unsent))
             } else {
@@ -245,13 +277,19 @@ impl Report {
     /// its connections were stalled longer than that share of the window
     /// (exit status 1).
     pub fn over_budget(&self) -> Option<String> {
-        if self.server_kept_up {
+        if self.failed_fraction <= self.max_failed && self.stalled_fraction <= self.max_failed {
             return None;
         }
         let mut why = Vec::new();
         if self.failed_fraction > self.max_failed {
+            let ms = thousands(u64::from(self.timeout_ms));
+            let answered = match self.timeouts_answered {
+                0 => String::new(),
+                n if n == self.timeouts => format!(", all answered later than {ms} ms"),
+                n => format!(", {} of them answered later than {ms} ms", thousands(n)),
+            };
             why.push(format!(
-                "{} of the window's requests timed out ({}) or were never sent for want of a free slot ({})",
+                "{} of the window's requests timed out ({}{answered}) or were never sent for want of a free slot ({})",
                 pct(self.failed_fraction),
                 thousands(self.timeouts),
                 thousands(self.unsent - self.unsent_backlog)
@@ -282,6 +320,66 @@ impl Report {
             let first = self.first_error.as_deref().unwrap_or("not recorded");
             format!("{n} replies from {} failed their checks (first: {first})", self.server)
         })
+    }
+
+    /// Why the run measured nothing although the server failed no request:
+    /// no request sent (or scheduled) in the window was answered, and none
+    /// timed out (a window too short for a round trip, or an open-loop
+    /// schedule that put no request in it). It printed a report of 0
+    /// requests and exited 0 (issue 62, item 12).
+    pub fn measured_nothing(&self) -> Option<String> {
+        (self.requests == 0).then(|| {
+            let qps = if self.offered_qps.is_some() { ", or a higher --qps" } else { "" };
+            format!(
+                "the run measured no request: none sent in the {} s window was answered (give a longer --duration{qps})",
+                self.duration_s
+            )
+        })
+    }
+
+    /// Why the run did not measure the server it meant to: after a preload
+    /// that set every key, more than [`MAX_MISS_FRACTION`] of the measured
+    /// gets missed (a server that keeps nothing, or evicts most keys), and
+    /// misses were not declared expected with `--allow-misses`.
+    pub fn mostly_misses(&self) -> Option<String> {
+        (self.preload.is_some() && !self.misses_allowed && self.miss_fraction > MAX_MISS_FRACTION).then(|| {
+            format!(
+                "{} of the {} measured gets missed (more than half) although the preload set every key: the server \
+                 at {} did not keep them (give memcached more -m memory or use fewer --records, or pass \
+                 --allow-misses if misses are expected)",
+                thousands(self.misses),
+                thousands(self.gets),
+                self.server
+            )
+        })
+    }
+
+    /// The verdict, the sentence that explains it and the exit status:
+    /// the first failure that holds, the server's before the generator's.
+    pub fn judge(&self) -> (&'static str, Option<String>, u8) {
+        let found = [
+            ("unanswered", self.unanswered()),
+            ("failed_checks", self.failed_checks()),
+            ("server_behind", self.over_budget()),
+            ("measured_nothing", self.measured_nothing()),
+            ("mostly_misses", self.mostly_misses()),
+        ]
+        .into_iter()
+        .find_map(|(what, why)| why.map(|w| (what, w, 1)))
+        .or_else(|| self.behind_schedule().map(|w| ("behind_schedule", w, EXIT_BEHIND)));
+        match found {
+            Some((what, why, code)) => (what, Some(why), code),
+            None => ("ok", None, 0),
+        }
+    }
+
+    /// Fill in `verdict`, `failure` and `exit_status` from the counts.
+    pub fn settle(mut self) -> Self {
+        let (verdict, failure, code) = self.judge();
+        self.verdict = verdict;
+        self.failure = failure;
+        self.exit_status = code;
+        self
     }
 
     pub fn to_json(&self) -> String {
@@ -353,10 +451,14 @@ impl Report {
             );
         }
         s += &format!(
-            "  errors {}  misses {}  timeouts {}  unsent {}  failed connections {}  stalled {}\n",
+            "  errors {}  misses {} of {} gets  timeouts {} ({} answered after {} ms, {} never)  unsent {}  failed connections {}  stalled {}\n",
             self.errors,
             self.misses,
+            self.gets,
             self.timeouts,
+            self.timeouts_answered,
+            thousands(u64::from(self.timeout_ms)),
+            self.timeouts_unanswered,
             self.unsent,
             self.connections_failed,
             pct(self.stalled_fraction)
@@ -367,7 +469,7 @@ impl Report {
                 pct(wait)
             );
         }
-        if self.misses > 0 && self.preload.is_some() {
+        if self.misses > 0 && self.preload.is_some() && self.miss_fraction <= MAX_MISS_FRACTION {
             s += "  note         gets missed after the preload set every key: the server evicted some (give memcached more -m memory, or use fewer --records)\n";
         }
         if let Some(e) = &self.first_error {
@@ -396,7 +498,7 @@ mod tests {
         assert_eq!(round3(1.23456), 1.235);
         let mut st = Stats::default();
         assert_eq!(LatencyUs::from_stats(&st), LatencyUs::default());
-        st.record(12_345, false);
+        st.record(12_345, Some(false));
         let l = LatencyUs::from_stats(&st);
         assert!((l.p50.unwrap() - 12.345).abs() < 0.02, "{l:?}");
         let j = serde_json::to_value(&l).unwrap();
@@ -406,14 +508,22 @@ mod tests {
 
     fn open_report() -> Report {
         Report {
+            verdict: "ok",
+            failure: None,
+            exit_status: 0,
             mode: "open",
             server: "127.0.0.1:11211".into(),
             achieved_qps: 30_123.0,
             offered_qps: Some(50_000.0),
             requests: 90_000,
             errors: 0,
+            gets: 90_000,
             misses: 0,
+            miss_fraction: 0.0,
+            misses_allowed: false,
             timeouts: 0,
+            timeouts_answered: 0,
+            timeouts_unanswered: 0,
             unsent: 0,
             unsent_backlog: 0,
             latency_us: LatencyUs::default(),
@@ -473,6 +583,7 @@ mod tests {
             server_kept_up: false,
             failed_fraction: 0.156,
             timeouts: 1_000,
+            timeouts_unanswered: 1_000,
             unsent: 37_568,
             stalled_fraction: 0.5,
             ..open_report()
@@ -486,5 +597,48 @@ mod tests {
         );
         let none = Report { requests: 0, ..r };
         assert!(none.unanswered().unwrap().contains("1,000 timed out and 37,568 were never sent"));
+    }
+
+    #[test]
+    fn the_verdict_names_the_first_failure_and_agrees_with_the_exit_status() {
+        let kept = Report { schedule_kept: Some(true), ..open_report() };
+        assert_eq!(kept.judge(), ("ok", None, 0));
+        let behind = open_report().settle();
+        assert_eq!((behind.verdict, behind.exit_status), ("behind_schedule", 3));
+        assert_eq!(behind.failure, behind.behind_schedule());
+        // Gets that mostly miss after a preload fail, the server's failure
+        // before the generator's lateness; --allow-misses or no preload
+        // accepts them.
+        let preload = Some(Preload { keys: 10, errors: 0, seconds: 0.1 });
+        let missing = Report { misses: 45_001, miss_fraction: 0.500011, preload: preload.clone(), ..open_report() };
+        let (what, why, code) = missing.judge();
+        assert_eq!((what, code), ("mostly_misses", 1));
+        assert!(why.unwrap().starts_with("45,001 of the 90,000 measured gets missed (more than half) although the preload"));
+        assert_eq!(Report { misses_allowed: true, ..missing.clone() }.judge().0, "behind_schedule");
+        assert_eq!(Report { preload: None, ..missing.clone() }.judge().0, "behind_schedule");
+        let half = Report { misses: 45_000, miss_fraction: 0.5, schedule_kept: Some(true), preload, ..open_report() };
+        assert_eq!(half.judge().0, "ok");
+        // Error replies outrank misses; nothing measured is a failure too.
+        let errors = Report { errors: 3, first_error: Some("x".into()), ..missing };
+        assert_eq!(errors.judge().0, "failed_checks");
+        let nothing = Report { requests: 0, schedule_kept: Some(true), ..open_report() };
+        let (what, why, code) = nothing.judge();
+        assert_eq!((what, code), ("measured_nothing", 1));
+        assert_eq!(
+            why.unwrap(),
+            "the run measured no request: none sent in the 3 s window was answered (give a longer --duration, or a higher --qps)"
+        );
+        // A reply after --timeout-ms is a timeout, named as answered.
+        let late = Report {
+            timeouts: 6,
+            timeouts_answered: 5,
+            timeouts_unanswered: 1,
+            failed_fraction: 1.0,
+            timeout_ms: 200,
+            ..open_report()
+        };
+        assert_eq!(late.judge().0, "server_behind");
+        assert!(late.over_budget().unwrap().contains("timed out (6, 5 of them answered later than 200 ms)"));
+        assert!(late.to_text().contains("timeouts 6 (5 answered after 200 ms, 1 never)"));
     }
 }

@@ -45,6 +45,8 @@ pub struct Stats {
     pub window_replies: u64,
     /// Measured replies that are samples (hits, misses, stores).
     pub requests: u64,
+    /// Of those, gets (hits and misses).
+    pub gets: u64,
     /// Of those, gets that missed.
     pub misses: u64,
     /// Error replies, wrong replies, broken streams and requests lost with a
@@ -54,6 +56,12 @@ pub struct Stats {
     /// Requests sent or scheduled before the end of the measured window
     /// (warm-up included) still unanswered when the drain timeout ran out.
     pub timeouts: u64,
+    /// Requests of the same span answered, but more than `--timeout-ms`
+    /// after their write (a timeout too: the flag's meaning).
+    pub timeouts_answered: u64,
+    /// Of those, the ones that are latency samples too (sent in the
+    /// measured window): counted once in the failed share's denominator.
+    pub timeouts_answered_sampled: u64,
     /// Every reply parsed in the phase (warm-up and drain included): the
     /// denominator of the generator's CPU cost per request.
     pub replies: u64,
@@ -76,9 +84,12 @@ impl Default for Stats {
             stalled_ns: 0,
             window_replies: 0,
             requests: 0,
+            gets: 0,
             misses: 0,
             errors: 0,
             timeouts: 0,
+            timeouts_answered: 0,
+            timeouts_answered_sampled: 0,
             replies: 0,
             connections_failed: 0,
             first_error: None,
@@ -87,11 +98,13 @@ impl Default for Stats {
 }
 
 impl Stats {
-    pub fn record(&mut self, latency_ns: u64, miss: bool) {
+    /// One measured reply: a get (`Some(missed)`) or a store (`None`).
+    pub fn record(&mut self, latency_ns: u64, get: Option<bool>) {
         self.latency_ns
             .saturating_record(latency_ns.clamp(1, MAX_LATENCY_NS));
         self.requests += 1;
-        self.misses += u64::from(miss);
+        self.gets += u64::from(get.is_some());
+        self.misses += u64::from(get == Some(true));
     }
 
     /// One measured open-loop request written `lag_ns` after its
@@ -130,9 +143,12 @@ impl Stats {
         self.stalled_ns += other.stalled_ns;
         self.window_replies += other.window_replies;
         self.requests += other.requests;
+        self.gets += other.gets;
         self.misses += other.misses;
         self.errors += other.errors;
         self.timeouts += other.timeouts;
+        self.timeouts_answered += other.timeouts_answered;
+        self.timeouts_answered_sampled += other.timeouts_answered_sampled;
         self.replies += other.replies;
         self.connections_failed += other.connections_failed;
         if self.first_error.is_none() {
@@ -149,13 +165,13 @@ mod tests {
     fn record_and_merge() {
         let mut a = Stats::default();
         let mut b = Stats::default();
-        a.record(10_000, false);
-        a.record(0, true);
-        b.record(u64::MAX, false);
+        a.record(10_000, Some(false));
+        a.record(0, Some(true));
+        b.record(u64::MAX, None);
         b.error(|| "first".into());
         b.error(|| "second".into());
         a.merge(&b);
-        assert_eq!((a.requests, a.misses, a.errors), (3, 1, 2));
+        assert_eq!((a.requests, a.gets, a.misses, a.errors), (3, 2, 1, 2));
         assert_eq!(a.first_error.as_deref(), Some("first"));
         assert_eq!(a.latency_ns.len(), 3);
         assert_eq!(a.latency_ns.min(), 1);

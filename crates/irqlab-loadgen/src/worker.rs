@@ -90,9 +90,10 @@ pub struct Worker<'a> {
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     touched: Vec<u32>,
     events: Vec<Event>,
-    /// This turn's measured samples (latency ns, miss), committed at the
-    /// end of the turn against the `--requests` bound.
-    batch: Vec<(u64, bool)>,
+    /// This turn's measured samples (latency ns, a get's miss or `None`
+    /// for a store, answered after `--timeout-ms`), committed at the end of
+    /// the turn against the `--requests` bound.
+    batch: Vec<(u64, Option<bool>, bool)>,
     stats: Stats,
     kb: KeyBuf,
     /// Requests outstanding over all connections.
@@ -461,10 +462,17 @@ impl<'a> Worker<'a> {
                     // says when the generator got to it, not when it came;
                     // in a turn that woke in time the server is charged up
                     // to when the reply had come by.
+                    // The same reading decides whether the reply came after
+                    // `--timeout-ms`: a timeout although answered (it was
+                    // counted only when never answered, so a server 3 s
+                    // late under `--timeout-ms 1000` showed no timeout
+                    // beside a 100 % stall; issue 62, item 6).
+                    let timed_out = self.wake_lag_ns <= self.late_ns
+                        && came_by.saturating_sub(p.sent) > self.timeout_ns;
                     if self.wake_lag_ns <= self.late_ns {
                         self.stall(i, p.sent, came_by);
                     }
-                    self.account(id, p, outcome, t_recv);
+                    self.account(id, p, outcome, t_recv, timed_out);
                 }
                 Err(e) => {
                     let id = c.id;
@@ -476,7 +484,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn account(&mut self, id: u32, p: Pending, outcome: Outcome, t_recv: u64) {
+    fn account(&mut self, id: u32, p: Pending, outcome: Outcome, t_recv: u64, timed_out: bool) {
         self.stats.replies += 1;
         let failure = match outcome {
             Outcome::Failed(f) => Some(f.describe()),
@@ -497,9 +505,12 @@ impl<'a> Worker<'a> {
         if t_recv >= self.phase.measure_start && t_recv < self.phase.measure_end {
             self.stats.window_replies += 1;
         }
+        // The span the unanswered timeouts count over (see count_timeouts).
+        let timed_out = timed_out && p.t < self.phase.measure_end;
+        self.stats.timeouts_answered += u64::from(timed_out);
         if p.t >= self.phase.measure_start && p.t < self.phase.measure_end {
-            self.batch
-                .push((t_recv.saturating_sub(p.t), outcome == Outcome::Miss));
+            let get = (p.op == Op::Get).then_some(outcome == Outcome::Miss);
+            self.batch.push((t_recv.saturating_sub(p.t), get, timed_out));
         }
     }
 
@@ -537,8 +548,9 @@ impl<'a> Worker<'a> {
                 limit.saturating_sub(prev).min(n) as usize
             }
         };
-        for &(lat, miss) in &self.batch[..take] {
-            self.stats.record(lat, miss);
+        for &(lat, get, timed_out) in &self.batch[..take] {
+            self.stats.record(lat, get);
+            self.stats.timeouts_answered_sampled += u64::from(timed_out);
         }
         self.batch.clear();
     }
