@@ -61,7 +61,8 @@ def test_tune_lands_on_the_optimum_a_grid_finds(tmp_path):
     text = _irqlab("tune", SCENARIO, "--knob", "coalesce.rx-usecs", "--range", "1:40", "--objective",
                    "load_latency_product", *COMMON)
     assert text.returncode == 0, text.stderr
-    assert text.stdout.splitlines()[-1].startswith("best: coalesce.rx-usecs = ")
+    # The scenario's own value (1) is within --min-effect of the best here: kept, not called "best".
+    assert text.stdout.splitlines()[-1].startswith(f"{'kept' if r['kept'] else 'best'}: coalesce.rx-usecs = ")
 
 
 @pytest.mark.parametrize("flags, start", [
