@@ -176,7 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
         "default, and the kernel source of the range (the README's tables are this command's output).",
         allow_abbrev=False,
     )
-    add_json(p, "print the table as one JSON list of knobs")
+    fmt = p.add_mutually_exclusive_group()
+    add_json(fmt, "print the table as one JSON list of knobs")
+    fmt.add_argument("--markdown", action="store_true", help="print the tables as Markdown (what a pipe or a "
+                     "file gets; without it a terminal gets them rendered)")
     p.set_defaults(handler=_cmd_knobs)
 
     p = commands.add_parser(
@@ -257,7 +260,17 @@ def _cmd_profiles(args: argparse.Namespace) -> int:
 def _cmd_knobs(args: argparse.Namespace) -> int:
     from irqlab import knobs
 
-    write_stdout(json.dumps(knobs.knobs()) if args.json else knobs.markdown().rstrip("\n"))
+    if args.json:
+        write_stdout(json.dumps(knobs.knobs()))
+    elif args.markdown or not sys.stdout.isatty():
+        write_stdout(knobs.markdown().rstrip("\n"))
+    else:
+        # A terminal gets the tables rendered, not Markdown's pipes and escapes.
+        import os
+        import shutil
+
+        width = shutil.get_terminal_size().columns
+        write_stdout(knobs.for_terminal(width, color="NO_COLOR" not in os.environ).rstrip("\n"))
     return EXIT_OK
 
 

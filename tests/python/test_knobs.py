@@ -131,3 +131,70 @@ def test_irqlab_knobs_prints_the_readmes_tables_and_the_table_as_json():
     data = subprocess.run([sys.executable, "-m", "irqlab", "knobs", "--json"], capture_output=True, text=True,
                           check=True, timeout=60)
     assert [k["path"] for k in json.loads(data.stdout)] == [k["path"] for k in knobs.knobs()]
+
+
+def _on_a_terminal(*args: str, columns: int = 100, color: bool = False) -> str:
+    """``irqlab ARGS``'s standard output when it is a terminal ``columns``
+    wide (a pseudo-terminal), with the terminal's CR LF made LF."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    if not color:
+        env["NO_COLOR"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "irqlab", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("columns", [60, 100, 220])
+def test_irqlab_knobs_on_a_terminal_is_rendered_without_markdown_or_html(columns):
+    # issue 62, item 17: a terminal got the raw Markdown and its HTML comment.
+    out = _on_a_terminal("knobs", columns=columns)
+    assert "<!--" not in out and "-->" not in out
+    assert "|" not in out and "\\*" not in out and "`" not in out and "---" not in out, out[:500]
+    assert max(len(line) for line in out.splitlines()) <= columns
+    words = out.split()
+    for k in knobs.knobs():
+        assert k["path"] in words, k["path"]  # whole, never folded or cut with an ellipsis
+        assert k["doc"].split()[0] in words
+    for profile in irqlab.profile_knobs():
+        assert profile in words
+    assert "(*) A scenario accepts less than the kernel:" in out
+    assert "\x1b[" not in out
+
+
+def test_irqlab_knobs_keeps_markdown_with_the_flag_and_colours_only_without_no_color():
+    readme = (REPO / "README.md").read_text()
+    assert _on_a_terminal("knobs", "--markdown") == knobs.readme_tables(readme)
+    assert "\x1b[" in _on_a_terminal("knobs", color=True)
+    piped = subprocess.run([sys.executable, "-m", "irqlab", "knobs", "--markdown"], capture_output=True, text=True,
+                           check=True, timeout=60)
+    assert piped.stdout == knobs.readme_tables(readme)
+
+
+def test_the_terminal_rendering_falls_back_to_records_when_a_table_does_not_fit():
+    wide, narrow = knobs.for_terminal(240, color=False), knobs.for_terminal(70, color=False)
+    assert "scenario field" in wide and "scenario field" not in narrow
+    assert "kernel / ethtool name  irq-suspend-timeout" in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 70
