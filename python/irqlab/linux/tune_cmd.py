@@ -52,10 +52,11 @@ the first change. ``--budget`` bounds the whole run, every wait in it
 counted (issue 62, item 5): the check of the load command, each slice with
 the load generator's connects and preload, each nudge and read-back. A slice
 starts only if it fits in what is left, by what slices have cost so far
-beyond their length; a load command still running when the budget runs out
-(a server stopped with SIGSTOP keeps the generator waiting) is stopped, the
-original put back, and the tuner fails saying so (exit status 2). Only the
-read-back of the original at the end may take a few seconds beyond it. The
+beyond their length; a load command still running a second
+(``BUDGET_GRACE_S``) after the budget ran out (a server stopped with SIGSTOP
+keeps the generator waiting) is stopped, the original put back, and the
+tuner fails saying so (exit status 2). Only the read-back of a control
+file's original at the end may take a few seconds more. The
 load command may only be ``irqlab loadgen`` (``irqlab`` by name or by any
 path the shell would resolve to the irqlab command, or the
 ``irqlab-loadgen`` binary; optionally under ``ip netns exec NS``), whose
@@ -255,6 +256,10 @@ def _tell(message: str) -> None:
 #: Seconds a slice is allowed beyond its length (setting the value, starting
 #: the load generator) when the budget is checked before it.
 SLICE_MARGIN_S = 1.0
+#: How long past the budget a load command still running is given before it
+#: is stopped: a slice that started in time but ran slow on a busy host ends
+#: normally; one that waits on a server that does not answer does not.
+BUDGET_GRACE_S = 1.0
 
 #: The knob the preload shim takes through its control file (not the device's).
 CONTROL_KNOB = "busy_poll_usecs"
@@ -379,10 +384,10 @@ def tune_knob(dev: str, knob: str, low: int, high: int, objective: str, load: li
         return budget_s - (time.monotonic() - started)
 
     def measure(length_s: float) -> dict[str, float]:
-        return measure_slice(load, length_s, cpus, budget_left_s=budget_left(), budget_s=budget_s)
+        return measure_slice(load, length_s, cpus, budget_left_s=budget_left() + BUDGET_GRACE_S, budget_s=budget_s)
 
     def deadline() -> None:
-        if budget_left() <= 0:
+        if budget_left() + BUDGET_GRACE_S <= 0:
             raise BudgetSpent(f"--budget {budget_s:g} s ran out while the value in {control} was not yet on every "
                               "epoll instance of the program using it")
 
@@ -594,7 +599,7 @@ def add_tune_parser(commands: Any) -> argparse.ArgumentParser:
                    help='the load, an "irqlab loadgen ..." command (optionally under "ip netns exec NS")')
     p.add_argument("--slice", default="1", metavar="S", help="seconds of load per step (0.2-60, default 1)")
     p.add_argument("--budget", default="60", metavar="S", help="seconds for the whole run, every wait included (a load "
-                   "command still running when it runs out is stopped and the original put back); at least 3 slices "
+                   "command still running a second after it runs out is stopped and the original put back); at least 3 slices "
                    "and --slice + 1 (default 60)")
     p.add_argument("--accept", metavar="W", help="stop when the range is this narrow (default: 1/32 of it)")
     p.add_argument("--min-effect", metavar="FRACTION", default=str(DEFAULT_MIN_EFFECT),
