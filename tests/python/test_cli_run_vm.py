@@ -71,3 +71,16 @@ def test_bad_vm_settings_are_one_sentence_naming_the_field(setting: str, field: 
     assert field in r.stderr
     assert "Traceback" not in r.stderr and "panicked" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_virtio_run_says_whose_irqs_and_dim_it_shows() -> None:
+    # issue 62, item 17: a DIM table beside the warning that coalescing has
+    # no effect in the guest, and "irqs/s" beside "virtual irqs/s", unlabelled.
+    r = irqlab("run", str(THESIS / "virtio-packed.toml"), "--profile", "adaptive-coalescing", *SHORT)
+    assert r.returncode == 0, r.stderr
+    assert "no effect in the guest" in r.stderr
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("host nic dim rx (% time)") for line in lines), r.stdout
+    assert not any(line.startswith("dim ") for line in lines), r.stdout
+    assert any(line.startswith("host nic irqs/s") and "physical: the host NIC's" in line for line in lines)
+    assert any(line.startswith("guest virtual irqs/s") and "injected into the guest" in line for line in lines)
