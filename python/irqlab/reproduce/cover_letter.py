@@ -105,7 +105,7 @@ def read_cover_letter(out: Path) -> CoverLetterResult:
     r = CoverLetterResult()
     warnings: list[str] = []
     for name, frame, _, _ in r.read(out, STUDIES):
-        warnings.extend(warnings_of(frame))
+        warnings.extend(warnings_of(frame, name))
         for _, row in frame.iterrows():
             case = r.cases.setdefault(case_name(name, _gro(row)), C.Case())
             if name.startswith("closed"):
@@ -264,14 +264,22 @@ _UNOFFERED = "the client could not offer load.qps"
 def warnings(r: CoverLetterResult) -> list[str]:
     """The runs' warnings, those of open-loop points past the simulated
     server's capacity said once, with how many there were."""
-    saturated = [w for w in r.warnings if w.startswith(_UNOFFERED)]
-    rest = [w for w in r.warnings if not w.startswith(_UNOFFERED)]
+    import re
+
+    saturated = [w for w in r.warnings if _UNOFFERED in w]
+    rest = [w for w in r.warnings if _UNOFFERED not in w]
     if saturated:
         closed = [c.qps for c in r.cases.values() if c.qps > 0]
         span = f"{min(closed) / 1e6:.2f}-{max(closed) / 1e6:.2f}M" if closed else "unknown"
         letter = f"{min(C.LETTER_QPS.values()) / 1e6:.2f}-{max(C.LETTER_QPS.values()) / 1e6:.2f}M"
+        # Which points (issue 62, item 17): each line is located by
+        # irqlab.reproduce.where as "<study>, <profile>, load.qps = N: ...".
+        studies = list(dict.fromkeys(w.split(",", 1)[0] for w in saturated if w.find(",") < w.find(_UNOFFERED)))
+        loads = sorted({int(q.replace(",", "")) for w in saturated for q in re.findall(r"load\.qps = ([\d,]+)", w)})
+        which = (f" (studies {', '.join(studies)}" + (f", at {loads[0] / 1e6:.2f}-{loads[-1] / 1e6:.2f}M QPS"
+                                                        if loads else "") + ")") if studies else ""
         rest.append(
-            f"the clients could not offer the load at {len(saturated)} open-loop points: the simulated server "
+            f"the clients could not offer the load at {len(saturated)} open-loop points{which}: the simulated server "
             f"saturates below the letter's (closed loop {span} QPS against {letter}), so its CPU there is 100 % "
             "and the held requests wait at the client"
         )

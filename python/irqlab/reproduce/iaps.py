@@ -115,7 +115,7 @@ def read_iaps(out: Path) -> IapsResult:
     """The reproduction's means from the results stores under ``out``."""
     r = IapsResult()
     warnings: list[str] = []
-    for _, frame, spec, _ in r.read(out, STUDIES):
+    for name, frame, spec, _ in r.read(out, STUDIES):
         fixed = dict(pair.split("=", 1) for pair in spec["overrides"])
         fixed_scheme = fixed.get("steering.scheme", "").strip('"')
 
@@ -123,7 +123,7 @@ def read_iaps(out: Path) -> IapsResult:
             return str(row["steering.scheme"]) if "steering.scheme" in row.index else (fixed_scheme or "none")
 
         r.table.update(table(frame, scheme_of))
-        warnings.extend(warnings_of(frame))
+        warnings.extend(warnings_of(frame, name))
     r.warnings = list(dict.fromkeys(warnings))
     return r
 

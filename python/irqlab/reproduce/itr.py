@@ -406,8 +406,13 @@ def warnings(r: ItrResult) -> list[str]:
     """The runs' warnings; not that an overloaded run dropped packets:
     overload is part of the paper's experiment (C4, C5), and the tables
     mark those runs."""
-    runs = [s for name in FIGURES for s in r.runs(name).values()]
-    return [w for s in runs for w in s.warnings if not (int(s.get("drops") or 0) > 0 and "were dropped" in w)]
+    from irqlab.reproduce.where import located, value
+
+    # Each named by its figure, ITR policy and offered load (issue 62, item 17).
+    runs = [((name, f"itr.policy = {policy}", f"at {value(pps)} packets/s"), s)
+            for name in FIGURES for (policy, pps), s in r.runs(name).items()]
+    return located((where, w) for where, s in runs for w in s.warnings
+                   if not (int(s.get("drops") or 0) > 0 and "were dropped" in w))
 
 
 #: Each column's format in the report's tables.

@@ -137,7 +137,7 @@ def read_sriov(out: Path) -> SriovResult:
             r.rates = rate_table(frame)
         else:
             r.vms = vm_table(frame)
-        warnings.extend(warnings_of(frame))
+        warnings.extend(warnings_of(frame, name))
     r.warnings = list(dict.fromkeys(warnings))
     return r
 

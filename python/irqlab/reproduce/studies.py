@@ -92,10 +92,10 @@ def mean(frame, column: str) -> float:
     return float(values.mean()) if values.notna().any() else math.nan
 
 
-def warnings_of(frame) -> list[str]:
-    """The warnings of a results frame's runs, in order, repeats kept."""
-    found: list[str] = []
-    if "warnings" in frame:
-        for ws in frame["warnings"]:
-            found.extend(list(ws) if ws is not None else [])
-    return found
+def warnings_of(frame, study: str = "") -> list[str]:
+    """The warnings of a results frame's runs, in order, each once, naming
+    the runs it is about (study ``study``, profile, the axes' values:
+    :mod:`irqlab.reproduce.where`)."""
+    from irqlab.reproduce.where import located, of_frame
+
+    return located(of_frame(frame, study))

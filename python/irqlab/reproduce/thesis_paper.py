@@ -29,11 +29,35 @@ def options(args: argparse.Namespace) -> dict:
 
 
 def warnings(r: ThesisResult) -> list[str]:
-    """Every run's warnings (e.g. no request completed, so no latency)."""
-    runs = [*r.closed.values(), *r.open.values(), *r.cai_karsten.values()]
-    runs += [p.summary for p in r.holdout]
-    runs += [s for vm in r.vm.values() for s in (*vm.closed.values(), *vm.open.values())]
-    return [w for s in runs for w in s.warnings]
+    """Every run's warnings (e.g. no request completed, so no latency),
+    each naming the setup, profile and load of the runs it is about (issue
+    62, item 17; :mod:`irqlab.reproduce.where`)."""
+    from typing import Callable
+
+    from irqlab.reproduce.where import located, value
+    from irqlab.summary import Summary
+
+    def closed(setup: Callable[[Summary], str], study: str, runs) -> list:
+        return [((setup(s), study, p, "closed loop"), s) for p, s in runs.items()]
+
+    def open_loop(setup: Callable[[Summary], str], study: str, runs) -> list:
+        return [((setup(s), study, p, f"at {value(q)} QPS"), s) for (p, q), s in runs.items()]
+
+    def bare(s: Summary) -> str:
+        # The scenario's own name (its `name`), whichever file --scenario gave.
+        return f"bare metal ({s.get('scenario')})"
+
+    runs = [*closed(bare, thesis.TABLE_STUDY, r.closed), *open_loop(bare, thesis.FIGURE_STUDY, r.open),
+            *closed(bare, thesis.CAI_KARSTEN_STUDY, r.cai_karsten)]
+    runs += [((bare(p.summary), "leave-one-out", f"{p.fit.holdout} predicted by the fit without it"), p.summary)
+             for p in r.holdout]
+    for vm in r.vm.values():
+        def guest(s: Summary, label: str = vm.setup.label) -> str:
+            return f"{label} guest ({s.get('scenario')})"
+
+        runs += [*closed(guest, f"table-{vm.setup.table}", vm.closed),
+                 *open_loop(guest, f"figure-{vm.setup.figure}", vm.open)]
+    return located((where, w) for where, s in runs for w in s.warnings)
 
 
 def checks(r: ThesisResult) -> list[ShapeCheck]:
