@@ -239,12 +239,25 @@ impl Report {
             } else {
                 String::new()
             };
+            let answered = self.answered_late(" (");
+            let answered = if answered.is_empty() { answered } else { answered + ")" };
             format!(
-                "the server at {} answered no request of the measured window: {} timed out{unsent}, none was measured",
+                "the server at {} answered no request of the measured window: {} timed out{answered}{unsent}, none was measured",
                 self.server,
                 thousands(self.timeouts)
             )
         })
+    }
+
+    /// How many of the timeouts were answered all the same, after
+    /// `--timeout-ms`, after `lead` ("" if none).
+    fn answered_late(&self, lead: &str) -> String {
+        let ms = thousands(u64::from(self.timeout_ms));
+        match self.timeouts_answered {
+            0 => String::new(),
+            n if n == self.timeouts => format!("{lead}all answered later than {ms} ms"),
+            n => format!("{lead}{} of them answered later than {ms} ms", thousands(n)),
+        }
     }
 
     /// Why the open loop's figures are the generator's as much as the
@@ -282,12 +295,7 @@ impl Report {
         }
         let mut why = Vec::new();
         if self.failed_fraction > self.max_failed {
-            let ms = thousands(u64::from(self.timeout_ms));
-            let answered = match self.timeouts_answered {
-                0 => String::new(),
-                n if n == self.timeouts => format!(", all answered later than {ms} ms"),
-                n => format!(", {} of them answered later than {ms} ms", thousands(n)),
-            };
+            let answered = self.answered_late(", ");
             why.push(format!(
                 "{} of the window's requests timed out ({}{answered}) or were never sent for want of a free slot ({})",
                 pct(self.failed_fraction),
@@ -640,5 +648,10 @@ mod tests {
         assert_eq!(late.judge().0, "server_behind");
         assert!(late.over_budget().unwrap().contains("timed out (6, 5 of them answered later than 200 ms)"));
         assert!(late.to_text().contains("timeouts 6 (5 answered after 200 ms, 1 never)"));
+        let silent = Report { requests: 0, unsent: 0, ..late };
+        assert!(silent
+            .unanswered()
+            .unwrap()
+            .ends_with("window: 6 timed out (5 of them answered later than 200 ms), none was measured"));
     }
 }
