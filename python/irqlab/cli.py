@@ -262,15 +262,17 @@ def _cmd_knobs(args: argparse.Namespace) -> int:
 
     if args.json:
         write_stdout(json.dumps(knobs.knobs()))
-    elif args.markdown or not sys.stdout.isatty():
-        write_stdout(knobs.markdown().rstrip("\n"))
+        return EXIT_OK
+    if args.markdown or not sys.stdout.isatty():
+        text = knobs.markdown()
     else:
         # A terminal gets the tables rendered, not Markdown's pipes and escapes.
         import os
         import shutil
 
-        width = shutil.get_terminal_size().columns
-        write_stdout(knobs.for_terminal(width, color="NO_COLOR" not in os.environ).rstrip("\n"))
+        text = knobs.for_terminal(shutil.get_terminal_size().columns, color="NO_COLOR" not in os.environ)
+    # An ASCII stream (LANG=C, PYTHONIOENCODING=ascii) gets "us" for "µs".
+    write_stdout((text if can_encode(sys.stdout, text) else knobs.ascii_text(text)).rstrip("\n"))
     return EXIT_OK
 
 

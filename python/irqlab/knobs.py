@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from irqlab import _core
 
-__all__ = ["knobs", "by_path", "by_linux_name", "markdown", "readme_tables", "for_terminal", "main"]
+__all__ = ["knobs", "by_path", "by_linux_name", "markdown", "readme_tables", "for_terminal", "ascii_text", "main"]
 
 
 def knobs() -> list[dict[str, Any]]:
@@ -163,6 +163,17 @@ def _table(rows: list[str], width: Optional[int]) -> Any:
         heading.stylize("bold")
         records += [heading, grid, ""]
     return Group(*records)
+
+
+#: ASCII for the characters the tables and their rendering use.
+_ASCII = str.maketrans({"\u00b5": "u", "\u2500": "-", "\u2501": "=", "\u2022": "*", "\u2026": "...",
+                        "\u2014": "-"})
+
+
+def ascii_text(text: str) -> str:
+    """``text`` for a stream that takes ASCII only: ``us`` for ``µs`` (as
+    irqlab.text writes it), ``-`` for a rule, ``?`` for anything else."""
+    return text.translate(_ASCII).encode("ascii", "replace").decode("ascii")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

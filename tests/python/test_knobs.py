@@ -198,3 +198,15 @@ def test_the_terminal_rendering_falls_back_to_records_when_a_table_does_not_fit(
     assert "scenario field" in wide and "scenario field" not in narrow
     assert "kernel / ethtool name  irq-suspend-timeout" in narrow
     assert max(len(line) for line in narrow.splitlines()) <= 70
+
+
+def test_irqlab_knobs_on_an_ascii_stream_says_us_not_a_traceback():
+    import os
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    run = subprocess.run([sys.executable, "-m", "irqlab", "knobs"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert run.stdout.isascii() and "| `coalesce.rx-usecs` | `rx-usecs` | us |" in run.stdout
+    rendered = knobs.ascii_text(knobs.for_terminal(100, color=False))
+    assert rendered.isascii() and "?" not in rendered
