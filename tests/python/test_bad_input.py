@@ -431,3 +431,8 @@ def test_a_dask_scheduler_that_never_answers_is_one_line_within_the_timeout(plac
                        "--connect-timeout", "2", "--out", str(tmp_path / "never")])
     assert_refused(result, "within 2 s")
     assert not (tmp_path / "never").exists()
+
+
+# -- issue 62, item 11: an empty program name after -- was a traceback from posix_spawnp.
+def test_linux_exec_with_an_empty_program_name_is_one_sentence() -> None:
+    assert_refused(_run(["linux", "exec", "--profile", "busy-wait", "--", ""]), "the command after --")
