@@ -13,22 +13,25 @@
 //! - `switch_ns`: one wake-up and context switch between two threads on
 //!   one CPU (a pipe ping-pong, halved), the simulator's
 //!   `wakeup_cycles` + `context_switch_cycles` plus a `read` and a `write`.
-//! - `remote_wake_ns`: the same ping-pong between two CPUs, halved: a
-//!   thread woken on a CPU that went idle meanwhile (the IPI and the idle
-//!   exit, `cpu.wakeup_latency_ns`, plus a `read` and a `write`).
+//! - `remote_wake_ns`: the latency of a wake-up of a thread on another,
+//!   halted CPU: from before the `write` on A to the woken `read`'s return
+//!   on B (the IPI and the idle exit, `cpu.wakeup_latency_ns`, plus the
+//!   wake-up, a switch, a `write` and a `read`). Each wake-up comes 50 µs
+//!   after B went idle, so that B has halted (see `idle_wakes`); one
+//!   sample per wake-up.
+//! - `wake_sender_cpu_ns`: what the waker pays for that wake-up: the CPU
+//!   time of the `write` less a system call (on bare metal an APIC write;
+//!   in a VM the IPI's exit), one sample per wake-up.
 //! - `busy_wake_cpu_ns`: what a wake-up from another CPU takes from a busy
-//!   CPU: a thread spins on CPU B while another thread on B is woken from
-//!   CPU A through a pipe and answers; the spinner's lost iterations over
-//!   the wake-ups. The IPI, the wake-up, two switches and the woken
-//!   thread's `read` and `write`.
-//! - `busy_wake_ns`: the latency of that wake-up, from the write on A to
-//!   the woken thread's answer: the round trip less the return hop, a
-//!   wake-up of the idle A (`remote_wake_ns`).
+//!   CPU: a thread spins on CPU B reading the clock while another thread
+//!   on B is woken from CPU A through a pipe; the spinner's gaps (the time
+//!   it did not run: the IPI and, in a VM, its exits, the wake-up, two
+//!   switches, the `read`'s return and its next call) per wake-up, less
+//!   the gaps it has without wake-ups (the tick). The woken thread answers
+//!   through memory, so no wake-up back is in it.
+//! - `busy_wake_ns`: the latency of that wake-up, from before the `write`
+//!   on A to the woken `read`'s return on B.
 //!
-//! - `wake_sender_cpu_ns`: what the waker pays for a wake-up on another
-//!   CPU: the CPU time of the `write` that wakes a thread sleeping on an
-//!   idle CPU, less a system call (on bare metal an APIC write; in a VM the
-//!   IPI's exit).
 //! - `timer_sleep_cpu_ns`: the CPU time of a 20 µs `clock_nanosleep`: the
 //!   system call, arming an hrtimer that becomes the CPU's next event (on
 //!   bare metal a TSC-deadline write; in a VM an exit), the switch to idle,
@@ -59,16 +62,26 @@
 //!
 //! On a machine with one CPU the cross-CPU figures are not measured (0).
 //!
-//! Each figure is the smallest mean of several rounds (interference only
-//! adds time), except `busy_wake_cpu_ns`, a difference of two spinning
-//! rates whose noise goes either way: the median of the rounds.
-//! `idle_wake_cpu_ns` is one long round.
+//! Every figure is the median of many short samples (`spread.rs` says
+//! why), each sample a mean over a batch short enough that a preemption of
+//! the vCPU by its host spoils only the samples it lands in; `spread`
+//! keeps each figure's quartiles and sample count. `idle_wake_cpu_ns` is
+//! the exception: `/proc/stat` counts in 10 ms, so the figure is the whole
+//! round's (±10 ms over its wake-ups) and its spread that of sub-rounds of
+//! 1,000 wake-ups, which the file's 10 ms alone spreads by up to ±10 µs.
 
+mod spread;
+
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+pub use spread::{quantile, Spread};
 
 #[derive(Debug, Serialize)]
 pub struct Probe {
@@ -89,14 +102,21 @@ pub struct Probe {
     /// Wake-ups that round made (fewer than 6,000 when it hit its 3 s bound).
     pub idle_wakeups: u32,
     pub l2_line_ns: f64,
-    pub rounds: u32,
+    /// Samples taken of each figure (but `idle_wake_cpu_ns`, see the module).
+    pub samples: u32,
+    /// Each figure's samples: quartiles, median and count.
+    pub spread: BTreeMap<&'static str, Spread>,
 }
 
-fn best_of(rounds: u32, mut f: impl FnMut() -> f64) -> f64 {
-    (0..rounds).map(|_| f()).fold(f64::INFINITY, f64::min)
-}
+/// Samples of each figure per `rounds` of [`probe`].
+pub const SAMPLES_PER_ROUND: u32 = 12;
 
-fn syscall_round(n: u32) -> f64 {
+/// The spinner's view of time it did not run: a step of the clock longer
+/// than this between two of its reads (a read takes tens of ns; an
+/// interrupt, a switch or an exit takes microseconds).
+const GAP_NS: u64 = 500;
+
+fn syscall_sample(n: u32) -> f64 {
     let t = Instant::now();
     for _ in 0..n {
         // SAFETY: getppid has no arguments and cannot fail.
@@ -105,7 +125,7 @@ fn syscall_round(n: u32) -> f64 {
     t.elapsed().as_nanos() as f64 / n as f64
 }
 
-fn tcp_round(a: &mut TcpStream, b: &mut TcpStream, n: u32) -> std::io::Result<f64> {
+fn tcp_sample(a: &mut TcpStream, b: &mut TcpStream, n: u32) -> std::io::Result<f64> {
     let msg = [b'x'; 64];
     let mut buf = [0u8; 64];
     let t = Instant::now();
@@ -145,20 +165,23 @@ fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// What a ping-pong between a thread on `here` and one on `there` measured.
+/// What a ping-pong between a thread on `here` and one on `there`
+/// measured, one value per batch.
 struct PingPong {
     /// Wall time per one-way hop.
-    hop_ns: f64,
+    hop_ns: Vec<f64>,
     /// The CPU time of the `write` that wakes the peer, per write (0 unless timed).
-    write_cpu_ns: f64,
+    write_cpu_ns: Vec<f64>,
 }
 
-/// `n` round trips through two pipes between a thread on `here` and an
-/// echoing thread on `there`; `time_writes` also reads the thread's CPU
-/// clock around each write (two clock reads per round trip more).
-fn ping_pong(n: u32, here: usize, there: usize, time_writes: bool) -> std::io::Result<PingPong> {
+/// `batches` × `per_batch` round trips through two pipes between a thread
+/// on `here` and an echoing thread on `there`; `time_writes` also reads
+/// the thread's CPU clock around each write (two clock reads per round
+/// trip more).
+fn ping_pong(batches: u32, per_batch: u32, here: usize, there: usize, time_writes: bool) -> std::io::Result<PingPong> {
     let (mut a_rd, mut b_wr) = pipe()?;
     let (mut b_rd, mut a_wr) = pipe()?;
+    let n = batches * per_batch;
     let peer = std::thread::spawn(move || -> std::io::Result<()> {
         pin_to(there);
         let mut buf = [0u8; 1];
@@ -170,21 +193,25 @@ fn ping_pong(n: u32, here: usize, there: usize, time_writes: bool) -> std::io::R
     });
     pin_to(here);
     let mut buf = [0u8; 1];
-    let mut write_cpu = 0.0;
-    let t = Instant::now();
-    for _ in 0..n {
-        if time_writes {
-            let c = thread_cpu_ns();
-            a_wr.write_all(&buf)?;
-            write_cpu += thread_cpu_ns() - c;
-        } else {
-            a_wr.write_all(&buf)?;
+    let mut out = PingPong { hop_ns: Vec::new(), write_cpu_ns: Vec::new() };
+    for _ in 0..batches {
+        let mut write_cpu = 0.0;
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            if time_writes {
+                let c = thread_cpu_ns();
+                a_wr.write_all(&buf)?;
+                write_cpu += thread_cpu_ns() - c;
+            } else {
+                a_wr.write_all(&buf)?;
+            }
+            a_rd.read_exact(&mut buf)?;
         }
-        a_rd.read_exact(&mut buf)?;
+        out.hop_ns.push(t.elapsed().as_nanos() as f64 / (2 * per_batch) as f64);
+        out.write_cpu_ns.push(write_cpu / per_batch as f64);
     }
-    let hop_ns = t.elapsed().as_nanos() as f64 / (2 * n) as f64;
     peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
-    Ok(PingPong { hop_ns, write_cpu_ns: write_cpu / n as f64 })
+    Ok(out)
 }
 
 fn thread_cpu_ns() -> f64 {
@@ -194,8 +221,8 @@ fn thread_cpu_ns() -> f64 {
     ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
 
-/// The CPU time of one 20 µs `clock_nanosleep`, ns.
-fn timer_round(n: u32) -> f64 {
+/// The CPU time of one 20 µs `clock_nanosleep`, ns, over `n` of them.
+fn timer_sample(n: u32) -> f64 {
     let d = libc::timespec { tv_sec: 0, tv_nsec: 20_000 };
     let t = thread_cpu_ns();
     for _ in 0..n {
@@ -205,40 +232,185 @@ fn timer_round(n: u32) -> f64 {
     (thread_cpu_ns() - t) / n as f64
 }
 
-/// CPU a busy `there` loses per wake-up of a thread on it from `here`, ns,
-/// and the mean hop of the ping-pong with it.
-fn busy_wake_round(n: u32, here: usize, there: usize) -> std::io::Result<(f64, f64)> {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use std::sync::Arc;
+fn spin_for(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+/// A thread on `there` that sleeps in `read` on a pipe and, each time it
+/// is woken, stores when its `read` returned and counts the wake-up; it
+/// answers through memory, not with a wake-up, so the waker spins and the
+/// answer costs neither CPU an IPI. Ends when the pipe closes.
+struct Sleeper {
+    wr: std::fs::File,
+    epoch: Instant,
+    woken_at_ns: Arc<AtomicU64>,
+    woken: Arc<AtomicU32>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Sleeper {
+    fn start(there: usize) -> std::io::Result<Sleeper> {
+        let (mut rd, wr) = pipe()?;
+        let epoch = Instant::now();
+        let woken_at_ns = Arc::new(AtomicU64::new(0));
+        let woken = Arc::new(AtomicU32::new(0));
+        let thread = {
+            let (at, woken) = (woken_at_ns.clone(), woken.clone());
+            std::thread::spawn(move || {
+                pin_to(there);
+                let mut buf = [0u8; 1];
+                while rd.read_exact(&mut buf).is_ok() {
+                    at.store(epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    woken.fetch_add(1, Ordering::Release);
+                }
+            })
+        };
+        Ok(Sleeper { wr, epoch, woken_at_ns, woken, thread })
+    }
+
+    /// Wake it once; the latency from before the `write` to the woken
+    /// `read`'s return, and the `write`'s CPU time, ns. Bounded: an answer
+    /// not seen within a second is an error.
+    fn wake(&mut self) -> std::io::Result<(f64, f64)> {
+        let before = self.woken.load(Ordering::Acquire);
+        let sent = self.epoch.elapsed().as_nanos() as u64;
+        let c = thread_cpu_ns();
+        self.wr.write_all(&[1])?;
+        let write_cpu = thread_cpu_ns() - c;
+        let t = Instant::now();
+        while self.woken.load(Ordering::Acquire) == before {
+            if t.elapsed() > Duration::from_secs(1) {
+                return Err(std::io::Error::other("a woken thread did not run within a second"));
+            }
+            std::hint::spin_loop();
+        }
+        let at = self.woken_at_ns.load(Ordering::Relaxed);
+        Ok((at.saturating_sub(sent) as f64, write_cpu))
+    }
+
+    fn stop(self) -> std::io::Result<()> {
+        drop(self.wr);
+        self.thread.join().map_err(|_| std::io::Error::other("the probe's sleeper thread panicked"))
+    }
+}
+
+/// Wake-ups of a thread on an idle `there` from `here`, each after `there`
+/// has been idle for `idle`: per wake-up, the latency (the `write`, the IPI
+/// and the exit from idle, the wake-up, a switch and the `read`'s return)
+/// and the waker's CPU time for the `write`.
+///
+/// Why spaced, and why the answer comes through memory: a CPU that has
+/// just gone idle polls for a moment before it halts (the idle loop's
+/// `TIF_POLLING_NRFLAG`, kernel/sched/idle.c), and a wake-up that finds it
+/// polling sets a flag instead of sending an IPI. A pipe ping-pong races
+/// each wake-up against the other CPU's way into halt, and its figures
+/// were a mixture of the two paths whose proportion moved from run to run
+/// (on this project's KVM guest, 1.3 µs against 8 µs of the waker's CPU).
+/// Here every wake-up finds the CPU halted, as the testbed's server core
+/// is when a request wakes it.
+fn idle_wakes(n: u32, here: usize, there: usize, idle: Duration) -> std::io::Result<(Vec<f64>, Vec<f64>)> {
+    pin_to(here);
+    let mut sleeper = Sleeper::start(there)?;
+    std::thread::sleep(Duration::from_millis(5));
+    let (mut latency, mut write_cpu) = (Vec::new(), Vec::new());
+    let mut result = Ok(());
+    for _ in 0..n {
+        spin_for(idle);
+        match sleeper.wake() {
+            Ok((l, c)) => {
+                latency.push(l);
+                write_cpu.push(c);
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    sleeper.stop()?;
+    result.map(|_| (latency, write_cpu))
+}
+
+/// What a busy `there` loses to wake-ups of a thread on it from `here`,
+/// one value per batch of `per_batch` wake-ups.
+struct BusyWake {
+    /// The spinner's gaps per wake-up less its gaps without wake-ups, ns.
+    lost_ns: Vec<f64>,
+    /// The mean latency of the batch's wake-ups, ns.
+    latency_ns: Vec<f64>,
+}
+
+/// A thread spins on `there` reading the clock, and a [`Sleeper`] on the
+/// same CPU is woken from `here` `batches` × `per_batch` times: what the
+/// spinner did not run for (the IPI and its exits, the wake-up, two
+/// switches, the `read`'s return and its next call) per wake-up. The
+/// sleeper answers through memory, so no wake-up of `here` is in it (the
+/// ping-pong this replaces had one, and subtracting a separately measured
+/// waker's cost from it added two figures' noise).
+fn busy_wake(batches: u32, per_batch: u32, here: usize, there: usize) -> std::io::Result<BusyWake> {
     let stop = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
+    let gaps = Arc::new(AtomicU64::new(0));
     let spinner = {
-        let (stop, count) = (stop.clone(), count.clone());
+        let (stop, gaps) = (stop.clone(), gaps.clone());
         std::thread::spawn(move || {
             pin_to(there);
-            let mut x: u64 = 0;
+            let t0 = Instant::now();
+            let (mut last, mut total) = (0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
-                x += 1;
-                if x & 1023 == 0 {
-                    count.store(x, Ordering::Relaxed);
+                let now = t0.elapsed().as_nanos() as u64;
+                if now - last > GAP_NS {
+                    total += now - last;
+                    gaps.store(total, Ordering::Release);
                 }
+                last = now;
             }
         })
     };
     pin_to(here);
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    // The spinner's rate alone, then while its CPU takes `n` wake-ups.
-    let (c0, t0) = (count.load(Ordering::Relaxed), Instant::now());
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let alone = (count.load(Ordering::Relaxed) - c0) as f64 / t0.elapsed().as_nanos() as f64;
-    let (c1, t1) = (count.load(Ordering::Relaxed), Instant::now());
-    let hop = ping_pong(n, here, there, false)?.hop_ns;
-    let ns = t1.elapsed().as_nanos() as f64;
-    let shared = (count.load(Ordering::Relaxed) - c1) as f64 / ns;
+    let run = || -> std::io::Result<BusyWake> {
+        std::thread::sleep(Duration::from_millis(20));
+        // The spinner's gaps without wake-ups (the tick, other interrupts):
+        // a rate, the median of 10 ms samples.
+        let mut alone = Vec::new();
+        for _ in 0..10 {
+            let (g, t) = (gaps.load(Ordering::Acquire), Instant::now());
+            spin_for(Duration::from_millis(10));
+            alone.push((gaps.load(Ordering::Acquire) - g) as f64 / t.elapsed().as_nanos() as f64);
+        }
+        let alone = Spread::of(&alone).median;
+        let mut sleeper = Sleeper::start(there)?;
+        let mut out = BusyWake { lost_ns: Vec::new(), latency_ns: Vec::new() };
+        let mut result = Ok(());
+        'batches: for _ in 0..batches {
+            let (g, t) = (gaps.load(Ordering::Acquire), Instant::now());
+            let mut latency = 0.0;
+            for _ in 0..per_batch {
+                match sleeper.wake() {
+                    Ok((l, _)) => latency += l,
+                    Err(e) => {
+                        result = Err(e);
+                        break 'batches;
+                    }
+                }
+                // The sleeper's way back into `read` and the switch to the
+                // spinner, before the next wake-up.
+                spin_for(Duration::from_micros(30));
+            }
+            spin_for(Duration::from_micros(100));
+            let lost = (gaps.load(Ordering::Acquire) - g) as f64 - alone * t.elapsed().as_nanos() as f64;
+            out.lost_ns.push(lost / per_batch as f64);
+            out.latency_ns.push(latency / per_batch as f64);
+        }
+        sleeper.stop()?;
+        result.map(|_| out)
+    };
+    let out = run();
     stop.store(true, Ordering::Relaxed);
     spinner.join().map_err(|_| std::io::Error::other("the probe's spinner thread panicked"))?;
-    pin_to(here);
-    Ok((((1.0 - shared / alone) * ns / n as f64).max(0.0), hop))
+    out
 }
 
 /// `/proc/stat`'s idle, iowait and steal time of `cpu`, ns: what `irqlab
@@ -260,16 +432,25 @@ fn proc_stat_not_busy_ns(cpu: usize) -> std::io::Result<f64> {
     Ok((col(3) + col(4) + col(7)) * 1e9 / hz)
 }
 
+/// What [`idle_wake_round`] measured.
+struct IdleWake {
+    /// The busy time per wake-up over the whole round, ns.
+    cpu_ns: f64,
+    /// The time per wake-up over the whole round, ns.
+    spacing_ns: f64,
+    wakeups: u32,
+    /// The busy time per wake-up of each sub-round, ns.
+    sub_cpu_ns: Vec<f64>,
+}
+
 /// The busy time of `there` per wake-up from idle, ns: `n` wake-ups of a
 /// thread sleeping on `there`, `gap` apart, from `here`; the elapsed time
 /// less `/proc/stat`'s idle, iowait and steal, as `irqlab testbed run`
-/// reads a core's CPU. The file counts in 10 ms, so `n` is large: 6,000
-/// wake-ups give ±3 µs. Bounded: at most 3 s, and a wake-up not answered
-/// within a second is an error. Returns the busy time per wake-up, the
-/// time per wake-up, and the wake-ups made.
-fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) -> std::io::Result<(f64, f64, u32)> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    use std::sync::Arc;
+/// reads a core's CPU, over the round and over each `sub` wake-ups. The
+/// file counts in 10 ms, so `n` is large: 6,000 wake-ups give ±3 µs.
+/// Bounded: at most 3 s, and a wake-up not answered within a second is an
+/// error.
+fn idle_wake_round(n: u32, sub: u32, here: usize, there: usize, gap: Duration) -> std::io::Result<IdleWake> {
     let (mut rd, mut wr) = pipe()?;
     let woken = Arc::new(AtomicU32::new(0));
     let sleeper = {
@@ -285,14 +466,16 @@ fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) 
         })
     };
     pin_to(here);
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(20));
     let not_busy0 = proc_stat_not_busy_ns(there)?;
     let t0 = Instant::now();
     let mut result = Ok(());
     let mut done = 0u32;
+    let mut sub_cpu_ns = Vec::new();
+    let (mut sub_not_busy, mut sub_t, mut sub_done) = (not_busy0, Instant::now(), 0u32);
     for k in 0..n {
         // Bounded in time too: a busy machine stretches every wake-up.
-        if t0.elapsed() > std::time::Duration::from_secs(3) {
+        if t0.elapsed() > Duration::from_secs(3) {
             break;
         }
         let sent = Instant::now();
@@ -301,7 +484,7 @@ fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) 
             break;
         }
         while woken.load(Ordering::Acquire) <= k {
-            if sent.elapsed() > std::time::Duration::from_secs(1) {
+            if sent.elapsed() > Duration::from_secs(1) {
                 result = Err(std::io::Error::other("a woken thread did not run within a second"));
                 break;
             }
@@ -311,8 +494,12 @@ fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) 
             break;
         }
         done = k + 1;
-        while sent.elapsed() < gap {
-            std::hint::spin_loop();
+        spin_for(gap.saturating_sub(sent.elapsed()));
+        if done - sub_done == sub {
+            let not_busy = proc_stat_not_busy_ns(there)?;
+            let busy = sub_t.elapsed().as_nanos() as f64 - (not_busy - sub_not_busy);
+            sub_cpu_ns.push((busy / sub as f64).max(0.0));
+            (sub_not_busy, sub_t, sub_done) = (not_busy, Instant::now(), done);
         }
     }
     let elapsed = t0.elapsed().as_nanos() as f64;
@@ -323,12 +510,13 @@ fn idle_wake_round(n: u32, here: usize, there: usize, gap: std::time::Duration) 
     sleeper.join().map_err(|_| std::io::Error::other("the probe's sleeper thread panicked"))?.ok();
     result?;
     let per = |ns: f64| ns / done.max(1) as f64;
-    Ok((per(elapsed - not_busy).max(0.0), per(elapsed), done))
+    Ok(IdleWake { cpu_ns: per(elapsed - not_busy).max(0.0), spacing_ns: per(elapsed), wakeups: done, sub_cpu_ns })
 }
 
-/// One dependent load that hits L2, ns: a warm pointer chase over 256 KiB
-/// (beyond any L1d, within any L2 since 2008) in random line order.
-fn l2_line_ns() -> f64 {
+/// One dependent load that hits L2, ns, per pass over the chain: a warm
+/// pointer chase over 256 KiB (beyond any L1d, within any L2 since 2008)
+/// in random line order.
+fn l2_line_samples(passes: u32) -> Vec<f64> {
     const LINES: usize = 256 * 1024 / 64;
     const STRIDE: usize = 64 / std::mem::size_of::<usize>();
     // A random cyclic order of the lines (a fixed LCG: no seed to manage).
@@ -343,16 +531,20 @@ fn l2_line_ns() -> f64 {
         next[order[i] * STRIDE] = order[(i + 1) % LINES] * STRIDE;
     }
     let mut p = order[0] * STRIDE;
-    let mut best = f64::INFINITY;
-    for _ in 0..20 {
+    // Two passes to warm the chain, then the samples.
+    for _ in 0..2 * LINES {
+        p = next[p];
+    }
+    let mut out = Vec::new();
+    for _ in 0..passes {
         let t = Instant::now();
         for _ in 0..LINES {
             p = next[p];
         }
-        best = best.min(t.elapsed().as_nanos() as f64 / LINES as f64);
+        out.push(t.elapsed().as_nanos() as f64 / LINES as f64);
     }
     std::hint::black_box(p);
-    best
+    out
 }
 
 fn pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
@@ -366,46 +558,48 @@ fn pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
     Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) })
 }
 
-/// Measure, `rounds` rounds of each (bounded: about a second in all).
+/// Measure: [`SAMPLES_PER_ROUND`] × `rounds` samples of each figure
+/// (bounded: a few seconds in all at `rounds` 5).
 pub fn probe(rounds: u32) -> std::io::Result<Probe> {
-    let rounds = rounds.max(1);
-    let syscall_ns = best_of(rounds, || syscall_round(200_000));
+    let samples = SAMPLES_PER_ROUND * rounds.max(1);
+    let mut spread: BTreeMap<&'static str, Spread> = BTreeMap::new();
+    let mut keep = |name: &'static str, s: Spread| -> f64 {
+        spread.insert(name, s);
+        s.median
+    };
+    let mut idle_spread = None;
+    let syscall = Spread::of(&(0..samples).map(|_| syscall_sample(2_000)).collect::<Vec<_>>());
+    let syscall_ns = keep("syscall_ns", syscall);
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let mut a = TcpStream::connect(listener.local_addr()?)?;
     let (mut b, _) = listener.accept()?;
     a.set_nodelay(true)?;
     b.set_nodelay(true)?;
-    tcp_round(&mut a, &mut b, 2_000)?; // warm the path
-    let mut tcp = f64::INFINITY;
-    for _ in 0..rounds {
-        tcp = tcp.min(tcp_round(&mut a, &mut b, 20_000)?);
-    }
-    let timer = best_of(rounds, || timer_round(1_000));
+    tcp_sample(&mut a, &mut b, 2_000)?; // warm the path
+    let tcp = (0..samples).map(|_| tcp_sample(&mut a, &mut b, 250)).collect::<std::io::Result<Vec<_>>>()?;
+    let tcp_message_ns = keep("tcp_message_ns", Spread::of(&tcp));
+    let timer_sleep_cpu_ns = keep("timer_sleep_cpu_ns", Spread::of(&(0..samples).map(|_| timer_sample(20)).collect::<Vec<_>>()));
     let cpus = allowed_cpus();
     let here = cpus[0];
-    let mut switch = f64::INFINITY;
-    let (mut remote, mut busy, mut busy_hop, mut sender) = (0.0, 0.0, 0.0, 0.0);
-    let mut idle_wake = (0.0, 0.0, 0);
-    for _ in 0..rounds {
-        switch = switch.min(ping_pong(20_000, here, here, false)?.hop_ns);
-    }
+    let switch_ns = keep("switch_ns", Spread::of(&ping_pong(samples, 250, here, here, false)?.hop_ns));
+    let (mut remote_wake_ns, mut busy_wake_cpu_ns, mut busy_wake_ns, mut wake_sender_cpu_ns) = (0.0, 0.0, 0.0, 0.0);
+    let mut idle = IdleWake { cpu_ns: 0.0, spacing_ns: 0.0, wakeups: 0, sub_cpu_ns: Vec::new() };
     if let Some(&there) = cpus.get(1) {
-        remote = f64::INFINITY;
-        let mut busy_rounds = Vec::with_capacity(rounds as usize);
-        busy_hop = f64::INFINITY;
-        sender = f64::INFINITY;
-        for _ in 0..rounds {
-            sender = sender.min(ping_pong(1_000, here, there, true)?.write_cpu_ns);
-            remote = remote.min(ping_pong(2_000, here, there, false)?.hop_ns);
-            let (cpu, hop) = busy_wake_round(2_000, here, there)?;
-            busy_rounds.push(cpu);
-            busy_hop = busy_hop.min(hop);
-        }
-        busy_rounds.sort_by(f64::total_cmp);
-        busy = busy_rounds[busy_rounds.len() / 2];
-        idle_wake = idle_wake_round(6_000, here, there, std::time::Duration::from_micros(200))?;
+        let (latency, sender) = idle_wakes(5 * samples, here, there, Duration::from_micros(50))?;
+        remote_wake_ns = keep("remote_wake_ns", Spread::of(&latency));
+        // Less the system call the write is (and the clock read's own part).
+        wake_sender_cpu_ns = keep("wake_sender_cpu_ns", Spread::of(&sender).shifted(-syscall_ns, 0.0));
+        let busy = busy_wake(samples, 20, here, there)?;
+        busy_wake_cpu_ns = keep("busy_wake_cpu_ns", Spread::of(&busy.lost_ns).shifted(0.0, 0.0));
+        busy_wake_ns = keep("busy_wake_ns", Spread::of(&busy.latency_ns));
+        idle = idle_wake_round(6_000, 1_000, here, there, Duration::from_micros(200))?;
+        // The figure is the whole round's; the spread, its sub-rounds'.
+        idle_spread = Some(Spread::of(&idle.sub_cpu_ns));
     }
-    let l2_line_ns = l2_line_ns();
+    let l2_line_ns = keep("l2_line_ns", Spread::of(&l2_line_samples(samples)));
+    if let Some(s) = idle_spread {
+        spread.insert("idle_wake_cpu_ns", s);
+    }
     // Back to every CPU it had.
     // SAFETY: as in pin_to.
     unsafe {
@@ -415,20 +609,47 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
-    let busy_wake_ns = (2.0 * busy_hop - remote).max(0.0);
     Ok(Probe {
         syscall_ns,
-        tcp_message_ns: tcp,
-        switch_ns: switch,
-        remote_wake_ns: remote,
-        busy_wake_cpu_ns: busy,
+        tcp_message_ns,
+        switch_ns,
+        remote_wake_ns,
+        busy_wake_cpu_ns,
         busy_wake_ns,
-        wake_sender_cpu_ns: (sender - syscall_ns).max(0.0),
-        timer_sleep_cpu_ns: timer,
-        idle_wake_cpu_ns: idle_wake.0,
-        idle_wake_spacing_ns: idle_wake.1,
-        idle_wakeups: idle_wake.2,
+        wake_sender_cpu_ns,
+        timer_sleep_cpu_ns,
+        idle_wake_cpu_ns: idle.cpu_ns,
+        idle_wake_spacing_ns: idle.spacing_ns,
+        idle_wakeups: idle.wakeups,
         l2_line_ns,
-        rounds,
+        samples,
+        spread,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_figure_but_the_idle_wake_up_is_the_median_of_its_samples() {
+        let p = probe(1).expect("the probe runs");
+        assert_eq!(p.samples, SAMPLES_PER_ROUND);
+        for (name, value) in [
+            ("syscall_ns", p.syscall_ns),
+            ("tcp_message_ns", p.tcp_message_ns),
+            ("switch_ns", p.switch_ns),
+            ("timer_sleep_cpu_ns", p.timer_sleep_cpu_ns),
+            ("l2_line_ns", p.l2_line_ns),
+        ] {
+            let s = p.spread[name];
+            assert_eq!(s.median, value, "{name}");
+            assert!(s.q1 <= s.median && s.median <= s.q3 && s.samples == SAMPLES_PER_ROUND, "{name}: {s:?}");
+        }
+        if allowed_cpus().len() >= 2 {
+            let s = p.spread["busy_wake_cpu_ns"];
+            assert_eq!(s.median, p.busy_wake_cpu_ns);
+            assert!(p.spread.contains_key("idle_wake_cpu_ns") && p.idle_wakeups > 0);
+        }
+    }
 }

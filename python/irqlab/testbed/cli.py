@@ -135,9 +135,28 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         "",
         "the testbed scenario's constants for this machine:",
     ]
-    lines += [f"  {k} = {v}" for k, v in m["rescaled"].items() if not k.startswith("_")]
+    spread = m.get("rescaled_spread") or {}
+    lines += [f"  {k} = {v}" + (f"  ({spread[k][0]:g}-{spread[k][1]:g} over the probe's spread)"
+                                if k in spread and spread[k][0] != spread[k][1] else "")
+              for k, v in m["rescaled"].items() if not k.startswith("_")]
+    lines += _spread_lines(p)
     print("\n".join(lines))
     return 0
+
+
+def _spread_lines(probe: dict[str, Any]) -> list[str]:
+    """Each probe figure's interval (:func:`irqlab.testbed.spread.combined_spread`)."""
+    from irqlab.testbed.spread import relative_width
+
+    spread = probe.get("spread") or {}
+    if not spread:
+        return []
+    out = ["", f"the probe's figures, median of {probe.get('probes', 1)} probes with each figure's interval "
+               "(the samples' quartiles and every probe's figure) and its width over the median:"]
+    for name, s in spread.items():
+        out.append(f"  {name} = {s['median']:,.1f} ({s['lo']:,.1f}-{s['hi']:,.1f}, {relative_width(s):.0%}; "
+                   f"{s['samples']} samples)")
+    return out
 
 
 def _results_out(text: Optional[str], kind: str) -> Optional[Path]:
@@ -214,13 +233,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out.mkdir(exist_ok=True)
         write_text_whole(out / "testbed.json", json.dumps({"measured": measured}, indent=1))
     predicted = None
+    draws = None
     machine: dict[str, Any] = {}
     if not args.no_sim:
+        from irqlab.testbed.compare import predict_draws
+
         machine = _machine()
         predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections,
                             machine=machine["rescaled"], policies=policies)
-    result: dict[str, Any] = {"measured": measured, "simulated": predicted, "machine": machine,
-                              "agreement": agreement(measured, predicted) if predicted else []}
+        # The same prediction from descriptions drawn from the probe's
+        # spread: the simulated side's range.
+        if machine.get("draws"):
+            draws = predict_draws(profiles, plan.low_qps, measured["medium_qps"], plan.connections,
+                                  machine["draws"], policies=policies)
+    result: dict[str, Any] = {"measured": measured, "simulated": predicted, "simulated_draws": draws, "machine": machine,
+                              "agreement": agreement(measured, predicted, draws) if predicted else []}
     text = render(result)
     if out is not None:
         from irqlab.files import write_text_whole
@@ -336,6 +363,10 @@ def render(result: dict[str, Any]) -> str:
                       f"cross-CPU wake-up {p['remote_wake_ns'] / 1e3:.1f} us (idle) / {p['busy_wake_ns'] / 1e3:.1f} us (busy, "
                       f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us, "
                       f"a wake-up from idle {p.get('idle_wake_cpu_ns', 0.0) / 1e3:.1f} us of the woken CPU"]
+        if result.get("simulated_draws"):
+            lines.append(f"each simulated figure's range below is over the median description and "
+                         f"{len(result['simulated_draws'])} drawn from the probe's spread:")
+            lines += [x.lstrip("\n") for x in _spread_lines(p)[1:]]
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
     return "\n".join(lines)

@@ -56,6 +56,32 @@ def predict(profiles: tuple[str, ...], low_qps: float, medium_qps: float, connec
     return out
 
 
+def summary(predicted: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """What the comparison uses of a prediction (:func:`predict`), per
+    profile and load: throughput, server CPU busy %, NAPI-thread wake-ups
+    per request, p50 and p99 latency (µs)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for p, phases in predicted.items():
+        out[p] = {}
+        for ph, s in phases.items():
+            q = max(float(s["throughput_qps"]), 1e-9)
+            lat = s.get("latency_us") or {}
+            out[p][ph] = {"throughput_qps": float(s["throughput_qps"]), "busy_pct": 100.0 - float(s["cpu_pct"]["idle"]),
+                          "napi_wakeups_per_request": sim_wakeups_per_s(s) / q,
+                          "p50_us": float(lat.get("p50", 0.0)), "p99_us": float(lat.get("p99", 0.0))}
+    return out
+
+
+def predict_draws(profiles: tuple[str, ...], low_qps: float, medium_qps: float, connections: int,
+                  machines: list[dict[str, Any]], scenario: Optional[Path] = None, duration_s: float = 0.5,
+                  policies: Optional[dict[str, list[str]]] = None) -> list[dict[str, dict[str, dict[str, float]]]]:
+    """:func:`summary` of the prediction with each of ``machines`` (the
+    descriptions drawn from the probe's spread,
+    :func:`irqlab.testbed.machine.describe`'s ``draws``)."""
+    return [summary(predict(profiles, low_qps, medium_qps, connections, scenario, duration_s, m, policies))
+            for m in machines]
+
+
 #: Two throughputs within this fraction of each other are a tie, said as
 #: "=" rather than ordered by noise (a single run of each profile: until the
 #: testbed repeats its runs, this stands in for a confidence interval).
@@ -103,8 +129,18 @@ RATIO_AGREEMENT = 0.15
 CPU_AGREEMENT_PT = 5.0
 
 
-def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]]) -> list[str]:
-    """Sentences saying where measurement and prediction agree and where not."""
+def _spread_text(lo: float, hi: float, n: int, fmt: str) -> str:
+    return f" ({lo:{fmt}}-{hi:{fmt}} over {n} descriptions of the probe's spread)"
+
+
+def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]],
+              draws: Optional[list[dict[str, dict[str, dict[str, float]]]]] = None) -> list[str]:
+    """Sentences saying where measurement and prediction agree and where
+    not. ``draws``: the predictions with descriptions drawn from the
+    probe's spread (:func:`predict_draws`); with them each simulated figure
+    is the range over the median description and the draws, and agrees
+    when some value in it is within the tolerance of the measurement."""
+    from irqlab.testbed.spread import agrees, agrees_points, interval
     from irqlab.testbed.stats import ranked_measured, ratio, ratio_text
 
     lines: list[str] = []
@@ -112,6 +148,8 @@ def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]]) ->
     runs = measured.get("runs", [])
     if not rows:
         return lines
+    med = summary({p: predicted[p] for p in rows})
+    every = [med, *(draws or [])]
     qs = {p: predicted[p]["closed"]["throughput_qps"] for p in rows}
     if runs:
         order_m = ranked_measured(runs, list(rows))
@@ -121,9 +159,12 @@ def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]]) ->
         how = f"ties within {TIE_FRACTION:.0%}"
     order_s = ranked(qs)
     same = [sorted(g) for g in order_m] == [sorted(g) for g in order_s]
+    orders = {ranked_text(ranked({p: d[p]["closed"]["throughput_qps"] for p in rows})) for d in every}
     lines.append(
         f"closed-loop throughput order: measured {ranked_text(order_m)} ({how}); "
         f"simulated {ranked_text(order_s)} (ties within {TIE_FRACTION:.0%})" + (" (same)" if same else " (differs)")
+        + (f"; {len(orders)} orders over {len(every)} descriptions of the probe's spread: {'; '.join(sorted(orders))}"
+           if draws and len(orders) > 1 else "")
     )
     base = "no-coalescing"
     if base in rows:
@@ -139,26 +180,40 @@ def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]]) ->
                 m = rows[p]["closed"]["loadgen"]["achieved_qps"] / rows[base]["closed"]["loadgen"]["achieved_qps"]
                 text = f"{m:.3f}"
             off = s / m - 1
-            verdict = "agrees" if abs(off) <= RATIO_AGREEMENT else "disagrees"
-            lines.append(f"{p} / {base} closed-loop QPS: measured {text}, simulated {s:.3f} "
-                         f"({off:+.0%}: {verdict} within ±{RATIO_AGREEMENT:.0%})")
+            if draws:
+                lo, hi = interval([s, *(d[p]["closed"]["throughput_qps"] / max(d[base]["closed"]["throughput_qps"], 1e-9)
+                                        for d in draws)])
+                verdict = "agrees" if agrees(m, lo, hi, RATIO_AGREEMENT) else "disagrees"
+                lines.append(f"{p} / {base} closed-loop QPS: measured {text}, simulated {s:.3f}"
+                             f"{_spread_text(lo, hi, len(every), '.3f')} "
+                             f"({off:+.0%}: {verdict} within ±{RATIO_AGREEMENT:.0%} somewhere in the range)")
+            else:
+                verdict = "agrees" if abs(off) <= RATIO_AGREEMENT else "disagrees"
+                lines.append(f"{p} / {base} closed-loop QPS: measured {text}, simulated {s:.3f} "
+                             f"({off:+.0%}: {verdict} within ±{RATIO_AGREEMENT:.0%})")
     for p, r in rows.items():
         core = r["low"]["server_core"]
         cpu_t = 100 - core["idle"]
         cpu_s = 100 - predicted[p]["low"]["cpu_pct"]["idle"]
+        lo, hi = interval(d[p]["low"]["busy_pct"] for d in every)
+        rng = _spread_text(lo, hi, len(every), ".0f") if draws else ""
         if "busy_exact" in core:
             cpu_m = core["busy_exact"]
             off = cpu_s - cpu_m
-            verdict = "agrees" if abs(off) <= CPU_AGREEMENT_PT else "disagrees"
+            ok = agrees_points(cpu_m, lo, hi, CPU_AGREEMENT_PT) if draws else abs(off) <= CPU_AGREEMENT_PT
+            verdict = "agrees" if ok else "disagrees"
             lines.append(f"{p} low-load server CPU: measured {cpu_m:.0f} % (elapsed less idle and steal; "
-                         f"{cpu_t:.0f} % by the tick's samples), simulated {cpu_s:.0f} % "
+                         f"{cpu_t:.0f} % by the tick's samples), simulated {cpu_s:.0f} %{rng} "
                          f"({off:+.0f} points: {verdict} within ±{CPU_AGREEMENT_PT:.0f})")
         else:
-            lines.append(f"{p} low-load server CPU: measured {cpu_t:.0f} %, simulated {cpu_s:.0f} %")
+            lines.append(f"{p} low-load server CPU: measured {cpu_t:.0f} %, simulated {cpu_s:.0f} %{rng}")
     for p, r in rows.items():
         m = "/".join(f"{r[ph]['server_core']['napi_wakeups_per_s'] / max(r[ph]['loadgen']['achieved_qps'], 1e-9):.2f}"
                      for ph in ("low", "medium", "closed"))
         s = "/".join(f"{sim_wakeups_per_s(predicted[p][ph]) / max(predicted[p][ph]['throughput_qps'], 1e-9):.2f}"
                      for ph in ("low", "medium", "closed"))
+        if draws:
+            s += " (" + "/".join("{:.2f}-{:.2f}".format(*interval(d[p][ph]["napi_wakeups_per_request"] for d in every))
+                                 for ph in ("low", "medium", "closed")) + " over the probe's spread)"
         lines.append(f"{p} NAPI-thread wake-ups per request at low/medium/closed load: measured {m}, simulated {s}")
     return lines

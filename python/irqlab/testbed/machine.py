@@ -11,16 +11,36 @@ from irqlab.testbed.usage import TestbedUsageError
 
 def machine() -> dict[str, Any]:
     """This machine's probe (the median of :data:`~irqlab.testbed.probe.PROBES`)
-    and the testbed scenario's constants rescaled by it."""
+    and the testbed scenario's constants rescaled by it; with the probe's
+    spread, ``draws`` (the constants rescaled by descriptions drawn from it)
+    and ``rescaled_spread`` (each constant's lowest and highest over the
+    median description and the draws)."""
     from irqlab.scenario import Scenario
     from irqlab.testbed.compare import default_scenario
-    from irqlab.testbed.probe import ProbeError, rescaled, run_probes
+    from irqlab.testbed.probe import ProbeError, run_probes
 
     try:
         probe = run_probes()
     except ProbeError as e:
         raise TestbedUsageError(str(e)) from None
-    return {"probe": probe, "rescaled": rescaled(probe, thesis_costs(Scenario.load(default_scenario())))}
+    return describe(probe, thesis_costs(Scenario.load(default_scenario())))
+
+
+def describe(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
+    """The machine description of ``probe``: see :func:`machine`."""
+    from irqlab.testbed.probe import rescaled
+    from irqlab.testbed.spread import draws
+
+    median = rescaled(probe, costs)
+    out: dict[str, Any] = {"probe": probe, "rescaled": median}
+    if probe.get("spread"):
+        drawn = [rescaled(d, costs) for d in draws(probe)]
+        out["draws"] = drawn
+        out["rescaled_spread"] = {
+            k: [min(d[k] for d in [median, *drawn]), max(d[k] for d in [median, *drawn])]
+            for k, v in median.items() if not k.startswith("_") and isinstance(v, (int, float))
+        }
+    return out
 
 
 def thesis_costs(testbed) -> dict[str, Any]:

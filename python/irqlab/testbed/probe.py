@@ -25,12 +25,14 @@ else — no constant is fitted to the testbed:
 - ``cpu.wakeup_latency_ns`` is what a wake-up across CPUs of a thread on an
   idle CPU takes beyond one on the same CPU (the IPI and the idle exit);
 - ``costs.ipi_irq_cycles`` is what a wake-up from another CPU takes from a
-  busy CPU beyond the wake-up, the two switches, the woken thread's two
-  system calls and the wake-up its answer sends back (the waker's cost,
-  ``wake_sender_cpu_ns``): the IPI (in a VM, its exits and injection); and
-  ``cpu.ipi_latency_ns`` that wake-up's latency less the same-CPU one;
-- ``costs.remote_wake_cycles`` is what the waker pays for a wake-up on
-  another CPU, as measured (the CPU time of the waking ``write``);
+  busy CPU beyond the wake-up, the two switches and the woken thread's
+  ``read`` (its return and its next call, one system call): the IPI (in a
+  VM, its exits and injection); the woken thread answers through memory,
+  so no wake-up back is in it; and ``cpu.ipi_latency_ns`` that wake-up's
+  latency less the same-CPU one;
+- ``costs.remote_wake_cycles`` is what the waker pays for a wake-up of a
+  thread on another, halted CPU, as measured (the CPU time of the waking
+  ``write`` less a system call);
 - ``costs.timer_irq_cycles`` (the NAPI watchdog's expiry, and the arming of
   the hrtimer it ends) is a 20 µs ``clock_nanosleep``'s CPU time less a
   same-CPU wake-up and switch (the thread's clock, which leaves out the
@@ -48,6 +50,10 @@ else — no constant is fitted to the testbed:
 - ``microarch.l2_latency_cycles`` (the disruption model's refill per
   line) is the probe's warm pointer chase within L2, and
   ``microarch.l1i_bytes`` the L1 instruction cache that sysfs reports.
+
+Each figure comes with its spread (``spread``: the median of many short
+samples and their quartiles); :mod:`irqlab.testbed.spread` carries it to
+the prediction.
 """
 
 from __future__ import annotations
@@ -97,21 +103,27 @@ def l1i_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> O
 
 
 #: Probes taken for the testbed's prediction: their medians, field by
-#: field. One probe's figures move by up to a half from minute to minute
-#: in a VM whose host runs other work (idle_wake_cpu_ns 8-16 us and
-#: busy_wake_cpu_ns 14-19 us in three probes in a row, 2026-11-27).
+#: field, and their spreads joined (:func:`irqlab.testbed.spread.combined_spread`).
+#: Each probe's figure is itself the median of tens to hundreds of short
+#: samples; three probes a few seconds apart also take in what the host
+#: does from one second to the next.
 PROBES = 3
 
 
 def median_probe(probes: list[dict[str, Any]]) -> dict[str, Any]:
-    """The median of each numeric field over ``probes``; other fields from the first."""
+    """The median of each numeric field over ``probes``; other fields from
+    the first; ``spread``: each figure's interval over all of them."""
     import statistics
+
+    from irqlab.testbed.spread import combined_spread
 
     out = dict(probes[0])
     for key, value in probes[0].items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = statistics.median(p[key] for p in probes)
     out["probes"] = len(probes)
+    if any("spread" in p for p in probes):
+        out["spread"] = combined_spread(probes)
     return out
 
 
@@ -161,9 +173,9 @@ def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
     idle_exit = max(0, round(cycles(probe.get("idle_wake_cpu_ns", 0.0)) - local + cycles(probe["syscall_ns"])))
     out["costs.idle_exit_cycles"] = idle_exit
     out["cpu.wakeup_latency_ns"] = max(0, round(probe["remote_wake_ns"] - probe["switch_ns"] - idle_exit / ghz))
-    # The woken thread's answer wakes the prober's thread, asleep on the
-    # other CPU: the busy CPU pays that wake-up's send too.
-    out["costs.ipi_irq_cycles"] = max(0, round(cycles(probe["busy_wake_cpu_ns"] - probe["wake_sender_cpu_ns"]) - local))
+    # The woken thread answers through memory and goes back to sleep: its
+    # read's return and next call are one system call.
+    out["costs.ipi_irq_cycles"] = max(0, round(cycles(probe["busy_wake_cpu_ns"]) - local + cycles(probe["syscall_ns"])))
     out["cpu.ipi_latency_ns"] = max(0, round(probe["busy_wake_ns"] - probe["switch_ns"]))
     out["costs.remote_wake_cycles"] = round(cycles(probe["wake_sender_cpu_ns"]))
     timer = round(cycles(probe["timer_sleep_cpu_ns"] - probe["switch_ns"]))
