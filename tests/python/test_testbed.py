@@ -71,6 +71,22 @@ def test_repeats_are_interleaved_and_summarised(short_run):
                for a in short_run["agreement"])
 
 
+def test_the_simulated_side_carries_the_range_of_the_probes_spread(short_run):
+    from irqlab.testbed.spread import DRAWS
+
+    machine = short_run["machine"]
+    # Each probe figure's interval, and each rescaled cost's range over the
+    # median description and the draws, holding the median's value.
+    assert machine["probe"]["spread"]["tcp_message_ns"]["samples"] > 0
+    for k, (lo, hi) in machine["rescaled_spread"].items():
+        assert lo <= machine["rescaled"][k] <= hi, k
+    draws = short_run["simulated_draws"]
+    assert len(draws) == DRAWS == len(machine["draws"])
+    assert all(d["irq-suspend"]["closed"]["throughput_qps"] > 0 for d in draws)
+    said = [a for a in short_run["agreement"] if a.startswith("irq-suspend / no-coalescing closed-loop QPS")]
+    assert said and f"over {DRAWS + 1} descriptions of the probe's spread" in said[0], said
+
+
 def test_results_directory_is_a_study_irqlab_report_draws(short_run, tmp_path):
     from irqlab.results import load
     from irqlab.testbed.results import write_results

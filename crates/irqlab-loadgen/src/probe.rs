@@ -26,11 +26,11 @@
 //!   CPU: a thread spins on CPU B reading the clock while another thread
 //!   on B is woken from CPU A through a pipe; the spinner's gaps (the time
 //!   it did not run: the IPI and, in a VM, its exits, the wake-up, two
-//!   switches, the `read`'s return and its next call) per wake-up, less
-//!   the gaps it has without wake-ups (the tick). The woken thread answers
-//!   through memory, so no wake-up back is in it.
+//!   switches, the `read`'s return and its next call) over each wake-up.
+//!   The woken thread answers through memory, so no wake-up back is in
+//!   it. One sample per wake-up.
 //! - `busy_wake_ns`: the latency of that wake-up, from before the `write`
-//!   on A to the woken `read`'s return on B.
+//!   on A to the woken `read`'s return on B, one sample per wake-up.
 //!
 //! - `timer_sleep_cpu_ns`: the CPU time of a 20 µs `clock_nanosleep`: the
 //!   system call, arming an hrtimer that becomes the CPU's next event (on
@@ -115,6 +115,13 @@ pub const SAMPLES_PER_ROUND: u32 = 12;
 /// than this between two of its reads (a read takes tens of ns; an
 /// interrupt, a switch or an exit takes microseconds).
 const GAP_NS: u64 = 500;
+
+/// Longer gaps are not counted: a wake-up's loss is microseconds, and a
+/// gap of a fifth of a millisecond is another task's time slice or the
+/// host running something else on the vCPU's core, which would otherwise
+/// swamp both the rate without wake-ups and the batches with them on a
+/// machine where other work runs.
+const GAP_MAX_NS: u64 = 200_000;
 
 fn syscall_sample(n: u32) -> f64 {
     let t = Instant::now();
@@ -335,22 +342,27 @@ fn idle_wakes(n: u32, here: usize, there: usize, idle: Duration) -> std::io::Res
 }
 
 /// What a busy `there` loses to wake-ups of a thread on it from `here`,
-/// one value per batch of `per_batch` wake-ups.
+/// one value per wake-up.
 struct BusyWake {
-    /// The spinner's gaps per wake-up less its gaps without wake-ups, ns.
+    /// The spinner's gaps over the wake-up, ns; wake-ups that found the
+    /// spinner off its CPU (another task's turn) are left out.
     lost_ns: Vec<f64>,
-    /// The mean latency of the batch's wake-ups, ns.
+    /// The wake-ups' latencies, ns.
     latency_ns: Vec<f64>,
 }
 
 /// A thread spins on `there` reading the clock, and a [`Sleeper`] on the
-/// same CPU is woken from `here` `batches` × `per_batch` times: what the
-/// spinner did not run for (the IPI and its exits, the wake-up, two
-/// switches, the `read`'s return and its next call) per wake-up. The
-/// sleeper answers through memory, so no wake-up of `here` is in it (the
-/// ping-pong this replaces had one, and subtracting a separately measured
-/// waker's cost from it added two figures' noise).
-fn busy_wake(batches: u32, per_batch: u32, here: usize, there: usize) -> std::io::Result<BusyWake> {
+/// same CPU is woken from `here` `n` times: what the spinner did not run
+/// for (the IPI and its exits, the wake-up, two switches, the `read`'s
+/// return and its next call) over each wake-up. The sleeper answers
+/// through memory, so no wake-up of `here` is in it (the ping-pong this
+/// replaces had one, and subtracting a separately measured waker's cost
+/// from it added two figures' noise). One sample per wake-up, each window
+/// tens of microseconds: the tick lands in one in a hundred, which the
+/// median ignores. A wake-up that finds another task on `there` instead of
+/// the spinner costs the spinner nothing it can see: such wake-ups (a
+/// window without gaps) are left out rather than counted as free.
+fn busy_wake(n: u32, here: usize, there: usize) -> std::io::Result<BusyWake> {
     let stop = Arc::new(AtomicBool::new(false));
     let gaps = Arc::new(AtomicU64::new(0));
     let spinner = {
@@ -361,7 +373,7 @@ fn busy_wake(batches: u32, per_batch: u32, here: usize, there: usize) -> std::io
             let (mut last, mut total) = (0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
                 let now = t0.elapsed().as_nanos() as u64;
-                if now - last > GAP_NS {
+                if now - last > GAP_NS && now - last < GAP_MAX_NS {
                     total += now - last;
                     gaps.store(total, Ordering::Release);
                 }
@@ -371,38 +383,26 @@ fn busy_wake(batches: u32, per_batch: u32, here: usize, there: usize) -> std::io
     };
     pin_to(here);
     let run = || -> std::io::Result<BusyWake> {
-        std::thread::sleep(Duration::from_millis(20));
-        // The spinner's gaps without wake-ups (the tick, other interrupts):
-        // a rate, the median of 10 ms samples.
-        let mut alone = Vec::new();
-        for _ in 0..10 {
-            let (g, t) = (gaps.load(Ordering::Acquire), Instant::now());
-            spin_for(Duration::from_millis(10));
-            alone.push((gaps.load(Ordering::Acquire) - g) as f64 / t.elapsed().as_nanos() as f64);
-        }
-        let alone = Spread::of(&alone).median;
         let mut sleeper = Sleeper::start(there)?;
+        std::thread::sleep(Duration::from_millis(20));
         let mut out = BusyWake { lost_ns: Vec::new(), latency_ns: Vec::new() };
         let mut result = Ok(());
-        'batches: for _ in 0..batches {
-            let (g, t) = (gaps.load(Ordering::Acquire), Instant::now());
-            let mut latency = 0.0;
-            for _ in 0..per_batch {
-                match sleeper.wake() {
-                    Ok((l, _)) => latency += l,
-                    Err(e) => {
-                        result = Err(e);
-                        break 'batches;
-                    }
+        for _ in 0..n {
+            let g = gaps.load(Ordering::Acquire);
+            match sleeper.wake() {
+                Ok((l, _)) => out.latency_ns.push(l),
+                Err(e) => {
+                    result = Err(e);
+                    break;
                 }
-                // The sleeper's way back into `read` and the switch to the
-                // spinner, before the next wake-up.
-                spin_for(Duration::from_micros(30));
             }
-            spin_for(Duration::from_micros(100));
-            let lost = (gaps.load(Ordering::Acquire) - g) as f64 - alone * t.elapsed().as_nanos() as f64;
-            out.lost_ns.push(lost / per_batch as f64);
-            out.latency_ns.push(latency / per_batch as f64);
+            // The sleeper's way back into `read` and the switch to the
+            // spinner, which ends the gap, before it is read.
+            spin_for(Duration::from_micros(30));
+            let lost = gaps.load(Ordering::Acquire) - g;
+            if lost > 0 {
+                out.lost_ns.push(lost as f64);
+            }
         }
         sleeper.stop()?;
         result.map(|_| out)
@@ -589,8 +589,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         remote_wake_ns = keep("remote_wake_ns", Spread::of(&latency));
         // Less the system call the write is (and the clock read's own part).
         wake_sender_cpu_ns = keep("wake_sender_cpu_ns", Spread::of(&sender).shifted(-syscall_ns, 0.0));
-        let busy = busy_wake(samples, 20, here, there)?;
-        busy_wake_cpu_ns = keep("busy_wake_cpu_ns", Spread::of(&busy.lost_ns).shifted(0.0, 0.0));
+        let busy = busy_wake(5 * samples, here, there)?;
+        busy_wake_cpu_ns = keep("busy_wake_cpu_ns", Spread::of(&busy.lost_ns));
         busy_wake_ns = keep("busy_wake_ns", Spread::of(&busy.latency_ns));
         idle = idle_wake_round(6_000, 1_000, here, there, Duration::from_micros(200))?;
         // The figure is the whole round's; the spread, its sub-rounds'.

@@ -154,8 +154,8 @@ def _spread_lines(probe: dict[str, Any]) -> list[str]:
     out = ["", f"the probe's figures, median of {probe.get('probes', 1)} probes with each figure's interval "
                "(the samples' quartiles and every probe's figure) and its width over the median:"]
     for name, s in spread.items():
-        out.append(f"  {name} = {s['median']:,.1f} ({s['lo']:,.1f}-{s['hi']:,.1f}, {relative_width(s):.0%}; "
-                   f"{s['samples']} samples)")
+        width = f"{relative_width(s):.0%}" if s["median"] else "of a zero median"
+        out.append(f"  {name} = {s['median']:,.1f} ({s['lo']:,.1f}-{s['hi']:,.1f}, {width}; {s['samples']} samples)")
     return out
 
 
@@ -364,9 +364,9 @@ def render(result: dict[str, Any]) -> str:
                       f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us, "
                       f"a wake-up from idle {p.get('idle_wake_cpu_ns', 0.0) / 1e3:.1f} us of the woken CPU"]
         if result.get("simulated_draws"):
-            lines.append(f"each simulated figure's range below is over the median description and "
+            lines.append(f"each simulated range below is over the median description and "
                          f"{len(result['simulated_draws'])} drawn from the probe's spread:")
-            lines += [x.lstrip("\n") for x in _spread_lines(p)[1:]]
+            lines += _spread_lines(p)[2:]
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
     return "\n".join(lines)
