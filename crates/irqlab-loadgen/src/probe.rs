@@ -102,7 +102,9 @@ pub struct Probe {
     /// Wake-ups that round made (fewer than 6,000 when it hit its 3 s bound).
     pub idle_wakeups: u32,
     pub l2_line_ns: f64,
-    /// Samples taken of each figure (but `idle_wake_cpu_ns`, see the module).
+    /// Samples taken of each figure on one CPU; the wake-ups across CPUs
+    /// take five times as many, one per wake-up (and `idle_wake_cpu_ns`
+    /// sub-rounds, see the module). `spread` has each figure's count.
     pub samples: u32,
     /// Each figure's samples: quartiles, median and count.
     pub spread: BTreeMap<&'static str, Spread>,
@@ -172,20 +174,10 @@ fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// What a ping-pong between a thread on `here` and one on `there`
-/// measured, one value per batch.
-struct PingPong {
-    /// Wall time per one-way hop.
-    hop_ns: Vec<f64>,
-    /// The CPU time of the `write` that wakes the peer, per write (0 unless timed).
-    write_cpu_ns: Vec<f64>,
-}
-
 /// `batches` × `per_batch` round trips through two pipes between a thread
-/// on `here` and an echoing thread on `there`; `time_writes` also reads
-/// the thread's CPU clock around each write (two clock reads per round
-/// trip more).
-fn ping_pong(batches: u32, per_batch: u32, here: usize, there: usize, time_writes: bool) -> std::io::Result<PingPong> {
+/// on `here` and an echoing thread on `there`: the mean one-way hop of each
+/// batch, ns.
+fn ping_pong(batches: u32, per_batch: u32, here: usize, there: usize) -> std::io::Result<Vec<f64>> {
     let (mut a_rd, mut b_wr) = pipe()?;
     let (mut b_rd, mut a_wr) = pipe()?;
     let n = batches * per_batch;
@@ -200,25 +192,17 @@ fn ping_pong(batches: u32, per_batch: u32, here: usize, there: usize, time_write
     });
     pin_to(here);
     let mut buf = [0u8; 1];
-    let mut out = PingPong { hop_ns: Vec::new(), write_cpu_ns: Vec::new() };
+    let mut hop_ns = Vec::new();
     for _ in 0..batches {
-        let mut write_cpu = 0.0;
         let t = Instant::now();
         for _ in 0..per_batch {
-            if time_writes {
-                let c = thread_cpu_ns();
-                a_wr.write_all(&buf)?;
-                write_cpu += thread_cpu_ns() - c;
-            } else {
-                a_wr.write_all(&buf)?;
-            }
+            a_wr.write_all(&buf)?;
             a_rd.read_exact(&mut buf)?;
         }
-        out.hop_ns.push(t.elapsed().as_nanos() as f64 / (2 * per_batch) as f64);
-        out.write_cpu_ns.push(write_cpu / per_batch as f64);
+        hop_ns.push(t.elapsed().as_nanos() as f64 / (2 * per_batch) as f64);
     }
     peer.join().map_err(|_| std::io::Error::other("the probe's peer thread panicked"))??;
-    Ok(out)
+    Ok(hop_ns)
 }
 
 fn thread_cpu_ns() -> f64 {
@@ -283,8 +267,8 @@ impl Sleeper {
     /// not seen within a second is an error.
     fn wake(&mut self) -> std::io::Result<(f64, f64)> {
         let before = self.woken.load(Ordering::Acquire);
-        let sent = self.epoch.elapsed().as_nanos() as u64;
         let c = thread_cpu_ns();
+        let sent = self.epoch.elapsed().as_nanos() as u64;
         self.wr.write_all(&[1])?;
         let write_cpu = thread_cpu_ns() - c;
         let t = Instant::now();
@@ -581,7 +565,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let timer_sleep_cpu_ns = keep("timer_sleep_cpu_ns", Spread::of(&(0..samples).map(|_| timer_sample(20)).collect::<Vec<_>>()));
     let cpus = allowed_cpus();
     let here = cpus[0];
-    let switch_ns = keep("switch_ns", Spread::of(&ping_pong(samples, 250, here, here, false)?.hop_ns));
+    let switch_ns = keep("switch_ns", Spread::of(&ping_pong(samples, 250, here, here)?));
     let (mut remote_wake_ns, mut busy_wake_cpu_ns, mut busy_wake_ns, mut wake_sender_cpu_ns) = (0.0, 0.0, 0.0, 0.0);
     let mut idle = IdleWake { cpu_ns: 0.0, spacing_ns: 0.0, wakeups: 0, sub_cpu_ns: Vec::new() };
     if let Some(&there) = cpus.get(1) {
