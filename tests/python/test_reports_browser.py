@@ -9,6 +9,7 @@ vIC report are left in ``tests/python/artifacts/``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -41,7 +42,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         proc = irqlab("reproduce", e.name, "--out", str(out / e.subdir if e.subdir else out), "--quiet",
                       *TINY[e.name], timeout=600)
         assert proc.returncode == 0, proc.stderr
-        assert "warning: figure" not in proc.stderr, proc.stderr
+        # plotstyle's warning for a figure that breaks the style names its
+        # file ("figure NAME.png: ..."); a warning about the runs of a study
+        # named figure-5 is not one.
+        assert not re.search(r"warning: figure \S+\.(png|svg): ", proc.stderr), proc.stderr
     proc = irqlab("reproduce", "index", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
