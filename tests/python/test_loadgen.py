@@ -11,13 +11,14 @@ import json
 import shutil
 import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from typing import Any, Callable
 
 import pytest
 
+import fake_memcached
 from conftest import irqlab
+from fake_memcached import value_reply
 from irqlab.loadgen import find_binary, memcached
 from irqlab.loadgen_bench import bench_main
 
@@ -304,70 +305,19 @@ def test_a_server_that_never_replies_is_timeouts_and_exit_1(extra: list[str]) ->
 # -- against fake servers that answer wrongly ----------------------------------
 
 
+#: ``answer(key, stored_value)``: what a get is answered with.
 Answer = Callable[[bytes, bytes], bytes]
 
 
 @pytest.fixture
 def fake_server() -> Iterator[Callable[[Answer], str]]:
-    """Start a fake memcached answering ``get`` with ``answer(key, stored)``
-    (``set`` is stored and answered ``STORED``); yields a starter."""
-    servers: list[socket.socket] = []
-
-    def start(answer: Answer) -> str:
-        lsock = socket.socket()
-        lsock.bind(("127.0.0.1", 0))
-        lsock.listen(64)
-        servers.append(lsock)
-        store: dict[bytes, bytes] = {}
-
-        def serve(conn: socket.socket) -> None:
-            buf = b""
-            with conn:
-                while True:
-                    try:
-                        data = conn.recv(65536)
-                    except OSError:
-                        return
-                    if not data:
-                        return
-                    buf += data
-                    out = b""
-                    while b"\r\n" in buf:
-                        line, rest = buf.split(b"\r\n", 1)
-                        parts = line.split()
-                        if parts[0] == b"set":
-                            n = int(parts[4])
-                            if len(rest) < n + 2:
-                                break
-                            store[parts[1]] = rest[:n]
-                            buf = rest[n + 2 :]
-                            out += b"STORED\r\n"
-                        else:
-                            buf = rest
-                            out += answer(parts[1], store.get(parts[1], b""))
-                    try:
-                        conn.sendall(out)
-                    except OSError:
-                        return
-
-        def accept() -> None:
-            while True:
-                try:
-                    conn, _ = lsock.accept()
-                except OSError:
-                    return
-                threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-        threading.Thread(target=accept, daemon=True).start()
-        return f"127.0.0.1:{lsock.getsockname()[1]}"
-
-    yield start
-    for s in servers:
-        s.close()
-
-
-def _value(key: bytes, data: bytes) -> bytes:
-    return b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(data), data)
+    """Start a fake memcached (fake_memcached.py) answering ``get`` with
+    ``answer(key, stored)`` (``set`` is stored and answered ``STORED``);
+    yields a starter."""
+    servers = fake_memcached.servers()
+    start = next(servers)
+    yield lambda answer: start(lambda _n, key, stored: answer(key, stored))
+    servers.close()
 
 
 def failed_checks_json(*args: str) -> dict[str, Any]:
@@ -382,7 +332,7 @@ def failed_checks_json(*args: str) -> dict[str, Any]:
 
 
 def test_wrong_data_is_an_error_not_a_sample(fake_server: Callable[[Answer], str]) -> None:
-    server = fake_server(lambda k, v: _value(k, v[:-1] + b"!" if v else b"!"))
+    server = fake_server(lambda k, v: value_reply(k, v[:-1] + b"!" if v else b"!"))
     r = failed_checks_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
     assert r["requests"] == 0
     assert r["errors"] > 10
@@ -392,7 +342,7 @@ def test_wrong_data_is_an_error_not_a_sample(fake_server: Callable[[Answer], str
 
 
 def test_wrong_key_is_an_error(fake_server: Callable[[Answer], str]) -> None:
-    server = fake_server(lambda k, v: _value(k + b"x", v))
+    server = fake_server(lambda k, v: value_reply(k + b"x", v))
     r = failed_checks_json("--server", server, "--duration", "0.3", "--records", "100", "--connections", "2")
     assert r["requests"] == 0 and r["errors"] > 10
     assert "wrong key" in r["first_error"]
@@ -409,7 +359,7 @@ def test_garbage_breaks_the_connection(fake_server: Callable[[Answer], str]) -> 
 
 
 def test_correct_fake_server_gives_no_errors(fake_server: Callable[[Answer], str]) -> None:
-    server = fake_server(_value)
+    server = fake_server(value_reply)
     r = loadgen_json("--server", server, "--duration", "0.3", "--records", "100", "--depth", "3")
     assert r["errors"] == 0, r["first_error"]
     assert r["requests"] > 10

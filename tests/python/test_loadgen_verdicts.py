@@ -5,8 +5,8 @@ come after ``--timeout-ms``, and a run that measures nothing all exit
 non-zero, with one line on stderr and a JSON report whose ``verdict``,
 ``failure`` and ``exit_status`` agree with the exit status.
 
-Every server here is a small Python socket server on 127.0.0.1 written in
-the test, on daemon threads with bounded waits, closed when the test ends.
+Every server here is a fake memcached on 127.0.0.1 (fake_memcached.py), on
+daemon threads with bounded waits, closed when the test ends.
 Every run is short (at most about 3 s of wall time); the assertions are on
 counts and verdicts, never on speed.
 """
@@ -14,26 +14,21 @@ counts and verdicts, never on speed.
 from __future__ import annotations
 
 import json
-import socket
-import struct
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 import pytest
 
+import fake_memcached
+from fake_memcached import value_reply
 from irqlab.loadgen import find_binary
 
 pytestmark = pytest.mark.skipif(find_binary() is None, reason="irqlab-loadgen is not built (make setup)")
 
-#: How long a fake server's socket waits for the generator before it gives up.
-SOCKET_WAIT_S = 20.0
-#: What a get is answered with: bytes, or "close" / "reset" the connection.
-Reply = Union[bytes, str]
-#: ``answer(nth_get_of_the_connection, key, stored_value)``.
-Answer = Callable[[int, bytes, bytes], Reply]
+#: What a get is answered with, and the fake server's ``answer``.
+Reply = fake_memcached.Reply
+Answer = fake_memcached.Answer
 
 
 def loadgen(*args: str, timeout: float = 60) -> tuple[int, Optional[dict[str, Any]], str]:
@@ -54,91 +49,15 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-def _value(key: bytes, data: bytes) -> bytes:
-    return b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(data), data)
-
-
 @pytest.fixture
 def fake_server() -> Iterator[Callable[..., str]]:
-    """Start a fake memcached that stores every ``set`` (``STORED``) and
-    answers each ``get`` with ``answer(n, key, stored)`` after ``delay_s``;
-    yields a starter returning ``HOST:PORT``. Every socket is closed when
-    the test ends, which ends every thread."""
-    socks: list[socket.socket] = []
-    lock = threading.Lock()
-
-    def start(answer: Answer, delay_s: float = 0.0) -> str:
-        lsock = socket.socket()
-        lsock.bind(("127.0.0.1", 0))
-        lsock.listen(64)
-        lsock.settimeout(SOCKET_WAIT_S)
-        socks.append(lsock)
-        store: dict[bytes, bytes] = {}
-
-        def serve(conn: socket.socket) -> None:
-            conn.settimeout(SOCKET_WAIT_S)
-            buf, gets = b"", 0
-            # Bounded: each turn reads at least one byte or ends, and the
-            # generator's run is bounded in time.
-            while True:
-                try:
-                    data = conn.recv(65536)
-                except OSError:
-                    return
-                if not data:
-                    return
-                buf += data
-                out = b""
-                while b"\r\n" in buf:
-                    line, rest = buf.split(b"\r\n", 1)
-                    parts = line.split()
-                    if parts[0] == b"set":
-                        n = int(parts[4])
-                        if len(rest) < n + 2:
-                            break
-                        with lock:
-                            store[parts[1]] = rest[:n]
-                        buf = rest[n + 2 :]
-                        out += b"STORED\r\n"
-                        continue
-                    buf = rest
-                    with lock:
-                        stored = store.get(parts[1], b"")
-                    reply = answer(gets, parts[1], stored)
-                    gets += 1
-                    if reply == "reset":  # RST instead of FIN
-                        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    if isinstance(reply, str):
-                        conn.close()
-                        return
-                    out += reply
-                if out:
-                    if delay_s and not out.startswith(b"STORED"):
-                        time.sleep(delay_s)
-                    try:
-                        conn.sendall(out)
-                    except OSError:
-                        return
-
-        def accept() -> None:
-            while True:
-                try:
-                    conn, _ = lsock.accept()
-                except OSError:  # closed by the fixture, or no one came
-                    return
-                socks.append(conn)
-                threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-        threading.Thread(target=accept, daemon=True).start()
-        return f"127.0.0.1:{lsock.getsockname()[1]}"
-
-    yield start
-    for s in socks:
-        s.close()
+    """A fake memcached (fake_memcached.py): ``fake_server(answer, delay_s=0.0)``
+    answers each get with ``answer(n, key, stored)``; returns ``HOST:PORT``."""
+    yield from fake_memcached.servers()
 
 
 def hit(_n: int, key: bytes, stored: bytes) -> Reply:
-    return _value(key, stored)
+    return value_reply(key, stored)
 
 
 def miss(_n: int, _key: bytes, _stored: bytes) -> Reply:
@@ -192,7 +111,7 @@ def test_the_miss_threshold_is_more_than_half(
     fake_server: Callable[..., str], misses: Callable[[int], bool], fails: bool
 ) -> None:
     def answer(n: int, key: bytes, stored: bytes) -> Reply:
-        return b"END\r\n" if misses(n) else _value(key, stored)
+        return b"END\r\n" if misses(n) else value_reply(key, stored)
 
     code, r, err = loadgen("--server", fake_server(answer), *SMALL, "--depth", "2")
     assert r is not None and r["gets"] > 20 and r["misses"] > 0
