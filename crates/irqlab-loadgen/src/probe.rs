@@ -62,8 +62,8 @@
 //!
 //! On a machine with one CPU the cross-CPU figures are not measured (0).
 //!
-//! Every figure is the median of many short samples (`spread.rs` says
-//! why), each sample a mean over a batch short enough that a preemption of
+//! Every figure is the trimmed mean (10 % off each end) of many short
+//! samples (`spread.rs` says why), each sample a mean over a batch short enough that a preemption of
 //! the vCPU by its host spoils only the samples it lands in; `spread`
 //! keeps each figure's quartiles and sample count. `idle_wake_cpu_ns` is
 //! the exception: `/proc/stat` counts in 10 ms, so the figure is the whole
@@ -106,7 +106,7 @@ pub struct Probe {
     /// take five times as many, one per wake-up (and `idle_wake_cpu_ns`
     /// sub-rounds, see the module). `spread` has each figure's count.
     pub samples: u32,
-    /// Each figure's samples: quartiles, median and count.
+    /// Each figure's samples: trimmed mean, quartiles, median and count.
     pub spread: BTreeMap<&'static str, Spread>,
 }
 
@@ -343,7 +343,7 @@ struct BusyWake {
 /// replaces had one, and subtracting a separately measured waker's cost
 /// from it added two figures' noise). One sample per wake-up, each window
 /// tens of microseconds: the tick lands in one in a hundred, which the
-/// median ignores. A wake-up that finds another task on `there` instead of
+/// trimmed mean drops. A wake-up that finds another task on `there` instead of
 /// the spinner costs the spinner nothing it can see: such wake-ups (a
 /// window without gaps) are left out rather than counted as free.
 fn busy_wake(n: u32, here: usize, there: usize) -> std::io::Result<BusyWake> {
@@ -549,7 +549,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let mut spread: BTreeMap<&'static str, Spread> = BTreeMap::new();
     let mut keep = |name: &'static str, s: Spread| -> f64 {
         spread.insert(name, s);
-        s.median
+        s.trimmed
     };
     let mut idle_spread = None;
     let syscall = Spread::of(&(0..samples).map(|_| syscall_sample(2_000)).collect::<Vec<_>>());
@@ -616,7 +616,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_figure_but_the_idle_wake_up_is_the_median_of_its_samples() {
+    fn every_figure_but_the_idle_wake_up_is_the_trimmed_mean_of_its_samples() {
         let p = probe(1).expect("the probe runs");
         assert_eq!(p.samples, SAMPLES_PER_ROUND);
         for (name, value) in [
@@ -627,12 +627,12 @@ mod tests {
             ("l2_line_ns", p.l2_line_ns),
         ] {
             let s = p.spread[name];
-            assert_eq!(s.median, value, "{name}");
+            assert_eq!(s.trimmed, value, "{name}");
             assert!(s.q1 <= s.median && s.median <= s.q3 && s.samples == SAMPLES_PER_ROUND, "{name}: {s:?}");
         }
         if allowed_cpus().len() >= 2 {
             let s = p.spread["busy_wake_cpu_ns"];
-            assert_eq!(s.median, p.busy_wake_cpu_ns);
+            assert_eq!(s.trimmed, p.busy_wake_cpu_ns);
             assert!(p.spread.contains_key("idle_wake_cpu_ns") && p.idle_wakeups > 0);
         }
     }
