@@ -18,7 +18,9 @@
 //!   on B (the IPI and the idle exit, `cpu.wakeup_latency_ns`, plus the
 //!   wake-up, a switch, a `write` and a `read`). Each wake-up comes 50 µs
 //!   after B went idle, so that B has halted (see `idle_wakes`); one
-//!   sample per wake-up.
+//!   sample per wake-up. Its quartiles are a quarter apart on a KVM guest
+//!   (15–20 µs): the halted vCPU is woken by its host, whose own work
+//!   sets how soon.
 //! - `wake_sender_cpu_ns`: what the waker pays for that wake-up: the CPU
 //!   time of the `write` less a system call (on bare metal an APIC write;
 //!   in a VM the IPI's exit), one sample per wake-up.
@@ -29,6 +31,10 @@
 //!   switches, the `read`'s return and its next call) over each wake-up.
 //!   The woken thread answers through memory, so no wake-up back is in
 //!   it. One sample per wake-up.
+//!   Its spread is wide on a quiet KVM host: a mode at 9.3 µs and a dearer
+//!   one at 11–14 µs whose share moves between probes a minute apart
+//!   (docs/calibration.md, "A repeatable probe"); what the host does in
+//!   the dearer one the guest cannot see.
 //! - `busy_wake_ns`: the latency of that wake-up, from before the `write`
 //!   on A to the woken `read`'s return on B, one sample per wake-up.
 //!
@@ -40,7 +46,10 @@
 //!   The thread's own clock, not `/proc/stat`'s busy columns: those are
 //!   samples of the scheduler tick, which cannot land inside a VM exit
 //!   (on this project's 2-vCPU KVM guest they saw 3.5–5 µs of a 24–25 µs
-//!   sleep cycle, with the timer's slack at 1 ns as at its default).
+//!   sleep cycle, with the timer's slack at 1 ns as at its default). Its
+//!   samples have a long upper tail there (15–16 µs, up to 20 µs in a
+//!   quarter of them in some probes): the two exits of arming and taking
+//!   the timer cost what the host makes them.
 //!
 //! - `idle_wake_cpu_ns`: what a wake-up from idle costs the CPU it wakes,
 //!   as `/proc/stat` counts it: a thread on CPU B sleeps in `read` on a
