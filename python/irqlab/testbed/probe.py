@@ -51,8 +51,8 @@ else — no constant is fitted to the testbed:
   line) is the probe's warm pointer chase within L2, and
   ``microarch.l1i_bytes`` the L1 instruction cache that sysfs reports.
 
-Each figure comes with its spread (``spread``: the median of many short
-samples and their quartiles); :mod:`irqlab.testbed.spread` carries it to
+Each figure comes with its spread (``spread``: the figure is the trimmed
+mean of many short samples, kept with their median and quartiles); :mod:`irqlab.testbed.spread` carries it to
 the prediction.
 """
 
@@ -104,7 +104,7 @@ def l1i_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> O
 
 #: Probes taken for the testbed's prediction: their medians, field by
 #: field, and their spreads joined (:func:`irqlab.testbed.spread.combined_spread`).
-#: Each probe's figure is itself the median of tens to hundreds of short
+#: Each probe's figure is itself the trimmed mean of 60 to 300 short
 #: samples; three probes a few seconds apart also take in what the host
 #: does from one second to the next.
 PROBES = 3

@@ -1,9 +1,9 @@
 """The probe's spread, kept in the machine description and carried to the
 prediction.
 
-``irqlab-loadgen --probe`` gives each figure as the median of many short
-samples with their quartiles (``spread``; crates/irqlab-loadgen/src/probe/
-spread.rs says why a median of short samples). The testbed takes several
+``irqlab-loadgen --probe`` gives each figure as the trimmed mean of many
+short samples, with their quartiles (``spread``; crates/irqlab-loadgen/src/
+probe/spread.rs says why short samples and why trimmed). The testbed takes several
 probes: :func:`combined_spread` joins their spreads into one interval per
 figure, and :func:`draws` makes descriptions of the machine with each
 figure drawn from its interval, so that the simulated side of a comparison
