@@ -334,9 +334,12 @@ impl Report {
     /// no request sent (or scheduled) in the window was answered, and none
     /// timed out (a window too short for a round trip, or an open-loop
     /// schedule that put no request in it). It printed a report of 0
-    /// requests and exited 0 (issue 62, item 12).
+    /// requests and exited 0 (issue 62, item 12). An open loop that fell
+    /// behind its schedule measured nothing because of that, which
+    /// [`Report::behind_schedule`] says (a generator starved of CPU sends
+    /// nothing in a short window).
     pub fn measured_nothing(&self) -> Option<String> {
-        (self.requests == 0).then(|| {
+        (self.requests == 0 && self.schedule_kept != Some(false)).then(|| {
             let qps = if self.offered_qps.is_some() { ", or a higher --qps" } else { "" };
             format!(
                 "the run measured no request: none sent in the {} s window was answered (give a longer --duration{qps})",
@@ -632,6 +635,9 @@ mod tests {
         let nothing = Report { requests: 0, schedule_kept: Some(true), ..open_report() };
         let (what, why, code) = nothing.judge();
         assert_eq!((what, code), ("measured_nothing", 1));
+        // ... unless the generator fell behind: then that is why.
+        let starved = Report { requests: 0, ..open_report() };
+        assert_eq!(starved.judge().0, "behind_schedule");
         assert_eq!(
             why.unwrap(),
             "the run measured no request: none sent in the 3 s window was answered (give a longer --duration, or a higher --qps)"
