@@ -6,11 +6,14 @@ only need the scenario layer (``_core.resolve``) and the Python package.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +184,28 @@ def echo() -> Any:
         yield str(exe)
     finally:
         shutil.rmtree(build, ignore_errors=True)
+
+
+_veth_pairs = itertools.count()
+
+
+@contextlib.contextmanager
+def veth_pair(tag: str) -> Iterator[tuple[str, str]]:
+    """Two private network namespaces joined by a veth pair, for a live
+    test: veth0 (198.18.0.1/30) in the server's, veth1 (198.18.0.2/30) in
+    the client's, every link up; yields (server, client) and deletes both
+    namespaces however the test ends. ``tag`` tells whose they are."""
+    n = next(_veth_pairs)
+    server, client = f"irqlab-t-{os.getpid()}-{tag}{n}s", f"irqlab-t-{os.getpid()}-{tag}{n}c"
+    try:
+        sh("ip", "netns", "add", server)
+        sh("ip", "netns", "add", client)
+        sh("ip", "-n", server, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", client)
+        sh("ip", "-n", server, "addr", "add", "198.18.0.1/30", "dev", "veth0")
+        sh("ip", "-n", client, "addr", "add", "198.18.0.2/30", "dev", "veth1")
+        for ns, dev in ((server, "lo"), (server, "veth0"), (client, "lo"), (client, "veth1")):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        yield server, client
+    finally:
+        for ns in (server, client):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)

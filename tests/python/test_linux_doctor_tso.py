@@ -10,20 +10,17 @@ whatever happened. Needs root, ``ip netns``, ``ethtool`` and Linux 6.13+
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from conftest import veth_pair
 from test_linux_live import IRQLAB, _why_not_live
 
 pytestmark = pytest.mark.skipif(_why_not_live() is not None, reason=str(_why_not_live()))
-
-_numbers = itertools.count()
 
 # A TCP server in the server namespace: accept one connection, read, print the
 # socket's SO_INCOMING_NAPI_ID (include/uapi/asm-generic/socket.h: 56). Bounded by timeouts.
@@ -48,21 +45,9 @@ def _sh(*args: str) -> str:
 
 @pytest.fixture
 def pair():
-    base = f"irqlab-t62d-{os.getpid()}-{next(_numbers)}"
-    server, client = f"{base}s", f"{base}c"
-    try:
-        _sh("ip", "netns", "add", server)
-        _sh("ip", "netns", "add", client)
-        _sh("ip", "-n", server, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", client)
-        _sh("ip", "-n", server, "addr", "add", "198.18.0.1/30", "dev", "veth0")
-        _sh("ip", "-n", client, "addr", "add", "198.18.0.2/30", "dev", "veth1")
-        for ns, dev in ((server, "lo"), (server, "veth0"), (client, "lo"), (client, "veth1")):
-            _sh("ip", "-n", ns, "link", "set", dev, "up")
+    with veth_pair("t62d") as (server, client):
         _sh("ip", "netns", "exec", server, "ethtool", "-K", "veth0", "gro", "on")
         yield server, client
-    finally:
-        for ns in (server, client):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)
 
 
 def _doctor(server: str, *args: str) -> str:

@@ -16,7 +16,6 @@ skipped with that reason rather than passed.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import platform
@@ -30,13 +29,11 @@ import pytest
 
 from irqlab.linux.qstats import COUNTERS, LinuxError, queue_stats
 
-from conftest import sh
+from conftest import sh, veth_pair
 
 #: Datagrams sent from veth1 to veth0 (a bounded number, each received).
 PACKETS = 5
 KEYS = {"queue_type", "queue_id", *COUNTERS}
-_numbers = itertools.count()
-
 
 def _why_not_live() -> Optional[str]:
     if not sys.platform.startswith("linux"):
@@ -96,20 +93,8 @@ class Pair:
 
 @pytest.fixture
 def pair():
-    n = next(_numbers)
-    server, client = f"irqlab-t-{os.getpid()}-q{n}s", f"irqlab-t-{os.getpid()}-q{n}c"
-    try:
-        sh("ip", "netns", "add", server)
-        sh("ip", "netns", "add", client)
-        sh("ip", "-n", server, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", client)
-        sh("ip", "-n", server, "addr", "add", "198.18.0.1/30", "dev", "veth0")
-        sh("ip", "-n", client, "addr", "add", "198.18.0.2/30", "dev", "veth1")
-        for ns, dev in ((server, "lo"), (server, "veth0"), (client, "lo"), (client, "veth1")):
-            sh("ip", "-n", ns, "link", "set", dev, "up")
+    with veth_pair("q") as (server, client):
         yield Pair(server, client)
-    finally:
-        subprocess.run(["ip", "netns", "del", server], capture_output=True)
-        subprocess.run(["ip", "netns", "del", client], capture_output=True)
 
 
 def _total(stats: list[dict[str, Any]], queue_type: str, counter: str) -> Optional[int]:
