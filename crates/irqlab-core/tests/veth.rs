@@ -108,7 +108,8 @@ fn waking_a_sleeping_client_costs_the_server_core() {
 
 #[test]
 fn the_testbed_fields_are_refused_where_they_are_not_modelled() {
-    let cases: [(&str, &[&str], &str); 3] = [
+    let cases: [(&str, &[&str], &str); 4] = [
+        (THESIS, &["load.client_timer_lag_ns=1000"], "load.client_timer_lag_ns"),
         (THESIS, &["napi.threaded=true", "vm.kind=\"virtio\""], "napi.threaded"),
         (THESIS, &["costs.peer_rx_cycles=100", "vm.kind=\"virtio\""], "costs.peer_rx_cycles"),
         (THESIS, &["load.client_ns_per_request=100", "app.kind=\"forwarding\""], "load.client_ns_per_request"),
@@ -118,6 +119,9 @@ fn the_testbed_fields_are_refused_where_they_are_not_modelled() {
         let err = sets.iter().map(|kv| s.set_pair(kv)).find_map(Result::err).expect("refused").to_string();
         assert!(err.contains(field) && err.contains("must be"), "{err}");
     }
+    let mut s = irqlab_core::Scenario::from_toml_str(VETH).unwrap();
+    let err = s.set_pair("load.latency_from=\"sent\"").unwrap_err().to_string();
+    assert!(err.contains("load.latency_from") && err.contains("`send` or `schedule`"), "{err}");
 }
 
 #[test]
@@ -143,8 +147,56 @@ fn leaving_idle_costs_system_time_once_per_idle_period() {
     assert!(extra > 3.5 && extra <= 5.0 + 0.05, "{extra}");
     assert!((dear.cpu_pct.user - base.cpu_pct.user).abs() < 0.05, "{:?} vs {:?}", dear.cpu_pct, base.cpu_pct);
     // A core that never idles never pays it: busy-wait spins between requests.
+    // (The load generator's core idles and pays it, which moves when
+    // replies are read, not what the server core does.)
     let spin = veth("busy-wait", &["load.qps=5000", "costs.idle_exit_cycles=0"]);
     let spin_dear = veth("busy-wait", &["load.qps=5000", "costs.idle_exit_cycles=26000"]);
-    assert_eq!(spin.throughput_qps, spin_dear.throughput_qps);
-    assert_eq!(spin.cpu_pct.system, spin_dear.cpu_pct.system);
+    assert_eq!(spin.cpu_pct.idle, 0.0);
+    assert_eq!(spin_dear.cpu_pct.idle, 0.0);
+    assert!((spin.cpu_pct.system - spin_dear.cpu_pct.system).abs() < 0.5, "{:?} vs {:?}", spin.cpu_pct, spin_dear.cpu_pct);
+}
+
+#[test]
+fn a_sleeping_load_generator_is_woken_as_the_probe_wakes_a_thread_on_a_halted_cpu() {
+    // At 5,000 requests a second both cores idle between requests: the
+    // request wakes the server core and the reply the load generator's.
+    // 26,000 cycles more to leave idle (10 us at 2.596 GHz) delays each
+    // by that much, so the median latency grows by about twice it.
+    let at = |exit: &str| veth("no-coalescing", &["load.qps=5000", "load.client_timer_lag_ns=0", exit]).latency_us.p50.unwrap();
+    let extra = at("costs.idle_exit_cycles=26000") - at("costs.idle_exit_cycles=0");
+    assert!(extra > 17.0 && extra < 21.0, "{extra}");
+}
+
+#[test]
+fn an_open_loop_send_waits_for_the_load_generators_timed_wait() {
+    // At 5,000 requests a second the load generator sleeps until almost
+    // every send: each leaves client_timer_lag_ns late. Timed from its
+    // schedule, the request's latency has that lag in it; timed from its
+    // write (mutilate's start_time), it has not.
+    let p50 = |sets: &[&str]| {
+        let all: Vec<&str> = ["load.qps=5000"].into_iter().chain(sets.iter().copied()).collect();
+        veth("no-coalescing", &all).latency_us.p50.unwrap()
+    };
+    let lag = 30.0;
+    let scheduled = p50(&["load.client_timer_lag_ns=30000"]) - p50(&["load.client_timer_lag_ns=0"]);
+    assert!(scheduled > 0.9 * lag && scheduled < 1.05 * lag, "{scheduled}");
+    let sends = ["load.latency_from=\"send\""];
+    let written = p50(&[sends[0], "load.client_timer_lag_ns=30000"]) - p50(&[sends[0], "load.client_timer_lag_ns=0"]);
+    assert!(written.abs() < 0.1 * lag, "{written}");
+    // A closed loop's thread waits for replies, never for a time.
+    let closed = |lag: &str| veth("no-coalescing", &[lag]).throughput_qps;
+    assert_eq!(closed("load.client_timer_lag_ns=0"), closed("load.client_timer_lag_ns=30000"));
+}
+
+#[test]
+fn timed_from_the_schedule_a_held_request_counts_its_wait_for_a_slot() {
+    // Near saturation a request often comes due on a connection whose
+    // request before it is still outstanding (depth 1): held at the
+    // client until the reply, as irqlab-loadgen and mutilate hold it.
+    // irqlab-loadgen times it from its schedule, mutilate from its send.
+    let at = |from: &str| veth("no-coalescing", &["load.qps=60000", from]);
+    let (sched, send) = (at("load.latency_from=\"schedule\""), at("load.latency_from=\"send\""));
+    assert!(sched.held_at_client > 0, "{}", sched.held_at_client);
+    assert!(sched.latency_us.mean > send.latency_us.mean, "{:?} vs {:?}", sched.latency_us.mean, send.latency_us.mean);
+    assert!(sched.latency_us.p99 > send.latency_us.p99);
 }

@@ -51,6 +51,16 @@
 //!   quarter of them in some probes): the two exits of arming and taking
 //!   the timer cost what the host makes them.
 //!
+//! - `timer_wake_ns`: how late a thread's timed wait ends on an otherwise
+//!   idle CPU: the load generator's own wait for an open loop's next send
+//!   (`Epoll::wait_until`, an `epoll_pwait2` with a nanosecond timeout, the
+//!   timer's slack at 1 ns as the load generator sets it), 200 µs after the
+//!   last (the spacing of the testbed's low load), from the deadline to the
+//!   wait's return: the hrtimer's expiry on a halted CPU (in a VM, the
+//!   host's timer and the vCPU's return from HLT), the exit from idle, the
+//!   wake-up and the switch. One sample per wake-up. The load generator
+//!   reports the same lateness for its sends (`own_lag_us`), and the
+//!   simulator's client takes it as `load.client_timer_lag_ns`.
 //! - `idle_wake_cpu_ns`: what a wake-up from idle costs the CPU it wakes,
 //!   as `/proc/stat` counts it: a thread on CPU B sleeps in `read` on a
 //!   pipe and is woken from CPU A every 200 µs (the spacing of the veth
@@ -102,6 +112,7 @@ pub struct Probe {
     pub busy_wake_ns: f64,
     pub wake_sender_cpu_ns: f64,
     pub timer_sleep_cpu_ns: f64,
+    pub timer_wake_ns: f64,
     pub idle_wake_cpu_ns: f64,
     /// That round's time from one wake-up to the next, ns: the most the
     /// woken CPU can be busy per wake-up (all of it when other work keeps
@@ -237,6 +248,31 @@ fn spin_for(d: Duration) {
     while t.elapsed() < d {
         std::hint::spin_loop();
     }
+}
+
+/// `n` timed waits of a thread on `there` (nothing else runs there), each
+/// ending 200 µs after it began: how late each wait returned past its
+/// deadline, ns. Empty where `epoll_pwait2` is missing (Linux before 5.11;
+/// the load generator then sends by a timerfd).
+fn timer_wakes(n: u32, there: usize) -> std::io::Result<Vec<f64>> {
+    std::thread::spawn(move || -> std::io::Result<Vec<f64>> {
+        pin_to(there);
+        crate::sys::set_timer_slack_ns(1);
+        let mut ep = crate::sys::Epoll::new(1)?;
+        if !ep.has_ns_timeout() {
+            return Ok(Vec::new());
+        }
+        let mut events = Vec::new();
+        let mut out = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let deadline = crate::sys::now_ns() + 200_000;
+            ep.wait_until(&mut events, deadline)?;
+            out.push(crate::sys::now_ns().saturating_sub(deadline) as f64);
+        }
+        Ok(out)
+    })
+    .join()
+    .map_err(|_| std::io::Error::other("the probe's timer thread panicked"))?
 }
 
 /// A thread on `there` that sleeps in `read` on a pipe and, each time it
@@ -574,6 +610,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let timer_sleep_cpu_ns = keep("timer_sleep_cpu_ns", Spread::of(&(0..samples).map(|_| timer_sample(20)).collect::<Vec<_>>()));
     let cpus = allowed_cpus();
     let here = cpus[0];
+    let timer = timer_wakes(5 * samples, *cpus.get(1).unwrap_or(&here))?;
+    let timer_wake_ns = if timer.is_empty() { 0.0 } else { keep("timer_wake_ns", Spread::of(&timer)) };
     let switch_ns = keep("switch_ns", Spread::of(&ping_pong(samples, 250, here, here)?));
     let (mut remote_wake_ns, mut busy_wake_cpu_ns, mut busy_wake_ns, mut wake_sender_cpu_ns) = (0.0, 0.0, 0.0, 0.0);
     let mut idle = IdleWake { cpu_ns: 0.0, spacing_ns: 0.0, wakeups: 0, sub_cpu_ns: Vec::new() };
@@ -611,6 +649,7 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         busy_wake_ns,
         wake_sender_cpu_ns,
         timer_sleep_cpu_ns,
+        timer_wake_ns,
         idle_wake_cpu_ns: idle.cpu_ns,
         idle_wake_spacing_ns: idle.spacing_ns,
         idle_wakeups: idle.wakeups,
@@ -639,6 +678,9 @@ mod tests {
             assert_eq!(s.trimmed, value, "{name}");
             assert!(s.q1 <= s.median && s.median <= s.q3 && s.samples == SAMPLES_PER_ROUND, "{name}: {s:?}");
         }
+        // A timed wait never ends before its deadline.
+        let s = p.spread["timer_wake_ns"];
+        assert!(s.trimmed == p.timer_wake_ns && s.q1 >= 0.0 && s.samples == 5 * SAMPLES_PER_ROUND, "{s:?}");
         if allowed_cpus().len() >= 2 {
             let s = p.spread["busy_wake_cpu_ns"];
             assert_eq!(s.trimmed, p.busy_wake_cpu_ns);

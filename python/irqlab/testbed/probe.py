@@ -22,6 +22,9 @@ else — no constant is fitted to the testbed:
   and wake-up of the load generator;
 - the load generator's CPU per request (``load.client_ns_per_request``) is
   one TCP message and one system call (its share of `epoll_wait`);
+- how late the load generator's timed wait for an open loop's next send
+  ends on its idle core (``load.client_timer_lag_ns``) is the probe's
+  ``timer_wake_ns``, the same wait measured alone;
 - ``cpu.wakeup_latency_ns`` is what a wake-up across CPUs of a thread on an
   idle CPU takes beyond one on the same CPU (the IPI and the idle exit);
 - ``costs.ipi_irq_cycles`` is what a wake-up from another CPU takes from a
@@ -168,6 +171,8 @@ def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
         out["costs.softirq_entry_cycles"] + out["costs.rx_packet_cycles"] + out["costs.wakeup_cycles"]
     )
     out["load.client_ns_per_request"] = round(probe["tcp_message_ns"] + probe["syscall_ns"])
+    # Measured as the load generator waits (older probes lack it: on time).
+    out["load.client_timer_lag_ns"] = round(probe.get("timer_wake_ns", 0.0))
     local = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 2 * cycles(probe["syscall_ns"])
     # A wake-up from idle: one system call (the read) where the busy wake-up has two.
     idle_exit = max(0, round(cycles(probe.get("idle_wake_cpu_ns", 0.0)) - local + cycles(probe["syscall_ns"])))

@@ -239,8 +239,12 @@ impl Machine {
                 "the client could not offer load.qps ({:.0}/s; {served:.0} replies/s): {backlog} requests were still \
                  waiting at the client at the end because their connection had load.depth requests outstanding \
                  (mutilate's behaviour, load.open_loop_backlog = \"client\"), and the latency of a held request \
-                 counts from when it was sent, not from when it was due",
-                self.cfg.load.qps.unwrap_or(0.0)
+                 counts from {}",
+                self.cfg.load.qps.unwrap_or(0.0),
+                match self.cfg.load.latency_from {
+                    crate::scenario::LatencyFrom::Send => "when it was sent, not from when it was due",
+                    crate::scenario::LatencyFrom::Schedule => "when it was due (load.latency_from = \"schedule\")",
+                }
             ));
         }
         w

@@ -620,6 +620,22 @@ pub enum OpenLoopBacklog {
     Server,
 }
 
+/// Open loop: where a request's latency is timed from (a closed loop's
+/// from its send either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LatencyFrom {
+    /// Its send, as mutilate times it (`start_time`, set when the request
+    /// is written): a request held at the client for a free slot, or a
+    /// send the load generator made late, is timed from when it left.
+    Send,
+    /// Its scheduled arrival, as `irqlab-loadgen` times an open loop
+    /// (crates/irqlab-loadgen/src/schedule.rs: no coordinated omission): a
+    /// held request's wait for a slot and the load generator's own lateness
+    /// are in its latency.
+    Schedule,
+}
+
 /// Key or value sizes: mutilate's ETC generators or a fixed size.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist", deny_unknown_fields)]
@@ -645,6 +661,8 @@ pub struct LoadCfg {
     /// Open loop: where a request waits when its connection already has
     /// `depth` requests outstanding.
     pub open_loop_backlog: OpenLoopBacklog,
+    /// Open loop: what a request's latency is timed from.
+    pub latency_from: LatencyFrom,
     pub interarrival: InterArrivalKind,
     pub key_size: SizeCfg,
     pub value_size: SizeCfg,
@@ -669,6 +687,13 @@ pub struct LoadCfg {
     /// default): the clients are never the bottleneck (the thesis's eight
     /// client machines).
     pub client_ns_per_request: u64,
+    /// Open loop with the load-generator thread modelled: how late its
+    /// timed wait for the next send ends when the thread sleeps until it,
+    /// ns (the timer's expiry on its idle core, the exit from idle, the
+    /// wake-up and the switch). `irqlab testbed probe` measures it
+    /// (`timer_wake_ns`); 0 (the default): on time. A closed loop's thread
+    /// waits for replies, not for a time, and does not take it.
+    pub client_timer_lag_ns: u64,
 }
 impl Default for LoadCfg {
     fn default() -> Self {
@@ -680,6 +705,7 @@ impl Default for LoadCfg {
             think_time_ns: 0,
             qps: None,
             open_loop_backlog: OpenLoopBacklog::Client,
+            latency_from: LatencyFrom::Send,
             interarrival: InterArrivalKind::Exponential,
             key_size: SizeCfg::Etc,
             value_size: SizeCfg::Etc,
@@ -687,6 +713,7 @@ impl Default for LoadCfg {
             retransmit_timeout_ns: 200_000_000,
             frame_bytes: 60,
             client_ns_per_request: 0,
+            client_timer_lag_ns: 0,
         }
     }
 }

@@ -128,6 +128,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.depth", |c| c.load.depth, 1, 1024),
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
     int_field!("load.client_ns_per_request", |c| c.load.client_ns_per_request, 0, MAX_NS),
+    int_field!("load.client_timer_lag_ns", |c| c.load.client_timer_lag_ns, 0, MAX_NS),
     int_field!("costs.peer_rx_cycles", |c| c.costs.peer_rx_cycles, 0, MAX_CYCLES),
     int_field!("costs.remote_wake_cycles", |c| c.costs.remote_wake_cycles, 0, MAX_CYCLES),
     int_field!("costs.idle_exit_cycles", |c| c.costs.idle_exit_cycles, 0, MAX_CYCLES),
@@ -232,6 +233,7 @@ const NAME_FIELDS: &[(&str, &str)] = &[
     ("nic.irq_routing", "\"aligned\" or \"packed\""),
     ("load.interarrival", "\"exponential\", \"fb_ia\" or \"constant\""),
     ("load.open_loop_backlog", "\"client\" or \"server\""),
+    ("load.latency_from", "\"send\" or \"schedule\""),
     ("vm.kind", "\"none\", \"passthrough\", \"sriov\", \"virtio\" or \"lsilogic\""),
     ("nic.kind", "\"connectx-4\" or \"82599\""),
     ("itr.policy", "\"off\", \"static\", \"ixgbe\", \"linear\" or \"golden-section\""),
@@ -364,6 +366,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field(
             "load.client_ns_per_request",
             "must be 0 unless app.kind is \"memcached\" (the request-reply clients are memcached's)",
+        ));
+    }
+    if c.load.client_timer_lag_ns > 0 && c.load.client_ns_per_request == 0 {
+        return Err(Error::field(
+            "load.client_timer_lag_ns",
+            "must be 0 unless load.client_ns_per_request is above 0 (only a modelled load-generator thread sleeps until an open loop's next send)",
         ));
     }
     // The bulk receiver may leave cores without a queue (the IAPS paper's

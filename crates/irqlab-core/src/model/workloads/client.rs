@@ -14,7 +14,16 @@
 //! costs it half that to write and half to read its reply, in the order
 //! they come. A reply is then recorded when its read ends (the load
 //! generator times from just before a write to just after the read), and a
-//! closed loop's next request leaves when its write ends.
+//! closed loop's next request leaves when its write ends. The thread sleeps
+//! when it has nothing to do, on a core that then idles: a reply that finds
+//! it asleep wakes it across CPUs, which takes what `irqlab testbed probe`
+//! measures for a wake-up of a thread on a halted CPU (`remote_wake_ns`, in
+//! the model's terms `cpu.wakeup_latency_ns`, `costs.idle_exit_cycles` and a
+//! wake-up and switch); an open-loop send that finds it asleep is made when
+//! its timed wait ends, `load.client_timer_lag_ns` late (the probe's
+//! `timer_wake_ns`). With `load.latency_from = "schedule"` a request is timed
+//! from its scheduled arrival, as `irqlab-loadgen` times an open loop, so
+//! both that lateness and a held request's wait for a slot are in its latency.
 
 use crate::model::devices::nic::RxPacket;
 use crate::model::workloads::WorkloadCx;
@@ -22,7 +31,8 @@ use crate::model::devices::nic::events::NicEvents;
 use crate::engine::rng::kind;
 use crate::engine::{Nanos, RngStreams, Scheduler, StreamRng};
 use crate::error::Error;
-use crate::scenario::{Config, OpenLoopBacklog, SizeCfg};
+use crate::scenario::{Config, LatencyFrom, OpenLoopBacklog, SizeCfg};
+use std::collections::VecDeque;
 use crate::workload::{InterArrival, SizeDist, SizeField};
 use rand::Rng;
 
@@ -69,9 +79,20 @@ pub struct Clients {
     write_ns: Nanos,
     read_ns: Nanos,
     busy_until_ns: Nanos,
-    /// The C-state exit of the load generator's idle core
-    /// (`cpu.wakeup_latency_ns`): a sleeping thread reads a reply this late.
+    /// A reply reaches a sleeping load-generator thread this late: the IPI
+    /// and the exit of its halted core (`cpu.wakeup_latency_ns`), the CPU
+    /// that core pays to leave idle (`costs.idle_exit_cycles`), the wake-up
+    /// and the switch, as a wake-up of a thread on another CPU in the probe.
     wakeup_ns: Nanos,
+    /// An open-loop send due while the thread sleeps is written this late
+    /// (`load.client_timer_lag_ns`).
+    timer_lag_ns: Nanos,
+    /// `load.latency_from = "schedule"`: per connection, the scheduled
+    /// arrivals of the requests held for a slot, oldest first (empty
+    /// otherwise).
+    held_at: Vec<VecDeque<Nanos>>,
+    /// `load.latency_from = "schedule"` in an open loop.
+    from_schedule: bool,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -117,7 +138,20 @@ impl Clients {
             write_ns: cfg.load.client_ns_per_request / 2,
             read_ns: cfg.load.client_ns_per_request - cfg.load.client_ns_per_request / 2,
             busy_until_ns: 0,
-            wakeup_ns: cfg.cpu.wakeup_latency_ns,
+            wakeup_ns: if cfg.load.client_ns_per_request == 0 {
+                cfg.cpu.wakeup_latency_ns
+            } else {
+                let clock = crate::engine::time::CycleClock::new(cfg.cpu.freq_ghz);
+                cfg.cpu.wakeup_latency_ns
+                    + clock.ns(cfg.costs.idle_exit_cycles + cfg.costs.wakeup_cycles + cfg.costs.context_switch_cycles)
+            },
+            timer_lag_ns: cfg.load.client_timer_lag_ns,
+            held_at: if cfg.load.latency_from == LatencyFrom::Schedule {
+                vec![VecDeque::new(); per_connection]
+            } else {
+                Vec::new()
+            },
+            from_schedule: cfg.load.qps.is_some() && cfg.load.latency_from == LatencyFrom::Schedule,
         })
     }
 
@@ -135,13 +169,19 @@ impl Clients {
     }
 
     /// The load-generator thread writes a request due at `now`: when the
-    /// write ends, and what its latency is timed from (a closed loop's new
-    /// request from the start of its write, as the load generator times it).
+    /// write ends, and what its latency is timed from: a new request (not
+    /// a retransmission) from the start of its write, as a closed loop's
+    /// load generator and mutilate time it, or, with `load.latency_from =
+    /// "schedule"`, an open loop's from when it was due.
     #[cold]
     #[inline(never)]
     fn write(&mut self, now: Nanos, sent_ns: Nanos) -> (Nanos, Nanos) {
-        let written = self.occupy(now, self.write_ns);
-        (written, if self.closed && sent_ns == now { written - self.write_ns } else { sent_ns })
+        // An open loop's send that finds the thread asleep waits for its
+        // timed wait to end.
+        let start = if !self.closed && self.asleep(now) { now + self.timer_lag_ns } else { now };
+        let written = self.occupy(start, self.write_ns);
+        let from_write = sent_ns == now && !self.from_schedule;
+        (written, if from_write { written - self.write_ns } else { sent_ns })
     }
 
     /// The load-generator thread reads a reply that arrived at `now`; when
@@ -271,6 +311,9 @@ impl Clients {
         } else {
             // mutilate's WAITING_FOR_OPQ: sent when a reply frees a slot.
             self.held[conn as usize] += 1;
+            if let Some(q) = self.held_at.get_mut(conn as usize) {
+                q.push_back(now);
+            }
             if cx.run.measuring && now < cx.run.end_ns {
                 cx.run.counters.held_at_client += 1;
             }
@@ -293,10 +336,14 @@ impl Clients {
             }
         } else if self.holds() {
             // The slot goes to a held request at once (its time has come);
-            // mutilate measures it from this send.
+            // mutilate measures it from this send, irqlab-loadgen from its
+            // schedule.
             if self.held[conn as usize] > 0 {
                 self.held[conn as usize] -= 1;
-                self.send(cx, conn);
+                match self.held_at.get_mut(conn as usize).and_then(VecDeque::pop_front) {
+                    Some(due) => self.send_as_of(cx, conn, due),
+                    None => self.send(cx, conn),
+                }
             } else {
                 self.outstanding[conn as usize] -= 1;
             }
