@@ -69,6 +69,10 @@ def test_each_group_is_scaled_by_its_own_measurement():
     assert out["cpu.wakeup_latency_ns"] == 20000
     assert out["cpu.ipi_latency_ns"] == 10000
     assert out["costs.remote_wake_cycles"] == 10000
+    # The load generator's timed wait: as measured, and on time for a
+    # probe taken before it was measured.
+    assert rescaled({**PROBE, "timer_wake_ns": 23456.4}, costs)["load.client_timer_lag_ns"] == 23456
+    assert out["load.client_timer_lag_ns"] == 0
     local = out["costs.wakeup_cycles"] + 2 * out["costs.context_switch_cycles"] + 400
     # The busy CPU's loss less a wake-up, two switches and the woken
     # thread's read (one 200-cycle system call): it answers through memory.
@@ -270,3 +274,31 @@ def test_an_agreement_is_judged_against_the_range_the_probes_spread_gives():
     # A range that stays out of the tolerance still disagrees.
     far = [summary(sim(100.0, 101.0, 80.0))]
     assert any(x.startswith("busy-wait / no-coalescing") and "disagrees" in x for x in agreement(measured, median, far))
+
+
+def test_wake_ups_and_latency_are_judged_and_every_disagreement_named():
+    from irqlab.testbed.compare import agreement
+
+    def row(wakeups_per_s: float, p50: float, p99: float) -> dict:
+        return {"loadgen": {"achieved_qps": 100.0, "latency_us": {"p50": p50, "p95": p99, "p99": p99}},
+                "server_core": {"idle": 70.0, "busy_exact": 30.0, "napi_wakeups_per_s": wakeups_per_s}}
+
+    measured = {"profiles": [{"profile": "no-coalescing", "closed": row(20.0, 200.0, 400.0),
+                              "low": row(80.0, 100.0, 200.0), "medium": row(40.0, 90.0, 500.0)}]}
+    sim = {"no-coalescing": {ph: {"throughput_qps": 100.0, "cpu_pct": {"idle": 70.0}, "irqs_per_s": w,
+                                  "latency_us": {"p50": p50, "p99": p99}}
+                             for ph, w, p50, p99 in (("closed", 30.0, 210.0, 300.0), ("low", 85.0, 80.0, 110.0),
+                                                     ("medium", 41.0, 60.0, 140.0))}}
+    lines = agreement(measured, sim)
+    wake = next(x for x in lines if "wake-ups per request" in x)
+    # 0.85 against 0.80 (+6 %), 0.41 against 0.40, 0.30 against 0.20 (+50 %).
+    assert "low agrees, medium agrees, closed disagrees within ±25%" in wake
+    p50 = next(x for x in lines if x.startswith("no-coalescing p50 latency"))
+    # 80 against 100 µs (-20 %), 60 against 90 µs (-33 %).
+    assert "measured 100/90 µs, simulated 80/60 µs (low agrees, medium disagrees within ±25%)" in p50
+    p99 = next(x for x in lines if x.startswith("no-coalescing p99 latency"))
+    # 110 against 200 µs (-45 %), 140 against 500 µs (-72 %).
+    assert "(low agrees, medium disagrees within ±50%)" in p99
+    assert lines[-1] == ("3 of 5 comparisons disagree: no-coalescing NAPI-thread wake-ups per request at "
+                         "low/medium/closed load; no-coalescing p50 latency at low/medium load; "
+                         "no-coalescing p99 latency at low/medium load")

@@ -128,6 +128,14 @@ RATIO_AGREEMENT = 0.15
 #: (issue 34's target for the testbed).
 CPU_AGREEMENT_PT = 5.0
 
+#: NAPI-thread wake-ups per request within this fraction agree.
+WAKEUP_AGREEMENT = 0.25
+
+#: Median latency at low and medium load within this fraction agrees, and
+#: the 99th percentile within :data:`P99_AGREEMENT`.
+P50_AGREEMENT = 0.25
+P99_AGREEMENT = 0.50
+
 
 def _spread_text(lo: float, hi: float, n: int, fmt: str) -> str:
     return f" ({lo:{fmt}}-{hi:{fmt}} over {n} descriptions of the probe's spread)"
@@ -207,13 +215,40 @@ def agreement(measured: dict[str, Any], predicted: dict[str, dict[str, Any]],
                          f"({off:+.0f} points: {verdict} within ±{CPU_AGREEMENT_PT:.0f})")
         else:
             lines.append(f"{p} low-load server CPU: measured {cpu_t:.0f} %, simulated {cpu_s:.0f} %{rng}")
+    phases = ("low", "medium", "closed")
     for p, r in rows.items():
-        m = "/".join(f"{r[ph]['server_core']['napi_wakeups_per_s'] / max(r[ph]['loadgen']['achieved_qps'], 1e-9):.2f}"
-                     for ph in ("low", "medium", "closed"))
-        s = "/".join(f"{sim_wakeups_per_s(predicted[p][ph]) / max(predicted[p][ph]['throughput_qps'], 1e-9):.2f}"
-                     for ph in ("low", "medium", "closed"))
+        wm = [r[ph]["server_core"]["napi_wakeups_per_s"] / max(r[ph]["loadgen"]["achieved_qps"], 1e-9) for ph in phases]
+        ws = [med[p][ph]["napi_wakeups_per_request"] for ph in phases]
+        rngs = [interval(d[p][ph]["napi_wakeups_per_request"] for d in every) for ph in phases]
+        s = "/".join(f"{w:.2f}" for w in ws)
         if draws:
-            s += " (" + "/".join("{:.2f}-{:.2f}".format(*interval(d[p][ph]["napi_wakeups_per_request"] for d in every))
-                                 for ph in ("low", "medium", "closed")) + " over the probe's spread)"
-        lines.append(f"{p} NAPI-thread wake-ups per request at low/medium/closed load: measured {m}, simulated {s}")
+            s += " (" + "/".join("{:.2f}-{:.2f}".format(*lh) for lh in rngs) + " over the probe's spread)"
+        lines.append(f"{p} NAPI-thread wake-ups per request at low/medium/closed load: measured "
+                     + "/".join(f"{w:.2f}" for w in wm) + f", simulated {s} ("
+                     + _verdicts(phases, wm, rngs, WAKEUP_AGREEMENT) + ")")
+    for p, r in rows.items():
+        for q, tol in (("p50", P50_AGREEMENT), ("p99", P99_AGREEMENT)):
+            ph2 = ("low", "medium")
+            if not all(q in r[ph]["loadgen"].get("latency_us", {}) for ph in ph2):
+                continue
+            lm = [float(r[ph]["loadgen"]["latency_us"][q]) for ph in ph2]
+            rngs = [interval(d[p][ph][f"{q}_us"] for d in every) for ph in ph2]
+            s = "/".join(f"{med[p][ph][f'{q}_us']:.0f}" for ph in ph2)
+            if draws:
+                s += " (" + "/".join("{:.0f}-{:.0f}".format(*lh) for lh in rngs) + " over the probe's spread)"
+            lines.append(f"{p} {q} latency at low/medium load: measured " + "/".join(f"{v:.0f}" for v in lm)
+                         + f" µs, simulated {s} µs (" + _verdicts(ph2, lm, rngs, tol) + ")")
+    bad = [line.split(":")[0] for line in lines if "disagrees" in line or "(differs)" in line]
+    lines.append(f"{len(bad)} of {len(lines)} comparisons disagree" + (": " + "; ".join(bad) if bad else ""))
     return lines
+
+
+def _verdicts(phases: tuple[str, ...], measured: list[float], ranges: list[tuple[float, float]],
+              tolerance: float) -> str:
+    """"low agrees, medium disagrees within ±25 %": each phase's measured
+    figure judged against its simulated range."""
+    from irqlab.testbed.spread import agrees
+
+    words = [f"{ph} {'agrees' if agrees(m, lo, hi, tolerance) else 'disagrees'}"
+             for ph, m, (lo, hi) in zip(phases, measured, ranges)]
+    return ", ".join(words) + f" within ±{tolerance:.0%}"
