@@ -302,3 +302,22 @@ def test_wake_ups_and_latency_are_judged_and_every_disagreement_named():
     assert lines[-1] == ("3 of 5 comparisons disagree: no-coalescing NAPI-thread wake-ups per request at "
                          "low/medium/closed load; no-coalescing p50 latency at low/medium load; "
                          "no-coalescing p99 latency at low/medium load")
+
+
+def test_the_hosts_preemptions_are_carried_as_their_rate_and_quantiles():
+    from irqlab.testbed.probe import median_probe, quantiles
+
+    costs = _thesis_costs()
+    gaps = [200_000, 300_000, 400_000, 1_000_000, 5_000_000]
+    out = rescaled({**PROBE, "host_preempt_per_s": 2.5, "host_preempt_gaps_ns": gaps}, costs)
+    assert out["cpu.host_preempt_per_s"] == 2.5
+    q = out["cpu.host_preempt_ns"]
+    assert len(q) == 21 and q[0] == 200_000 and q[-1] == 5_000_000 and q[10] == 400_000 and q == sorted(q)
+    assert quantiles([1, 3], 3) == [1, 2, 3]
+    # None seen, or a probe from before they were measured: never.
+    assert "cpu.host_preempt_per_s" not in rescaled({**PROBE, "host_preempt_per_s": 0.0, "host_preempt_gaps_ns": []}, costs)
+    assert "cpu.host_preempt_per_s" not in rescaled(PROBE, costs)
+    # Three probes: every probe's gaps, and the median rate.
+    m = median_probe([{**PROBE, "host_preempt_per_s": r, "host_preempt_gaps_ns": [g]}
+                      for r, g in ((1.0, 300_000), (3.0, 200_000), (2.0, 900_000))])
+    assert m["host_preempt_gaps_ns"] == [200_000, 300_000, 900_000] and m["host_preempt_per_s"] == 2.0

@@ -75,6 +75,16 @@
 //!   time per wake-up: 200 µs and what a busy machine adds) and
 //!   `idle_wakeups`: a B that other work keeps from idling is busy the
 //!   whole spacing, so the figure is a cost only where it is well below it.
+//! - `host_preempt_gaps_ns` and `host_preempt_per_s`: the host taking a
+//!   busy vCPU's CPU. A thread spins on each CPU at once for
+//!   [`PREEMPT_SPIN`] reading the clock; every step of 200 µs or more is
+//!   time its CPU ran something else: longer than any interrupt the guest
+//!   takes (a tick is 5–20 µs here), so the host's other work (or, on a
+//!   machine that is not quiet, another task's turn). Each such gap's
+//!   length, and how many came per CPU-second. On this project's 2-vCPU
+//!   KVM guest, a few a second of 1–10 ms, which `/proc/stat`'s steal
+//!   mostly does not count; the simulator's `cpu.host_preempt_per_s` and
+//!   `cpu.host_preempt_ns`.
 //! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer
 //!   chase over 256 KiB in random line order, warm): the disruption
 //!   model's refill per line (`microarch.l2_latency_cycles`).
@@ -122,6 +132,10 @@ pub struct Probe {
     /// Wake-ups that round made (fewer than 6,000 when it hit its 3 s bound).
     pub idle_wakeups: u32,
     pub l2_line_ns: f64,
+    /// Every gap of [`PREEMPT_GAP_NS`] or more the spinners saw, ns.
+    pub host_preempt_gaps_ns: Vec<u64>,
+    /// Those gaps per second of one CPU's time.
+    pub host_preempt_per_s: f64,
     /// Samples taken of each figure on one CPU; the wake-ups across CPUs
     /// take five times as many, one per wake-up (and `idle_wake_cpu_ns`
     /// sub-rounds, see the module). `spread` has each figure's count.
@@ -129,6 +143,12 @@ pub struct Probe {
     /// Each figure's samples: trimmed mean, quartiles, median and count.
     pub spread: BTreeMap<&'static str, Spread>,
 }
+
+/// How long each CPU's spinner looks for the host's preemptions.
+pub const PREEMPT_SPIN: Duration = Duration::from_secs(3);
+
+/// A step of the clock this long is a preemption (see the module).
+pub const PREEMPT_GAP_NS: u64 = 200_000;
 
 /// Samples of each figure per `rounds` of [`probe`].
 pub const SAMPLES_PER_ROUND: u32 = 12;
@@ -442,6 +462,36 @@ fn busy_wake(n: u32, here: usize, there: usize) -> std::io::Result<BusyWake> {
     out
 }
 
+/// A thread spinning on each of `cpus` at once for `spin`: every step of
+/// its clock of [`PREEMPT_GAP_NS`] or more, ns, over all of them.
+fn host_preempts(cpus: &[usize], spin: Duration) -> std::io::Result<Vec<u64>> {
+    let threads: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| {
+            std::thread::spawn(move || {
+                pin_to(cpu);
+                let t0 = Instant::now();
+                let (mut last, mut gaps) = (0u64, Vec::new());
+                let end = spin.as_nanos() as u64;
+                while last < end {
+                    let now = t0.elapsed().as_nanos() as u64;
+                    if now - last >= PREEMPT_GAP_NS {
+                        gaps.push(now - last);
+                    }
+                    last = now;
+                }
+                gaps
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in threads {
+        all.extend(t.join().map_err(|_| std::io::Error::other("the probe's spinner thread panicked"))?);
+    }
+    all.sort_unstable();
+    Ok(all)
+}
+
 /// `/proc/stat`'s idle, iowait and steal time of `cpu`, ns: what `irqlab
 /// testbed run` counts as not busy. Under NO_HZ the idle time is the idle
 /// loop's own clock and steal the hypervisor's count, both exact but for
@@ -628,6 +678,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         idle_spread = Some(Spread::of(&idle.sub_cpu_ns));
     }
     let l2_line_ns = keep("l2_line_ns", Spread::of(&l2_line_samples(samples)));
+    let host_preempt_gaps_ns = host_preempts(&cpus, PREEMPT_SPIN)?;
+    let host_preempt_per_s = host_preempt_gaps_ns.len() as f64 / (PREEMPT_SPIN.as_secs_f64() * cpus.len() as f64);
     if let Some(s) = idle_spread {
         spread.insert("idle_wake_cpu_ns", s);
     }
@@ -654,6 +706,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         idle_wake_spacing_ns: idle.spacing_ns,
         idle_wakeups: idle.wakeups,
         l2_line_ns,
+        host_preempt_gaps_ns,
+        host_preempt_per_s,
         samples,
         spread,
     })
@@ -678,6 +732,12 @@ mod tests {
             assert_eq!(s.trimmed, value, "{name}");
             assert!(s.q1 <= s.median && s.median <= s.q3 && s.samples == SAMPLES_PER_ROUND, "{name}: {s:?}");
         }
+        // The host's preemptions: every gap at least the threshold, in
+        // order, and the rate their count over the CPUs' spinning time.
+        let g = &p.host_preempt_gaps_ns;
+        assert!(g.iter().all(|&x| x >= PREEMPT_GAP_NS) && g.windows(2).all(|w| w[0] <= w[1]), "{g:?}");
+        let cpu_s = PREEMPT_SPIN.as_secs_f64() * allowed_cpus().len() as f64;
+        assert!((p.host_preempt_per_s - g.len() as f64 / cpu_s).abs() < 1e-9);
         // A timed wait never ends before its deadline.
         let s = p.spread["timer_wake_ns"];
         assert!(s.trimmed == p.timer_wake_ns && s.q1 >= 0.0 && s.samples == 5 * SAMPLES_PER_ROUND, "{s:?}");

@@ -50,6 +50,9 @@ else — no constant is fitted to the testbed:
   halted vCPU's core). The model charges it before the work that woke the
   core, so ``cpu.wakeup_latency_ns`` is the measured wake-up latency less
   it: the two together take as long as the probe's wake-up did;
+- ``cpu.host_preempt_per_s`` and ``cpu.host_preempt_ns``: how often the
+  host took a busy CPU from the guest for 200 µs or more, and the lengths'
+  quantiles (every probe's gaps together);
 - ``microarch.l2_latency_cycles`` (the disruption model's refill per
   line) is the probe's warm pointer chase within L2, and
   ``microarch.l1i_bytes`` the L1 instruction cache that sysfs reports.
@@ -75,6 +78,24 @@ KERNEL_PATH = (
 )
 #: Costs rescaled by the same-CPU wake-up and switch.
 SWITCH = ("wakeup_cycles", "context_switch_cycles")
+
+
+#: The host's preemption lengths are carried as this many quantiles (every
+#: 5 %, from the shortest to the longest).
+PREEMPT_QUANTILES = 21
+
+
+def quantiles(values: list[int], n: int) -> list[int]:
+    """``n`` quantiles of ``values`` at evenly spaced probabilities from 0 to
+    1, linear between the order statistics; rounded to whole ns."""
+    v = sorted(values)
+    out = []
+    for k in range(n):
+        x = k * (len(v) - 1) / (n - 1) if n > 1 else 0.0
+        i = min(int(x), len(v) - 1)
+        j = min(i + 1, len(v) - 1)
+        out.append(round(v[i] + (x - i) * (v[j] - v[i])))
+    return out
 
 
 class ProbeError(RuntimeError):
@@ -124,6 +145,9 @@ def median_probe(probes: list[dict[str, Any]]) -> dict[str, Any]:
     for key, value in probes[0].items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = statistics.median(p[key] for p in probes)
+    # The host's preemptions are rare: every probe's gaps count.
+    if all("host_preempt_gaps_ns" in p for p in probes):
+        out["host_preempt_gaps_ns"] = sorted(g for p in probes for g in p["host_preempt_gaps_ns"])
     out["probes"] = len(probes)
     if any("spread" in p for p in probes):
         out["spread"] = combined_spread(probes)
@@ -136,7 +160,7 @@ def run_probes(n: int = PROBES) -> dict[str, Any]:
 
 
 def run_probe() -> dict[str, Any]:
-    """Measure this machine (about seven seconds)."""
+    """Measure this machine (about ten seconds)."""
     from irqlab.loadgen import find_binary
 
     binary = find_binary()
@@ -185,6 +209,10 @@ def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
     out["costs.remote_wake_cycles"] = round(cycles(probe["wake_sender_cpu_ns"]))
     timer = round(cycles(probe["timer_sleep_cpu_ns"] - probe["switch_ns"]))
     out["costs.timer_irq_cycles"] = max(out["costs.timer_irq_cycles"], timer)
+    gaps = probe.get("host_preempt_gaps_ns") or []
+    if probe.get("host_preempt_per_s") and gaps:
+        out["cpu.host_preempt_per_s"] = round(float(probe["host_preempt_per_s"]), 3)
+        out["cpu.host_preempt_ns"] = quantiles(gaps, PREEMPT_QUANTILES)
     if probe.get("l2_line_ns"):
         out["microarch.l2_latency_cycles"] = max(1, round(cycles(probe["l2_line_ns"])))
     if probe.get("l1i_bytes"):

@@ -49,6 +49,9 @@ pub mod kind {
     pub const STORAGE: u32 = 6;
     /// Where the scheduler first puts each thread (`model/kernel/fair.rs`).
     pub const PLACEMENT: u32 = 7;
+    /// When the host preempts each core, and for how long
+    /// (`model/kernel/host_preempt.rs`).
+    pub const HOST_PREEMPT: u32 = 8;
 }
 
 impl Default for RngStreams {

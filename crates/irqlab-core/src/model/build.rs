@@ -292,6 +292,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         irq_fast: true,
         fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
             .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize, l.app_cores.min(l.ncores)))),
+        host_preempt: if l.guest { None } else { crate::model::kernel::host_preempt::HostPreempt::new(cfg, l.ncores as usize, streams) },
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.
         core_role: (0..l.ncores)

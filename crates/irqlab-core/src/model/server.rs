@@ -150,6 +150,7 @@ impl Server {
         }
         m.switch_to(k, HOST);
         k.balance_start(&mut sched);
+        k.host_preempt_start(&mut sched);
         if m.bulk.is_some() {
             let b = &mut **m.bulk.as_mut().expect("bulk workload");
             let mut cx = WorkloadCx { sched: &mut sched, nic: &mut m.nic, run: &mut m.run };

@@ -100,6 +100,15 @@ pub struct CpuCfg {
     /// (the default: each on the core it started on) or `"fair"` (the fair
     /// class's wake-up placement, `select_task_rq_fair`).
     pub task_placement: TaskPlacement,
+    /// How often the host preempts a busy core, per second of the core's
+    /// time (`model/kernel/host_preempt.rs`): a VM's vCPU whose physical
+    /// CPU the hypervisor gives to other work. Default 0: never (bare
+    /// metal). `irqlab testbed probe` measures it (`host_preempt_per_s`).
+    pub host_preempt_per_s: f64,
+    /// How long each such preemption lasts, ns: its quantiles at evenly
+    /// spaced probabilities (the first the shortest, the last the longest),
+    /// drawn from linearly between them.
+    pub host_preempt_ns: Vec<u64>,
 }
 
 /// Where the scheduler runs a woken task (`cpu.task_placement`).
@@ -121,6 +130,8 @@ impl Default for CpuCfg {
             ipi_latency_ns: 0,
             idle_states: IdleStatesKind::Fixed,
             task_placement: TaskPlacement::Pinned,
+            host_preempt_per_s: 0.0,
+            host_preempt_ns: Vec::new(),
         }
     }
 }

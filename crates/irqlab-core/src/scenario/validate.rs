@@ -217,6 +217,7 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "run.duration_s", get: |c| c.run.duration_s, lo: 1e-6, hi: 3600.0 },
     FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
     FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
+    FloatField { path: "cpu.host_preempt_per_s", get: |c| c.cpu.host_preempt_per_s, lo: 0.0, hi: 10_000.0 },
     FloatField { path: "microarch.cpi_warm", get: |c| c.microarch.cpi_warm, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.costs_cpi", get: |c| c.microarch.costs_cpi, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.instructions_scale", get: |c| c.microarch.instructions_scale, lo: 0.01, hi: 100.0 },
@@ -367,6 +368,21 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             "load.client_ns_per_request",
             "must be 0 unless app.kind is \"memcached\" (the request-reply clients are memcached's)",
         ));
+    }
+    if c.cpu.host_preempt_per_s > 0.0 {
+        let q = &c.cpu.host_preempt_ns;
+        if q.is_empty() || q.len() > 101 || q.iter().any(|&ns| ns > 1_000_000_000) || q.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::field(
+                "cpu.host_preempt_ns",
+                "must list 1 to 101 lengths of at most 1 s (1000000000 ns), in increasing order, when cpu.host_preempt_per_s is above 0",
+            ));
+        }
+        if c.vm.kind != crate::scenario::VmKind::None {
+            return Err(Error::field(
+                "cpu.host_preempt_per_s",
+                "must be 0 unless vm.kind is \"none\" (a guest's vCPUs are the host model's own threads)",
+            ));
+        }
     }
     if c.load.client_timer_lag_ns > 0 && c.load.client_ns_per_request == 0 {
         return Err(Error::field(

@@ -25,6 +25,10 @@ pub enum KernelEv {
     /// The host's `core` is due for its periodic load balance
     /// (`cpu.task_placement = "fair"`, `fair.rs`).
     Balance { core: u32, gen: u32 },
+    /// The host takes the host's `core` (`host_preempt.rs`) ...
+    HostPreempt { core: u32 },
+    /// ... and gives it back.
+    HostResume { core: u32 },
 }
 
 impl Kernel {
@@ -63,6 +67,14 @@ impl Kernel {
             KernelEv::Balance { core, gen } => {
                 m.switch_to(self, HOST);
                 self.periodic_balance(m, sched, core, gen);
+            }
+            KernelEv::HostPreempt { core } => {
+                m.switch_to(self, HOST);
+                self.host_preempt(sched, core);
+            }
+            KernelEv::HostResume { core } => {
+                m.switch_to(self, HOST);
+                self.host_resume(m, sched, core);
             }
         }
     }

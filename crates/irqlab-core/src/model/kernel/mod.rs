@@ -32,6 +32,7 @@ pub mod fair;
 pub mod events;
 pub mod gro;
 pub mod host;
+pub mod host_preempt;
 pub mod irq_fast;
 pub mod napi;
 pub mod napi_thread;
@@ -84,6 +85,9 @@ pub struct Kernel {
     /// The fair class's placement state (the cores' CFS utilisation, the
     /// idle tasks' wake-up flips), with `cpu.task_placement = "fair"`.
     pub fair: Option<Box<fair::Fair>>,
+    /// The host's preemptions of this machine's cores (`cpu.host_preempt_per_s`,
+    /// `host_preempt.rs`); None: never.
+    pub host_preempt: Option<Box<host_preempt::HostPreempt>>,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,
