@@ -237,8 +237,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     machine: dict[str, Any] = {}
     if not args.no_sim:
         from irqlab.testbed.compare import predict_draws
+        from irqlab.testbed.background import overrides as background_overrides
 
         machine = _machine()
+        # memcached's background threads, as the server probe measured them.
+        bg = background_overrides(measured.get("server_probe"), machine["probe"]["clock_ghz"])
+        for m in [machine["rescaled"], *machine.get("draws", [])]:
+            m.update(bg)
         predicted = predict(profiles, plan.low_qps, measured["medium_qps"], plan.connections,
                             machine=machine["rescaled"], policies=policies)
         # The same prediction from descriptions drawn from the probe's
@@ -367,6 +372,13 @@ def render(result: dict[str, Any]) -> str:
             lines.append(f"each simulated range below is over the median description and "
                          f"{len(result['simulated_draws'])} drawn from the probe's spread:")
             lines += _spread_lines(p)[2:]
+    sp = m.get("server_probe")
+    if sp and sp.get("wakeups_per_s"):
+        each = ", ".join(f"{c} {t['wakeups_per_s']:.0f}/s of {t['cpu_ns_per_wakeup'] / 1e3:.1f} us"
+                         for c, t in sorted(sp["threads"].items()))
+        lines.append(f"memcached's background threads under {sp['qps']:.0f} gets/s (server probe, {sp['seconds']:.0f} s): "
+                     f"{sp['wakeups_per_s']:.0f} wake-ups/s of {sp['cpu_ns_per_wakeup'] / 1e3:.1f} us ({each}), "
+                     f"{sp['cpu_pct']:.1f} % of the server core; simulated as app.background_*")
     if result.get("agreement"):
         lines += ["", "measured vs simulated:"] + [f"  {a}" for a in result["agreement"]]
     return "\n".join(lines)

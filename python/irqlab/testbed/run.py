@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from irqlab.loadgen import find_binary
-from irqlab.testbed import procstat
+from irqlab.testbed import background, procstat
 from irqlab.testbed.netns import CLIENT_NS, SERVER_ADDR, SERVER_DEV, SERVER_NS, Testbed, TestbedError
 
 #: The profiles measured by default: the thesis's four (``--profiles`` takes any).
@@ -263,9 +263,11 @@ def _measured_load(plan: Plan, bed: Testbed, extra: list[str], duration_s: float
     a = procstat.sample(plan.server_core, bed.napi_pid)
     ca = procstat.sample(plan.client_core, None)
     app_a = _app_switches(own)
+    bg_a = background.counters(own)
     t0 = time.monotonic()
     lg = _loadgen_run(plan, extra, duration_s)
     secs = time.monotonic() - t0
+    bg_b = background.counters(own)
     b = procstat.sample(plan.server_core, bed.napi_pid)
     cb = procstat.sample(plan.client_core, None)
     app_b = _app_switches(own)
@@ -280,6 +282,11 @@ def _measured_load(plan: Plan, bed: Testbed, extra: list[str], duration_s: float
     # involuntary one a preemption (by the NAPI thread: nothing else runs there).
     core["app_sleeps_per_s"] = (app_b[0] - app_a[0]) / secs
     core["app_preemptions_per_s"] = (app_b[1] - app_a[1]) / secs
+    # memcached's own background threads (the LRU maintainer): their turns
+    # on the core and their CPU.
+    bg = background.rates(bg_a, bg_b, secs)
+    core["app_background_wakeups_per_s"] = bg["wakeups_per_s"]
+    core["app_background_cpu_pct"] = bg["cpu_pct"]
     return {
         "loadgen": lg,
         "server_core": core,
@@ -402,6 +409,7 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
     try:
         bed.create()
         say(f"testbed up: {SERVER_NS}/{SERVER_DEV} {SERVER_ADDR} <-> {CLIENT_NS}, NAPI thread pid {bed.napi_pid}")
+        server_probe = _server_probe(plan, say)
         for repeat in range(plan.repeats):
             for profile in rotated(plan.profiles, repeat):
                 # A policy row: memcached under its base profile, with a
@@ -448,4 +456,29 @@ def run_testbed(plan: Plan, progress: Optional[Callable[[str], None]] = None) ->
         "kernel": os.uname().release,
         "runs": runs,
         "profiles": per_profile(runs, plan.profiles),
+        "server_probe": server_probe,
     }
+
+
+#: The server probe's gets, seconds (irqlab.testbed.background).
+SERVER_PROBE_S = 1.0
+
+
+def _server_probe(plan: Plan, say: Callable[[str], None]) -> dict[str, Any]:
+    """memcached's background threads under one second of gets at the low
+    rate, memcached under no-coalescing (:mod:`irqlab.testbed.background`),
+    before any profile is measured."""
+    server = _start_server(plan, "no-coalescing")
+    try:
+        _wait_ready()
+        own = _own_pids(server)
+        _loadgen_run(plan, [], 0.1, preload=True)
+        a = background.counters(own)
+        t0 = time.monotonic()
+        _loadgen_run(plan, ["--qps", str(plan.low_qps)], SERVER_PROBE_S)
+        out = background.rates(a, background.counters(own), time.monotonic() - t0)
+    finally:
+        _stop_server(server)
+    say(f"server probe: memcached's background threads woke {out['wakeups_per_s']:.0f} times a second, "
+        f"{out['cpu_ns_per_wakeup'] / 1e3:.1f} us of CPU each, under {plan.low_qps:.0f} gets a second")
+    return {**out, "qps": plan.low_qps, "seconds": SERVER_PROBE_S}

@@ -23,7 +23,8 @@ CONFIDENCE = 0.95
 TIE_FRACTION = 0.01
 
 _CORE_KEYS = ("user", "system", "softirq", "irq", "idle", "net_rx_per_s", "napi_wakeups_per_s", "napi_thread_pct",
-              "ipis_per_s", "app_sleeps_per_s", "app_preemptions_per_s")
+              "ipis_per_s", "app_sleeps_per_s", "app_preemptions_per_s", "app_background_wakeups_per_s",
+              "app_background_cpu_pct")
 
 
 def _ok(runs: Sequence[dict[str, Any]], profile: str, phase: str) -> list[dict[str, Any]]:

@@ -344,3 +344,22 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         disruption: None,
     }
 }
+
+/// The server's background thread on each application core
+/// (`app.background_wakeups_per_s`), as a periodic interrupt of its cost
+/// (`devices/periodic`); the cores' wake-ups are spread over one period.
+pub(crate) fn background_threads(cfg: &Config) -> Vec<Box<dyn crate::model::component::Component>> {
+    use crate::model::devices::periodic::PeriodicIrq;
+    let rate = cfg.app.background_wakeups_per_s;
+    if rate <= 0.0 || cfg.app.background_wakeup_cycles == 0 {
+        return Vec::new();
+    }
+    let period_ns = ((1e9 / rate).round() as crate::engine::Nanos).max(1);
+    (0..cfg.cpu.app_cores)
+        .map(|core| {
+            let counts = std::rc::Rc::new(std::cell::Cell::new(Default::default()));
+            Box::new(PeriodicIrq::new(core, period_ns, cfg.app.background_wakeup_cycles, counts))
+                as Box<dyn crate::model::component::Component>
+        })
+        .collect()
+}

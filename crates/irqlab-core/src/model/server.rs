@@ -61,6 +61,7 @@ impl Server {
         let storage = layout.storage_io.then(|| {
             Box::new(Storage::new(&cfg, &streams, layout.app_kernel, cfg.vcpus(), layout.threads_of_vm(&cfg, 0)))
         });
+        let components = build::background_threads(&cfg);
         let warmup_end_ns = secs_to_ns(cfg.run.warmup_s);
         let end_ns = warmup_end_ns + secs_to_ns(cfg.run.duration_s);
         Ok(Server {
@@ -81,7 +82,7 @@ impl Server {
             bulk,
             storage,
             cfg,
-            components: Vec::new(),
+            components,
             component_events: Vec::new(),
             component_irqs: Vec::new(),
             },

@@ -608,10 +608,27 @@ pub struct AppCfg {
     pub service: ServiceDist,
     /// Extra user cycles per 64 bytes of value returned.
     pub service_cycles_per_64b: u64,
+    /// The server's own background thread on each application core
+    /// (memcached's LRU maintainer, `lru_maintainer_thread` in items.c: a
+    /// loop of `usleep`s of a few hundred microseconds while items move
+    /// between its LRUs): how often it wakes, per second. 0 (the default):
+    /// none. `irqlab testbed run` measures it on the testbed's memcached.
+    pub background_wakeups_per_s: f64,
+    /// What each of its wake-ups costs its core, cycles: the thread's own
+    /// CPU per wake-up (its work, the `usleep`, the switches it sees). It
+    /// comes as a timer interrupt of that length (`devices/periodic`): it
+    /// takes the core from whatever runs there, and wakes an idle core.
+    pub background_wakeup_cycles: u64,
 }
 impl Default for AppCfg {
     fn default() -> Self {
-        AppCfg { kind: AppKind::Memcached, service: ServiceDist::Fixed { cycles: 5_000 }, service_cycles_per_64b: 0 }
+        AppCfg {
+            kind: AppKind::Memcached,
+            service: ServiceDist::Fixed { cycles: 5_000 },
+            service_cycles_per_64b: 0,
+            background_wakeups_per_s: 0.0,
+            background_wakeup_cycles: 0,
+        }
     }
 }
 

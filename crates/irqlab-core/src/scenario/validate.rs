@@ -129,6 +129,7 @@ pub(crate) const INT_FIELDS: &[IntField] = &[
     int_field!("load.think_time_ns", |c| c.load.think_time_ns, 0, MAX_NS),
     int_field!("load.client_ns_per_request", |c| c.load.client_ns_per_request, 0, MAX_NS),
     int_field!("load.client_timer_lag_ns", |c| c.load.client_timer_lag_ns, 0, MAX_NS),
+    int_field!("app.background_wakeup_cycles", |c| c.app.background_wakeup_cycles, 0, MAX_CYCLES),
     int_field!("costs.peer_rx_cycles", |c| c.costs.peer_rx_cycles, 0, MAX_CYCLES),
     int_field!("costs.remote_wake_cycles", |c| c.costs.remote_wake_cycles, 0, MAX_CYCLES),
     int_field!("costs.idle_exit_cycles", |c| c.costs.idle_exit_cycles, 0, MAX_CYCLES),
@@ -218,6 +219,7 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
     FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
     FloatField { path: "cpu.host_preempt_per_s", get: |c| c.cpu.host_preempt_per_s, lo: 0.0, hi: 10_000.0 },
+    FloatField { path: "app.background_wakeups_per_s", get: |c| c.app.background_wakeups_per_s, lo: 0.0, hi: 1_000_000.0 },
     FloatField { path: "microarch.cpi_warm", get: |c| c.microarch.cpi_warm, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.costs_cpi", get: |c| c.microarch.costs_cpi, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.instructions_scale", get: |c| c.microarch.instructions_scale, lo: 0.01, hi: 100.0 },
@@ -367,6 +369,12 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
         return Err(Error::field(
             "load.client_ns_per_request",
             "must be 0 unless app.kind is \"memcached\" (the request-reply clients are memcached's)",
+        ));
+    }
+    if c.app.background_wakeups_per_s > 0.0 && (c.app.kind != AppKind::Memcached || c.vm.kind != crate::scenario::VmKind::None) {
+        return Err(Error::field(
+            "app.background_wakeups_per_s",
+            "must be 0 unless app.kind is \"memcached\" and vm.kind is \"none\" (the background thread is a bare-metal memcached's)",
         ));
     }
     if c.cpu.host_preempt_per_s > 0.0 {
