@@ -321,3 +321,30 @@ def test_the_hosts_preemptions_are_carried_as_their_rate_and_quantiles():
     m = median_probe([{**PROBE, "host_preempt_per_s": r, "host_preempt_gaps_ns": [g]}
                       for r, g in ((1.0, 300_000), (3.0, 200_000), (2.0, 900_000))])
     assert m["host_preempt_gaps_ns"] == [200_000, 300_000, 900_000] and m["host_preempt_per_s"] == 2.0
+
+
+def test_the_order_counts_only_where_the_measurement_separates_and_a_few_stray_wake_ups_agree():
+    from irqlab.testbed.compare import agreement
+
+    def row(q: float, wakeups_per_s: float) -> dict:
+        return {ph: {"loadgen": {"achieved_qps": q}, "server_core": {"idle": 0.0, "napi_wakeups_per_s": wakeups_per_s}}
+                for ph in ("closed", "low", "medium")}
+
+    # busy-wait 3 % above no-coalescing measured (not separated), irq-suspend 20 %.
+    measured = {"profiles": [{"profile": "no-coalescing", **row(100.0, 20.0)},
+                             {"profile": "busy-wait", **row(103.0, 0.5)},
+                             {"profile": "irq-suspend", **row(120.0, 0.0)}]}
+
+    def sim(nc: float, bw: float, isus: float) -> dict:
+        return {p: {ph: {"throughput_qps": q, "cpu_pct": {"idle": 0.0}, "irqs_per_s": w} for ph in ("closed", "low", "medium")}
+                for p, q, w in (("no-coalescing", nc, 20.0), ("busy-wait", bw, 0.0), ("irq-suspend", isus, 0.0))}
+
+    # The simulation may order busy-wait and no-coalescing either way...
+    lines = agreement(measured, sim(100.0, 95.0, 118.0))
+    assert lines[0].endswith("(same order wherever the measured differ by more than 5%)"), lines[0]
+    # ... but not tie irq-suspend with no-coalescing.
+    lines = agreement(measured, sim(100.0, 95.0, 100.5))
+    assert lines[0].endswith("irq-suspend above no-coalescing by 20% measured, not simulated (differs)"), lines[0]
+    # 0.005 wake-ups per request measured, none simulated: within the floor.
+    wake = next(x for x in lines if x.startswith("busy-wait NAPI-thread"))
+    assert "low agrees, medium agrees, closed agrees within ±25% (or 0.02)" in wake
