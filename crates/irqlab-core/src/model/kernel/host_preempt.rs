@@ -84,6 +84,8 @@ impl Kernel {
 
     /// The host takes `core`'s CPU now if the core is running something,
     /// and the next preemption is posted.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn host_preempt<E: From<KernelEv>>(&mut self, sched: &mut Scheduler<E>, core: u32) {
         let now = sched.now();
         let hp = self.host_preempt.as_mut().expect("posted only with the process");
@@ -114,6 +116,8 @@ impl Kernel {
     }
 
     /// The host gives `core`'s CPU back.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn host_resume<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
         let c = &mut self.cores[core as usize];
         c.frozen = false;

@@ -199,6 +199,7 @@ impl Clients {
         self.busy_until_ns < now
     }
 
+
     /// Requests waiting at the client now, over all connections.
     pub(crate) fn held_backlog(&self) -> u64 {
         self.held.iter().map(|&h| u64::from(h)).sum()
@@ -284,6 +285,17 @@ impl Clients {
         self.send_as_of(cx, conn, sent_ns);
     }
 
+    /// A reply freed a slot on `conn` at `now` while a request was held
+    /// there: it is sent, timed from its send (mutilate) or from when it was
+    /// due (`load.latency_from = "schedule"`).
+    #[cold]
+    #[inline(never)]
+    fn send_held<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32, now: Nanos) {
+        self.held[conn as usize] -= 1;
+        let due = self.held_at.get_mut(conn as usize).and_then(VecDeque::pop_front).unwrap_or(now);
+        self.send_as_of(cx, conn, due);
+    }
+
     fn send_as_of<E: ClientEvents>(&mut self, cx: &mut WorkloadCx<E>, conn: u32, sent_ns: Nanos) {
         let now = cx.sched.now();
         if now >= cx.run.end_ns {
@@ -339,11 +351,7 @@ impl Clients {
             // mutilate measures it from this send, irqlab-loadgen from its
             // schedule.
             if self.held[conn as usize] > 0 {
-                self.held[conn as usize] -= 1;
-                match self.held_at.get_mut(conn as usize).and_then(VecDeque::pop_front) {
-                    Some(due) => self.send_as_of(cx, conn, due),
-                    None => self.send(cx, conn),
-                }
+                self.send_held(cx, conn, now);
             } else {
                 self.outstanding[conn as usize] -= 1;
             }
