@@ -25,8 +25,9 @@ the ``usleep``'s system call and timer arming they pay on their own clock).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Optional
+
+from irqlab.testbed.procstat import threads
 
 #: memcached's event-loop threads: the server's own work, not background.
 WORKER_PREFIX = "mc-worker"
@@ -37,21 +38,15 @@ def counters(pids: set[int]) -> dict[str, tuple[int, int]]:
     threads of ``pids`` (memcached's threads named ``mc-*`` other than its
     event loops); threads of one name are summed."""
     out: dict[str, tuple[int, int]] = {}
-    for pid in pids:
-        try:
-            tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        except OSError:
+    for t, comm in threads(pids):
+        if not comm.startswith("mc-") or comm.startswith(WORKER_PREFIX):
             continue
-        for t in tasks:
-            try:
-                comm = (t / "comm").read_text().strip()
-                run_ns, _wait_ns, turns = (int(x) for x in (t / "schedstat").read_text().split()[:3])
-            except (OSError, ValueError):
-                continue
-            if not comm.startswith("mc-") or comm.startswith(WORKER_PREFIX):
-                continue
-            a, b = out.get(comm, (0, 0))
-            out[comm] = (a + turns, b + run_ns)
+        try:
+            run_ns, _wait_ns, turns = (int(x) for x in (t / "schedstat").read_text().split()[:3])
+        except (OSError, ValueError):
+            continue
+        a, b = out.get(comm, (0, 0))
+        out[comm] = (a + turns, b + run_ns)
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 # /proc/stat columns after "cpuN": user nice system idle iowait irq softirq steal guest guest_nice
 _FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -71,10 +72,9 @@ def switches(pid: int | str) -> tuple[int, int]:
     return vol, invol
 
 
-def worker_threads(pids: set[int], prefix: str = "mc-worker") -> list[int]:
-    """The thread ids of ``pids``' threads whose name starts with ``prefix``
-    (memcached's event-loop threads)."""
-    out = []
+def threads(pids: set[int]) -> Iterator[tuple[Path, str]]:
+    """Each thread of ``pids`` as its ``/proc/PID/task/TID`` directory and
+    its name; a process or thread that is gone is left out."""
     for pid in pids:
         try:
             tasks = list(Path(f"/proc/{pid}/task").iterdir())
@@ -82,11 +82,15 @@ def worker_threads(pids: set[int], prefix: str = "mc-worker") -> list[int]:
             continue
         for t in tasks:
             try:
-                if (t / "comm").read_text().startswith(prefix):
-                    out.append(int(t.name))
+                yield t, (t / "comm").read_text().strip()
             except OSError:
                 continue
-    return sorted(out)
+
+
+def worker_threads(pids: set[int], prefix: str = "mc-worker") -> list[int]:
+    """The thread ids of ``pids``' threads whose name starts with ``prefix``
+    (memcached's event-loop threads)."""
+    return sorted(int(t.name) for t, comm in threads(pids) if comm.startswith(prefix))
 
 
 def thread_switches(pid: int | None) -> int:
