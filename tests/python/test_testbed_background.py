@@ -66,5 +66,7 @@ def test_the_rates_and_the_scenario_fields():
     assert set(r["threads"]) == {"mc-lrumaint", "mc-new"}
     assert overrides(r, 2.5) == {"app.background_wakeups_per_s": 3001.0,
                                  "app.background_wakeup_cycles": round(60_000_500 / 3_001 * 2.5)}
-    # Nothing measured (an older measurement, or no background thread): nothing simulated.
-    assert overrides(None, 2.5) == {} and overrides(rates({}, {}, 1.0), 2.5) == {}
+    # No server probe (an older measurement): the scenario's own; a probe
+    # that saw no background thread: none simulated.
+    assert overrides(None, 2.5) == {}
+    assert overrides(rates({}, {}, 1.0), 2.5) == {"app.background_wakeups_per_s": 0.0}

@@ -72,9 +72,13 @@ def rates(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
 
 def overrides(server_probe: Optional[dict[str, Any]], clock_ghz: float) -> dict[str, Any]:
     """The scenario's background fields from a server probe (:func:`rates`
-    under load), or none when it measured nothing."""
-    if not server_probe or not server_probe.get("wakeups_per_s"):
+    under load): none when there was no server probe (a measurement from
+    before it existed keeps the scenario's), and no background thread when
+    the probe saw none."""
+    if not server_probe:
         return {}
+    if not server_probe.get("wakeups_per_s"):
+        return {"app.background_wakeups_per_s": 0.0}
     return {
         "app.background_wakeups_per_s": round(float(server_probe["wakeups_per_s"]), 1),
         "app.background_wakeup_cycles": round(float(server_probe["cpu_ns_per_wakeup"]) * clock_ghz),

@@ -199,7 +199,6 @@ impl Clients {
         self.busy_until_ns < now
     }
 
-
     /// Requests waiting at the client now, over all connections.
     pub(crate) fn held_backlog(&self) -> u64 {
         self.held.iter().map(|&h| u64::from(h)).sum()
