@@ -82,7 +82,7 @@
 //!   takes (a tick is 5–20 µs here), so the host's other work (or, on a
 //!   machine that is not quiet, another task's turn). Each such gap's
 //!   length, and how many came per CPU-second. On this project's 2-vCPU
-//!   KVM guest, a few a second of 1–10 ms, which `/proc/stat`'s steal
+//!   KVM guest, 2–4 a second of 0.2–4.4 ms, which `/proc/stat`'s steal
 //!   mostly does not count; the simulator's `cpu.host_preempt_per_s` and
 //!   `cpu.host_preempt_ns`.
 //! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer
