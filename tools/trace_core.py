@@ -17,8 +17,10 @@ long in the testbed's medium load.
 
 Every setting it changes (``tracing_on``, ``tracing_cpumask``,
 ``buffer_size_kb``, ``trace_clock``, the events it enables) is read first
-and put back when it ends, also on failure or Ctrl-C; the arguments are
-checked before the first change.
+and put back when it ends, also on failure or Ctrl-C, and tracefs is
+unmounted again if it mounted it; the arguments, and the output path (as
+every irqlab output: ``irqlab.files``), are checked before the first
+change. Run it with the project's virtualenv (``.venv/bin/python``).
 """
 
 from __future__ import annotations
@@ -97,6 +99,24 @@ def summarise(events: list[tuple[float, str, str]], window_s: float) -> list[str
     return lines
 
 
+def _restore(saved: dict[str, str], files: list[str], mounted: bool) -> None:
+    """Put back every setting read before the trace, each on its own (one
+    that cannot be written does not keep the others from being put back),
+    empty the buffer, and unmount tracefs if this run mounted it."""
+    # Stop recording first; tracing_on, first in `files`, gets its own value last.
+    for f, value in [("tracing_on", "0"), *((f, saved[f]) for f in reversed(files))]:
+        try:
+            (TRACEFS / f).write_text(value)
+        except OSError as e:
+            print(f"trace_core: could not put back {TRACEFS / f}: {e.strerror or e}", file=sys.stderr)
+    try:
+        (TRACEFS / "trace").write_text("")
+    except OSError:
+        pass
+    if mounted:
+        subprocess.run(["umount", str(TRACEFS)], check=False)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cpu", type=int, required=True, help="the CPU to trace")
@@ -115,23 +135,35 @@ def main() -> int:
         ap.error("--window: must be from 0.1 to 3600 seconds")
     if not 1024 <= a.buffer_kb <= 1 << 20:
         ap.error("--buffer-kb: must be from 1024 to 1048576")
-    if a.out.exists() and not a.out.is_dir():
-        ap.error(f"--out: {a.out} exists and is not a directory")
     if os.geteuid() != 0:
         ap.error("tracing needs root")
+    from irqlab.files import OutputPathError, check_output_file, make_output_dir, write_text_whole
+
+    try:
+        make_output_dir(a.out, "--out")
+        trace = check_output_file(a.out / "trace.txt", "--out")
+    except OutputPathError as e:
+        ap.error(str(e))
+    mounted = False
     if not (TRACEFS / "trace").exists():
         subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=False)
         if not (TRACEFS / "trace").exists():
             print("trace_core: tracefs is not available here", file=sys.stderr)
             return 2
-    a.out.mkdir(parents=True, exist_ok=True)
+        mounted = True
     files = ["tracing_on", "tracing_cpumask", "buffer_size_kb", "trace_clock",
              *(f"events/{e}/enable" for e in EVENTS)]
     saved = {}
-    for f in files:
-        text = (TRACEFS / f).read_text().strip()
-        # trace_clock lists every clock with the current one in brackets.
-        saved[f] = re.search(r"\[(\w+)\]", text).group(1) if f == "trace_clock" else text
+    try:
+        for f in files:
+            text = (TRACEFS / f).read_text().strip()
+            # trace_clock lists every clock with the current one in brackets.
+            saved[f] = re.search(r"\[(\w+)\]", text).group(1) if f == "trace_clock" else text
+    except (OSError, AttributeError):
+        if mounted:
+            subprocess.run(["umount", str(TRACEFS)], check=False)
+        print(f"trace_core: this kernel's tracefs has no readable {TRACEFS / f}; nothing was traced", file=sys.stderr)
+        return 2
     status = 1
     try:
         (TRACEFS / "tracing_on").write_text("0")
@@ -144,14 +176,9 @@ def main() -> int:
         (TRACEFS / "tracing_on").write_text("1")
         status = subprocess.run(cmd, check=False).returncode
         (TRACEFS / "tracing_on").write_text("0")
-        trace = a.out / "trace.txt"
-        with trace.open("w") as f:
-            f.write((TRACEFS / "trace").read_text())
+        write_text_whole(trace, (TRACEFS / "trace").read_text())
     finally:
-        (TRACEFS / "tracing_on").write_text("0")
-        for f in reversed(files):
-            (TRACEFS / f).write_text(saved[f])
-        (TRACEFS / "trace").write_text("")
+        _restore(saved, files, mounted)
     print("\n".join(summarise(parse(trace), a.window)))
     return status
 

@@ -61,3 +61,11 @@ def test_a_live_trace_puts_tracefs_back(tmp_path):
                           "--", "true"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--cpu: must be from 0 to" in bad.stderr
     assert {n: (TRACEFS / n).read_text() for n in names} == before
+    # An output that is not a regular file is refused before any change too.
+    fifo_dir = tmp_path / "f"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "trace.txt")
+    fifo = subprocess.run([sys.executable, str(ROOT / "tools" / "trace_core.py"), "--cpu", "0", "--out", str(fifo_dir),
+                           "--", "true"], capture_output=True, text=True, timeout=60)
+    assert fifo.returncode == 2 and "--out" in fifo.stderr and "FIFO" in fifo.stderr.upper(), fifo.stderr
+    assert {n: (TRACEFS / n).read_text() for n in names} == before
