@@ -274,8 +274,8 @@ def _verdicts(phases: tuple[str, ...], measured: list[float], ranges: list[tuple
               tolerance: float, floor: float = 0.0) -> str:
     """"low agrees, medium disagrees within ±25 %": each phase's measured
     figure judged against its simulated range."""
-    from irqlab.testbed.spread import agrees
+    from irqlab.testbed.spread import agrees, agrees_points
 
-    words = [f"{ph} {'agrees' if agrees(m, lo, hi, tolerance) or lo - floor <= m <= hi + floor else 'disagrees'}"
+    words = [f"{ph} {'agrees' if agrees(m, lo, hi, tolerance) or agrees_points(m, lo, hi, floor) else 'disagrees'}"
              for ph, m, (lo, hi) in zip(phases, measured, ranges)]
     return ", ".join(words) + f" within ±{tolerance:.0%}" + (f" (or {floor:g})" if floor else "")

@@ -347,7 +347,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
 
 /// The server's background thread on each application core
 /// (`app.background_wakeups_per_s`), as a periodic interrupt of its cost
-/// (`devices/periodic`); the cores' wake-ups are spread over one period.
+/// (`devices/periodic`), each core's first one period after the start.
 pub(crate) fn background_threads(cfg: &Config) -> Vec<Box<dyn crate::model::component::Component>> {
     use crate::model::devices::periodic::PeriodicIrq;
     let rate = cfg.app.background_wakeups_per_s;
