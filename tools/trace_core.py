@@ -3,8 +3,8 @@
 
     tools/trace_core.py --cpu 1 --out DIR -- .venv/bin/irqlab testbed run --profiles no-coalescing --repeats 1
 
-records tracefs's scheduler, softirq, interrupt-vector and NAPI events of
-CPU ``--cpu`` while the command runs (as root; tracefs is mounted at
+records tracefs's scheduler, softirq, interrupt-vector, NAPI and hrtimer
+expiry events of CPU ``--cpu`` while the command runs (as root; tracefs is mounted at
 /sys/kernel/tracing if it is not), writes the raw trace to DIR/trace.txt and
 prints, per half second, the share of the CPU each task had and how often
 memcached's LRU maintainer (``mc-lrumaint``) was woken, then, over the
@@ -13,7 +13,8 @@ every gap of over 0.2 ms between two events and which task held the CPU
 then, and each task's turns (their count, total, 99th percentile and
 longest). This is how docs/calibration.md ("Where the testbed's time goes")
 found memcached's LRU maintainer and that the server core never stops for
-long in the testbed's medium load.
+long in the testbed's medium load; the hrtimer expiries (``function=
+napi_watchdog``) are how it found what ends busy-wait's polling there.
 
 Every setting it changes (``tracing_on``, ``tracing_cpumask``,
 ``buffer_size_kb``, ``trace_clock``, the events it enables) is read first
@@ -35,7 +36,7 @@ from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("sched/sched_switch", "sched/sched_waking", "napi/napi_poll", "irq/softirq_entry", "irq/softirq_exit",
-          "irq_vectors/reschedule_entry", "irq_vectors/call_function_single_entry", "irq_vectors/local_timer_entry")
+          "irq_vectors/reschedule_entry", "irq_vectors/call_function_single_entry", "irq_vectors/local_timer_entry", "timer/hrtimer_expire_entry")
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(\w+):\s*(.*)$")
 SWITCH = re.compile(r"prev_comm=(.*?) prev_pid=(\d+).*?==> next_comm=(.*?) next_pid=(\d+)")
 BIN_S = 0.5

@@ -323,6 +323,24 @@ def test_the_hosts_preemptions_are_carried_as_their_rate_and_quantiles():
     assert m["host_preempt_gaps_ns"] == [200_000, 300_000, 900_000] and m["host_preempt_per_s"] == 2.0
 
 
+def test_a_halted_cpus_late_wake_ups_are_carried_as_their_rate_and_quantiles():
+    from irqlab.testbed.probe import median_probe
+
+    costs = _thesis_costs()
+    late = [210_000, 250_000, 600_000, 1_200_000, 4_000_000]
+    out = rescaled({**PROBE, "halted_late_per_s": 6.25, "halted_late_ns": late}, costs)
+    assert out["cpu.host_halted_late_per_s"] == 6.25
+    q = out["cpu.host_halted_late_ns"]
+    assert len(q) == 21 and q[0] == 210_000 and q[-1] == 4_000_000 and q[10] == 600_000 and q == sorted(q)
+    # None seen, or a probe from before they were measured: never.
+    assert "cpu.host_halted_late_per_s" not in rescaled({**PROBE, "halted_late_per_s": 0.0, "halted_late_ns": []}, costs)
+    assert "cpu.host_halted_late_per_s" not in rescaled(PROBE, costs)
+    # Three probes: every probe's latenesses, and the median rate.
+    m = median_probe([{**PROBE, "halted_late_per_s": r, "halted_late_ns": [g]}
+                      for r, g in ((4.0, 700_000), (9.0, 200_000), (5.0, 300_000))])
+    assert m["halted_late_ns"] == [200_000, 300_000, 700_000] and m["halted_late_per_s"] == 5.0
+
+
 def test_the_order_counts_only_where_the_measurement_separates_and_a_few_stray_wake_ups_agree():
     from irqlab.testbed.compare import agreement
 

@@ -17,7 +17,7 @@ const VETH_NIC: [&str; 4] = ["coalesce.adaptive-rx=false", "coalesce.rx-usecs=0"
 /// The scenario's measured disturbances (memcached's background thread,
 /// the host's preemptions) are off unless a test sets them: each test
 /// looks at one mechanism.
-const QUIET: [&str; 2] = ["app.background_wakeups_per_s=0", "cpu.host_preempt_per_s=0"];
+const QUIET: [&str; 3] = ["app.background_wakeups_per_s=0", "cpu.host_preempt_per_s=0", "cpu.host_halted_late_per_s=0"];
 
 fn veth(profile: &str, sets: &[&str]) -> Summary {
     let all: Vec<&str> =
@@ -213,8 +213,12 @@ fn a_core_the_host_preempts_runs_that_much_less() {
     // 100 preemptions a second of 1 ms each take 10 % of a busy core: a
     // closed loop that keeps the server core busy serves about 10 % less,
     // and the time is neither idle nor any class the guest accounts.
-    let base = veth("busy-wait", &["cpu.host_preempt_per_s=0"]);
-    let taken = veth("busy-wait", &["cpu.host_preempt_ns=[1000000]", "cpu.host_preempt_per_s=100"]);
+    // The load generator's thread is left out (client_ns_per_request 0,
+    // and so no timer lag) so that only the server core is taken.
+    const LAG0: &str = "load.client_timer_lag_ns=0";
+    const ALONE: &str = "load.client_ns_per_request=0";
+    let base = veth("busy-wait", &[LAG0, ALONE, "cpu.host_preempt_per_s=0"]);
+    let taken = veth("busy-wait", &[LAG0, ALONE, "cpu.host_preempt_ns=[1000000]", "cpu.host_preempt_per_s=100"]);
     let kept = taken.throughput_qps / base.throughput_qps;
     assert!(kept > 0.85 && kept < 0.95, "{kept}");
     let c = taken.cpu_pct;
@@ -222,9 +226,14 @@ fn a_core_the_host_preempts_runs_that_much_less() {
     assert_eq!(c.idle, 0.0);
     assert!(accounted > 85.0 && accounted < 95.0, "{c:?}");
     // Lengths drawn between quantiles: [0.5, 1.5] ms has the same mean.
-    let spread = veth("busy-wait", &["cpu.host_preempt_ns=[500000, 1500000]", "cpu.host_preempt_per_s=100"]);
+    let spread = veth("busy-wait", &[LAG0, ALONE, "cpu.host_preempt_ns=[500000, 1500000]", "cpu.host_preempt_per_s=100"]);
     let kept2 = spread.throughput_qps / base.throughput_qps;
     assert!((kept2 - kept).abs() < 0.03, "{kept2} vs {kept}");
+    // The load generator's vCPU is taken too, while it works: it loses
+    // more than the server core alone.
+    let both = veth("busy-wait", &["cpu.host_preempt_ns=[1000000]", "cpu.host_preempt_per_s=100"]).throughput_qps
+        / veth("busy-wait", &["cpu.host_preempt_per_s=0"]).throughput_qps;
+    assert!(both < kept - 0.02, "{both} vs {kept}");
     // An idle core is not taken: at a low rate the server core idles and
     // its wake-ups are the probe's, so the median latency barely moves.
     let low = |sets: &[&str]| {
@@ -236,11 +245,37 @@ fn a_core_the_host_preempts_runs_that_much_less() {
 }
 
 #[test]
+fn a_halted_core_the_host_holds_back_puts_milliseconds_in_the_tail_only() {
+    // At 2,000 requests a second both cores halt between requests (the
+    // server core ~90 % of the time, the load generator's more). 20 a
+    // second of halted time held back by 2 ms reach about 1 in 50 wake-ups
+    // of a core idle for ~500 us, and every request wakes one core or the
+    // other two or three times: the p99 moves by milliseconds and the
+    // median not at all.
+    let at = |sets: &[&str]| {
+        let all: Vec<&str> = ["load.qps=2000", "run.duration_s=1"].into_iter().chain(sets.iter().copied()).collect();
+        veth("no-coalescing", &all).latency_us
+    };
+    let base = at(&[]);
+    let held = at(&["cpu.host_halted_late_ns=[2000000]", "cpu.host_halted_late_per_s=20"]);
+    assert!((held.p50.unwrap() - base.p50.unwrap()).abs() < 3.0, "{:?} vs {:?}", held.p50, base.p50);
+    assert!(base.p99.unwrap() < 500.0 && held.p99.unwrap() > 1_500.0, "{:?} vs {:?}", held.p99, base.p99);
+    // With no rate the lengths change nothing, to the bit.
+    assert_eq!(at(&["cpu.host_halted_late_ns=[2000000]"]).p99, base.p99);
+    // A closed loop keeps both cores busy: nothing halts, nothing moves.
+    let closed = |sets: &[&str]| veth("busy-wait", sets).throughput_qps;
+    assert_eq!(closed(&["cpu.host_halted_late_ns=[2000000]", "cpu.host_halted_late_per_s=20"]), closed(&[]));
+}
+
+#[test]
 fn host_preemptions_are_refused_without_their_lengths_or_in_a_guest() {
     for (sets, field) in [
         (&["cpu.host_preempt_ns=[]"][..], "cpu.host_preempt_ns"),
         (&["cpu.host_preempt_ns=[3, 2]"][..], "cpu.host_preempt_ns"),
         (&["cpu.host_preempt_per_s=-1"][..], "cpu.host_preempt_per_s"),
+        (&["cpu.host_halted_late_per_s=1"][..], "cpu.host_halted_late_ns"),
+        (&["cpu.host_halted_late_ns=[3, 2]", "cpu.host_halted_late_per_s=1"][..], "cpu.host_halted_late_ns"),
+        (&["cpu.host_halted_late_per_s=-1"][..], "cpu.host_halted_late_per_s"),
     ] {
         let mut s = irqlab_core::Scenario::from_toml_str(VETH).unwrap();
         let err = sets.iter().map(|kv| s.set_pair(kv)).find_map(Result::err).expect("refused").to_string();
@@ -254,6 +289,14 @@ fn host_preemptions_are_refused_without_their_lengths_or_in_a_guest() {
         .expect("refused")
         .to_string();
     assert!(err.contains("cpu.host_preempt_per_s") && err.contains("vm.kind"), "{err}");
+    let mut s = irqlab_core::Scenario::from_toml_str(THESIS).unwrap();
+    let err = ["cpu.host_halted_late_ns=[1000]", "vm.kind=\"virtio\"", "cpu.host_halted_late_per_s=10"]
+        .iter()
+        .map(|kv| s.set_pair(kv))
+        .find_map(Result::err)
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("cpu.host_halted_late_per_s") && err.contains("vm.kind"), "{err}");
 }
 
 #[test]

@@ -85,6 +85,18 @@
 //!   KVM guest, 2–4 a second of 0.2–4.4 ms, which `/proc/stat`'s steal
 //!   mostly does not count; the simulator's `cpu.host_preempt_per_s` and
 //!   `cpu.host_preempt_ns`.
+//! - `halted_late_ns` and `halted_late_per_s`: the host keeping a *halted*
+//!   vCPU from waking. A thread on each CPU at once makes timed waits 200 µs
+//!   apart (as `timer_wake_ns`, nothing else running) for [`HALTED_WAIT`];
+//!   every wait that ends [`PREEMPT_GAP_NS`] or more past its deadline is a
+//!   wake-up the host held back: its lateness, and how many came per second
+//!   of waiting (the vCPU's halted time). A halted vCPU gives its physical
+//!   CPU back to the host, which runs other work there and returns it only
+//!   later: on the 2-vCPU KVM guest of docs/calibration.md 11–33 such
+//!   wake-ups a second of 0.2–4 ms, where a spinning vCPU is taken 3–4
+//!   times a second. The trimmed means above leave these out; the
+//!   simulator's `cpu.host_halted_late_per_s` and `cpu.host_halted_late_ns`
+//!   put them back.
 //! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer
 //!   chase over 256 KiB in random line order, warm): the disruption
 //!   model's refill per line (`microarch.l2_latency_cycles`).
@@ -136,6 +148,11 @@ pub struct Probe {
     pub host_preempt_gaps_ns: Vec<u64>,
     /// Those gaps per second of one CPU's time.
     pub host_preempt_per_s: f64,
+    /// Every timed wait's lateness of [`PREEMPT_GAP_NS`] or more on a
+    /// halted CPU, ns, in increasing order.
+    pub halted_late_ns: Vec<u64>,
+    /// Those per second of the waits' time.
+    pub halted_late_per_s: f64,
     /// Samples taken of each figure on one CPU; the wake-ups across CPUs
     /// take five times as many, one per wake-up (and `idle_wake_cpu_ns`
     /// sub-rounds, see the module). `spread` has each figure's count.
@@ -146,6 +163,10 @@ pub struct Probe {
 
 /// How long each CPU's spinner looks for the host's preemptions.
 pub const PREEMPT_SPIN: Duration = Duration::from_secs(3);
+
+/// How long each CPU's thread makes timed waits to catch the host holding
+/// a halted vCPU back.
+pub const HALTED_WAIT: Duration = Duration::from_secs(2);
 
 /// A step of the clock this long is a preemption (see the module).
 pub const PREEMPT_GAP_NS: u64 = 200_000;
@@ -293,6 +314,50 @@ fn timer_wakes(n: u32, there: usize) -> std::io::Result<Vec<f64>> {
     })
     .join()
     .map_err(|_| std::io::Error::other("the probe's timer thread panicked"))?
+}
+
+/// A thread on each of `cpus` at once making timed waits 200 µs apart for
+/// `wait`: every lateness of [`PREEMPT_GAP_NS`] or more over all of them,
+/// ns, in order, and the seconds they spent waiting in all. Empty where
+/// `epoll_pwait2` is missing.
+fn halted_lates(cpus: &[usize], wait: Duration) -> std::io::Result<(Vec<u64>, f64)> {
+    let threads: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| {
+            std::thread::spawn(move || -> std::io::Result<(Vec<u64>, u64)> {
+                pin_to(cpu);
+                crate::sys::set_timer_slack_ns(1);
+                let mut ep = crate::sys::Epoll::new(1)?;
+                if !ep.has_ns_timeout() {
+                    return Ok((Vec::new(), 0));
+                }
+                let (mut events, mut late, mut waited_ns) = (Vec::new(), Vec::new(), 0u64);
+                let end = crate::sys::now_ns() + wait.as_nanos() as u64;
+                loop {
+                    let start = crate::sys::now_ns();
+                    if start >= end {
+                        break;
+                    }
+                    let deadline = start + 200_000;
+                    ep.wait_until(&mut events, deadline)?;
+                    let now = crate::sys::now_ns();
+                    waited_ns += now - start;
+                    if now.saturating_sub(deadline) >= PREEMPT_GAP_NS {
+                        late.push(now - deadline);
+                    }
+                }
+                Ok((late, waited_ns))
+            })
+        })
+        .collect();
+    let (mut all, mut waited_ns) = (Vec::new(), 0u64);
+    for t in threads {
+        let (late, ns) = t.join().map_err(|_| std::io::Error::other("the probe's timer thread panicked"))??;
+        all.extend(late);
+        waited_ns += ns;
+    }
+    all.sort_unstable();
+    Ok((all, waited_ns as f64 / 1e9))
 }
 
 /// A thread on `there` that sleeps in `read` on a pipe and, each time it
@@ -680,6 +745,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
     let l2_line_ns = keep("l2_line_ns", Spread::of(&l2_line_samples(samples)));
     let host_preempt_gaps_ns = host_preempts(&cpus, PREEMPT_SPIN)?;
     let host_preempt_per_s = host_preempt_gaps_ns.len() as f64 / (PREEMPT_SPIN.as_secs_f64() * cpus.len() as f64);
+    let (halted_late_ns, halted_s) = halted_lates(&cpus, HALTED_WAIT)?;
+    let halted_late_per_s = if halted_s > 0.0 { halted_late_ns.len() as f64 / halted_s } else { 0.0 };
     if let Some(s) = idle_spread {
         spread.insert("idle_wake_cpu_ns", s);
     }
@@ -708,6 +775,8 @@ pub fn probe(rounds: u32) -> std::io::Result<Probe> {
         l2_line_ns,
         host_preempt_gaps_ns,
         host_preempt_per_s,
+        halted_late_ns,
+        halted_late_per_s,
         samples,
         spread,
     })
@@ -738,6 +807,12 @@ mod tests {
         assert!(g.iter().all(|&x| x >= PREEMPT_GAP_NS) && g.windows(2).all(|w| w[0] <= w[1]), "{g:?}");
         let cpu_s = PREEMPT_SPIN.as_secs_f64() * allowed_cpus().len() as f64;
         assert!((p.host_preempt_per_s - g.len() as f64 / cpu_s).abs() < 1e-9);
+        // The held-back wake-ups: every one at least the threshold, in
+        // order, and a rate that cannot exceed one per wait.
+        let h = &p.halted_late_ns;
+        assert!(h.iter().all(|&x| x >= PREEMPT_GAP_NS) && h.windows(2).all(|w| w[0] <= w[1]), "{h:?}");
+        assert!(p.halted_late_per_s >= 0.0 && p.halted_late_per_s <= 1e9 / 200_000.0, "{}", p.halted_late_per_s);
+        assert_eq!(p.halted_late_per_s == 0.0, h.is_empty());
         // A timed wait never ends before its deadline.
         let s = p.spread["timer_wake_ns"];
         assert!(s.trimmed == p.timer_wake_ns && s.q1 >= 0.0 && s.samples == 5 * SAMPLES_PER_ROUND, "{s:?}");

@@ -53,6 +53,11 @@ else — no constant is fitted to the testbed:
 - ``cpu.host_preempt_per_s`` and ``cpu.host_preempt_ns``: how often the
   host took a busy CPU from the guest for 200 µs or more, and the lengths'
   quantiles (every probe's gaps together);
+- ``cpu.host_halted_late_per_s`` and ``cpu.host_halted_late_ns``: how often
+  the host held a halted CPU's timed wake-up back by 200 µs or more, per
+  second of waiting, and the latenesses' quantiles (every probe's
+  together): a halted vCPU gives its physical CPU back to the host, which
+  returns it late now and then, more often than it takes a busy one;
 - ``microarch.l2_latency_cycles`` (the disruption model's refill per
   line) is the probe's warm pointer chase within L2, and
   ``microarch.l1i_bytes`` the L1 instruction cache that sysfs reports.
@@ -148,6 +153,8 @@ def median_probe(probes: list[dict[str, Any]]) -> dict[str, Any]:
     # The host's preemptions are rare: every probe's gaps count.
     if all("host_preempt_gaps_ns" in p for p in probes):
         out["host_preempt_gaps_ns"] = sorted(g for p in probes for g in p["host_preempt_gaps_ns"])
+    if all("halted_late_ns" in p for p in probes):
+        out["halted_late_ns"] = sorted(g for p in probes for g in p["halted_late_ns"])
     out["probes"] = len(probes)
     if any("spread" in p for p in probes):
         out["spread"] = combined_spread(probes)
@@ -213,6 +220,10 @@ def rescaled(probe: dict[str, Any], costs: dict[str, Any]) -> dict[str, Any]:
     if probe.get("host_preempt_per_s") and gaps:
         out["cpu.host_preempt_per_s"] = round(float(probe["host_preempt_per_s"]), 3)
         out["cpu.host_preempt_ns"] = quantiles(gaps, PREEMPT_QUANTILES)
+    late = probe.get("halted_late_ns") or []
+    if probe.get("halted_late_per_s") and late:
+        out["cpu.host_halted_late_per_s"] = round(float(probe["halted_late_per_s"]), 3)
+        out["cpu.host_halted_late_ns"] = quantiles(late, PREEMPT_QUANTILES)
     if probe.get("l2_line_ns"):
         out["microarch.l2_latency_cycles"] = max(1, round(cycles(probe["l2_line_ns"])))
     if probe.get("l1i_bytes"):

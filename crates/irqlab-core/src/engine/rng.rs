@@ -52,6 +52,10 @@ pub mod kind {
     /// When the host preempts each core, and for how long
     /// (`model/kernel/host_preempt.rs`).
     pub const HOST_PREEMPT: u32 = 8;
+    /// Which halted cores' wake-ups the host holds back, and how long
+    /// (`HaltedLate` in `model/kernel/host_preempt.rs`): a core's index, or
+    /// the load generator's `u32::MAX`.
+    pub const HOST_HALTED_LATE: u32 = 9;
 }
 
 impl Default for RngStreams {

@@ -4,6 +4,7 @@
 //! VM, and the host's under them). `Server::build` (`server.rs`) puts the
 //! parts together.
 
+use crate::engine::rng::kind;
 use crate::engine::RngStreams;
 use crate::model::devices::nic::{vf, CqSettings, IrqRoute, PhysicalNic, QueuePair, TxTiming};
 use crate::model::devices::virtio_net::VirtioNet;
@@ -293,6 +294,11 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         fair: (cfg.cpu.task_placement == TaskPlacement::Fair)
             .then(|| Box::new(crate::model::kernel::fair::Fair::new(l.ncores as usize, l.app_cores.min(l.ncores)))),
         host_preempt: if l.guest { None } else { crate::model::kernel::host_preempt::HostPreempt::new(cfg, l.ncores as usize, streams) },
+        halted_late: if l.guest {
+            None
+        } else {
+            crate::model::kernel::host_preempt::HaltedLate::halted(cfg, streams, kind::HOST_HALTED_LATE, 0, l.ncores as usize)
+        },
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.
         core_role: (0..l.ncores)

@@ -109,6 +109,15 @@ pub struct CpuCfg {
     /// spaced probabilities (the first the shortest, the last the longest),
     /// drawn from linearly between them.
     pub host_preempt_ns: Vec<u64>,
+    /// How often the host holds a *halted* core's wake-up back, per second
+    /// of the core's halted time (`model/kernel/host_preempt.rs`): the
+    /// hypervisor runs other work on a halted vCPU's physical CPU and gives
+    /// it back late. Default 0: never. `irqlab testbed probe` measures it
+    /// (`halted_late_per_s`). It applies to the cores' wake-ups from idle
+    /// and to the load generator's (`load.client_ns_per_request`).
+    pub host_halted_late_per_s: f64,
+    /// How late such a wake-up ends, ns: quantiles as `host_preempt_ns`.
+    pub host_halted_late_ns: Vec<u64>,
 }
 
 /// Where the scheduler runs a woken task (`cpu.task_placement`).
@@ -132,6 +141,8 @@ impl Default for CpuCfg {
             task_placement: TaskPlacement::Pinned,
             host_preempt_per_s: 0.0,
             host_preempt_ns: Vec::new(),
+            host_halted_late_per_s: 0.0,
+            host_halted_late_ns: Vec::new(),
         }
     }
 }

@@ -219,6 +219,7 @@ pub(crate) const FLOAT_FIELDS: &[FloatField] = &[
     FloatField { path: "run.warmup_s", get: |c| c.run.warmup_s, lo: 0.0, hi: 3600.0 },
     FloatField { path: "cpu.freq_ghz", get: |c| c.cpu.freq_ghz, lo: 0.1, hi: 10.0 },
     FloatField { path: "cpu.host_preempt_per_s", get: |c| c.cpu.host_preempt_per_s, lo: 0.0, hi: 10_000.0 },
+    FloatField { path: "cpu.host_halted_late_per_s", get: |c| c.cpu.host_halted_late_per_s, lo: 0.0, hi: 10_000.0 },
     FloatField { path: "app.background_wakeups_per_s", get: |c| c.app.background_wakeups_per_s, lo: 0.0, hi: 1_000_000.0 },
     FloatField { path: "microarch.cpi_warm", get: |c| c.microarch.cpi_warm, lo: 0.1, hi: 10.0 },
     FloatField { path: "microarch.costs_cpi", get: |c| c.microarch.costs_cpi, lo: 0.1, hi: 10.0 },
@@ -377,17 +378,22 @@ pub(crate) fn validate(c: &Config) -> Result<(), Error> {
             "must be 0 unless app.kind is \"memcached\" and vm.kind is \"none\" (the background thread is a bare-metal memcached's)",
         ));
     }
-    if c.cpu.host_preempt_per_s > 0.0 {
-        let q = &c.cpu.host_preempt_ns;
+    for (rate, per_s, q, lengths) in [
+        (c.cpu.host_preempt_per_s, "cpu.host_preempt_per_s", &c.cpu.host_preempt_ns, "cpu.host_preempt_ns"),
+        (c.cpu.host_halted_late_per_s, "cpu.host_halted_late_per_s", &c.cpu.host_halted_late_ns, "cpu.host_halted_late_ns"),
+    ] {
+        if rate <= 0.0 {
+            continue;
+        }
         if q.is_empty() || q.len() > 101 || q.iter().any(|&ns| ns > 1_000_000_000) || q.windows(2).any(|w| w[0] > w[1]) {
             return Err(Error::field(
-                "cpu.host_preempt_ns",
-                "must list 1 to 101 lengths of at most 1 s (1000000000 ns), in increasing order, when cpu.host_preempt_per_s is above 0",
+                lengths,
+                &format!("must list 1 to 101 lengths of at most 1 s (1000000000 ns), in increasing order, when {per_s} is above 0"),
             ));
         }
         if c.vm.kind != crate::scenario::VmKind::None {
             return Err(Error::field(
-                "cpu.host_preempt_per_s",
+                per_s,
                 "must be 0 unless vm.kind is \"none\" (a guest's vCPUs are the host model's own threads)",
             ));
         }

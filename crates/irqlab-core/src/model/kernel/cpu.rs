@@ -195,6 +195,8 @@ pub struct Core {
     pub gen: u32,
     /// The core paid its C-state exit since it last went idle.
     pub waking_done: bool,
+    /// When the core last went idle (for the host's hold on a halted vCPU).
+    pub idle_since_ns: Nanos,
     /// The core went idle and has yet to pay `costs.idle_exit_cycles` for
     /// leaving it (after its C-state exit).
     pub idle_exit_due: bool,
@@ -248,6 +250,7 @@ impl Core {
             last_thread: None,
             gen: 0,
             waking_done: false,
+            idle_since_ns: 0,
             idle_exit_due: false,
             switched_out: false,
             vcpu: None,

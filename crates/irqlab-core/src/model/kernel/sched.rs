@@ -13,6 +13,7 @@ use crate::model::vm::vhost_worker::Work;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::kernel::cpuidle::CpuIdle;
+use crate::model::kernel::host_preempt::HaltedLate;
 use crate::model::kernel::app::Phase;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
@@ -134,7 +135,9 @@ impl Kernel {
             // 1. Hard IRQs, after waking from idle if the core slept.
             if let Some(&src) = c.irq_pending.front() {
                 if !c.waking_done {
+                    let since = c.idle_since_ns;
                     let lat = exit_latency_ns(&mut self.idle, self.wakeup_latency_ns, core, now);
+                    let lat = held_back_ns(&mut self.halted_late, lat, core, now - since);
                     if lat > 0 {
                         self.start_wakeup(sched, core, lat);
                         return;
@@ -296,6 +299,7 @@ impl Kernel {
             let c = &mut self.cores[core as usize];
             c.set_class(now, CpuClass::Idle);
             c.waking_done = false;
+            c.idle_since_ns = now;
             if let Some(idle) = self.idle.as_mut() {
                 idle_enter(idle, core, now);
             }
@@ -503,7 +507,14 @@ impl Kernel {
 
     /// Wake an idle core for a thread (IPI + C-state exit), or run at once.
     pub(crate) fn kick_after_wakeup<H: Host>(&mut self, m: &mut H, sched: &mut Scheduler<H::Ev>, core: u32) {
-        let lat = if sched.now() > 0 { exit_latency_ns(&mut self.idle, self.wakeup_latency_ns, core, sched.now()) } else { 0 };
+        let now = sched.now();
+        let lat = if now > 0 {
+            let since = self.cores[core as usize].idle_since_ns;
+            let lat = exit_latency_ns(&mut self.idle, self.wakeup_latency_ns, core, now);
+            held_back_ns(&mut self.halted_late, lat, core, now - since)
+        } else {
+            0
+        };
         if lat > 0 {
             self.start_wakeup(sched, core, lat);
             return;
@@ -532,6 +543,22 @@ fn exit_latency_ns(idle: &mut Option<Box<CpuIdle>>, fixed_ns: Nanos, core: u32, 
         None => fixed_ns,
         Some(idle) => idle_wake(idle, core, now),
     }
+}
+
+/// A wake-up of `lat` after `halted_ns` halted, or the longer lateness the
+/// host holds it back by (`cpu.host_halted_late_per_s`, `host_preempt.rs`).
+#[inline]
+fn held_back_ns(hl: &mut Option<Box<HaltedLate>>, lat: Nanos, core: u32, halted_ns: Nanos) -> Nanos {
+    match hl {
+        None => lat,
+        Some(hl) => lat.max(late_draw(hl, core, halted_ns)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn late_draw(hl: &mut HaltedLate, core: u32, halted_ns: Nanos) -> Nanos {
+    hl.late_ns(core as usize, halted_ns)
 }
 
 #[cold]

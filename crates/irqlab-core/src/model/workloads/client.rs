@@ -24,8 +24,14 @@
 //! `timer_wake_ns`). With `load.latency_from = "schedule"` a request is timed
 //! from its scheduled arrival, as `irqlab-loadgen` times an open loop, so
 //! both that lateness and a held request's wait for a slot are in its latency.
+//! Its core is a vCPU like the server's: the host holds its wake-ups back
+//! now and then (`cpu.host_halted_late_per_s`, `HaltedLate` in
+//! `model/kernel/host_preempt.rs`), and a wake-up then takes the longer of
+//! its usual time and that lateness; and the host takes it while it works
+//! (`cpu.host_preempt_per_s`), which lengthens that work.
 
 use crate::model::devices::nic::RxPacket;
+use crate::model::kernel::host_preempt::HaltedLate;
 use crate::model::workloads::WorkloadCx;
 use crate::model::devices::nic::events::NicEvents;
 use crate::engine::rng::kind;
@@ -93,6 +99,10 @@ pub struct Clients {
     held_at: Vec<VecDeque<Nanos>>,
     /// `load.latency_from = "schedule"` in an open loop.
     from_schedule: bool,
+    /// The host holding the thread's halted core back (None: never).
+    halted_late: Option<Box<HaltedLate>>,
+    /// The host taking the thread's core while it works (None: never).
+    preempted: Option<Box<HaltedLate>>,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -152,6 +162,16 @@ impl Clients {
                 Vec::new()
             },
             from_schedule: cfg.load.qps.is_some() && cfg.load.latency_from == LatencyFrom::Schedule,
+            halted_late: if cfg.load.client_ns_per_request == 0 {
+                None
+            } else {
+                HaltedLate::halted(cfg, streams, kind::HOST_HALTED_LATE, u64::from(u32::MAX), 1)
+            },
+            preempted: if cfg.load.client_ns_per_request == 0 {
+                None
+            } else {
+                HaltedLate::busy(cfg, streams, kind::HOST_PREEMPT, u64::from(u32::MAX), 1)
+            },
         })
     }
 
@@ -164,7 +184,11 @@ impl Clients {
     /// The load-generator thread does `ns` of work from `now` or when it is
     /// free, whichever is later; returns when the work ends.
     fn occupy(&mut self, now: Nanos, ns: Nanos) -> Nanos {
-        self.busy_until_ns = now.max(self.busy_until_ns) + ns;
+        let taken = match self.preempted.as_mut() {
+            None => 0,
+            Some(p) => p.late_ns(0, ns),
+        };
+        self.busy_until_ns = now.max(self.busy_until_ns) + ns + taken;
         self.busy_until_ns
     }
 
@@ -178,7 +202,7 @@ impl Clients {
     fn write(&mut self, now: Nanos, sent_ns: Nanos) -> (Nanos, Nanos) {
         // An open loop's send that finds the thread asleep waits for its
         // timed wait to end.
-        let start = if !self.closed && self.asleep(now) { now + self.timer_lag_ns } else { now };
+        let start = if !self.closed && self.asleep(now) { now + self.wake_ns(now, self.timer_lag_ns) } else { now };
         let written = self.occupy(start, self.write_ns);
         let from_write = sent_ns == now && !self.from_schedule;
         (written, if from_write { written - self.write_ns } else { sent_ns })
@@ -190,8 +214,17 @@ impl Clients {
     #[cold]
     #[inline(never)]
     fn read(&mut self, now: Nanos, wakeup_ns: Nanos) -> Nanos {
-        let start = if self.asleep(now) { now + wakeup_ns } else { now };
+        let start = if self.asleep(now) { now + self.wake_ns(now, wakeup_ns) } else { now };
         self.occupy(start, self.read_ns)
+    }
+
+    /// How long the sleeping thread takes to wake at `now`: `usual_ns`, or
+    /// longer where the host holds its halted core back.
+    fn wake_ns(&mut self, now: Nanos, usual_ns: Nanos) -> Nanos {
+        match self.halted_late.as_mut() {
+            None => usual_ns,
+            Some(hl) => usual_ns.max(hl.late_ns(0, now - self.busy_until_ns)),
+        }
     }
 
     /// The load-generator thread sleeps (it has nothing to do at `now`).
