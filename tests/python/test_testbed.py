@@ -85,6 +85,15 @@ def test_the_simulated_side_carries_the_range_of_the_probes_spread(short_run):
     assert all(d["irq-suspend"]["closed"]["throughput_qps"] > 0 for d in draws)
     said = [a for a in short_run["agreement"] if a.startswith("irq-suspend / no-coalescing closed-loop QPS")]
     assert said and f"over {DRAWS + 1} descriptions of the probe's spread" in said[0], said
+    # The host's hold on a halted CPU is measured and, where seen, carried
+    # into the description and printed with the probe.
+    from irqlab.testbed.cli import render
+
+    probe = machine["probe"]
+    assert probe["halted_late_per_s"] >= 0 and probe["halted_late_ns"] == sorted(probe["halted_late_ns"])
+    if probe["halted_late_per_s"] > 0:
+        assert machine["rescaled"]["cpu.host_halted_late_per_s"] == round(probe["halted_late_per_s"], 3)
+        assert "holds a halted one's wake-up back" in render(short_run)
 
 
 def test_results_directory_is_a_study_irqlab_report_draws(short_run, tmp_path):

@@ -273,7 +273,7 @@ fn host_preemptions_are_refused_without_their_lengths_or_in_a_guest() {
         (&["cpu.host_preempt_ns=[]"][..], "cpu.host_preempt_ns"),
         (&["cpu.host_preempt_ns=[3, 2]"][..], "cpu.host_preempt_ns"),
         (&["cpu.host_preempt_per_s=-1"][..], "cpu.host_preempt_per_s"),
-        (&["cpu.host_halted_late_per_s=1"][..], "cpu.host_halted_late_ns"),
+        (&["cpu.host_halted_late_ns=[]"][..], "cpu.host_halted_late_ns"),
         (&["cpu.host_halted_late_ns=[3, 2]", "cpu.host_halted_late_per_s=1"][..], "cpu.host_halted_late_ns"),
         (&["cpu.host_halted_late_per_s=-1"][..], "cpu.host_halted_late_per_s"),
     ] {
@@ -281,22 +281,21 @@ fn host_preemptions_are_refused_without_their_lengths_or_in_a_guest() {
         let err = sets.iter().map(|kv| s.set_pair(kv)).find_map(Result::err).expect("refused").to_string();
         assert!(err.contains(field), "{err}");
     }
-    let mut s = irqlab_core::Scenario::from_toml_str(THESIS).unwrap();
-    let err = ["cpu.host_preempt_ns=[1000]", "vm.kind=\"virtio\"", "cpu.host_preempt_per_s=10"]
-        .iter()
-        .map(|kv| s.set_pair(kv))
-        .find_map(Result::err)
-        .expect("refused")
-        .to_string();
-    assert!(err.contains("cpu.host_preempt_per_s") && err.contains("vm.kind"), "{err}");
-    let mut s = irqlab_core::Scenario::from_toml_str(THESIS).unwrap();
-    let err = ["cpu.host_halted_late_ns=[1000]", "vm.kind=\"virtio\"", "cpu.host_halted_late_per_s=10"]
-        .iter()
-        .map(|kv| s.set_pair(kv))
-        .find_map(Result::err)
-        .expect("refused")
-        .to_string();
-    assert!(err.contains("cpu.host_halted_late_per_s") && err.contains("vm.kind"), "{err}");
+    // In a guest the vCPUs are the host model's own threads.
+    for (lengths, rate) in [
+        ("cpu.host_preempt_ns=[1000]", "cpu.host_preempt_per_s"),
+        ("cpu.host_halted_late_ns=[1000]", "cpu.host_halted_late_per_s"),
+    ] {
+        let mut s = irqlab_core::Scenario::from_toml_str(THESIS).unwrap();
+        let set_rate = format!("{rate}=10");
+        let err = [lengths, "vm.kind=\"virtio\"", set_rate.as_str()]
+            .iter()
+            .map(|kv| s.set_pair(kv))
+            .find_map(Result::err)
+            .expect("refused")
+            .to_string();
+        assert!(err.contains(rate) && err.contains("vm.kind"), "{err}");
+    }
 }
 
 #[test]

@@ -367,7 +367,11 @@ def render(result: dict[str, Any]) -> str:
                       f"loopback TCP message {p['tcp_message_ns']:.0f} ns, same-CPU wake-up {p['switch_ns']:.0f} ns, "
                       f"cross-CPU wake-up {p['remote_wake_ns'] / 1e3:.1f} us (idle) / {p['busy_wake_ns'] / 1e3:.1f} us (busy, "
                       f"{p['busy_wake_cpu_ns'] / 1e3:.1f} us of its CPU), waker's cost {p['wake_sender_cpu_ns'] / 1e3:.1f} us, "
-                      f"a wake-up from idle {p.get('idle_wake_cpu_ns', 0.0) / 1e3:.1f} us of the woken CPU"]
+                      f"a wake-up from idle {p.get('idle_wake_cpu_ns', 0.0) / 1e3:.1f} us of the woken CPU"
+                      + (f", the host takes a busy CPU {p['host_preempt_per_s']:.1f} times a second"
+                         if p.get("host_preempt_per_s") else "")
+                      + (f" and holds a halted one's wake-up back {p['halted_late_per_s']:.1f} times a second halted"
+                         if p.get("halted_late_per_s") else "")]
         if result.get("simulated_draws"):
             lines.append(f"each simulated range below is over the median description and "
                          f"{len(result['simulated_draws'])} drawn from the probe's spread:")
