@@ -92,9 +92,9 @@
 //!   wake-up the host held back: its lateness, and how many came per second
 //!   of waiting (the vCPU's halted time). A halted vCPU gives its physical
 //!   CPU back to the host, which runs other work there and returns it only
-//!   later: on the 2-vCPU KVM guest of docs/calibration.md 11–33 such
-//!   wake-ups a second of 0.2–4 ms, where a spinning vCPU is taken 3–4
-//!   times a second. The trimmed means above leave these out; the
+//!   later: on the 2-vCPU KVM guest of docs/calibration.md 2–28 such
+//!   wake-ups a second of waiting, from hour to hour, mostly of 0.2–1.2 ms,
+//!   where a spinning vCPU is taken 2.5–4 times a second. The trimmed means above leave these out; the
 //!   simulator's `cpu.host_halted_late_per_s` and `cpu.host_halted_late_ns`
 //!   put them back.
 //! - `l2_line_ns`: a dependent load that misses L1 and hits L2 (a pointer

@@ -53,7 +53,7 @@ pub mod kind {
     /// (`model/kernel/host_preempt.rs`).
     pub const HOST_PREEMPT: u32 = 8;
     /// Which halted cores' wake-ups the host holds back, and how long
-    /// (`HaltedLate` in `model/kernel/host_preempt.rs`): a core's index, or
+    /// (`HostHold` in `model/kernel/host_preempt.rs`): a core's index, or
     /// the load generator's `u32::MAX`.
     pub const HOST_HALTED_LATE: u32 = 9;
 }

@@ -297,7 +297,7 @@ fn app_kernel(cfg: &Config, l: &Layout, streams: &RngStreams, vm: u32, nthreads:
         halted_late: if l.guest {
             None
         } else {
-            crate::model::kernel::host_preempt::HaltedLate::halted(cfg, streams, kind::HOST_HALTED_LATE, 0, l.ncores as usize)
+            crate::model::kernel::host_preempt::HostHold::halted(cfg, streams, kind::HOST_HALTED_LATE, 0, l.ncores as usize)
         },
         // The application's threads run on the first cores; packed routing
         // adds the IRQ cores after them; a guest's other vCPUs run nothing.

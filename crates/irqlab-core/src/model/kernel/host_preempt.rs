@@ -25,10 +25,11 @@
 //! have taken `cpu.wakeup_latency_ns` ends when the host gives the CPU
 //! back. The probe measures it with timed waits 200 µs apart on each CPU
 //! (`halted_late_per_s`, `halted_late_ns`: every wait that ended 200 µs or
-//! more late, and how many per second of waiting), and on the 2-vCPU KVM
-//! guest of docs/calibration.md it is several times as frequent as the
-//! preemption of a busy vCPU (11–33 against 3–4 a second). The model
-//! ([`HaltedLate`]): a core halted for `t` wakes late with probability
+//! more late, and how many per second of waiting): on the 2-vCPU KVM guest
+//! of docs/calibration.md 2–28 a second of 0.2–1.2 ms (a few up to 10 ms),
+//! from hour to hour, where a spinning vCPU is taken 2.5–4 times a second.
+//! The model
+//! ([`HostHold`]): a core halted for `t` wakes late with probability
 //! `1 - exp(-cpu.host_halted_late_per_s · t)`, by a lateness drawn from
 //! `cpu.host_halted_late_ns`, and the wake-up takes the longer of that and
 //! its usual latency. It applies to a server core's wake-ups from idle and
@@ -91,10 +92,10 @@ fn draw_quantiles(q: &[Nanos], rng: &mut StreamRng) -> Nanos {
 
 /// The host holding a core back at random, as a rate per ns of some
 /// state of the core and a lateness drawn from quantiles: a halted core's
-/// wake-ups ([`HaltedLate::halted`], see the module), or the load
-/// generator's busy time ([`HaltedLate::busy`], which the kernel's cores
+/// wake-ups ([`HostHold::halted`], see the module), or the load
+/// generator's busy time ([`HostHold::busy`], which the kernel's cores
 /// take as events instead).
-pub struct HaltedLate {
+pub struct HostHold {
     /// The rate per ns of the core's time in that state.
     per_ns: f64,
     quantiles_ns: Vec<Nanos>,
@@ -102,7 +103,7 @@ pub struct HaltedLate {
     rng: Vec<StreamRng>,
 }
 
-impl HaltedLate {
+impl HostHold {
     /// Halted cores' wake-ups (`cpu.host_halted_late_per_s`) for `n` cores
     /// whose streams are `(kind, first .. first + n)`, or None where the
     /// rate is 0.
@@ -117,7 +118,7 @@ impl HaltedLate {
 
     fn new(per_s: f64, q: &[Nanos], streams: &RngStreams, kind: u32, first: u64, n: usize) -> Option<Box<Self>> {
         (per_s > 0.0).then(|| {
-            Box::new(HaltedLate {
+            Box::new(HostHold {
                 per_ns: per_s * 1e-9,
                 quantiles_ns: q.to_vec(),
                 rng: (0..n as u64).map(|i| streams.stream(kind, first + i)).collect(),
@@ -195,11 +196,11 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    fn process(per_s: f64, quantiles_ns: Vec<Nanos>) -> Box<HaltedLate> {
+    fn process(per_s: f64, quantiles_ns: Vec<Nanos>) -> Box<HostHold> {
         let mut cfg = Config::default();
         cfg.cpu.host_halted_late_per_s = per_s;
         cfg.cpu.host_halted_late_ns = quantiles_ns;
-        HaltedLate::halted(&cfg, &RngStreams::new(7), kind::HOST_HALTED_LATE, 0, 2).expect("a rate above 0")
+        HostHold::halted(&cfg, &RngStreams::new(7), kind::HOST_HALTED_LATE, 0, 2).expect("a rate above 0")
     }
 
     #[test]
@@ -224,7 +225,7 @@ mod tests {
     #[test]
     fn no_rate_no_process() {
         let cfg = Config::default();
-        assert!(HaltedLate::halted(&cfg, &RngStreams::new(1), kind::HOST_HALTED_LATE, 0, 1).is_none());
-        assert!(HaltedLate::busy(&cfg, &RngStreams::new(1), kind::HOST_PREEMPT, 0, 1).is_none());
+        assert!(HostHold::halted(&cfg, &RngStreams::new(1), kind::HOST_HALTED_LATE, 0, 1).is_none());
+        assert!(HostHold::busy(&cfg, &RngStreams::new(1), kind::HOST_PREEMPT, 0, 1).is_none());
     }
 }

@@ -90,7 +90,7 @@ pub struct Kernel {
     pub host_preempt: Option<Box<host_preempt::HostPreempt>>,
     /// The host holding this machine's halted cores' wake-ups back
     /// (`cpu.host_halted_late_per_s`, `host_preempt.rs`); None: never.
-    pub halted_late: Option<Box<host_preempt::HaltedLate>>,
+    pub halted_late: Option<Box<host_preempt::HostHold>>,
     pub cores: Vec<Core>,
     /// Per core, its group (set by the builder, not implied by its index).
     pub core_role: Vec<CoreRole>,

@@ -13,7 +13,7 @@ use crate::model::vm::vhost_worker::Work;
 use crate::model::kernel::host::Host;
 use crate::model::kernel::Kernel;
 use crate::model::kernel::cpuidle::CpuIdle;
-use crate::model::kernel::host_preempt::HaltedLate;
+use crate::model::kernel::host_preempt::HostHold;
 use crate::model::kernel::app::Phase;
 use crate::model::trace::TraceEvent;
 use crate::engine::{Nanos, Scheduler};
@@ -548,7 +548,7 @@ fn exit_latency_ns(idle: &mut Option<Box<CpuIdle>>, fixed_ns: Nanos, core: u32, 
 /// A wake-up of `lat` after `halted_ns` halted, or the longer lateness the
 /// host holds it back by (`cpu.host_halted_late_per_s`, `host_preempt.rs`).
 #[inline]
-fn held_back_ns(hl: &mut Option<Box<HaltedLate>>, lat: Nanos, core: u32, halted_ns: Nanos) -> Nanos {
+fn held_back_ns(hl: &mut Option<Box<HostHold>>, lat: Nanos, core: u32, halted_ns: Nanos) -> Nanos {
     match hl {
         None => lat,
         Some(hl) => lat.max(late_draw(hl, core, halted_ns)),
@@ -557,7 +557,7 @@ fn held_back_ns(hl: &mut Option<Box<HaltedLate>>, lat: Nanos, core: u32, halted_
 
 #[cold]
 #[inline(never)]
-fn late_draw(hl: &mut HaltedLate, core: u32, halted_ns: Nanos) -> Nanos {
+fn late_draw(hl: &mut HostHold, core: u32, halted_ns: Nanos) -> Nanos {
     hl.late_ns(core as usize, halted_ns)
 }
 

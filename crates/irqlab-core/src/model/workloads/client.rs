@@ -25,13 +25,13 @@
 //! from its scheduled arrival, as `irqlab-loadgen` times an open loop, so
 //! both that lateness and a held request's wait for a slot are in its latency.
 //! Its core is a vCPU like the server's: the host holds its wake-ups back
-//! now and then (`cpu.host_halted_late_per_s`, `HaltedLate` in
+//! now and then (`cpu.host_halted_late_per_s`, `HostHold` in
 //! `model/kernel/host_preempt.rs`), and a wake-up then takes the longer of
 //! its usual time and that lateness; and the host takes it while it works
 //! (`cpu.host_preempt_per_s`), which lengthens that work.
 
 use crate::model::devices::nic::RxPacket;
-use crate::model::kernel::host_preempt::HaltedLate;
+use crate::model::kernel::host_preempt::HostHold;
 use crate::model::workloads::WorkloadCx;
 use crate::model::devices::nic::events::NicEvents;
 use crate::engine::rng::kind;
@@ -100,9 +100,9 @@ pub struct Clients {
     /// `load.latency_from = "schedule"` in an open loop.
     from_schedule: bool,
     /// The host holding the thread's halted core back (None: never).
-    halted_late: Option<Box<HaltedLate>>,
+    halted_late: Option<Box<HostHold>>,
     /// The host taking the thread's core while it works (None: never).
-    preempted: Option<Box<HaltedLate>>,
+    preempted: Option<Box<HostHold>>,
 }
 
 fn size_dist(c: SizeCfg) -> SizeDist {
@@ -165,12 +165,12 @@ impl Clients {
             halted_late: if cfg.load.client_ns_per_request == 0 {
                 None
             } else {
-                HaltedLate::halted(cfg, streams, kind::HOST_HALTED_LATE, u64::from(u32::MAX), 1)
+                HostHold::halted(cfg, streams, kind::HOST_HALTED_LATE, u64::from(u32::MAX), 1)
             },
             preempted: if cfg.load.client_ns_per_request == 0 {
                 None
             } else {
-                HaltedLate::busy(cfg, streams, kind::HOST_PREEMPT, u64::from(u32::MAX), 1)
+                HostHold::busy(cfg, streams, kind::HOST_PREEMPT, u64::from(u32::MAX), 1)
             },
         })
     }
