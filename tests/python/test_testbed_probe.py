@@ -304,41 +304,29 @@ def test_wake_ups_and_latency_are_judged_and_every_disagreement_named():
                          "no-coalescing p99 latency at low/medium load")
 
 
-def test_the_hosts_preemptions_are_carried_as_their_rate_and_quantiles():
+@pytest.mark.parametrize("rate, lengths, per_s, quantiles_ns", [
+    # The host taking a busy CPU (the spinners' gaps).
+    ("host_preempt_per_s", "host_preempt_gaps_ns", "cpu.host_preempt_per_s", "cpu.host_preempt_ns"),
+    # The host holding a halted CPU's wake-up back (the timed waits' latenesses).
+    ("halted_late_per_s", "halted_late_ns", "cpu.host_halted_late_per_s", "cpu.host_halted_late_ns"),
+])
+def test_the_hosts_holds_are_carried_as_their_rate_and_quantiles(rate, lengths, per_s, quantiles_ns):
     from irqlab.testbed.probe import median_probe, quantiles
 
     costs = _thesis_costs()
-    gaps = [200_000, 300_000, 400_000, 1_000_000, 5_000_000]
-    out = rescaled({**PROBE, "host_preempt_per_s": 2.5, "host_preempt_gaps_ns": gaps}, costs)
-    assert out["cpu.host_preempt_per_s"] == 2.5
-    q = out["cpu.host_preempt_ns"]
+    seen = [200_000, 300_000, 400_000, 1_000_000, 5_000_000]
+    out = rescaled({**PROBE, rate: 2.5, lengths: seen}, costs)
+    assert out[per_s] == 2.5
+    q = out[quantiles_ns]
     assert len(q) == 21 and q[0] == 200_000 and q[-1] == 5_000_000 and q[10] == 400_000 and q == sorted(q)
     assert quantiles([1, 3], 3) == [1, 2, 3]
     # None seen, or a probe from before they were measured: never.
-    assert "cpu.host_preempt_per_s" not in rescaled({**PROBE, "host_preempt_per_s": 0.0, "host_preempt_gaps_ns": []}, costs)
-    assert "cpu.host_preempt_per_s" not in rescaled(PROBE, costs)
-    # Three probes: every probe's gaps, and the median rate.
-    m = median_probe([{**PROBE, "host_preempt_per_s": r, "host_preempt_gaps_ns": [g]}
+    assert per_s not in rescaled({**PROBE, rate: 0.0, lengths: []}, costs)
+    assert per_s not in rescaled(PROBE, costs)
+    # Three probes: every probe's lengths, and the median rate.
+    m = median_probe([{**PROBE, rate: r, lengths: [g]}
                       for r, g in ((1.0, 300_000), (3.0, 200_000), (2.0, 900_000))])
-    assert m["host_preempt_gaps_ns"] == [200_000, 300_000, 900_000] and m["host_preempt_per_s"] == 2.0
-
-
-def test_a_halted_cpus_late_wake_ups_are_carried_as_their_rate_and_quantiles():
-    from irqlab.testbed.probe import median_probe
-
-    costs = _thesis_costs()
-    late = [210_000, 250_000, 600_000, 1_200_000, 4_000_000]
-    out = rescaled({**PROBE, "halted_late_per_s": 6.25, "halted_late_ns": late}, costs)
-    assert out["cpu.host_halted_late_per_s"] == 6.25
-    q = out["cpu.host_halted_late_ns"]
-    assert len(q) == 21 and q[0] == 210_000 and q[-1] == 4_000_000 and q[10] == 600_000 and q == sorted(q)
-    # None seen, or a probe from before they were measured: never.
-    assert "cpu.host_halted_late_per_s" not in rescaled({**PROBE, "halted_late_per_s": 0.0, "halted_late_ns": []}, costs)
-    assert "cpu.host_halted_late_per_s" not in rescaled(PROBE, costs)
-    # Three probes: every probe's latenesses, and the median rate.
-    m = median_probe([{**PROBE, "halted_late_per_s": r, "halted_late_ns": [g]}
-                      for r, g in ((4.0, 700_000), (9.0, 200_000), (5.0, 300_000))])
-    assert m["halted_late_ns"] == [200_000, 300_000, 700_000] and m["halted_late_per_s"] == 5.0
+    assert m[lengths] == [200_000, 300_000, 900_000] and m[rate] == 2.0
 
 
 def test_a_difference_of_medians_the_repeats_do_not_resolve_is_no_order():
